@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/**
+ * The one configuration of the service, read from the environment and validated at start-up.
+ * Every key is documented here with its default; README's configuration table mirrors it.
+ * A bad value stops start-up with an error naming the variable.
+ */
+const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const configSchema = z.object({
+  /** `production` forbids generated/default secrets; anything else is a development run. */
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** HTTP port of the API; 0 picks a free one (tests). */
+  PORT: intFromEnv(0, 65535).default(3000),
+  /** Interface the API binds to. */
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** PostgreSQL connection string. Unset: an embedded PostgreSQL whose data lives in DATA_DIR. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Directory for embedded state: PostgreSQL data, generated development keys. */
+  DATA_DIR: z.string().min(1).default('./.data'),
+  /** TCP port of the embedded PostgreSQL. */
+  EMBEDDED_PG_PORT: intFromEnv(1, 65535).default(54329),
+  /** Registry file loaded into an empty database by the embedded run. */
+  DEMO_REGISTRY_FILE: z.string().min(1).default('deploy/devnet/registry.json'),
+  /** pino log level. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Largest accepted JSON body. */
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 100kb').default('100kb'),
+  /** Requests per window per client on every endpoint. */
+  RATE_LIMIT_WINDOW_MS: intFromEnv(1000, 86_400_000).default(60_000),
+  RATE_LIMIT_MAX: intFromEnv(1, 1_000_000).default(600),
+  /** Stricter budget for /v1/auth/* (sign-in is the brute-force target). */
+  AUTH_RATE_LIMIT_MAX: intFromEnv(1, 1_000_000).default(30),
+  /** Number of reverse proxies in front of the API, so the rate limiter sees the client's address. */
+  TRUST_PROXY_HOPS: intFromEnv(0, 10).default(0),
+  /** PostgreSQL pool size per process. */
+  DB_POOL_MAX: intFromEnv(1, 200).default(10),
+
+  // --- Sign-in (SIWE, SEP-10) and sessions ---
+  /** HMAC key for JWTs (HS256), at least 32 bytes. Generated into DATA_DIR outside production. */
+  JWT_SECRET: z.string().optional(),
+  /** Lifetime of an access token, seconds. */
+  ACCESS_TOKEN_TTL_SECONDS: intFromEnv(30, 86_400).default(900),
+  /** Lifetime of a refresh token, seconds. */
+  REFRESH_TOKEN_TTL_SECONDS: intFromEnv(60, 31_536_000).default(2_592_000),
+  /** Lifetime of a sign-in challenge, seconds. */
+  CHALLENGE_TTL_SECONDS: intFromEnv(10, 3_600).default(300),
+  /** SIWE domain (host[:port] of the dApp) and URI the messages name. */
+  SIWE_DOMAIN: z.string().min(1).default('localhost:3000'),
+  SIWE_URI: z.string().url().default('http://localhost:3000'),
+  /** Chain ID written into SIWE messages. */
+  SIWE_CHAIN_ID: intFromEnv(1, Number.MAX_SAFE_INTEGER).default(1),
+  /** Secret seed (S...) of the key that signs SEP-10 challenges. Generated into DATA_DIR outside production. */
+  SEP10_SIGNING_SECRET: z.string().optional(),
+  SEP10_HOME_DOMAIN: z.string().min(1).default('localhost'),
+  SEP10_WEB_AUTH_DOMAIN: z.string().min(1).default('localhost'),
+  /** Stellar network passphrase for SEP-10 challenges (default: the public test network). */
+  STELLAR_NETWORK_PASSPHRASE: z.string().min(1).default('Test SDF Network ; September 2015'),
+
+  // --- Relayer signing of contract call data ---
+  /** 0x-prefixed secp256k1 private key that signs EIP-712 requests. Generated into DATA_DIR outside production. */
+  RELAYER_EVM_PRIVATE_KEY: z.string().optional(),
+  /** Secret seed (S...) of the ed25519 key that signs Stellar requests. Generated into DATA_DIR outside production. */
+  RELAYER_STELLAR_SECRET: z.string().optional(),
+  /** Seconds a signed request stays valid (its on-chain deadline). */
+  SIGNED_REQUEST_TTL_SECONDS: intFromEnv(30, 86_400).default(600),
+  /** EIP-712 domain name and version the contracts are deployed with. */
+  EIP712_DOMAIN_NAME: z.string().min(1).default('ProofBridge'),
+  EIP712_DOMAIN_VERSION: z.string().min(1).default('1'),
+
+  // --- Prover ---
+  /** Worker threads in the proof pool (default: number of CPUs). */
+  PROVER_POOL_SIZE: intFromEnv(1, 256).optional(),
+  /** Proofs that may wait for a worker; beyond this, callers get a "prover busy" error. */
+  PROVER_QUEUE_MAX: intFromEnv(0, 100_000).default(256),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Raised when the environment does not describe a runnable service; the message names each bad variable. */
+export class ConfigError extends Error {}
+
+/** Parses the environment (or any record of strings) into a typed config, or throws `ConfigError`. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.fromEntries(
+    Object.keys(configSchema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
+  );
+  const parsed = configSchema.safeParse(known);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const received = known[String(issue.path[0])];
+      return `${issue.path.join('.')}: ${issue.message}${received === undefined ? '' : ` (received '${received}')`}`;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,18 @@
+import type { Knex } from 'knex';
+import * as registry from './20261122_0001_registry.ts';
+import * as adsTrades from './20261122_0002_ads_trades.ts';
+
+/**
+ * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
+ * under tsx, vitest and any bundler. A new migration is a new file plus one line here.
+ */
+const migrations: Record<string, Knex.Migration> = {
+  '20261122_0001_registry': registry,
+  '20261122_0002_ads_trades': adsTrades,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]!,
+};

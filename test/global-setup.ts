@@ -1,0 +1,38 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Admin URL of the PostgreSQL server tests create their databases on. */
+    postgresAdminUrl: string;
+  }
+}
+
+let server: EmbeddedDatabase | undefined;
+let dataDir: string | undefined;
+
+/**
+ * One real PostgreSQL for the whole test run (embedded, or TEST_DATABASE_URL when given); each test
+ * file then creates its own database on it (test/support/db.ts), so files run in parallel.
+ */
+export async function setup(project: TestProject): Promise<void> {
+  const external = process.env.TEST_DATABASE_URL;
+  if (external) {
+    project.provide('postgresAdminUrl', external);
+    return;
+  }
+  dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-test-pg-'));
+  // mkdtemp makes it 0700; when run as root, PostgreSQL runs as the `postgres` user and must get in.
+  chmodSync(dataDir, 0o755);
+  const port = 40000 + Math.floor(Math.random() * 20000);
+  server = await startEmbeddedDatabase({ dataDir: path.join(dataDir, 'data'), port, persistent: false });
+  project.provide('postgresAdminUrl', server.url);
+}
+
+export async function teardown(): Promise<void> {
+  await server?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}
