@@ -60,7 +60,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     // TCP on loopback only: no socket directory that the postgres user might not be able to write.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
     onLog: options.onLog ?? (() => {}),
-    onError: options.onLog ?? (() => {}),
+    onError: (error) => options.onLog?.(String(error)),
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
