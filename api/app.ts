@@ -1,0 +1,73 @@
+import express, { type Express, type Router } from 'express';
+import helmet from 'helmet';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import type { Registry } from 'prom-client';
+import { RegistryCache } from '../db/repositories/registry-cache.ts';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.ts';
+import type { Secrets } from '../secrets.ts';
+import { errorHandler, notFoundHandler } from './middleware/errors.ts';
+import { httpMetrics } from './middleware/metrics.ts';
+import { createRateLimiters } from './middleware/rate-limit.ts';
+import { readRouters } from './routes/index.ts';
+import { systemRouter } from './routes/system.ts';
+
+/** Everything the HTTP layer needs, injected so tests build the same app on their own database. */
+export interface AppDeps {
+  config: Config;
+  secrets: Secrets;
+  knex: Knex;
+  logger: Logger;
+  metrics: Registry;
+  /** Shared token/route cache; built from `knex` when not given. */
+  registryCache?: RegistryCache;
+}
+
+/**
+ * Builds the Express app (no listen). Order matters: security headers and rate limits first,
+ * then parsing, then routers, then the 404/405 and error handlers that speak the spec's body.
+ */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
+  // Strict query parsing: repeated keys become arrays that schemas reject, nothing nests.
+  app.set('query parser', 'simple');
+
+  app.use(pinoHttp({
+    logger: deps.logger,
+    genReqId: (req, res) => {
+      const id = randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    autoLogging: { ignore: (req) => req.url === '/metrics' || req.url === '/health' },
+    // One line per request without headers: Authorization and cookies must never reach the logs.
+    serializers: {
+      req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+      res: (res) => ({ statusCode: res.statusCode }),
+    },
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+  }));
+  app.use(httpMetrics(deps.metrics));
+  // The docs page is served over plain HTTP in development: do not force its assets to https.
+  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  const limiters = createRateLimiters(deps.config);
+  app.use(limiters.general);
+  app.use('/v1/auth', limiters.auth);
+  app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));
+
+  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics }));
+  for (const router of routers(deps)) app.use('/v1', router);
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return app;
+}
+
+function routers(deps: AppDeps): Router[] {
+  const registryCache = deps.registryCache ?? new RegistryCache(deps.knex);
+  return [...readRouters({ knex: deps.knex, registryCache })];
+}

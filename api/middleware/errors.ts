@@ -1,0 +1,61 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { InvalidCursorError } from '../../db/pagination.ts';
+import { AppError, errorBody } from '../errors.ts';
+import { allowedMethods } from '../openapi/paths.ts';
+
+/** Unknown path: 404; known path with another method: 405 with `Allow`. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  const allowed = allowedMethods(req.path);
+  if (allowed.length > 0) {
+    res.setHeader('Allow', allowed.join(', '));
+    res.status(405).json(errorBody(405, `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`));
+    return;
+  }
+  res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
+};
+
+/** body-parser's error types and the status each maps to. */
+const BODY_ERRORS: Record<string, { status: number; message: string }> = {
+  'entity.parse.failed': { status: 400, message: 'body is not valid JSON' },
+  'entity.too.large': { status: 413, message: 'body is too large' },
+  'encoding.unsupported': { status: 415, message: 'body encoding is not supported' },
+  'charset.unsupported': { status: 415, message: 'body charset is not supported' },
+  'request.aborted': { status: 400, message: 'request was aborted' },
+  'request.size.invalid': { status: 400, message: 'body length does not match Content-Length' },
+  'stream.encoding.set': { status: 500, message: 'internal server error' },
+  'parameters.too.many': { status: 413, message: 'too many parameters' },
+};
+
+/**
+ * Turns anything thrown into the spec's error body. `AppError`s carry their status; body-parser's
+ * errors map by type; anything else is a bug: logged with the request id, answered as a bare 500.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) {
+      req.socket.destroy();
+      return;
+    }
+    if (err instanceof AppError) {
+      res.status(err.status).json(err.toBody());
+      return;
+    }
+    if (err instanceof InvalidCursorError) {
+      res.status(422).json(errorBody(422, [err.message]));
+      return;
+    }
+    const bodyError = typeof err?.type === 'string' ? BODY_ERRORS[err.type] : undefined;
+    if (bodyError && bodyError.status < 500) {
+      res.status(bodyError.status).json(errorBody(bodyError.status, bodyError.message));
+      return;
+    }
+    // URIError from a malformed percent-encoding in the path, reported by the router.
+    if (err instanceof URIError || err?.status === 400) {
+      res.status(400).json(errorBody(400, 'malformed request'));
+      return;
+    }
+    logger.error({ err, reqId: req.id }, 'unhandled error');
+    res.status(500).json(errorBody(500, 'internal server error'));
+  };
+}

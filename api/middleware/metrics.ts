@@ -1,0 +1,24 @@
+import type { RequestHandler } from 'express';
+import { Histogram, type Registry } from 'prom-client';
+
+/**
+ * Records every request's duration labelled by route template (`/v1/ads/:id`, never the raw
+ * path, so label cardinality stays bounded), method and status.
+ */
+export function httpMetrics(registry: Registry): RequestHandler {
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route template, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  return (req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      end({ route, method: req.method, status: String(res.statusCode) });
+    });
+    next();
+  };
+}

@@ -1,0 +1,100 @@
+import type { AdRecord } from '../db/repositories/ads.ts';
+import type { Chain } from '../db/repositories/chains.ts';
+import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';
+import type { TradeRecord } from '../db/repositories/trades.ts';
+
+/**
+ * Records -> the JSON the spec shows. Fields are picked one by one (never spread), so nothing
+ * internal (RPC URLs, recipients, secrets) can leak by being added to a record later.
+ */
+
+export function presentChain(chain: Chain) {
+  return {
+    id: chain.id,
+    name: chain.name,
+    chainId: chain.chainId,
+    kind: chain.kind,
+    adManagerAddress: chain.adManagerAddress,
+    orderPortalAddress: chain.orderPortalAddress,
+    createdAt: chain.createdAt.toISOString(),
+    updatedAt: chain.updatedAt.toISOString(),
+  };
+}
+
+export function presentRouteToken(token: TokenWithChain) {
+  return {
+    id: token.id,
+    symbol: token.symbol,
+    name: token.name,
+    address: token.address,
+    decimals: token.decimals,
+    kind: token.kind,
+    chain: { id: token.chain.id, name: token.chain.name, chainId: token.chain.chainId },
+  };
+}
+
+export function presentRoute(route: RouteWithTokens) {
+  return {
+    id: route.id,
+    metadata: route.metadata,
+    createdAt: route.createdAt.toISOString(),
+    updatedAt: route.updatedAt.toISOString(),
+    adToken: presentRouteToken(route.adToken),
+    orderToken: presentRouteToken(route.orderToken),
+  };
+}
+
+function presentTokenSummary(token: TokenWithChain) {
+  return {
+    id: token.id,
+    symbol: token.symbol,
+    name: token.name,
+    address: token.address,
+    decimals: token.decimals,
+    kind: token.kind,
+    chainId: token.chain.chainId,
+  };
+}
+
+export function presentAd(ad: AdRecord, tokens: Map<string, TokenWithChain>) {
+  return {
+    id: ad.id,
+    creatorAddress: ad.creatorAddress,
+    routeId: ad.routeId,
+    adTokenId: ad.adTokenId,
+    orderTokenId: ad.orderTokenId,
+    poolAmount: ad.poolAmount,
+    availableAmount: ad.availableAmount,
+    // The management view's "locked": everything held for trades in progress.
+    lockedAmount: (BigInt(ad.lockedAmount) + BigInt(ad.reservedAmount)).toString(),
+    minAmount: ad.minAmount,
+    maxAmount: ad.maxAmount,
+    status: ad.status,
+    metadata: ad.metadata ?? null,
+    adToken: presentTokenSummary(tokens.get(ad.adTokenId)!),
+    orderToken: presentTokenSummary(tokens.get(ad.orderTokenId)!),
+    createdAt: ad.createdAt.toISOString(),
+    updatedAt: ad.updatedAt.toISOString(),
+  };
+}
+
+export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTokens>) {
+  const route = routes.get(trade.routeId)!;
+  return {
+    id: trade.id,
+    routeId: trade.routeId,
+    adId: trade.adId,
+    adCreatorAddress: trade.adCreatorAddress,
+    adChainId: trade.adChainId,
+    orderChainId: trade.orderChainId,
+    bridgerAddress: trade.bridgerAddress,
+    amount: trade.amount,
+    status: trade.status,
+    adCreatorClaimed: trade.adCreatorClaimed,
+    bridgerClaimed: trade.bridgerClaimed,
+    createdAt: trade.createdAt.toISOString(),
+    updatedAt: trade.updatedAt.toISOString(),
+    ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },
+    route: { id: route.id, adToken: presentRouteToken(route.adToken), orderToken: presentRouteToken(route.orderToken) },
+  };
+}

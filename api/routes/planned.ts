@@ -1,0 +1,48 @@
+import { Router } from 'express';
+import { AppError } from '../errors.ts';
+import { bearerAuth, registry } from '../openapi/registry.ts';
+import { errorResponses } from '../schemas/common.ts';
+
+/**
+ * Endpoints of the spec that later issues build. They are in the OpenAPI document, marked
+ * planned, and answer 501 in the spec's error body, so clients see the whole contract today.
+ * An issue that builds one removes it from this list.
+ */
+const PLANNED: { method: 'get' | 'post' | 'patch'; path: string; summary: string; auth: boolean }[] = [
+  { method: 'post', path: '/v1/ads/create', summary: 'Create an ad (signed AdManager call data)', auth: true },
+  { method: 'post', path: '/v1/ads/{id}/fund', summary: 'Top up an ad pool (signed call data)', auth: true },
+  { method: 'post', path: '/v1/ads/{id}/withdraw', summary: 'Withdraw from an ad pool (signed call data)', auth: true },
+  { method: 'post', path: '/v1/ads/{id}/confirm', summary: 'Confirm an ad transaction', auth: true },
+  { method: 'patch', path: '/v1/ads/{id}/update', summary: 'Change status, bounds or metadata', auth: true },
+  { method: 'post', path: '/v1/ads/{id}/close', summary: 'Close an ad (signed call data)', auth: true },
+  { method: 'post', path: '/v1/trades/create', summary: 'Create a trade (signed OrderPortal call data)', auth: true },
+  { method: 'get', path: '/v1/trades/{id}/params', summary: 'Order parameters of a trade', auth: true },
+  { method: 'post', path: '/v1/trades/{id}/lock', summary: "Maker's lock (signed AdManager call data)", auth: true },
+  { method: 'post', path: '/v1/trades/{id}/unlock', summary: 'Unlock with the proof (signed call data)', auth: true },
+  { method: 'post', path: '/v1/trades/{id}/unlock/confirm', summary: 'Confirm an unlock transaction', auth: true },
+  { method: 'post', path: '/v1/trades/{id}/confirm', summary: 'Confirm a deposit or lock transaction', auth: true },
+];
+
+for (const endpoint of PLANNED) {
+  registry.registerPath({
+    method: endpoint.method,
+    path: endpoint.path,
+    tags: ['Planned'],
+    summary: `[planned] ${endpoint.summary}`,
+    description: 'Part of the API contract, not built yet: answers 501 Not Implemented.',
+    security: endpoint.auth ? [{ [bearerAuth.name]: [] }] : [],
+    responses: errorResponses(501),
+  });
+}
+
+/** Answers every planned endpoint with 501. */
+export function plannedRouter(): Router {
+  const router = Router();
+  for (const endpoint of PLANNED) {
+    const expressPath = endpoint.path.replace(/^\/v1/, '').replace(/\{([^}]+)\}/g, ':$1');
+    router[endpoint.method](expressPath, () => {
+      throw new AppError(501, `${endpoint.method.toUpperCase()} ${endpoint.path} is not implemented yet`);
+    });
+  }
+  return router;
+}

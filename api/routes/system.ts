@@ -1,0 +1,64 @@
+import { Router } from 'express';
+import type { Knex } from 'knex';
+import type { Registry } from 'prom-client';
+import swaggerUi from 'swagger-ui-express';
+import { openApiDocument } from '../openapi/document.ts';
+import { registry, z } from '../openapi/registry.ts';
+
+const healthSchema = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    checks: z.object({ db: z.enum(['ok', 'unavailable']) }),
+  })
+  .openapi('Health');
+
+registry.registerPath({
+  method: 'get',
+  path: '/health',
+  summary: 'Service health: 200 when every dependency answers, 503 otherwise',
+  tags: ['System'],
+  responses: {
+    200: { description: 'Healthy', content: { 'application/json': { schema: healthSchema } } },
+    503: { description: 'A dependency is unavailable', content: { 'application/json': { schema: healthSchema } } },
+  },
+});
+registry.registerPath({ method: 'get', path: '/docs', summary: 'Interactive API documentation (works offline)', tags: ['System'], responses: { 200: { description: 'HTML' } } });
+registry.registerPath({ method: 'get', path: '/openapi.json', summary: 'This OpenAPI 3.1 document', tags: ['System'], responses: { 200: { description: 'OpenAPI document' } } });
+registry.registerPath({ method: 'get', path: '/metrics', summary: 'Prometheus metrics', tags: ['System'], responses: { 200: { description: 'Prometheus text format' } } });
+
+/** /health, /docs, /openapi.json and /metrics. */
+export function systemRouter(deps: { knex: Knex; metrics: Registry; healthTimeoutMs?: number }): Router {
+  const router = Router();
+  router.get('/health', async (_req, res) => {
+    const db = await probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000);
+    const healthy = db === 'ok';
+    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'unavailable', checks: { db } });
+  });
+  router.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument());
+  });
+  // swagger-ui-express serves its own bundled assets: the page needs no internet.
+  router.use('/docs', swaggerUi.serveFiles(openApiDocument()), swaggerUi.setup(openApiDocument(), { customSiteTitle: 'Relayer API' }));
+  router.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', deps.metrics.contentType);
+    res.send(await deps.metrics.metrics());
+  });
+  return router;
+}
+
+async function probeDatabase(knex: Knex, timeoutMs: number): Promise<'ok' | 'unavailable'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      knex.raw('select 1'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+      }),
+    ]);
+    return 'ok';
+  } catch {
+    return 'unavailable';
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,86 @@
+import { z } from '../openapi/registry.ts';
+
+/**
+ * Request and response building blocks shared by every router. Each carries the wording of its
+ * validation message, so a 422 reads "id must be a UUID", "limit must be between 1 and 100".
+ */
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const uuid = z
+  .string({ error: 'must be a UUID' })
+  .regex(UUID_PATTERN, { error: 'must be a UUID' })
+  .transform((value) => value.toLowerCase())
+  .openapi({ type: 'string', format: 'uuid', example: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a' });
+
+/** Largest value that fits in numeric(78,0) and in a uint256 on chain. */
+export const MAX_UINT256 = (1n << 256n) - 1n;
+
+/** A non-negative integer amount in the token's smallest unit, as a decimal string. */
+export const amount = z
+  .string({ error: 'must be a non-negative integer decimal string' })
+  .regex(/^(0|[1-9][0-9]*)$/, { error: 'must be a non-negative integer decimal string without sign, decimals or leading zeros' })
+  .refine((value) => value.length <= 78 && BigInt(value) <= MAX_UINT256, { error: 'must fit in 256 bits' })
+  .openapi({ type: 'string', example: '1000000000000000000', description: 'Amount in the smallest unit, decimal string.' });
+
+/** A public numeric chain id as a string. */
+export const chainId = z
+  .string({ error: 'must be a numeric chain ID string' })
+  .regex(/^[0-9]{1,78}$/, { error: 'must be a numeric chain ID string' })
+  .openapi({ type: 'string', example: '31337' });
+
+export const chainKind = z.enum(['EVM', 'STELLAR'], { error: 'must be EVM or STELLAR' });
+
+/** A short free-text filter (names, symbols, addresses): bounded so nothing huge reaches the database. */
+export const shortText = (max = 128) =>
+  z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });
+
+export const limit = z
+  .string({ error: 'must be an integer between 1 and 100' })
+  .regex(/^[0-9]{1,3}$/, { error: 'must be an integer between 1 and 100' })
+  .transform(Number)
+  .refine((value) => value >= 1 && value <= 100, { error: 'must be between 1 and 100' })
+  .optional()
+  .openapi({ type: 'integer', minimum: 1, maximum: 100, default: 25, description: 'Page size, default 25.' });
+
+export const cursor = z
+  .string({ error: 'must be a cursor string' })
+  .max(512, { error: 'is not a cursor this service issued' })
+  .optional()
+  .openapi({ description: 'Opaque: pass back the nextCursor of the previous page.' });
+
+export const timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-22T10:00:00.000Z' });
+
+export const errorBodySchema = z
+  .object({
+    statusCode: z.number().int().openapi({ example: 422 }),
+    message: z.union([z.string(), z.array(z.string())]).openapi({ example: ['limit must be between 1 and 100'] }),
+    error: z.string().openapi({ example: 'Unprocessable Entity' }),
+  })
+  .openapi('Error');
+
+/** `{ data, nextCursor }` for a list of `item`. */
+export const page = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), nextCursor: z.string().nullable() });
+
+/** Standard error responses for the OpenAPI document, keyed by status. */
+export function errorResponses(...statuses: number[]) {
+  const descriptions: Record<number, string> = {
+    400: 'Malformed request',
+    401: 'Missing, malformed or expired access token',
+    403: 'Not allowed for this caller',
+    404: 'No such resource',
+    409: 'Conflicts with the current state',
+    413: 'Body too large',
+    422: 'Validation failed; message lists each offending field',
+    429: 'Rate limit exceeded; retry with exponential backoff',
+    501: 'Not implemented yet',
+    503: 'A dependency is unavailable',
+  };
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: descriptions[status] ?? 'Error', content: { 'application/json': { schema: errorBodySchema } } },
+    ]),
+  );
+}

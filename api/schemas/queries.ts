@@ -1,0 +1,46 @@
+import { z } from '../openapi/registry.ts';
+import { amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
+
+/** Query schemas of the list endpoints. Unknown parameters are rejected: a typo must not silently match everything. */
+const listQuery = <T extends z.ZodRawShape>(shape: T) => z.strictObject({ ...shape, cursor, limit });
+
+const address = shortText(128).openapi({ example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' });
+
+export const chainsQuery = listQuery({
+  name: shortText(128).optional().openapi({ description: 'Exact chain name.' }),
+  chainId: chainId.optional(),
+});
+
+export const routesQuery = listQuery({
+  adTokenId: uuid.optional(),
+  orderTokenId: uuid.optional(),
+  adChainId: chainId.optional(),
+  orderChainId: chainId.optional(),
+  symbol: shortText(32).optional().openapi({ description: 'Matches routes where either token has this symbol.' }),
+});
+
+export const adsQuery = listQuery({
+  routeId: uuid.optional(),
+  creatorAddress: address.optional(),
+  adChainId: chainId.optional().openapi({ description: 'Chain ID of the ad (source) token.' }),
+  orderChainId: chainId.optional().openapi({ description: 'Chain ID of the order (destination) token.' }),
+  adTokenId: uuid.optional(),
+  orderTokenId: uuid.optional(),
+  status: z
+    .enum(['ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'], { error: 'must be one of ACTIVE, PAUSED, EXHAUSTED, CLOSED' })
+    .optional(),
+});
+
+export const tradesQuery = listQuery({
+  routeId: uuid.optional(),
+  adId: uuid.optional(),
+  adCreatorAddress: address.optional(),
+  bridgerAddress: address.optional(),
+  adTokenId: uuid.optional(),
+  orderTokenId: uuid.optional(),
+  minAmount: amount.optional().openapi({ description: 'Only trades with amount >= this.' }),
+  maxAmount: amount.optional().openapi({ description: 'Only trades with amount <= this.' }),
+});
+
+export const idParams = z.strictObject({ id: uuid });
+export const chainIdParams = z.strictObject({ chainId });

@@ -1,0 +1,95 @@
+import { z } from '../openapi/registry.ts';
+import { timestamp } from './common.ts';
+
+/** Response schemas of the read API, named as architecture.md fixes them. */
+
+export const chainSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    chainId: z.string().openapi({ example: '31337' }),
+    kind: z.enum(['EVM', 'STELLAR']),
+    adManagerAddress: z.string(),
+    orderPortalAddress: z.string(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .openapi('Chain');
+
+export const routeTokenSchema = z
+  .object({
+    id: z.string().uuid(),
+    symbol: z.string(),
+    name: z.string(),
+    address: z.string().openapi({ description: 'Token contract; the all-zero EVM address for a native token.' }),
+    decimals: z.number().int(),
+    kind: z.enum(['NATIVE', 'ERC20', 'SEP41']),
+    chain: z.object({ id: z.string().uuid(), name: z.string(), chainId: z.string() }),
+  })
+  .openapi('RouteToken');
+
+export const routeSchema = z
+  .object({
+    id: z.string().uuid(),
+    metadata: z.record(z.string(), z.unknown()),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    adToken: routeTokenSchema,
+    orderToken: routeTokenSchema,
+  })
+  .openapi('Route');
+
+export const tokenSummarySchema = z
+  .object({
+    id: z.string().uuid(),
+    symbol: z.string(),
+    name: z.string(),
+    address: z.string(),
+    decimals: z.number().int(),
+    kind: z.enum(['NATIVE', 'ERC20', 'SEP41']),
+    chainId: z.string(),
+  })
+  .openapi('TokenSummary');
+
+const amountOut = z.string().openapi({ example: '1000000000000000000' });
+
+export const adSchema = z
+  .object({
+    id: z.string().uuid(),
+    creatorAddress: z.string(),
+    routeId: z.string().uuid(),
+    adTokenId: z.string().uuid(),
+    orderTokenId: z.string().uuid(),
+    poolAmount: amountOut.openapi({ description: 'Total ever deposited into the pool.' }),
+    availableAmount: amountOut.openapi({ description: 'Unlocked, unreserved balance trades can use now.' }),
+    lockedAmount: amountOut.openapi({ description: 'Reserved or locked for trades in progress.' }),
+    minAmount: amountOut.nullable(),
+    maxAmount: amountOut.nullable(),
+    status: z.enum(['PENDING', 'ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED']),
+    metadata: z.unknown().nullable(),
+    adToken: tokenSummarySchema,
+    orderToken: tokenSummarySchema,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .openapi('Ad');
+
+export const tradeSchema = z
+  .object({
+    id: z.string().uuid(),
+    routeId: z.string().uuid(),
+    adId: z.string().uuid(),
+    adCreatorAddress: z.string(),
+    adChainId: z.string(),
+    orderChainId: z.string(),
+    bridgerAddress: z.string(),
+    amount: amountOut,
+    status: z.enum(['PENDING', 'DEPOSITED', 'LOCKED', 'SETTLED', 'EXPIRED']),
+    adCreatorClaimed: z.boolean(),
+    bridgerClaimed: z.boolean(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    ad: z.object({ id: z.string().uuid(), routeId: z.string().uuid(), creatorAddress: z.string() }),
+    route: z.object({ id: z.string().uuid(), adToken: routeTokenSchema, orderToken: routeTokenSchema }),
+  })
+  .openapi('Trade');

@@ -1,0 +1,59 @@
+import type { Knex } from 'knex';
+
+/** Position of the last row of a page in the (created_at DESC, id DESC) order every list uses. */
+export interface CursorPosition {
+  createdAt: string;
+  id: string;
+}
+
+/** Raised for a cursor this service did not issue; the API answers 422 naming `cursor`. */
+export class InvalidCursorError extends Error {}
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Opaque to clients: base64url of the last row's exact timestamp (microseconds) and id. */
+export function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): CursorPosition {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError('cursor is not a cursor this service issued');
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) throw new InvalidCursorError('cursor is not a cursor this service issued');
+  const [createdAt, id] = parsed;
+  if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt) || typeof id !== 'string' || !UUID.test(id)) {
+    throw new InvalidCursorError('cursor is not a cursor this service issued');
+  }
+  return { createdAt, id };
+}
+
+/**
+ * Applies keyset pagination to a query over `table`: newest first, then by id, starting after
+ * the cursor. The row comparison matches the (…, created_at DESC, id DESC) indexes, so a page is
+ * one index range scan however deep it is, and rows inserted between pages are never skipped or
+ * repeated. Fetches one row more than `limit` to know whether a next page exists.
+ */
+export function paginate(query: Knex.QueryBuilder, table: string, limit: number, cursor?: string): Knex.QueryBuilder {
+  if (cursor !== undefined) {
+    const position = decodeCursor(cursor);
+    query.whereRaw(`(??, ??) < (?::timestamptz, ?::uuid)`, [`${table}.created_at`, `${table}.id`, position.createdAt, position.id]);
+  }
+  // created_at as text keeps PostgreSQL's microseconds, which a JS Date would round away.
+  return query
+    .select(query.client.raw(`??::text AS cursor_created_at`, [`${table}.created_at`]))
+    .orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }])
+    .limit(limit + 1);
+}
+
+/** Splits the fetched rows into the page and its `nextCursor`. */
+export function toPage<Row extends { id: string; cursor_created_at: string }>(rows: Row[], limit: number): { rows: Row[]; nextCursor: string | null } {
+  if (rows.length <= limit) return { rows, nextCursor: null };
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows[pageRows.length - 1]!;
+  return { rows: pageRows, nextCursor: encodeCursor({ createdAt: last.cursor_created_at, id: last.id }) };
+}

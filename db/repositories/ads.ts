@@ -1,0 +1,80 @@
+import type { Knex } from 'knex';
+import { paginate, toPage } from '../pagination.ts';
+
+export type AdStatus = 'PENDING' | 'ACTIVE' | 'PAUSED' | 'EXHAUSTED' | 'CLOSED';
+export const AD_STATUSES = ['ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'] as const;
+
+/** An ad as stored. Amounts are decimal strings (numeric(78,0)); `status` is the derived one. */
+export interface AdRecord {
+  id: string;
+  creatorAddress: string;
+  creatorDstAddress: string;
+  routeId: string;
+  adTokenId: string;
+  orderTokenId: string;
+  adChainId: string;
+  orderChainId: string;
+  poolAmount: string;
+  availableAmount: string;
+  reservedAmount: string;
+  lockedAmount: string;
+  minAmount: string | null;
+  maxAmount: string | null;
+  status: AdStatus;
+  metadata: unknown;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = {
+  id: 'id',
+  creatorAddress: 'creator_address',
+  creatorDstAddress: 'creator_dst_address',
+  routeId: 'route_id',
+  adTokenId: 'ad_token_id',
+  orderTokenId: 'order_token_id',
+  adChainId: 'ad_chain_id',
+  orderChainId: 'order_chain_id',
+  poolAmount: 'pool_amount',
+  availableAmount: 'available_amount',
+  reservedAmount: 'reserved_amount',
+  lockedAmount: 'locked_amount',
+  minAmount: 'min_amount',
+  maxAmount: 'max_amount',
+  status: 'status',
+  metadata: 'metadata',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies Record<keyof AdRecord, string>;
+
+const SELECT = Object.entries(COLUMNS).map(([as, column]) => `ads.${column} as ${as}`);
+
+export interface AdFilter {
+  routeId?: string;
+  creatorAddress?: string;
+  adChainId?: string;
+  orderChainId?: string;
+  adTokenId?: string;
+  orderTokenId?: string;
+  status?: AdStatus;
+}
+
+/**
+ * Ads matching every given filter, newest first, one page. Without a status filter only
+ * published ads are listed: PENDING ones (create not yet confirmed on chain) stay out of sight.
+ */
+export async function listAds(knex: Knex, filter: AdFilter, limit: number, cursor?: string) {
+  const query = knex('ads').select(SELECT);
+  for (const key of ['routeId', 'creatorAddress', 'adChainId', 'orderChainId', 'adTokenId', 'orderTokenId', 'status'] as const) {
+    const value = filter[key];
+    if (value !== undefined) query.where(`ads.${COLUMNS[key]}`, value);
+  }
+  if (filter.status === undefined) query.whereIn('ads.status', AD_STATUSES as unknown as string[]);
+  const { rows, nextCursor } = toPage<AdRecord & { cursor_created_at: string }>(await paginate(query, 'ads', limit, cursor), limit);
+  return { items: rows as AdRecord[], nextCursor };
+}
+
+/** One ad by id, or undefined. */
+export async function findAd(knex: Knex, id: string): Promise<AdRecord | undefined> {
+  return knex('ads').select(SELECT).where('ads.id', id).first();
+}

@@ -1,0 +1,76 @@
+import type { Knex } from 'knex';
+import { paginate, toPage } from '../pagination.ts';
+import type { ChainKind } from '../../chains/address.ts';
+
+/** A registered chain as the API shows it. */
+export interface Chain {
+  id: string;
+  name: string;
+  chainId: string;
+  kind: ChainKind;
+  adManagerAddress: string;
+  orderPortalAddress: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What only the service sees: where to read the chain and how deep a transaction must be. */
+export interface ChainConnection extends Chain {
+  rpcUrl: string | null;
+  confirmations: number;
+  networkPassphrase: string | null;
+}
+
+interface ChainRow {
+  id: string;
+  name: string;
+  chain_id: string;
+  kind: ChainKind;
+  ad_manager_address: string;
+  order_portal_address: string;
+  rpc_url: string | null;
+  confirmations: number;
+  network_passphrase: string | null;
+  created_at: Date;
+  updated_at: Date;
+  cursor_created_at: string;
+}
+
+function toChain(row: ChainRow): Chain {
+  return {
+    id: row.id,
+    name: row.name,
+    chainId: row.chain_id,
+    kind: row.kind,
+    adManagerAddress: row.ad_manager_address,
+    orderPortalAddress: row.order_portal_address,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface ChainFilter {
+  name?: string;
+  chainId?: string;
+}
+
+/** Chains matching every given filter, newest first, one page. */
+export async function listChains(knex: Knex, filter: ChainFilter, limit: number, cursor?: string) {
+  const query = knex<ChainRow>('chains').select('chains.*');
+  if (filter.name !== undefined) query.where('chains.name', filter.name);
+  if (filter.chainId !== undefined) query.where('chains.chain_id', filter.chainId);
+  const { rows, nextCursor } = toPage<ChainRow>(await paginate(query, 'chains', limit, cursor), limit);
+  return { items: rows.map(toChain), nextCursor };
+}
+
+/** The chain with this public chain id, or undefined. */
+export async function findChainByChainId(knex: Knex, chainId: string): Promise<Chain | undefined> {
+  const row = await knex<ChainRow>('chains').where({ chain_id: chainId }).first();
+  return row && toChain(row);
+}
+
+/** The chain with its connection settings, for the service's own use (never serialised to clients). */
+export async function findChainConnection(knex: Knex, chainId: string): Promise<ChainConnection | undefined> {
+  const row = await knex<ChainRow>('chains').where({ chain_id: chainId }).first();
+  return row && { ...toChain(row), rpcUrl: row.rpc_url, confirmations: row.confirmations, networkPassphrase: row.network_passphrase };
+}

@@ -1,0 +1,105 @@
+import type { Knex } from 'knex';
+import type { ChainKind } from '../../chains/address.ts';
+
+/** A token with the chain it lives on, as nested in routes (and, summarised, in ads and trades). */
+export interface TokenWithChain {
+  id: string;
+  symbol: string;
+  name: string;
+  address: string;
+  decimals: number;
+  kind: 'NATIVE' | 'ERC20' | 'SEP41';
+  chain: { id: string; name: string; chainId: string; kind: ChainKind };
+}
+
+export interface RouteWithTokens {
+  id: string;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+  adToken: TokenWithChain;
+  orderToken: TokenWithChain;
+}
+
+/**
+ * Tokens and routes held in memory. The registry is small and changes only through the admin CLI,
+ * yet every ad and trade in a list nests its tokens: resolving them here instead of joining four
+ * tables per row keeps list queries single-table index scans. A lookup that misses reloads at
+ * once (so anything just imported is found); otherwise entries refresh after `ttlMs`.
+ */
+export class RegistryCache {
+  private tokens = new Map<string, TokenWithChain>();
+  private routes = new Map<string, RouteWithTokens>();
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly knex: Knex, private readonly ttlMs = 10_000) {}
+
+  async token(id: string): Promise<TokenWithChain | undefined> {
+    await this.fresh(this.tokens.has(id));
+    return this.tokens.get(id);
+  }
+
+  async route(id: string): Promise<RouteWithTokens | undefined> {
+    await this.fresh(this.routes.has(id));
+    return this.routes.get(id);
+  }
+
+  /** Resolves many ids with at most one reload. */
+  async tokensById(ids: Iterable<string>): Promise<Map<string, TokenWithChain>> {
+    const wanted = [...new Set(ids)];
+    await this.fresh(wanted.every((id) => this.tokens.has(id)));
+    return this.tokens;
+  }
+
+  async routesById(ids: Iterable<string>): Promise<Map<string, RouteWithTokens>> {
+    const wanted = [...new Set(ids)];
+    await this.fresh(wanted.every((id) => this.routes.has(id)));
+    return this.routes;
+  }
+
+  /** Drops everything; the next lookup reloads. */
+  invalidate(): void {
+    this.loadedAt = 0;
+  }
+
+  private async fresh(allPresent: boolean): Promise<void> {
+    if (allPresent && Date.now() - this.loadedAt < this.ttlMs) return;
+    // One reload at a time: concurrent misses share it.
+    this.loading ??= this.load().finally(() => {
+      this.loading = undefined;
+    });
+    await this.loading;
+  }
+
+  private async load(): Promise<void> {
+    const tokenRows = await this.knex('tokens')
+      .join('chains', 'chains.id', 'tokens.chain_id')
+      .select(
+        'tokens.id', 'tokens.symbol', 'tokens.name', 'tokens.address', 'tokens.decimals', 'tokens.kind',
+        'chains.id as chain_uuid', 'chains.name as chain_name', 'chains.chain_id as chain_public_id', 'chains.kind as chain_kind',
+      );
+    const tokens = new Map<string, TokenWithChain>();
+    for (const row of tokenRows) {
+      tokens.set(row.id, {
+        id: row.id,
+        symbol: row.symbol,
+        name: row.name,
+        address: row.address,
+        decimals: row.decimals,
+        kind: row.kind,
+        chain: { id: row.chain_uuid, name: row.chain_name, chainId: row.chain_public_id, kind: row.chain_kind },
+      });
+    }
+    const routes = new Map<string, RouteWithTokens>();
+    for (const row of await this.knex('routes').select('*')) {
+      const adToken = tokens.get(row.ad_token_id);
+      const orderToken = tokens.get(row.order_token_id);
+      if (!adToken || !orderToken) continue; // a token inserted after the token query ran; next reload has it
+      routes.set(row.id, { id: row.id, metadata: row.metadata, createdAt: row.created_at, updatedAt: row.updated_at, adToken, orderToken });
+    }
+    this.tokens = tokens;
+    this.routes = routes;
+    this.loadedAt = Date.now();
+  }
+}

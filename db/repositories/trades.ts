@@ -1,0 +1,76 @@
+import type { Knex } from 'knex';
+import { paginate, toPage } from '../pagination.ts';
+
+export type TradeStatus = 'PENDING' | 'DEPOSITED' | 'LOCKED' | 'SETTLED' | 'EXPIRED';
+
+/** A trade as stored. `amount` is a decimal string (numeric(78,0)). */
+export interface TradeRecord {
+  id: string;
+  routeId: string;
+  adId: string;
+  adCreatorAddress: string;
+  adChainId: string;
+  orderChainId: string;
+  bridgerAddress: string;
+  bridgerDstAddress: string;
+  adTokenId: string;
+  orderTokenId: string;
+  amount: string;
+  status: TradeStatus;
+  adCreatorClaimed: boolean;
+  bridgerClaimed: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = {
+  id: 'id',
+  routeId: 'route_id',
+  adId: 'ad_id',
+  adCreatorAddress: 'ad_creator_address',
+  adChainId: 'ad_chain_id',
+  orderChainId: 'order_chain_id',
+  bridgerAddress: 'bridger_address',
+  bridgerDstAddress: 'bridger_dst_address',
+  adTokenId: 'ad_token_id',
+  orderTokenId: 'order_token_id',
+  amount: 'amount',
+  status: 'status',
+  adCreatorClaimed: 'ad_creator_claimed',
+  bridgerClaimed: 'bridger_claimed',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies Record<keyof TradeRecord, string>;
+
+const SELECT = Object.entries(COLUMNS).map(([as, column]) => `trades.${column} as ${as}`);
+
+export interface TradeFilter {
+  routeId?: string;
+  adId?: string;
+  adCreatorAddress?: string;
+  bridgerAddress?: string;
+  adTokenId?: string;
+  orderTokenId?: string;
+  /** Inclusive bounds on the amount, decimal strings. */
+  minAmount?: string;
+  maxAmount?: string;
+}
+
+/** Trades matching every given filter, newest first, one page. */
+export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string) {
+  const query = knex('trades').select(SELECT);
+  for (const key of ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const) {
+    const value = filter[key];
+    if (value !== undefined) query.where(`trades.${COLUMNS[key]}`, value);
+  }
+  // Compared as numeric in SQL: amounts beyond 2^53 stay exact.
+  if (filter.minAmount !== undefined) query.whereRaw('trades.amount >= ?::numeric', [filter.minAmount]);
+  if (filter.maxAmount !== undefined) query.whereRaw('trades.amount <= ?::numeric', [filter.maxAmount]);
+  const { rows, nextCursor } = toPage<TradeRecord & { cursor_created_at: string }>(await paginate(query, 'trades', limit, cursor), limit);
+  return { items: rows as TradeRecord[], nextCursor };
+}
+
+/** One trade by id, or undefined. */
+export async function findTrade(knex: Knex, id: string): Promise<TradeRecord | undefined> {
+  return knex('trades').select(SELECT).where('trades.id', id).first();
+}

@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { loadConfig } from '../config.ts';
+import { startEmbeddedDatabase } from '../db/embedded.ts';
+import { createKnex, migrateToLatest } from '../db/knex.ts';
+import path from 'node:path';
+import { RegistryFileError } from './file.ts';
+import { importRegistry } from './import.ts';
+
+const USAGE = 'usage: npm run registry -- import FILE';
+
+/**
+ * The operators' admin interface to the registry (there is no admin HTTP endpoint):
+ * `npm run registry -- import FILE` validates the file and upserts it into DATABASE_URL (or the
+ * embedded database when unset), printing what changed. Exit 0 on success, 1 on an invalid
+ * file, 2 on usage errors.
+ */
+async function main(argv: string[]): Promise<number> {
+  const [command, file] = argv;
+  if (command !== 'import' || !file) {
+    console.error(USAGE);
+    return 2;
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    console.error(`cannot read ${file} as JSON: ${(error as Error).message}`);
+    return 1;
+  }
+  const config = loadConfig();
+  const embedded = config.DATABASE_URL
+    ? undefined
+    : await startEmbeddedDatabase({ dataDir: path.join(config.DATA_DIR, 'pg'), port: config.EMBEDDED_PG_PORT, persistent: true });
+  const knex = createKnex(config.DATABASE_URL ?? embedded!.url, 2);
+  try {
+    await migrateToLatest(knex);
+    const report = await importRegistry(knex, input);
+    for (const line of report.changes) console.log(line);
+    for (const [kind, counts] of Object.entries(report.counts)) {
+      console.log(`${kind}: ${counts.created} created, ${counts.updated} updated, ${counts.unchanged} unchanged`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof RegistryFileError) {
+      console.error(error.message);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await knex.destroy();
+    await embedded?.stop();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code), (error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import {
+  canonicalAddress, isEvmAddress, isStellarContract, NATIVE_TOKEN_ADDRESS, type ChainKind,
+} from '../chains/address.ts';
+
+/**
+ * The registry file operators import (`npm run registry -- import FILE`) and the devnet writes.
+ * Beyond what the API shows, a chain may carry its RPC URL, the confirmation depth the service
+ * waits for, and (Stellar) its network passphrase.
+ */
+const chainEntry = z.strictObject({
+  name: z.string().min(1).max(128),
+  chainId: z.string().regex(/^[0-9]{1,78}$/, 'must be a numeric chain ID string'),
+  kind: z.enum(['EVM', 'STELLAR']),
+  adManagerAddress: z.string(),
+  orderPortalAddress: z.string(),
+  rpcUrl: z.string().url().optional(),
+  confirmations: z.number().int().min(0).max(10_000).optional(),
+  networkPassphrase: z.string().min(1).optional(),
+});
+
+const tokenRef = z.strictObject({ chainId: z.string().min(1), address: z.string().min(1) });
+
+const tokenEntry = z.strictObject({
+  chainId: z.string().min(1),
+  symbol: z.string().min(1).max(32),
+  name: z.string().min(1).max(128),
+  address: z.string().min(1),
+  decimals: z.number().int().min(0, 'must be between 0 and 255').max(255, 'must be between 0 and 255'),
+  kind: z.enum(['NATIVE', 'ERC20', 'SEP41']),
+});
+
+const routeEntry = z.strictObject({
+  adToken: tokenRef,
+  orderToken: tokenRef,
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const registryFileSchema = z.strictObject({
+  chains: z.array(chainEntry).default([]),
+  tokens: z.array(tokenEntry).default([]),
+  routes: z.array(routeEntry).default([]),
+});
+
+export type RegistryFile = z.infer<typeof registryFileSchema>;
+export type ChainEntry = z.infer<typeof chainEntry>;
+export type TokenEntry = z.infer<typeof tokenEntry>;
+export type RouteEntry = z.infer<typeof routeEntry>;
+
+/** Raised with every problem of a registry file, each naming its entry and field. */
+export class RegistryFileError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`registry file is invalid:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+function contractAddressProblem(kind: ChainKind, value: string): string | null {
+  if (kind === 'EVM') return isEvmAddress(value) ? null : `must be a 0x-prefixed 20-byte EVM address, received '${value}'`;
+  return isStellarContract(value) ? null : `must be a Stellar contract strkey (C...), received '${value}'`;
+}
+
+function tokenProblem(kind: ChainKind, token: TokenEntry): string | null {
+  if (kind === 'EVM') {
+    if (token.kind === 'SEP41') return 'kind SEP41 is a Stellar token kind, not valid on an EVM chain';
+    if (!isEvmAddress(token.address)) return `address must be a 0x-prefixed 20-byte EVM address, received '${token.address}'`;
+    const isZero = token.address.toLowerCase() === NATIVE_TOKEN_ADDRESS;
+    if (token.kind === 'NATIVE' && !isZero) return `a NATIVE token on an EVM chain has the all-zero address, received '${token.address}'`;
+    if (token.kind === 'ERC20' && isZero) return 'an ERC20 token cannot have the all-zero address';
+    return null;
+  }
+  if (token.kind === 'ERC20') return 'kind ERC20 is an EVM token kind, not valid on a Stellar chain';
+  return isStellarContract(token.address) ? null : `address must be a Stellar contract strkey (C...), received '${token.address}'`;
+}
+
+/**
+ * Parses and checks a registry file against itself and the chains already registered
+ * (`knownChainKinds`: chain id -> kind). Returns entries with addresses in canonical form, or
+ * throws `RegistryFileError` listing every problem.
+ */
+export function validateRegistryFile(input: unknown, knownChainKinds: Map<string, ChainKind>): RegistryFile {
+  const parsed = registryFileSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new RegistryFileError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'file'}: ${issue.message}`));
+  }
+  const file = parsed.data;
+  const problems: string[] = [];
+  const kinds = new Map(knownChainKinds);
+  const seenChains = new Set<string>();
+  file.chains.forEach((chain, i) => {
+    if (seenChains.has(chain.chainId)) problems.push(`chains.${i}.chainId: chain ${chain.chainId} appears twice`);
+    seenChains.add(chain.chainId);
+    kinds.set(chain.chainId, chain.kind);
+    for (const field of ['adManagerAddress', 'orderPortalAddress'] as const) {
+      const problem = contractAddressProblem(chain.kind, chain[field]);
+      if (problem) problems.push(`chains.${i}.${field}: ${problem}`);
+      else chain[field] = canonicalAddress(chain.kind, chain[field]);
+    }
+    if (chain.kind === 'STELLAR' && chain.networkPassphrase === undefined) {
+      problems.push(`chains.${i}.networkPassphrase: required for a STELLAR chain`);
+    }
+  });
+  const tokenKey = (chainId: string, address: string) => `${chainId}/${address.toLowerCase()}`;
+  const fileTokens = new Set<string>();
+  file.tokens.forEach((token, i) => {
+    const kind = kinds.get(token.chainId);
+    if (!kind) {
+      problems.push(`tokens.${i}.chainId: chain ${token.chainId} is neither in this file nor registered`);
+      return;
+    }
+    const problem = tokenProblem(kind, token);
+    if (problem) {
+      problems.push(`tokens.${i}: ${problem}`);
+      return;
+    }
+    token.address = canonicalAddress(kind, token.address);
+    const key = tokenKey(token.chainId, token.address);
+    if (fileTokens.has(key)) problems.push(`tokens.${i}: token ${token.address} on chain ${token.chainId} appears twice`);
+    fileTokens.add(key);
+  });
+  file.routes.forEach((route, i) => {
+    if (route.adToken.chainId === route.orderToken.chainId) {
+      problems.push(`routes.${i}: adToken and orderToken must be on different chains (both on ${route.adToken.chainId})`);
+    }
+    for (const side of ['adToken', 'orderToken'] as const) {
+      const kind = kinds.get(route[side].chainId);
+      if (!kind) {
+        problems.push(`routes.${i}.${side}.chainId: chain ${route[side].chainId} is neither in this file nor registered`);
+        continue;
+      }
+      try {
+        route[side].address = canonicalAddress(kind, route[side].address);
+      } catch {
+        problems.push(`routes.${i}.${side}.address: not a valid ${kind} address, received '${route[side].address}'`);
+      }
+    }
+  });
+  if (problems.length > 0) throw new RegistryFileError(problems);
+  return file;
+}
