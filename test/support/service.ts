@@ -1,0 +1,45 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../config.ts';
+import { start, type RunningService } from '../../api/server.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export interface TestService extends RunningService {
+  db: TestDatabase;
+  /** fetch against the service: `service.request('/v1/ads')`. */
+  request(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real service on port 0 over a fresh database of its own (call in `beforeAll`, `close()` in
+ * `afterAll`). `env` overrides configuration like environment variables would.
+ */
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const db = await createTestDatabase();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-test-data-'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000',
+    AUTH_RATE_LIMIT_MAX: '100000',
+    ...env,
+  });
+  const service = await start(config, pino({ level: config.LOG_LEVEL }));
+  return {
+    ...service,
+    db,
+    request: (pathAndQuery, init) => fetch(`${service.url}${pathAndQuery}`, init),
+    async close() {
+      await service.stop();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
