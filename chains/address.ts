@@ -55,3 +55,40 @@ export function canonicalAddressLoose(value: string): string {
   if (isEvmAddress(value)) return getAddress(value);
   return value;
 }
+
+/** Raised when a value cannot be turned into the 32-byte form signed requests and order hashes use. */
+export class AddressEncodingError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The 32-byte value an address takes inside a signed request or the order struct, as 0x-prefixed
+ * lower-case hex. EVM: the 20 address bytes left-padded with 12 zero bytes (`bytes32(uint256(uint160(a)))`).
+ * Stellar: the 32 raw bytes under the strkey, the ed25519 public key of a G... account or the
+ * contract hash of a C... contract. The kind is read from the format, so one order can name
+ * addresses of both chains. A G and a C address with the same 32 bytes would need a SHA-256
+ * preimage of an ed25519 key, so the missing kind tag costs nothing in practice.
+ */
+export function addressToBytes32(value: string): string {
+  if (isEvmAddress(value)) return `0x${'0'.repeat(24)}${value.slice(2).toLowerCase()}`;
+  if (isStellarAccount(value)) return `0x${Buffer.from(StrKey.decodeEd25519PublicKey(value)).toString('hex')}`;
+  if (isStellarContract(value)) return `0x${Buffer.from(StrKey.decodeContract(value)).toString('hex')}`;
+  throw new AddressEncodingError(`expected an EVM address or a Stellar G.../C... strkey, received '${value}'`);
+}
+
+/** Inverse of `addressToBytes32` for an EVM address: throws when the 12 high bytes are not zero. */
+export function bytes32ToEvmAddress(value: string): string {
+  if (!/^0x0{24}[0-9a-fA-F]{40}$/.test(value)) {
+    throw new AddressEncodingError(`not a left-padded EVM address: '${value}'`);
+  }
+  return getAddress(`0x${value.slice(26)}`);
+}
+
+/**
+ * A UUID (the service's ad id) as a 32-byte value: its 16 bytes left-padded with 16 zero bytes,
+ * i.e. `bytes32(uint256(uint128(uuid)))`. Any contract can compare it as an opaque key.
+ */
+export function uuidToBytes32(value: string): string {
+  if (!UUID.test(value)) throw new AddressEncodingError(`expected a UUID, received '${value}'`);
+  return `0x${'0'.repeat(32)}${value.replaceAll('-', '').toLowerCase()}`;
+}

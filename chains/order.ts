@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import type { FieldSpec } from './request-schema.ts';
+import { typedDataDigest, typedDataValues, type DomainNameVersion } from './evm/typed-data.ts';
+
+/**
+ * The parameters of one order (architecture.md "Order params"). Addresses are in their own
+ * chain's spelling (EVM hex or Stellar strkey), `adId` is the ad's UUID, integers are decimal strings.
+ */
+export interface OrderParams {
+  orderChainToken: string;
+  adChainToken: string;
+  amount: string;
+  bridger: string;
+  orderRecipient: string;
+  adId: string;
+  adCreator: string;
+  adRecipient: string;
+  salt: string;
+  orderChainId: string;
+  orderPortal: string;
+  adChainId: string;
+  adManager: string;
+}
+
+/** The Order struct, in hashing order; every address is a 32-byte value so either chain kind fits. */
+export const ORDER_FIELDS: FieldSpec[] = [
+  { name: 'orderChainToken', kind: 'address' },
+  { name: 'adChainToken', kind: 'address' },
+  { name: 'amount', kind: 'uint' },
+  { name: 'bridger', kind: 'address' },
+  { name: 'orderRecipient', kind: 'address' },
+  { name: 'adId', kind: 'uuid' },
+  { name: 'adCreator', kind: 'address' },
+  { name: 'adRecipient', kind: 'address' },
+  { name: 'salt', kind: 'uint' },
+  { name: 'orderChainId', kind: 'uint' },
+  { name: 'orderPortal', kind: 'address' },
+  { name: 'adChainId', kind: 'uint' },
+  { name: 'adManager', kind: 'address' },
+];
+
+/**
+ * The order hash: the EIP-712 digest of `Order` under the domain `{name, version}` only. It has no
+ * chainId or verifyingContract because the struct itself names both chains and both contracts, so
+ * the same 32 bytes identify the order on the order chain, on the ad chain and in the circuit.
+ * Stellar contracts compute the same keccak256-based digest. Throws `RequestFieldError` on a bad field.
+ */
+export function computeOrderHash(params: OrderParams, domain: DomainNameVersion): string {
+  return typedDataDigest({ name: domain.name, version: domain.version }, 'Order', ORDER_FIELDS, { ...params });
+}
+
+/** A fresh random 256-bit salt as a decimal string: makes each order's hash unique. */
+export function randomSalt(): string {
+  return BigInt(`0x${randomBytes(32).toString('hex')}`).toString();
+}
+
+/**
+ * The order as the contracts take it (the `Order` struct argument): every field a 32-byte word,
+ * `bytes32` fields as 0x hex and `uint256` fields as bigint. Clients that rebuild a call from
+ * `orderParams` apply the same encoding (chains/README.md).
+ */
+export function encodeOrderParams(params: OrderParams): Record<keyof OrderParams, string | bigint> {
+  return typedDataValues(ORDER_FIELDS, { ...params }) as Record<keyof OrderParams, string | bigint>;
+}

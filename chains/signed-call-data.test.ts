@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto';
+import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { TypedDataEncoder, Wallet, recoverAddress } from 'ethers';
+import { describe, expect, it } from 'vitest';
+import { computeOrderHash, type OrderParams } from './order.ts';
+import { RequestFieldError } from './request-schema.ts';
+import { buildSignedCallData, CallTargetError } from './signed-call-data.ts';
+import { createRelayerSigners } from './signers.ts';
+
+const evmWallet = Wallet.createRandom();
+const stellarKey = Keypair.random();
+const signers = createRelayerSigners(
+  { relayerEvmPrivateKey: evmWallet.privateKey, relayerStellarSecret: stellarKey.secret() },
+  { name: 'ProofBridge', version: '1' },
+);
+const adManager = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+const stellarContract = StrKey.encodeContract(Buffer.alloc(32, 7));
+const adId = '0f8fad5b-d9cb-469f-a165-70867728950e';
+const NOW = 1_700_000_000_000;
+
+describe('buildSignedCallData on EVM', () => {
+  const build = () =>
+    buildSignedCallData({
+      target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
+      action: 'fundAd',
+      fields: { adId, amount: 1_000n },
+      signers,
+      ttlSeconds: 600,
+      now: NOW,
+    });
+
+  it('returns the shared shape plus the action fields, with timeToExpire in seconds', () => {
+    const data = build();
+    expect(Object.keys(data).sort()).toEqual(
+      ['adId', 'amount', 'authToken', 'chainId', 'chainKind', 'contractAddress', 'deadline', 'reqHash', 'signature', 'timeToExpire'].sort(),
+    );
+    expect(data).toMatchObject({ chainId: '31337', chainKind: 'EVM', contractAddress: adManager, timeToExpire: 600, amount: '1000', adId });
+    expect(data.deadline).toBe(String(NOW / 1000 + 600));
+    expect(data.authToken).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(data.signature).toMatch(/^0x[0-9a-f]{130}$/);
+  });
+
+  it('signs the EIP-712 digest ethers computes from hand-written types, recoverable to the relayer', () => {
+    const data = build();
+    const digest = TypedDataEncoder.hash(
+      { name: 'ProofBridge', version: '1', chainId: 31337, verifyingContract: adManager },
+      {
+        FundAd: [
+          { name: 'authToken', type: 'bytes32' },
+          { name: 'deadline', type: 'uint256' },
+          { name: 'adId', type: 'bytes32' },
+          { name: 'amount', type: 'uint256' },
+        ],
+      },
+      { authToken: data.authToken, deadline: data.deadline, adId: '0x000000000000000000000000000000000f8fad5bd9cb469fa16570867728950e', amount: 1000 },
+    );
+    expect(data.reqHash).toBe(digest);
+    expect(recoverAddress(digest, data.signature)).toBe(evmWallet.address);
+  });
+
+  it('draws a fresh authToken for every request', () => {
+    expect(build().authToken).not.toBe(build().authToken);
+  });
+
+  it('rejects a field that does not fit, naming it', () => {
+    expect(() =>
+      buildSignedCallData({
+        target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
+        action: 'withdrawFromAd',
+        fields: { adId, amount: '-5', to: adManager },
+        signers,
+        ttlSeconds: 600,
+      }),
+    ).toThrow(new RequestFieldError("amount: expected a non-negative integer as a decimal string (received '-5')"));
+  });
+
+  it('rejects a Stellar contract as an EVM target', () => {
+    expect(() =>
+      buildSignedCallData({
+        target: { kind: 'EVM', chainId: '31337', contractAddress: stellarContract },
+        action: 'closeAd',
+        fields: { adId, to: adManager },
+        signers,
+        ttlSeconds: 600,
+      }),
+    ).toThrow(CallTargetError);
+  });
+});
+
+describe('buildSignedCallData on Stellar', () => {
+  const passphrase = 'Test SDF Network ; September 2015';
+  const recipient = Keypair.random().publicKey();
+  const build = () =>
+    buildSignedCallData({
+      target: { kind: 'STELLAR', chainId: '148', contractAddress: stellarContract, networkPassphrase: passphrase },
+      action: 'withdrawFromAd',
+      fields: { adId, amount: '250', to: recipient },
+      signers,
+      ttlSeconds: 300,
+      now: NOW,
+    });
+
+  it('signs sha256 of the documented byte layout with the relayer ed25519 key and names the signer', () => {
+    const data = build();
+    const sha = (s: string | Buffer) => createHash('sha256').update(s).digest();
+    const word = (n: bigint) => Buffer.from(n.toString(16).padStart(64, '0'), 'hex');
+    const message = Buffer.concat([
+      sha('ProofBridge'),
+      sha('1'),
+      sha(passphrase),
+      word(148n),
+      Buffer.alloc(32, 7),
+      sha('WithdrawFromAd(bytes32 authToken,uint256 deadline,bytes32 adId,uint256 amount,bytes32 to)'),
+      Buffer.from(data.authToken.slice(2), 'hex'),
+      word(BigInt(NOW / 1000 + 300)),
+      Buffer.concat([Buffer.alloc(16), Buffer.from(adId.replaceAll('-', ''), 'hex')]),
+      word(250n),
+      Buffer.from(StrKey.decodeEd25519PublicKey(recipient)),
+    ]);
+    expect(message).toHaveLength(32 * 11);
+    expect(data.reqHash).toBe(`0x${sha(message).toString('hex')}`);
+    expect(data.signerPublicKey).toBe(stellarKey.publicKey());
+    expect(Keypair.fromPublicKey(data.signerPublicKey!).verify(sha(message), Buffer.from(data.signature.slice(2), 'hex'))).toBe(true);
+    expect(data.chainKind).toBe('STELLAR');
+  });
+
+  it('requires the network passphrase', () => {
+    expect(() =>
+      buildSignedCallData({
+        target: { kind: 'STELLAR', chainId: '148', contractAddress: stellarContract },
+        action: 'closeAd',
+        fields: { adId, to: recipient },
+        signers,
+        ttlSeconds: 300,
+      }),
+    ).toThrow(CallTargetError);
+  });
+});
+
+describe('computeOrderHash', () => {
+  const params: OrderParams = {
+    orderChainToken: StrKey.encodeContract(Buffer.alloc(32, 1)),
+    adChainToken: '0x0000000000000000000000000000000000000000',
+    amount: '5000',
+    bridger: Keypair.random().publicKey(),
+    orderRecipient: Keypair.random().publicKey(),
+    adId,
+    adCreator: evmWallet.address,
+    adRecipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+    salt: '123456789',
+    orderChainId: '148',
+    orderPortal: stellarContract,
+    adChainId: '31337',
+    adManager,
+  };
+
+  it('equals the EIP-712 digest of the Order struct under the {name, version} domain', () => {
+    const pad = (a: string) => `0x${a.slice(2).toLowerCase().padStart(64, '0')}`;
+    const raw = (g: string) => `0x${Buffer.from(StrKey.decodeEd25519PublicKey(g)).toString('hex')}`;
+    const types = {
+      Order: [
+        'bytes32 orderChainToken', 'bytes32 adChainToken', 'uint256 amount', 'bytes32 bridger', 'bytes32 orderRecipient',
+        'bytes32 adId', 'bytes32 adCreator', 'bytes32 adRecipient', 'uint256 salt', 'uint256 orderChainId',
+        'bytes32 orderPortal', 'uint256 adChainId', 'bytes32 adManager',
+      ].map((entry) => ({ type: entry.split(' ')[0]!, name: entry.split(' ')[1]! })),
+    };
+    const expected = TypedDataEncoder.hash({ name: 'ProofBridge', version: '1' }, types, {
+      orderChainToken: `0x${'01'.repeat(32)}`,
+      adChainToken: `0x${'0'.repeat(64)}`,
+      amount: 5000,
+      bridger: raw(params.bridger),
+      orderRecipient: raw(params.orderRecipient),
+      adId: `0x${'0'.repeat(32)}${adId.replaceAll('-', '')}`,
+      adCreator: pad(evmWallet.address),
+      adRecipient: pad(params.adRecipient),
+      salt: 123456789,
+      orderChainId: 148,
+      orderPortal: `0x${'07'.repeat(32)}`,
+      adChainId: 31337,
+      adManager: pad(adManager),
+    });
+    expect(computeOrderHash(params, { name: 'ProofBridge', version: '1' })).toBe(expected);
+  });
+
+  it('changes when any parameter changes', () => {
+    const base = computeOrderHash(params, { name: 'ProofBridge', version: '1' });
+    expect(computeOrderHash({ ...params, adChainId: '31338' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+    expect(computeOrderHash({ ...params, salt: '123456790' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+  });
+
+  it('rejects a malformed adId', () => {
+    expect(() => computeOrderHash({ ...params, adId: 'ad-1' }, { name: 'ProofBridge', version: '1' })).toThrow(/adId/);
+  });
+});

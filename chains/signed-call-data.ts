@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { isEvmAddress, isStellarContract, type ChainKind } from './address.ts';
+import { typedDataDigest } from './evm/typed-data.ts';
+import { ACTIONS, structFields, type ActionFields, type ActionName } from './request-schema.ts';
+import type { RelayerSigners } from './signers.ts';
+import { stellarRequestHash } from './stellar/request-layout.ts';
+
+/** The contract a request is for. */
+export interface CallTarget {
+  kind: ChainKind;
+  /** Registry chain id (numeric string). */
+  chainId: string;
+  /** AdManager or OrderPortal on that chain. */
+  contractAddress: string;
+  /** Stellar only: the network passphrase of the chain. */
+  networkPassphrase?: string;
+}
+
+/** The spec's shared "signed call data" shape (architecture.md "Signed call data"). */
+export interface SignedCallData {
+  chainId: string;
+  contractAddress: string;
+  /** EVM: 65-byte r‖s‖v secp256k1 signature over `reqHash`. Stellar: 64-byte ed25519 signature over `reqHash`. 0x hex. */
+  signature: string;
+  /** Stellar only: the relayer's G... public key the contract verifies against. */
+  signerPublicKey?: string;
+  /** 32 random bytes, 0x hex; the contract accepts each once. */
+  authToken: string;
+  /** Seconds until `deadline`. */
+  timeToExpire: number;
+  /** EVM: the EIP-712 digest. Stellar: sha256 of the documented byte layout. 0x hex. */
+  reqHash: string;
+  chainKind: ChainKind;
+  /** Unix seconds after which the contract rejects the request; an argument of every contract call. */
+  deadline: string;
+}
+
+/** The action's own fields as returned: integers as decimal strings, everything else as given. */
+export type ReturnedFields<A extends ActionName> = { [K in keyof ActionFields<A>]: string };
+
+export interface BuildSignedCallDataInput<A extends ActionName> {
+  target: CallTarget;
+  action: A;
+  fields: ActionFields<A>;
+  signers: RelayerSigners;
+  /** How long the request stays valid (config SIGNED_REQUEST_TTL_SECONDS). */
+  ttlSeconds: number;
+  /** Current time in milliseconds; `Date.now()` by default (tests pin it). */
+  now?: number;
+}
+
+/** Raised when the target does not describe a contract of its chain kind. */
+export class CallTargetError extends Error {}
+
+/**
+ * Signs one contract action for one chain and returns the shared signed call data plus the
+ * action's fields. A fresh random authToken is drawn per call. EVM: EIP-712 under
+ * `{name, version, chainId, verifyingContract}`. Stellar: ed25519 over the hash of the byte
+ * layout in chains/stellar/request-layout.ts. Throws `RequestFieldError` on a bad field value and
+ * `CallTargetError` on a bad target.
+ */
+export function buildSignedCallData<A extends ActionName>(
+  input: BuildSignedCallDataInput<A>,
+): SignedCallData & ReturnedFields<A> {
+  const { target, action, signers } = input;
+  if (!Number.isInteger(input.ttlSeconds) || input.ttlSeconds <= 0) {
+    throw new RangeError(`ttlSeconds must be a positive integer, received ${input.ttlSeconds}`);
+  }
+  if (!/^\d+$/.test(target.chainId)) throw new CallTargetError(`chainId must be a numeric string, received '${target.chainId}'`);
+  const nowSeconds = Math.floor((input.now ?? Date.now()) / 1000);
+  const deadline = String(nowSeconds + input.ttlSeconds);
+  const authToken = `0x${randomBytes(32).toString('hex')}`;
+  const returned = Object.fromEntries(
+    Object.entries(input.fields).map(([name, value]) => [name, typeof value === 'bigint' ? value.toString() : value]),
+  ) as ReturnedFields<A>;
+  const values: Record<string, unknown> = { authToken, deadline, ...returned };
+  const { primaryType } = ACTIONS[action];
+  const fields = structFields(action);
+
+  const common = { chainId: target.chainId, authToken, timeToExpire: input.ttlSeconds, chainKind: target.kind, deadline };
+  if (target.kind === 'EVM') {
+    if (!isEvmAddress(target.contractAddress)) {
+      throw new CallTargetError(`contractAddress must be an EVM address, received '${target.contractAddress}'`);
+    }
+    const domain = { ...signers.domain, chainId: target.chainId, verifyingContract: target.contractAddress };
+    const reqHash = typedDataDigest(domain, primaryType, fields, values);
+    return {
+      ...common,
+      contractAddress: target.contractAddress,
+      signature: signers.evm.sign(reqHash).serialized,
+      reqHash,
+      ...returned,
+    };
+  }
+  if (!isStellarContract(target.contractAddress)) {
+    throw new CallTargetError(`contractAddress must be a Stellar contract (C...), received '${target.contractAddress}'`);
+  }
+  if (!target.networkPassphrase) throw new CallTargetError(`networkPassphrase is required for Stellar chain ${target.chainId}`);
+  const hash = stellarRequestHash(
+    { ...signers.domain, networkPassphrase: target.networkPassphrase, chainId: target.chainId, contract: target.contractAddress },
+    primaryType,
+    fields,
+    values,
+  );
+  return {
+    ...common,
+    contractAddress: target.contractAddress,
+    signature: `0x${signers.stellar.sign(hash).toString('hex')}`,
+    signerPublicKey: signers.stellar.publicKey(),
+    reqHash: `0x${hash.toString('hex')}`,
+    ...returned,
+  };
+}
