@@ -16,11 +16,14 @@ export const uuid = z
 /** Largest value that fits in numeric(78,0) and in a uint256 on chain. */
 export const MAX_UINT256 = (1n << 256n) - 1n;
 
+const DECIMAL_INTEGER = /^(0|[1-9][0-9]*)$/;
+
 /** A non-negative integer amount in the token's smallest unit, as a decimal string. */
 export const amount = z
   .string({ error: 'must be a non-negative integer decimal string' })
-  .regex(/^(0|[1-9][0-9]*)$/, { error: 'must be a non-negative integer decimal string without sign, decimals or leading zeros' })
-  .refine((value) => value.length <= 78 && BigInt(value) <= MAX_UINT256, { error: 'must fit in 256 bits' })
+  .regex(DECIMAL_INTEGER, { error: 'must be a non-negative integer decimal string without sign, decimals or leading zeros', abort: true })
+  // zod runs refinements even after a failed check unless aborted; guard anyway, BigInt throws on junk.
+  .refine((value) => DECIMAL_INTEGER.test(value) && value.length <= 78 && BigInt(value) <= MAX_UINT256, { error: 'must fit in 256 bits' })
   .openapi({ type: 'string', example: '1000000000000000000', description: 'Amount in the smallest unit, decimal string.' });
 
 /** A public numeric chain id as a string. */
@@ -37,7 +40,7 @@ export const shortText = (max = 128) =>
 
 export const limit = z
   .string({ error: 'must be an integer between 1 and 100' })
-  .regex(/^[0-9]{1,3}$/, { error: 'must be an integer between 1 and 100' })
+  .regex(/^[0-9]{1,3}$/, { error: 'must be an integer between 1 and 100', abort: true })
   .transform(Number)
   .refine((value) => value >= 1 && value <= 100, { error: 'must be between 1 and 100' })
   .optional()

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../test/support/service.ts';
+
+/** Every error the HTTP layer itself produces, in the spec's body. */
+describe('HTTP error handling', () => {
+  let service: TestService;
+  beforeAll(async () => { service = await startTestService({ BODY_LIMIT: '1kb' }); });
+  afterAll(async () => { await service.close(); });
+
+  const post = (path: string, body: string, type = 'application/json') =>
+    service.request(path, { method: 'POST', headers: { 'content-type': type }, body });
+
+  it('answers an unknown path with 404 in the spec body', async () => {
+    const res = await service.request('/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /v1/nothing-here', error: 'Not Found' });
+  });
+
+  it('answers a wrong method on a known path with 405 and Allow', async () => {
+    const res = await service.request('/v1/chains', { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect((await res.json()).error).toBe('Method Not Allowed');
+  });
+
+  it('answers malformed JSON with 400', async () => {
+    const res = await post('/v1/ads/create', '{"routeId": ');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ statusCode: 400, message: 'body is not valid JSON', error: 'Bad Request' });
+  });
+
+  it('answers an oversized body with 413', async () => {
+    const res = await post('/v1/ads/create', JSON.stringify({ metadata: 'x'.repeat(5000) }));
+    expect(res.status).toBe(413);
+    expect((await res.json()).error).toBe('Payload Too Large');
+  });
+
+  it('answers a malformed percent-encoding in the path with 4xx, never 500', async () => {
+    const res = await service.request('/v1/ads/%E0%A4%A');
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+  });
+
+  it('answers endpoints of later issues with 501 in the spec body', async () => {
+    const res = await post('/v1/trades/create', '{}');
+    expect(res.status).toBe(501);
+    expect((await res.json()).error).toBe('Not Implemented');
+  });
+
+  it('sends helmet security headers and a request id', async () => {
+    const res = await service.request('/v1/chains');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('x-powered-by')).toBeNull();
+  });
+
+  it('rejects an unknown query parameter naming it, and a repeated one', async () => {
+    expect((await (await service.request('/v1/ads?creator=0xabc')).json()).message).toEqual(['unknown field creator']);
+    const repeated = await (await service.request('/v1/ads?limit=1&limit=2')).json();
+    expect(repeated.statusCode).toBe(422);
+    expect(repeated.message[0]).toMatch(/^limit /);
+  });
+});
+
+describe('rate limits', () => {
+  let service: TestService;
+  beforeAll(async () => { service = await startTestService({ RATE_LIMIT_MAX: '5', AUTH_RATE_LIMIT_MAX: '2' }); });
+  afterAll(async () => { await service.close(); });
+
+  it('answers 429 in the spec body with standard RateLimit headers once the budget is spent', async () => {
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 7; i += 1) {
+      last = await service.request('/v1/chains');
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(last!.headers.get('ratelimit-policy')).toContain('q=5');
+    expect(last!.headers.get('ratelimit')).toContain('r=0');
+    expect(await last!.json()).toEqual({
+      statusCode: 429, message: 'too many general requests; retry later with exponential backoff', error: 'Too Many Requests',
+    });
+  });
+
+  it('is stricter on /v1/auth/*', async () => {
+    const fresh = await startTestService({ AUTH_RATE_LIMIT_MAX: '2' });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i += 1) statuses.push((await fresh.request('/v1/auth/challenge', { method: 'POST' })).status);
+      expect(statuses[2]).toBe(429);
+      expect((await fresh.request('/v1/chains')).status).toBe(200);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
