@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
-import { httpMetrics } from './middleware/metrics.ts';
+import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
 import { readRouters } from './routes/index.ts';
 import { systemRouter } from './routes/system.ts';
@@ -60,6 +60,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));
 
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics }));
+  app.use('/v1', rememberMountPath);
   for (const router of routers(deps)) app.use('/v1', router);
 
   app.use(notFoundHandler);

@@ -12,3 +12,75 @@ describe('system endpoints', () => {
     expect(await res.json()).toEqual({ status: 'ok', checks: { db: 'ok' } });
   });
 });
+
+describe('documentation and metrics', () => {
+  let service: TestService;
+  beforeAll(async () => { service = await startTestService(); });
+  afterAll(async () => { await service.close(); });
+
+  const SPEC_ENDPOINTS = [
+    'get /health', 'get /docs',
+    'get /v1/ads', 'get /v1/ads/{id}', 'post /v1/ads/create', 'post /v1/ads/{id}/fund', 'post /v1/ads/{id}/withdraw',
+    'post /v1/ads/{id}/confirm', 'patch /v1/ads/{id}/update', 'post /v1/ads/{id}/close',
+    'get /v1/trades/all', 'get /v1/trades/{id}', 'post /v1/trades/create', 'get /v1/trades/{id}/params',
+    'post /v1/trades/{id}/lock', 'post /v1/trades/{id}/unlock', 'post /v1/trades/{id}/unlock/confirm', 'post /v1/trades/{id}/confirm',
+    'get /v1/chains', 'get /v1/chains/{chainId}', 'get /v1/routes', 'get /v1/routes/{id}',
+  ];
+
+  it('serves an OpenAPI 3.1 document covering every endpoint of the spec', async () => {
+    const res = await service.request('/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = await res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    const documented = Object.entries(doc.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
+    for (const endpoint of SPEC_ENDPOINTS) expect(documented, endpoint).toContain(endpoint);
+    // Query parameters come from the same zod schemas that validate requests.
+    const adsParams = doc.paths['/v1/ads'].get.parameters.map((p: { name: string }) => p.name);
+    expect(adsParams).toEqual(expect.arrayContaining(['routeId', 'creatorAddress', 'adChainId', 'orderChainId', 'adTokenId', 'orderTokenId', 'status', 'cursor', 'limit']));
+  });
+
+  it('serves interactive docs whose assets come from this server, not the internet', async () => {
+    const page = await service.request('/docs/');
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('swagger-ui');
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) {
+      expect(asset).not.toMatch(/^https?:/);
+      expect((await service.request(new URL(asset, `${service.url}/docs/`).pathname)).status, asset).toBe(200);
+    }
+  });
+
+  it('exports process metrics and request durations labelled by route template', async () => {
+    await service.request('/v1/ads/00000000-0000-4000-8000-000000000000');
+    const text = await (await service.request('/metrics')).text();
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="[^"]+",route="\/v1\/ads\/:id",method="GET",status="404"\}/);
+    expect(text).not.toContain('00000000-0000-4000-8000-000000000000');
+  });
+});
+
+describe('health without a database', () => {
+  it('answers 503 with the failing check when PostgreSQL is unreachable', async () => {
+    const { createApp } = await import('./app.ts');
+    const { createKnex } = await import('../db/knex.ts');
+    const { loadConfig } = await import('../config.ts');
+    const { pino } = await import('pino');
+    const { Registry } = await import('prom-client');
+    const knex = createKnex('postgres://nobody:nothing@127.0.0.1:1/none', 1);
+    const config = loadConfig({ LOG_LEVEL: 'silent' });
+    const app = createApp({ config, secrets: {} as never, knex, logger: pino({ level: 'silent' }), metrics: new Registry() });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'unavailable', checks: { db: 'unavailable' } });
+    } finally {
+      server.close();
+      await knex.destroy();
+    }
+  });
+});

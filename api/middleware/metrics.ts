@@ -16,9 +16,19 @@ export function httpMetrics(registry: Registry): RequestHandler {
   return (req, res, next) => {
     const end = duration.startTimer();
     res.on('finish', () => {
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      const mountPath = (res.locals.mountPath as string | undefined) ?? req.baseUrl;
+      const route = req.route?.path ? `${mountPath}${req.route.path}` : 'unmatched';
       end({ route, method: req.method, status: String(res.statusCode) });
     });
     next();
   };
 }
+
+/**
+ * Remembers where a router is mounted: when a handler throws, Express resets `req.baseUrl`
+ * before the response finishes, and the metric would lose its `/v1` prefix.
+ */
+export const rememberMountPath: RequestHandler = (req, res, next) => {
+  res.locals.mountPath = req.baseUrl;
+  next();
+};
