@@ -1,0 +1,104 @@
+/**
+ * `npm run bench:api`: read-API throughput and latency against a bare Express handler, in one run.
+ *
+ * Seeds 10,000 ads (and as many trades) into a fresh database on an embedded PostgreSQL, starts
+ * the real service and, beside it, a bare Express app answering a constant JSON; then drives
+ * each with autocannon (in a worker thread, so the load generator does not share the server's
+ * event loop) for BENCH_SECONDS (default 10) at BENCH_CONNECTIONS (default 100).
+ * Prints requests/s, p50/p99 latency, the ratio to the bare handler, and the ads query plan.
+ */
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import express from 'express';
+import { pino } from 'pino';
+import { loadConfig } from '../config.ts';
+import { startEmbeddedDatabase } from '../db/embedded.ts';
+import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { seedAdsAndTrades } from '../db/seed-ads.ts';
+import { importRegistry } from '../registry/import.ts';
+import { start } from './server.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const ADS = Number(process.env.BENCH_ADS ?? 10_000);
+
+interface Result { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number }
+
+async function drive(name: string, url: string): Promise<Result> {
+  // Warm-up: JIT, connection pools, the registry cache.
+  await autocannon({ url, connections: 10, duration: 2, workers: 1 });
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, workers: 1 });
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'relayer-bench-'));
+  chmodSync(dir, 0o755);
+  const pg = await startEmbeddedDatabase({ dataDir: path.join(dir, 'pg'), port: 41000 + Math.floor(Math.random() * 9000), persistent: false });
+  const admin = createKnex(pg.url, 1);
+  await admin.raw('CREATE DATABASE bench');
+  await admin.destroy();
+  const url = pg.url.replace(/\/postgres$/, '/bench');
+  const knex = createKnex(url, 2);
+  await migrateToLatest(knex);
+  await importRegistry(knex, JSON.parse(readFileSync('deploy/devnet/registry.json', 'utf8')));
+  console.log(`seeding ${ADS} ads and ${ADS} trades...`);
+  const { routeIds } = await seedAdsAndTrades(knex, ADS);
+  const sampleAd = await knex('ads').where({ base_status: 'ACTIVE' }).first('id');
+  const plan = await knex.raw(
+    `EXPLAIN ANALYZE SELECT * FROM ads WHERE route_id = ? AND status IN ('ACTIVE','PAUSED','EXHAUSTED','CLOSED') ORDER BY created_at DESC, id DESC LIMIT 26`,
+    [routeIds[0]],
+  );
+  await knex.destroy();
+
+  const service = await start(
+    loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, DATA_DIR: dir, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000' }),
+    pino({ level: 'silent' }),
+  );
+  const bare = express();
+  const constant = { data: [{ id: 'constant' }], nextCursor: null };
+  bare.get('/', (_req, res) => { res.json(constant); });
+  const bareServer = bare.listen(0, '127.0.0.1');
+  await new Promise((resolve) => bareServer.once('listening', resolve));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/`;
+
+  const results: Result[] = [];
+  try {
+    results.push(await drive('bare express (constant JSON)', bareUrl));
+    results.push(await drive('GET /v1/ads', `${service.url}/v1/ads`));
+    results.push(await drive('GET /v1/ads?routeId&status', `${service.url}/v1/ads?routeId=${routeIds[0]}&status=ACTIVE`));
+    results.push(await drive('GET /v1/ads/:id', `${service.url}/v1/ads/${sampleAd.id}`));
+    results.push(await drive('GET /v1/trades/all?minAmount', `${service.url}/v1/trades/all?minAmount=5000000`));
+  } finally {
+    bareServer.close();
+    await service.stop();
+    await pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const baseline = results[0]!.rps;
+  console.log(`\n${SECONDS}s per target, ${CONNECTIONS} connections, ${ADS} ads; node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`);
+  console.log('target                             req/s     p50 ms  p99 ms  ratio  errors  non-2xx');
+  for (const r of results) {
+    console.log(
+      `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${(r.rps / baseline).toFixed(2).padStart(5)}  ${String(r.errors).padStart(6)}  ${String(r.non2xx).padStart(7)}`,
+    );
+  }
+  console.log('\nplan of the ads list query (route filter):');
+  for (const row of plan.rows) console.log(`  ${row['QUERY PLAN']}`);
+}
+
+main().then(() => process.exit(0), (error) => {
+  console.error(error);
+  process.exit(1);
+});
