@@ -32,6 +32,8 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Bodies are fresh per request and clients do not revalidate: hashing every body for an ETag is wasted work.
+  app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
   // Strict query parsing: repeated keys become arrays that schemas reject, nothing nests.
   app.set('query parser', 'simple');

@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   const sampleAd = await knex('ads').where({ base_status: 'ACTIVE' }).first('id');
   const plan = await knex.raw(
     `EXPLAIN ANALYZE SELECT * FROM ads WHERE route_id = ? AND status IN ('ACTIVE','PAUSED','EXHAUSTED','CLOSED') ORDER BY created_at DESC, id DESC LIMIT 26`,
-    [routeIds[0]],
+    [routeIds[0]!],
   );
   await knex.destroy();
 
