@@ -32,8 +32,27 @@ declare module 'snarkjs' {
     ): Promise<{ proof: Groth16Proof; publicSignals: string[] }>;
     verify(vkey: object, publicSignals: readonly string[], proof: Groth16Proof, logger?: unknown): Promise<boolean>;
   };
+  export interface Curve { terminate(): Promise<void> }
+  export const curves: {
+    getCurveFromName(name: string, options?: { singleThread?: boolean }): Promise<Curve>;
+  };
+  export const powersOfTau: {
+    newAccumulator(curve: Curve, power: number, file: string, logger?: unknown): Promise<unknown>;
+    contribute(oldFile: string, newFile: string, name: string, entropy: string, logger?: unknown): Promise<unknown>;
+    preparePhase2(oldFile: string, newFile: string, logger?: unknown): Promise<unknown>;
+  };
   export const zKey: {
+    newZKey(r1cs: string, ptau: string, zkey: string, logger?: unknown): Promise<unknown>;
+    contribute(oldZkey: string, newZkey: string, name: string, entropy: string, logger?: unknown): Promise<unknown>;
+    beacon(oldZkey: string, newZkey: string, name: string, beaconHash: string, numIterationsExp: number, logger?: unknown): Promise<unknown>;
     exportSolidityVerifier(zkey: string | Uint8Array, templates: Record<string, string>, logger?: unknown): Promise<string>;
     exportVerificationKey(zkey: string | Uint8Array, logger?: unknown): Promise<object>;
+  };
+  export const r1cs: {
+    info(file: string, logger?: unknown): Promise<{ nConstraints: number; nPrvInputs: number; nPubInputs: number; nOutputs: number; nVars: number }>;
+  };
+  export const wtns: {
+    calculate(input: Record<string, SignalValue>, wasm: string, wtnsFile: string | { type: 'mem'; data?: Uint8Array }): Promise<void>;
+    check(r1cs: string, wtnsFile: string, logger?: unknown): Promise<boolean>;
   };
 }

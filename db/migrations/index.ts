@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as registry from './20261122_0001_registry.ts';
 import * as adsTrades from './20261122_0002_ads_trades.ts';
+import * as merkle from './20261122_0004_merkle.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -9,6 +10,7 @@ import * as adsTrades from './20261122_0002_ads_trades.ts';
 const migrations: Record<string, Knex.Migration> = {
   '20261122_0001_registry': registry,
   '20261122_0002_ads_trades': adsTrades,
+  '20261122_0004_merkle': merkle,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
