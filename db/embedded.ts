@@ -22,6 +22,11 @@ const USER = 'relayer';
 // keeps other local users out, it is not a deployment secret.
 const PASSWORD = 'embedded-local-only';
 
+/** The URL of the embedded server's `postgres` database on `port` (whether or not it is running). */
+export function embeddedDatabaseUrl(port: number): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+}
+
 /**
  * The npm package ships its shared libraries' symlinks as a JSON list and recreates them in an
  * install script; install scripts are blocked here, so do it ourselves (idempotent).
@@ -65,7 +70,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`,
+    url: embeddedDatabaseUrl(options.port),
     stop: () => server.stop(),
   };
 }

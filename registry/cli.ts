@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config.ts';
-import { startEmbeddedDatabase } from '../db/embedded.ts';
+import { embeddedDatabaseUrl, startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
 import path from 'node:path';
 import { RegistryFileError } from './file.ts';
@@ -28,10 +28,16 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const config = loadConfig();
-  const embedded = config.DATABASE_URL
-    ? undefined
-    : await startEmbeddedDatabase({ dataDir: path.join(config.DATA_DIR, 'pg'), port: config.EMBEDDED_PG_PORT, persistent: true });
-  const knex = createKnex(config.DATABASE_URL ?? embedded!.url, 2);
+  // With no DATABASE_URL: the embedded database of a running `npm start` if it answers,
+  // else start it here (the same data directory, so the service sees the import later).
+  let url = config.DATABASE_URL;
+  let embedded: EmbeddedDatabase | undefined;
+  if (!url && (await answers(embeddedDatabaseUrl(config.EMBEDDED_PG_PORT)))) url = embeddedDatabaseUrl(config.EMBEDDED_PG_PORT);
+  if (!url) {
+    embedded = await startEmbeddedDatabase({ dataDir: path.join(config.DATA_DIR, 'pg'), port: config.EMBEDDED_PG_PORT, persistent: true });
+    url = embedded.url;
+  }
+  const knex = createKnex(url, 2);
   try {
     await migrateToLatest(knex);
     const report = await importRegistry(knex, input);
@@ -49,6 +55,18 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await knex.destroy();
     await embedded?.stop();
+  }
+}
+
+async function answers(url: string): Promise<boolean> {
+  const probe = createKnex(url, 1);
+  try {
+    await probe.raw('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await probe.destroy();
   }
 }
 
