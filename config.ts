@@ -43,6 +43,9 @@ export const configSchema = z.object({
   ACCESS_TOKEN_TTL_SECONDS: intFromEnv(30, 86_400).default(900),
   /** Lifetime of a refresh token, seconds. */
   REFRESH_TOKEN_TTL_SECONDS: intFromEnv(60, 31_536_000).default(2_592_000),
+  /** `iss` and `aud` claims of every JWT the service issues; tokens carrying others are refused. */
+  JWT_ISSUER: z.string().min(1).default('cross-chain-relayer'),
+  JWT_AUDIENCE: z.string().min(1).default('cross-chain-relayer-api'),
   /** Lifetime of a sign-in challenge, seconds. */
   CHALLENGE_TTL_SECONDS: intFromEnv(10, 3_600).default(300),
   /** SIWE domain (host[:port] of the dApp) and URI the messages name. */

@@ -72,5 +72,5 @@ export function createApp(deps: AppDeps): Express {
 
 function routers(deps: AppDeps): Router[] {
   const registryCache = deps.registryCache ?? new RegistryCache(deps.knex);
-  return [...readRouters({ knex: deps.knex, registryCache })];
+  return [...readRouters({ knex: deps.knex, registryCache, config: deps.config, secrets: deps.secrets })];
 }

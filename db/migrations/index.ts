@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as registry from './20261122_0001_registry.ts';
 import * as adsTrades from './20261122_0002_ads_trades.ts';
+import * as auth from './20261122_0003_auth.ts';
 import * as merkle from './20261122_0004_merkle.ts';
 
 /**
@@ -10,6 +11,7 @@ import * as merkle from './20261122_0004_merkle.ts';
 const migrations: Record<string, Knex.Migration> = {
   '20261122_0001_registry': registry,
   '20261122_0002_ads_trades': adsTrades,
+  '20261122_0003_auth': auth,
   '20261122_0004_merkle': merkle,
 };
 

@@ -1,0 +1,104 @@
+import { Router, type Request, type Response } from 'express';
+import { SignInInputError, SignInRejected, WalletConflict } from '../../auth/errors.ts';
+import { createAuthService, type AuthDeps, type Challenge } from '../../auth/sign-in.ts';
+import type { UserRecord } from '../../db/repositories/users.ts';
+import { conflict, unauthorized, unprocessable } from '../errors.ts';
+import { createRequireAuth, principalOf } from '../middleware/auth.ts';
+import { bearerAuth, registry } from '../openapi/registry.ts';
+import {
+  challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
+} from '../schemas/auth.ts';
+import { errorResponses } from '../schemas/common.ts';
+import { parseOrThrow } from '../validation.ts';
+
+const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const FLOW = 'Flow: challenge -> sign locally -> login -> Bearer access token -> refresh when it expires. See auth/README.md.';
+
+registry.registerPath({
+  method: 'post', path: '/v1/auth/challenge', tags: ['Auth'], summary: 'Ask for a sign-in challenge for a wallet',
+  description: `EVM: returns the SIWE (EIP-4361) \`message\` to sign as a personal message. Stellar: returns a server-signed SEP-10 \`transaction\` to co-sign. Single use, expires at \`expiresAt\`. ${FLOW}`,
+  request: { body: { content: { 'application/json': { schema: challengeBody } } } },
+  responses: { 200: json(challengeResponse, 'The challenge'), ...errorResponses(422, 429) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/auth/login', tags: ['Auth'], summary: 'Sign in with a signed challenge',
+  description: 'EVM: `{chainKind, message, signature}` with the message exactly as issued. Stellar: `{chainKind, transaction}` co-signed by the account. The first login of a wallet creates its user.',
+  request: { body: { content: { 'application/json': { schema: walletProofBody } } } },
+  responses: { 200: json(loginResponse, 'The user and a token pair'), ...errorResponses(401, 422, 429) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/auth/refresh', tags: ['Auth'], summary: 'Exchange a refresh token for a new pair',
+  description: 'The refresh token is single use and rotates. Presenting one already used revokes the whole session (401).',
+  request: { body: { content: { 'application/json': { schema: refreshBody } } } },
+  responses: { 200: json(refreshResponse, 'A new token pair'), ...errorResponses(401, 422, 429) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/auth/link', tags: ['Auth'], summary: "Link a wallet of the other chain kind to the caller's user",
+  description: 'Body as for login, signed by the wallet to link (ask a challenge for it first). No new tokens: the existing ones now stand for both wallets. 409 when the chain kind is already linked or the address belongs to another user.',
+  security: [{ [bearerAuth.name]: [] }],
+  request: { body: { content: { 'application/json': { schema: walletProofBody } } } },
+  responses: { 200: json(userSchema, 'The updated user'), ...errorResponses(401, 409, 422, 429) },
+});
+registry.registerPath({
+  method: 'get', path: '/v1/auth/me', tags: ['Auth'], summary: "The caller's user and wallets",
+  security: [{ [bearerAuth.name]: [] }],
+  responses: { 200: json(userSchema, 'The user'), ...errorResponses(401, 429) },
+});
+
+/** Sign-in's domain errors in HTTP terms. */
+function toHttpError(error: unknown): unknown {
+  if (error instanceof SignInRejected) return unauthorized(error.message);
+  if (error instanceof SignInInputError) return unprocessable([error.message]);
+  if (error instanceof WalletConflict) return conflict(error.message);
+  return error;
+}
+
+const handle = (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+  try {
+    await fn(req, res);
+  } catch (error) {
+    throw toHttpError(error);
+  }
+};
+
+/** /v1/auth/*: challenge, login, refresh (public), link and me (Bearer). */
+export function authRouter(deps: AuthDeps): Router {
+  const auth = createAuthService(deps);
+  const requireAuth = createRequireAuth(auth);
+  const router = Router();
+  router.post('/auth/challenge', handle(async (req, res) => {
+    res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body))));
+  }));
+  router.post('/auth/login', handle(async (req, res) => {
+    const { user, tokens } = await auth.login(parseWalletProof(req.body));
+    res.json({ user: presentUser(user), tokens });
+  }));
+  router.post('/auth/refresh', handle(async (req, res) => {
+    const { refresh } = parseOrThrow(refreshBody, req.body);
+    res.json({ tokens: await auth.refresh(refresh) });
+  }));
+  router.post('/auth/link', requireAuth, handle(async (req, res) => {
+    res.json(presentUser(await auth.link(principalOf(req), parseWalletProof(req.body))));
+  }));
+  router.get('/auth/me', requireAuth, handle(async (req, res) => {
+    res.json(presentUser(await auth.currentUser(principalOf(req).userId)));
+  }));
+  return router;
+}
+
+function presentUser(user: UserRecord) {
+  return {
+    id: user.id,
+    wallets: user.wallets.map((w) => ({ address: w.address, chainKind: w.chainKind, createdAt: w.createdAt.toISOString() })),
+    createdAt: user.createdAt.toISOString(),
+  };
+}
+
+function presentChallenge(challenge: Challenge) {
+  if (challenge.chainKind === 'EVM') {
+    const { chainKind, address, nonce, domain, uri, expiresAt, message } = challenge;
+    return { chainKind, address, nonce, domain, uri, expiresAt: expiresAt.toISOString(), message };
+  }
+  const { chainKind, address, transaction, networkPassphrase, expiresAt } = challenge;
+  return { chainKind, address, transaction, networkPassphrase, expiresAt: expiresAt.toISOString() };
+}

@@ -1,0 +1,141 @@
+import type { WalletProof } from '../../auth/proof.ts';
+import { isEvmAddress, isStellarAccount } from '../../chains/address.ts';
+import { unprocessable } from '../errors.ts';
+import { z } from '../openapi/registry.ts';
+import { issuesToMessages, parseOrThrow } from '../validation.ts';
+import { chainKind, timestamp } from './common.ts';
+
+/** Request and response schemas of /v1/auth/*. Requests are strict: unknown fields are a 422. */
+
+const EVM_EXAMPLE = '0x2c7536E3605D9C16a7a3D7b1898e529396a65c23';
+const STELLAR_EXAMPLE = 'GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H';
+const SIWE_EXAMPLE = [
+  'localhost:3000 wants you to sign in with your Ethereum account:',
+  EVM_EXAMPLE,
+  '',
+  'Sign in to the Cross-Chain Liquidity Relayer.',
+  '',
+  'URI: http://localhost:3000',
+  'Version: 1',
+  'Chain ID: 1',
+  'Nonce: 5f1c0e9d2b7a4c3e8f6a1b2c3d4e5f60',
+  'Issued At: 2026-11-22T10:00:00.000Z',
+  'Expiration Time: 2026-11-22T10:05:00.000Z',
+].join('\n');
+
+const quote = (value: unknown) => `'${String(value).slice(0, 100)}'`;
+
+export const challengeBody = z
+  .object({
+    address: z.string({ error: 'must be a wallet address string' }).openapi({ example: EVM_EXAMPLE }),
+    chainKind,
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if (body.chainKind === 'EVM' && !isEvmAddress(body.address)) {
+      ctx.addIssue({
+        code: 'custom', path: ['address'],
+        message: `must be an EVM address (0x and 40 hex digits, a valid EIP-55 checksum when mixed-case), received ${quote(body.address)}`,
+      });
+    }
+    if (body.chainKind === 'STELLAR' && !isStellarAccount(body.address)) {
+      ctx.addIssue({ code: 'custom', path: ['address'], message: `must be a Stellar account G-address, received ${quote(body.address)}` });
+    }
+  })
+  .openapi('ChallengeRequest', { example: { address: EVM_EXAMPLE, chainKind: 'EVM' } });
+
+const evmChallenge = z
+  .object({
+    chainKind: z.literal('EVM'),
+    address: z.string().openapi({ description: 'EIP-55 checksummed, whatever case was sent.', example: EVM_EXAMPLE }),
+    nonce: z.string().openapi({ example: '5f1c0e9d2b7a4c3e8f6a1b2c3d4e5f60' }),
+    domain: z.string().openapi({ example: 'localhost:3000' }),
+    uri: z.string().openapi({ example: 'http://localhost:3000' }),
+    expiresAt: timestamp,
+    message: z.string().openapi({ description: 'The complete EIP-4361 text to sign as a personal message, unchanged.', example: SIWE_EXAMPLE }),
+  })
+  .openapi('EvmChallenge');
+
+const stellarChallenge = z
+  .object({
+    chainKind: z.literal('STELLAR'),
+    address: z.string().openapi({ example: STELLAR_EXAMPLE }),
+    transaction: z.string().openapi({ description: 'SEP-10 challenge transaction signed by the server (base64 XDR); co-sign it with the account key.' }),
+    networkPassphrase: z.string().openapi({ example: 'Test SDF Network ; September 2015' }),
+    expiresAt: timestamp,
+  })
+  .openapi('StellarChallenge');
+
+export const challengeResponse = z.discriminatedUnion('chainKind', [evmChallenge, stellarChallenge]);
+
+const evmLogin = z
+  .object({
+    chainKind: z.literal('EVM'),
+    message: z.string({ error: 'must be the SIWE message string of the challenge' })
+      .min(1, { error: 'must not be empty' }).max(4096, { error: 'must be at most 4096 characters' })
+      .openapi({ example: SIWE_EXAMPLE }),
+    signature: z.string({ error: 'must be a 0x-prefixed hex signature' })
+      .regex(/^0x[0-9a-fA-F]{2,1024}$/, { error: 'must be a 0x-prefixed hex signature' })
+      .openapi({ description: 'EIP-191 personal-message signature of `message` (65 bytes).', example: `0x${'ab'.repeat(65)}` }),
+  })
+  .strict()
+  .openapi('EvmLogin');
+
+const stellarLogin = z
+  .object({
+    chainKind: z.literal('STELLAR'),
+    transaction: z.string({ error: 'must be a base64 XDR string' })
+      .max(16_384, { error: 'must be at most 16384 characters' })
+      .regex(/^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, { error: 'must be base64 XDR' })
+      .openapi({ description: 'The challenge transaction co-signed by the account key (base64 XDR).' }),
+  })
+  .strict()
+  .openapi('StellarLogin');
+
+/** The login (and link) body as documented: one shape per chain kind. */
+export const walletProofBody = z.discriminatedUnion('chainKind', [evmLogin, stellarLogin]);
+
+const FIELDS_OF: Record<'EVM' | 'STELLAR', string[]> = { EVM: ['message', 'signature'], STELLAR: ['transaction'] };
+
+/**
+ * Parses a login/link body into a `WalletProof`, or throws a 422 naming each field: the chain kind
+ * first, then the fields that kind needs; fields of the other kind mean the body's `chainKind` is
+ * not the challenge's.
+ */
+export function parseWalletProof(body: unknown): WalletProof {
+  const { chainKind: kind } = parseOrThrow(z.object({ chainKind }).loose(), body);
+  const other = kind === 'EVM' ? 'STELLAR' : 'EVM';
+  const record = body as Record<string, unknown>;
+  const foreign = FIELDS_OF[other].filter((field) => field in record);
+  const rest = Object.fromEntries(Object.entries(record).filter(([key]) => !foreign.includes(key)));
+  const result = (kind === 'EVM' ? evmLogin : stellarLogin).safeParse(rest);
+  const messages = result.success ? [] : issuesToMessages(result.error.issues);
+  if (foreign.length > 0) {
+    messages.unshift(`chainKind is ${kind} but ${foreign.join(', ')} ${foreign.length > 1 ? 'belong' : 'belongs'} to a ${other} login: chainKind must match the challenge's`);
+  }
+  if (messages.length > 0 || !result.success) throw unprocessable(messages);
+  return result.data;
+}
+
+export const refreshBody = z
+  .object({ refresh: z.string({ error: 'must be the refresh token string' }).min(1, { error: 'must not be empty' }).max(4096, { error: 'must be at most 4096 characters' }) })
+  .strict()
+  .openapi('RefreshRequest');
+
+export const walletSchema = z
+  .object({ address: z.string().openapi({ example: EVM_EXAMPLE }), chainKind: z.enum(['EVM', 'STELLAR']), createdAt: timestamp })
+  .openapi('Wallet');
+
+export const userSchema = z
+  .object({ id: z.string().uuid(), wallets: z.array(walletSchema), createdAt: timestamp })
+  .openapi('User');
+
+export const tokensSchema = z
+  .object({
+    access: z.string().openapi({ description: 'Access JWT (HS256, `typ: access`); send as `Authorization: Bearer`.' }),
+    refresh: z.string().openapi({ description: 'Refresh JWT (`typ: refresh`), single use: each refresh returns a new one.' }),
+  })
+  .openapi('Tokens');
+
+export const loginResponse = z.object({ user: userSchema, tokens: tokensSchema }).openapi('LoginResponse');
+export const refreshResponse = z.object({ tokens: tokensSchema }).openapi('RefreshResponse');

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { Keypair } from '@stellar/stellar-sdk';
+import type { Knex } from 'knex';
+import { canonicalAddress, type ChainKind } from '../chains/address.ts';
+import type { Config } from '../config.ts';
+import { deleteStaleChallenges, insertChallenge } from '../db/repositories/challenges.ts';
+import {
+  createSession, findLiveSessionPrincipal, insertRefreshToken, revokeSession, rotateRefreshToken, type RefreshTokenState,
+} from '../db/repositories/sessions.ts';
+import {
+  addWallet, findOrCreateUserByWallet, findUserById, findUserIdByAddress, WalletUniquenessError, type UserRecord,
+} from '../db/repositories/users.ts';
+import type { Secrets } from '../secrets.ts';
+import { SignInRejected, WalletConflict } from './errors.ts';
+import { proveWallet, type WalletProof } from './proof.ts';
+import { buildStellarChallenge, type Sep10Settings } from './sep10.ts';
+import { buildSiweMessage, type SiweSettings } from './siwe.ts';
+import { hashRefreshToken, issueAccessToken, issueRefreshToken, verifyToken, type TokenSettings } from './tokens.ts';
+
+export interface AuthDeps {
+  config: Config;
+  secrets: Secrets;
+  knex: Knex;
+}
+
+/** The authenticated caller: its user and that user's wallet address per chain kind (for ownership checks). */
+export interface Principal {
+  userId: string;
+  sessionId: string;
+  wallets: Partial<Record<ChainKind, string>>;
+}
+
+export type Challenge =
+  | { chainKind: 'EVM'; address: string; nonce: string; domain: string; uri: string; message: string; expiresAt: Date }
+  | { chainKind: 'STELLAR'; address: string; transaction: string; networkPassphrase: string; expiresAt: Date };
+
+export interface TokenPair {
+  access: string;
+  refresh: string;
+}
+
+/** Challenges that lapsed longer ago than this are deleted when new ones are issued. */
+const STALE_CHALLENGE_SECONDS = 3600;
+
+const REFRESH_FAILURES: Record<RefreshTokenState, string> = {
+  unknown: 'refresh token is not known',
+  revoked: 'refresh token belongs to a revoked session: sign in again',
+  reused: 'refresh token was already used: the whole session is revoked, sign in again',
+  expired: 'refresh token expired: sign in again',
+};
+
+/** The token settings of a deployment (shared with the `requireAuth` middleware). */
+export function tokenSettings(config: Config, secrets: Secrets): TokenSettings {
+  return {
+    secret: secrets.jwtSecret,
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    accessTtlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
+    refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
+  };
+}
+
+/**
+ * Wallet sign-in use cases: challenges, login, link, refresh with rotation and reuse detection,
+ * and the principal behind an access token. Throws the errors of `./errors.ts`.
+ */
+export function createAuthService(deps: AuthDeps) {
+  const { config, knex } = deps;
+  const tokens = tokenSettings(config, deps.secrets);
+  const siwe: SiweSettings = { domain: config.SIWE_DOMAIN, uri: config.SIWE_URI, chainId: config.SIWE_CHAIN_ID };
+  const sep10: Sep10Settings = {
+    serverKeypair: Keypair.fromSecret(deps.secrets.sep10SigningSecret),
+    homeDomain: config.SEP10_HOME_DOMAIN,
+    webAuthDomain: config.SEP10_WEB_AUTH_DOMAIN,
+    networkPassphrase: config.STELLAR_NETWORK_PASSPHRASE,
+  };
+
+  async function openSession(trx: Knex.Transaction, userId: string): Promise<TokenPair> {
+    const sessionId = await createSession(trx, userId);
+    const refresh = issueRefreshToken(tokens, userId, sessionId);
+    await insertRefreshToken(trx, { id: refresh.id, sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
+    return { access: issueAccessToken(tokens, userId, sessionId), refresh: refresh.token };
+  }
+
+  async function userOrFail(userId: string): Promise<UserRecord> {
+    const user = await findUserById(knex, userId);
+    if (!user) throw new SignInRejected('user no longer exists');
+    return user;
+  }
+
+  return {
+    /** Issues a single-use challenge for a wallet (address already validated for its kind). */
+    async issueChallenge(input: { chainKind: ChainKind; address: string }): Promise<Challenge> {
+      const address = canonicalAddress(input.chainKind, input.address);
+      await deleteStaleChallenges(knex, STALE_CHALLENGE_SECONDS);
+      if (input.chainKind === 'EVM') {
+        const issuedAt = new Date();
+        const expiresAt = new Date(issuedAt.getTime() + config.CHALLENGE_TTL_SECONDS * 1000);
+        const nonce = randomBytes(16).toString('hex');
+        const message = buildSiweMessage(siwe, address, nonce, issuedAt, expiresAt);
+        await insertChallenge(knex, { chainKind: 'EVM', address, nonce, message, expiresAt });
+        return { chainKind: 'EVM', address, nonce, domain: siwe.domain, uri: siwe.uri, message, expiresAt };
+      }
+      const challenge = buildStellarChallenge(sep10, address, config.CHALLENGE_TTL_SECONDS);
+      await insertChallenge(knex, { chainKind: 'STELLAR', address, nonce: challenge.nonce, message: challenge.transaction, expiresAt: challenge.expiresAt });
+      return { chainKind: 'STELLAR', address, transaction: challenge.transaction, networkPassphrase: sep10.networkPassphrase, expiresAt: challenge.expiresAt };
+    },
+
+    /** Verifies the signed challenge, creates the user on a wallet's first login, opens a session. */
+    async login(proof: WalletProof): Promise<{ user: UserRecord; tokens: TokenPair }> {
+      const { userId, pair } = await knex.transaction(async (trx) => {
+        const wallet = await proveWallet(trx, { siwe, sep10 }, proof);
+        const userId = await findOrCreateUserByWallet(trx, wallet.chainKind, wallet.address);
+        return { userId, pair: await openSession(trx, userId) };
+      });
+      return { user: await userOrFail(userId), tokens: pair };
+    },
+
+    /** Records a proven wallet of another chain kind on the caller's user; existing tokens now cover it. */
+    async link(principal: Principal, proof: WalletProof): Promise<UserRecord> {
+      await knex.transaction(async (trx) => {
+        const wallet = await proveWallet(trx, { siwe, sep10 }, proof);
+        const current = await findUserById(trx, principal.userId);
+        if (!current) throw new SignInRejected('user no longer exists');
+        if (current.wallets.some((w) => w.chainKind === wallet.chainKind)) {
+          throw new WalletConflict(`a ${wallet.chainKind} wallet is already linked to this user`);
+        }
+        const owner = await findUserIdByAddress(trx, wallet.address);
+        if (owner) throw new WalletConflict(`${wallet.address} already belongs to another user`);
+        try {
+          await addWallet(trx, principal.userId, wallet.chainKind, wallet.address);
+        } catch (error) {
+          // A concurrent link or login got there first.
+          if (error instanceof WalletUniquenessError) {
+            throw new WalletConflict(error.rule === 'address'
+              ? `${wallet.address} already belongs to another user`
+              : `a ${wallet.chainKind} wallet is already linked to this user`);
+          }
+          throw error;
+        }
+      });
+      return userOrFail(principal.userId);
+    },
+
+    /**
+     * Exchanges a refresh token for a new pair. The presented token is spent; presenting a spent
+     * one again means it leaked: the whole session (every token of the family) is revoked.
+     */
+    async refresh(token: string): Promise<TokenPair> {
+      const claims = verifyToken(tokens, token, 'refresh');
+      const outcome = await knex.transaction(async (trx) => {
+        const rotated = await rotateRefreshToken(trx, claims.tokenId, hashRefreshToken(token));
+        if (!rotated.ok) {
+          if (rotated.state === 'reused' && rotated.sessionId) await revokeSession(trx, rotated.sessionId, 'refresh token reuse');
+          return { ok: false as const, state: rotated.state };
+        }
+        const refresh = issueRefreshToken(tokens, rotated.userId, rotated.sessionId);
+        await insertRefreshToken(trx, { id: refresh.id, sessionId: rotated.sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
+        return { ok: true as const, pair: { access: issueAccessToken(tokens, rotated.userId, rotated.sessionId), refresh: refresh.token } };
+      });
+      // Thrown after commit, so a reuse revocation is kept.
+      if (!outcome.ok) throw new SignInRejected(REFRESH_FAILURES[outcome.state]);
+      return outcome.pair;
+    },
+
+    /** The principal behind a verified access token's claims; null when the session is revoked or unknown. */
+    principal(userId: string, sessionId: string): Promise<Principal | null> {
+      return findLiveSessionPrincipal(knex, sessionId, userId);
+    },
+
+    /** The caller's user with its wallets. */
+    currentUser: userOrFail,
+
+    tokens,
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,0 +1,95 @@
+import { createHash, randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { SignInRejected } from './errors.ts';
+
+/** Every token says what it is for; one kind is never accepted in place of the other. */
+export type TokenType = 'access' | 'refresh';
+
+export interface TokenSettings {
+  secret: string;
+  issuer: string;
+  audience: string;
+  accessTtlSeconds: number;
+  refreshTtlSeconds: number;
+}
+
+/** What a verified token says: who, which session (refresh-token family), which token. */
+export interface TokenClaims {
+  userId: string;
+  sessionId: string;
+  tokenId: string;
+}
+
+/** A refresh token as issued, with what the database keeps of it. */
+export interface IssuedRefreshToken {
+  token: string;
+  id: string;
+  hash: string;
+  expiresAt: Date;
+}
+
+/** The only algorithm accepted: HS256. An explicit list, so `none` or an RS/HS confusion can never verify. */
+export const JWT_ALGORITHMS: jwt.Algorithm[] = ['HS256'];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** SHA-256 of a refresh token, hex: what the database stores instead of the token. */
+export function hashRefreshToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The options every verification uses (also handed to passport-jwt). */
+export function verifyOptions(settings: TokenSettings): jwt.VerifyOptions & { algorithms: jwt.Algorithm[] } {
+  return { algorithms: JWT_ALGORITHMS, issuer: settings.issuer, audience: settings.audience };
+}
+
+function sign(settings: TokenSettings, typ: TokenType, userId: string, sessionId: string, tokenId: string, ttl: number): string {
+  return jwt.sign({ typ, sid: sessionId }, settings.secret, {
+    algorithm: 'HS256',
+    subject: userId,
+    issuer: settings.issuer,
+    audience: settings.audience,
+    expiresIn: ttl,
+    jwtid: tokenId,
+  });
+}
+
+/** A short-lived access token for the session. */
+export function issueAccessToken(settings: TokenSettings, userId: string, sessionId: string): string {
+  return sign(settings, 'access', userId, sessionId, randomUUID(), settings.accessTtlSeconds);
+}
+
+/** A long-lived refresh token for the session; the caller stores `id` and `hash`, never `token`. */
+export function issueRefreshToken(settings: TokenSettings, userId: string, sessionId: string, now = new Date()): IssuedRefreshToken {
+  const id = randomUUID();
+  const token = sign(settings, 'refresh', userId, sessionId, id, settings.refreshTtlSeconds);
+  // jsonwebtoken counts whole seconds from now: the stored expiry matches the token's `exp`.
+  const expiresAt = new Date((Math.floor(now.getTime() / 1000) + settings.refreshTtlSeconds) * 1000);
+  return { token, id, hash: hashRefreshToken(token), expiresAt };
+}
+
+/**
+ * Checks the claims of an already signature-verified payload: the `typ` asked for, and ids of the
+ * shape this service issues (so nothing odd reaches a uuid column). Throws `SignInRejected`.
+ */
+export function readClaims(payload: unknown, expected: TokenType): TokenClaims {
+  const claims = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
+  if (claims.typ !== expected) throw new SignInRejected(expected === 'access' ? 'not an access token' : 'not a refresh token');
+  const { sub, sid, jti } = claims;
+  if (typeof sub !== 'string' || !UUID.test(sub) || typeof sid !== 'string' || !UUID.test(sid) || typeof jti !== 'string' || !UUID.test(jti)) {
+    throw new SignInRejected(`${expected} token is malformed`);
+  }
+  return { userId: sub, sessionId: sid, tokenId: jti };
+}
+
+/** Verifies signature (HS256 only), issuer, audience, expiry and type. Throws `SignInRejected` saying why. */
+export function verifyToken(settings: TokenSettings, token: string, expected: TokenType): TokenClaims {
+  let payload: unknown;
+  try {
+    payload = jwt.verify(token, settings.secret, verifyOptions(settings));
+  } catch (error) {
+    if (error instanceof jwt.TokenExpiredError) throw new SignInRejected(`${expected} token expired`);
+    throw new SignInRejected(`${expected} token is invalid`);
+  }
+  return readClaims(payload, expected);
+}

@@ -1,0 +1,81 @@
+import type { Knex } from 'knex';
+import type { ChainKind } from '../../chains/address.ts';
+
+/**
+ * Sessions (one per sign-in) and their refresh-token family. Refresh tokens are kept as SHA-256
+ * hashes only; a token is usable once (`rotated_at` set when it is exchanged).
+ */
+
+/** Opens a session for the user; returns its id. */
+export async function createSession(db: Knex | Knex.Transaction, userId: string): Promise<string> {
+  const [row] = await db('sessions').insert({ user_id: userId }).returning<{ id: string }[]>('id');
+  return row!.id;
+}
+
+/** Stores a refresh token of a session by its id (`jti`) and hash. */
+export async function insertRefreshToken(
+  db: Knex | Knex.Transaction,
+  token: { id: string; sessionId: string; tokenHash: string; expiresAt: Date },
+): Promise<void> {
+  await db('refresh_tokens').insert({
+    id: token.id,
+    session_id: token.sessionId,
+    token_hash: token.tokenHash,
+    expires_at: token.expiresAt,
+  });
+}
+
+/** What the refresh token row says when it cannot be rotated. */
+export type RefreshTokenState = 'unknown' | 'revoked' | 'reused' | 'expired';
+
+/**
+ * Marks the refresh token rotated if it is live: known with this hash, not yet rotated, unexpired,
+ * its session not revoked; one statement, so two concurrent refreshes cannot both win.
+ * Returns the session and user on success, else why not.
+ */
+export async function rotateRefreshToken(
+  db: Knex | Knex.Transaction,
+  id: string,
+  tokenHash: string,
+): Promise<{ ok: true; sessionId: string; userId: string } | { ok: false; state: RefreshTokenState; sessionId?: string }> {
+  const rotated = await db.raw<{ rows: { session_id: string; user_id: string }[] }>(
+    `UPDATE refresh_tokens r SET rotated_at = now()
+       FROM sessions s
+      WHERE r.id = ? AND r.token_hash = ? AND r.rotated_at IS NULL AND r.expires_at > now()
+        AND s.id = r.session_id AND s.revoked_at IS NULL
+      RETURNING r.session_id, s.user_id`,
+    [id, tokenHash],
+  );
+  const row = rotated.rows[0];
+  if (row) return { ok: true, sessionId: row.session_id, userId: row.user_id };
+  const found = await db.raw<{ rows: { session_id: string; rotated: boolean; expired: boolean; revoked: boolean }[] }>(
+    `SELECT r.session_id, r.rotated_at IS NOT NULL AS rotated, r.expires_at <= now() AS expired, s.revoked_at IS NOT NULL AS revoked
+       FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+      WHERE r.id = ? AND r.token_hash = ?`,
+    [id, tokenHash],
+  );
+  const state = found.rows[0];
+  if (!state) return { ok: false, state: 'unknown' };
+  if (state.revoked) return { ok: false, state: 'revoked', sessionId: state.session_id };
+  if (state.rotated) return { ok: false, state: 'reused', sessionId: state.session_id };
+  return { ok: false, state: 'expired', sessionId: state.session_id };
+}
+
+/** Revokes the session: its refresh tokens and the access tokens naming it stop working. */
+export async function revokeSession(db: Knex | Knex.Transaction, sessionId: string, reason: string): Promise<void> {
+  await db('sessions').where({ id: sessionId }).whereNull('revoked_at').update({ revoked_at: db.fn.now(), revoked_reason: reason });
+}
+
+/** The caller behind a live session: its user and wallet addresses by chain kind; null when revoked or unknown. */
+export async function findLiveSessionPrincipal(
+  db: Knex | Knex.Transaction,
+  sessionId: string,
+  userId: string,
+): Promise<{ userId: string; sessionId: string; wallets: Partial<Record<ChainKind, string>> } | null> {
+  const session = await db('sessions').where({ id: sessionId, user_id: userId }).whereNull('revoked_at').first<{ id: string } | undefined>('id');
+  if (!session) return null;
+  const rows = await db('wallets').where({ user_id: userId }).select<{ chain_kind: ChainKind; address: string }[]>('chain_kind', 'address');
+  const wallets: Partial<Record<ChainKind, string>> = {};
+  for (const row of rows) wallets[row.chain_kind] = row.address;
+  return { userId, sessionId, wallets };
+}
