@@ -63,6 +63,10 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilInsta
     ['--host', host, '--port', String(options.port ?? 0), '--chain-id', String(options.chainId)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // A parent that exits without calling stop() (a crashed test run) must not leave anvil behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   const port = await waitForListening(child, options.startTimeoutMs ?? 20_000);
   let stopped: Promise<void> | undefined;
   return {

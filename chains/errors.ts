@@ -1,0 +1,63 @@
+/**
+ * Why a transaction a client reported does not (yet) prove what it should. Callers (the API, the
+ * workflow) map these to HTTP statuses and retry decisions; `retryable` says whether asking again
+ * later can succeed without the client doing anything.
+ */
+export abstract class ChainVerificationError extends Error {
+  abstract readonly code:
+    | 'TX_NOT_FOUND'
+    | 'TX_FAILED'
+    | 'WRONG_CONTRACT'
+    | 'WRONG_EVENT'
+    | 'NOT_FINAL'
+    | 'RPC_UNAVAILABLE';
+  abstract readonly retryable: boolean;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The chain knows no such transaction (wrong hash, wrong chain, or dropped). */
+export class TransactionNotFoundError extends ChainVerificationError {
+  readonly code = 'TX_NOT_FOUND';
+  readonly retryable = false;
+}
+
+/** The transaction was included but reverted / failed. */
+export class TransactionFailedError extends ChainVerificationError {
+  readonly code = 'TX_FAILED';
+  readonly retryable = false;
+}
+
+/** The transaction called some other contract than the one the request was signed for. */
+export class WrongContractError extends ChainVerificationError {
+  readonly code = 'WRONG_CONTRACT';
+  readonly retryable = false;
+}
+
+/** The contract did not emit the expected event with the expected arguments (another call, another request). */
+export class WrongEventError extends ChainVerificationError {
+  readonly code = 'WRONG_EVENT';
+  readonly retryable = false;
+}
+
+/** Seen, but not yet final: pending, or fewer confirmations than the chain requires. Nothing should be recorded yet. */
+export class NotFinalError extends ChainVerificationError {
+  readonly code = 'NOT_FINAL';
+  readonly retryable = true;
+  constructor(
+    message: string,
+    /** Confirmations so far (0 while pending) and how many are required. */
+    readonly confirmations: number,
+    readonly required: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The chain's RPC could not be reached or answered with an error: nothing is known about the transaction. */
+export class RpcUnavailableError extends ChainVerificationError {
+  readonly code = 'RPC_UNAVAILABLE';
+  readonly retryable = true;
+}

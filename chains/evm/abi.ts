@@ -1,0 +1,49 @@
+import { Interface } from 'ethers';
+
+/**
+ * The events and views of AdManager and OrderPortal the service reads (deploy/devnet/contracts are
+ * the reference implementation; a production contract must emit the same signatures).
+ */
+export const AD_MANAGER_ABI = [
+  'event AdCreated(bytes32 indexed adId, bytes32 indexed reqHash, address indexed creator, address token, uint256 amount, uint256 orderChainId, bytes32 adRecipient)',
+  'event AdFunded(bytes32 indexed adId, bytes32 indexed reqHash, uint256 amount, uint256 available)',
+  'event AdWithdrawn(bytes32 indexed adId, bytes32 indexed reqHash, uint256 amount, address to)',
+  'event AdClosed(bytes32 indexed adId, bytes32 indexed reqHash, uint256 amount, address to)',
+  'event OrderLocked(bytes32 indexed orderHash, bytes32 indexed reqHash, bytes32 indexed adId, uint256 amount)',
+  'event OrderUnlocked(bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed nullifierHash, address recipient, uint256 amount)',
+] as const;
+
+export const ORDER_PORTAL_ABI = [
+  'event OrderCreated(bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed leafIndex, uint256 leaf, uint256 secretCommitment, uint256 root)',
+  'event OrderUnlocked(bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed nullifierHash, address recipient, uint256 amount)',
+  'function currentRoot() view returns (uint256)',
+  'function nextLeafIndex() view returns (uint256)',
+  'function isKnownRoot(uint256 root) view returns (bool)',
+] as const;
+
+/** One interface over both contracts' events (OrderUnlocked has the same signature on both). */
+export const BRIDGE_INTERFACE = new Interface([
+  ...AD_MANAGER_ABI,
+  ...ORDER_PORTAL_ABI.filter((entry) => !entry.startsWith('event OrderUnlocked')),
+]);
+
+/** Names of the events a confirmation can expect. */
+export type BridgeEventName =
+  | 'AdCreated'
+  | 'AdFunded'
+  | 'AdWithdrawn'
+  | 'AdClosed'
+  | 'OrderLocked'
+  | 'OrderCreated'
+  | 'OrderUnlocked';
+
+/** Which event proves each signed action happened (the action names of chains/request-schema.ts). */
+export const EVENT_OF_ACTION = {
+  createAd: 'AdCreated',
+  fundAd: 'AdFunded',
+  withdrawFromAd: 'AdWithdrawn',
+  closeAd: 'AdClosed',
+  createOrder: 'OrderCreated',
+  lockForOrder: 'OrderLocked',
+  unlock: 'OrderUnlocked',
+} as const satisfies Record<string, BridgeEventName>;

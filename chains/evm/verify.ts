@@ -1,0 +1,133 @@
+import { getAddress } from 'ethers';
+import type { Web3 } from 'web3';
+import {
+  NotFinalError,
+  TransactionFailedError,
+  TransactionNotFoundError,
+  WrongContractError,
+  WrongEventError,
+} from '../errors.ts';
+import { BRIDGE_INTERFACE, type BridgeEventName } from './abi.ts';
+import { isTransactionNotFound, rpcCall } from './rpc.ts';
+
+/** What a reported EVM transaction must show. */
+export interface ExpectedEvmTransaction {
+  txHash: string;
+  /** The AdManager or OrderPortal the signed request named. */
+  contractAddress: string;
+  event: BridgeEventName;
+  /** Event arguments that must match, by name: typically `{ reqHash }` and/or `{ orderHash }`. */
+  args: Record<string, string | bigint>;
+  /** The chain's configured number of confirmations (the including block counts as one). */
+  confirmations: number;
+}
+
+/** A verified event: where it is and all its arguments (integers as decimal strings). */
+export interface VerifiedEvmEvent {
+  txHash: string;
+  blockNumber: bigint;
+  blockHash: string;
+  logIndex: number;
+  /** The account that sent the transaction. */
+  from: string;
+  event: BridgeEventName;
+  args: Record<string, string>;
+  confirmations: number;
+}
+
+/**
+ * Checks that `txHash` succeeded, was sent to (or emitted from) the expected contract, emitted the
+ * expected event with the expected arguments, and has at least the required confirmations.
+ * Throws `TransactionNotFoundError`, `TransactionFailedError`, `WrongContractError`,
+ * `WrongEventError`, `NotFinalError` (pending or too few confirmations; retryable) or
+ * `RpcUnavailableError` (retryable). Reads only; records nothing.
+ */
+export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTransaction): Promise<VerifiedEvmEvent> {
+  const { txHash } = expected;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(txHash)) throw new TransactionNotFoundError(`not an EVM transaction hash: '${txHash}'`);
+  let receipt;
+  try {
+    receipt = await rpcCall('eth_getTransactionReceipt', () => web3.eth.getTransactionReceipt(txHash), {
+      passThrough: isTransactionNotFound,
+    });
+  } catch (error) {
+    if (!isTransactionNotFound(error)) throw error;
+    const pending = await rpcCall('eth_getTransactionByHash', () => web3.eth.getTransaction(txHash), {
+      passThrough: isTransactionNotFound,
+    }).catch((inner: unknown) => {
+      if (isTransactionNotFound(inner)) return null;
+      throw inner;
+    });
+    if (pending) throw new NotFinalError(`transaction ${txHash} is pending`, 0, expected.confirmations);
+    throw new TransactionNotFoundError(`transaction ${txHash} not found on this chain`);
+  }
+  if (!receipt) throw new TransactionNotFoundError(`transaction ${txHash} not found on this chain`);
+  if (BigInt(receipt.status) !== 1n) throw new TransactionFailedError(`transaction ${txHash} reverted`);
+
+  const contract = expected.contractAddress.toLowerCase();
+  const fromContract = receipt.logs.filter((log) => String(log.address).toLowerCase() === contract);
+  if (fromContract.length === 0 && String(receipt.to ?? '').toLowerCase() !== contract) {
+    throw new WrongContractError(`transaction ${txHash} went to ${receipt.to ?? 'a contract creation'}, not ${expected.contractAddress}`);
+  }
+  const fragment = BRIDGE_INTERFACE.getEvent(expected.event);
+  if (!fragment) throw new Error(`unknown event ${expected.event}`);
+  let match: { log: (typeof fromContract)[number]; args: Record<string, string> } | undefined;
+  for (const log of fromContract) {
+    if (String(log.topics?.[0] ?? '').toLowerCase() !== fragment.topicHash) continue;
+    const parsed = BRIDGE_INTERFACE.parseLog({ topics: (log.topics ?? []).map(String), data: String(log.data ?? '0x') });
+    if (!parsed) continue;
+    const args = Object.fromEntries(
+      parsed.fragment.inputs.map((input, i) => [input.name, stringify(parsed.args[i])]),
+    );
+    if (Object.entries(expected.args).every(([name, value]) => sameValue(args[name], value))) {
+      match = { log, args };
+      break;
+    }
+  }
+  if (!match) {
+    throw new WrongEventError(
+      `transaction ${txHash} emitted no ${expected.event} from ${expected.contractAddress} with ${describe(expected.args)}`,
+    );
+  }
+
+  const latest = await rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber());
+  const blockNumber = BigInt(receipt.blockNumber);
+  const confirmations = Number(BigInt(latest) - blockNumber + 1n);
+  if (confirmations < expected.confirmations) {
+    throw new NotFinalError(
+      `transaction ${txHash} has ${confirmations} of ${expected.confirmations} confirmations`,
+      confirmations,
+      expected.confirmations,
+    );
+  }
+  return {
+    txHash,
+    blockNumber,
+    blockHash: String(receipt.blockHash),
+    logIndex: Number(match.log.logIndex ?? 0),
+    from: getAddress(String(receipt.from)),
+    event: expected.event,
+    args: match.args,
+    confirmations,
+  };
+}
+
+function stringify(value: unknown): string {
+  return typeof value === 'bigint' ? value.toString() : String(value);
+}
+
+/** Equal as integers when both read as numbers (hex or decimal), else equal ignoring hex case. */
+function sameValue(actual: string | undefined, expected: string | bigint): boolean {
+  if (actual === undefined) return false;
+  try {
+    return BigInt(actual) === BigInt(expected);
+  } catch {
+    return actual.toLowerCase() === String(expected).toLowerCase();
+  }
+}
+
+function describe(args: Record<string, string | bigint>): string {
+  return Object.entries(args)
+    .map(([name, value]) => `${name}=${String(value)}`)
+    .join(', ');
+}
