@@ -11,6 +11,8 @@ import { loadDemoRegistryIfEmpty } from '../registry/demo.ts';
 import { resolveSecrets } from '../secrets.ts';
 import { createApp } from './app.ts';
 
+const SHUTDOWN_GRACE_MS = 5_000;
+
 /** A running API: its URL and how to stop it (HTTP first, then the database pool, then PostgreSQL). */
 export interface RunningService {
   url: string;
@@ -74,8 +76,14 @@ export async function start(config: Config = loadConfig(), logger: Logger = pino
     logger,
     stop: () =>
       (stopping ??= (async () => {
+        // Stop accepting, let in-flight requests finish (up to the grace period), then cut the rest
+        // so the database pool is never destroyed under a running query.
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+          server.close(() => {
+            clearTimeout(grace);
+            resolve();
+          });
           server.closeIdleConnections();
         });
         await knex.destroy();
