@@ -6,10 +6,9 @@ import { conflict, unauthorized, unprocessable } from '../errors.ts';
 import { createRequireAuth, principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
 import {
-  challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
+  challengeBody, challengeResponse, loginResponse, parseBody, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
 } from '../schemas/auth.ts';
 import { errorResponses } from '../schemas/common.ts';
-import { parseOrThrow } from '../validation.ts';
 
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const FLOW = 'Flow: challenge -> sign locally -> login -> Bearer access token -> refresh when it expires. See auth/README.md.';
@@ -67,14 +66,14 @@ export function authRouter(deps: AuthDeps): Router {
   const requireAuth = createRequireAuth(auth);
   const router = Router();
   router.post('/auth/challenge', handle(async (req, res) => {
-    res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body))));
+    res.json(presentChallenge(await auth.issueChallenge(parseBody(challengeBody, req.body))));
   }));
   router.post('/auth/login', handle(async (req, res) => {
     const { user, tokens } = await auth.login(parseWalletProof(req.body));
     res.json({ user: presentUser(user), tokens });
   }));
   router.post('/auth/refresh', handle(async (req, res) => {
-    const { refresh } = parseOrThrow(refreshBody, req.body);
+    const { refresh } = parseBody(refreshBody, req.body);
     res.json({ tokens: await auth.refresh(refresh) });
   }));
   router.post('/auth/link', requireAuth, handle(async (req, res) => {

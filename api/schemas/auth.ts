@@ -2,8 +2,8 @@ import type { WalletProof } from '../../auth/proof.ts';
 import { isEvmAddress, isStellarAccount } from '../../chains/address.ts';
 import { unprocessable } from '../errors.ts';
 import { z } from '../openapi/registry.ts';
-import { issuesToMessages, parseOrThrow } from '../validation.ts';
-import { chainKind, timestamp } from './common.ts';
+import { issuesToMessages } from '../validation.ts';
+import { timestamp } from './common.ts';
 
 /** Request and response schemas of /v1/auth/*. Requests are strict: unknown fields are a 422. */
 
@@ -24,6 +24,18 @@ const SIWE_EXAMPLE = [
 ].join('\n');
 
 const quote = (value: unknown) => `'${String(value).slice(0, 100)}'`;
+
+const chainKind = z.enum(['EVM', 'STELLAR'], { error: (issue) => (issue.input === undefined ? 'is required' : 'must be EVM or STELLAR') });
+
+/**
+ * Parses a body or throws a 422 naming each field. zod only reports the received value when asked
+ * (`reportInput`), and without it a wrongly typed field reads as missing.
+ */
+export function parseBody<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input, { reportInput: true });
+  if (!result.success) throw unprocessable(issuesToMessages(result.error.issues));
+  return result.data;
+}
 
 export const challengeBody = z
   .object({
@@ -103,12 +115,12 @@ const FIELDS_OF: Record<'EVM' | 'STELLAR', string[]> = { EVM: ['message', 'signa
  * not the challenge's.
  */
 export function parseWalletProof(body: unknown): WalletProof {
-  const { chainKind: kind } = parseOrThrow(z.object({ chainKind }).loose(), body);
+  const { chainKind: kind } = parseBody(z.object({ chainKind }).loose(), body);
   const other = kind === 'EVM' ? 'STELLAR' : 'EVM';
   const record = body as Record<string, unknown>;
   const foreign = FIELDS_OF[other].filter((field) => field in record);
   const rest = Object.fromEntries(Object.entries(record).filter(([key]) => !foreign.includes(key)));
-  const result = (kind === 'EVM' ? evmLogin : stellarLogin).safeParse(rest);
+  const result = (kind === 'EVM' ? evmLogin : stellarLogin).safeParse(rest, { reportInput: true });
   const messages = result.success ? [] : issuesToMessages(result.error.issues);
   if (foreign.length > 0) {
     messages.unshift(`chainKind is ${kind} but ${foreign.join(', ')} ${foreign.length > 1 ? 'belong' : 'belongs'} to a ${other} login: chainKind must match the challenge's`);
