@@ -7,6 +7,7 @@ import {
   WrongContractError,
   WrongEventError,
 } from '../errors.ts';
+import { sameArgValue } from '../event-args.ts';
 import { BRIDGE_INTERFACE, type BridgeEventName } from './abi.ts';
 import { isTransactionNotFound, rpcCall } from './rpc.ts';
 
@@ -79,7 +80,7 @@ export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTran
     const args = Object.fromEntries(
       parsed.fragment.inputs.map((input, i) => [input.name, stringify(parsed.args[i])]),
     );
-    if (Object.entries(expected.args).every(([name, value]) => sameValue(args[name], value))) {
+    if (Object.entries(expected.args).every(([name, value]) => sameArgValue(args[name], value))) {
       match = { log, args };
       break;
     }
@@ -116,15 +117,6 @@ function stringify(value: unknown): string {
   return typeof value === 'bigint' ? value.toString() : String(value);
 }
 
-/** Equal as integers when both read as numbers (hex or decimal), else equal ignoring hex case. */
-function sameValue(actual: string | undefined, expected: string | bigint): boolean {
-  if (actual === undefined) return false;
-  try {
-    return BigInt(actual) === BigInt(expected);
-  } catch {
-    return actual.toLowerCase() === String(expected).toLowerCase();
-  }
-}
 
 function describe(args: Record<string, string | bigint>): string {
   return Object.entries(args)

@@ -1,0 +1,154 @@
+import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  NotFinalError,
+  RpcUnavailableError,
+  TransactionFailedError,
+  TransactionNotFoundError,
+  WrongContractError,
+  WrongEventError,
+} from '../errors.ts';
+import { startSorobanRpcStub, type SorobanRpcStub } from './fake-soroban-rpc.ts';
+import {
+  bridgeEvent,
+  getTransactionResult,
+  invokeEnvelope,
+  transactionMeta,
+  transactionResult,
+} from './stellar-fixtures.ts';
+import { createStellarClient, verifyStellarTransaction } from './verify.ts';
+
+const portal = StrKey.encodeContract(Buffer.alloc(32, 3));
+const otherContract = StrKey.encodeContract(Buffer.alloc(32, 4));
+const bridger = Keypair.random();
+const orderHash = `0x${'5a'.repeat(32)}`;
+const reqHash = `0x${'c3'.repeat(32)}`;
+
+let stub: SorobanRpcStub;
+const transactions = new Map<string, Record<string, unknown>>();
+
+/** Registers a transaction calling `called` that emitted `events`, included in `ledger`; returns its hash. */
+function addTransaction(options: {
+  called?: string;
+  events?: ReturnType<typeof bridgeEvent>[];
+  success?: boolean;
+  ledger?: number;
+  latestLedger?: number;
+  metaVersion?: 3 | 4;
+}): string {
+  const { hash, envelopeXdr } = invokeEnvelope(bridger, options.called ?? portal, 'create_order');
+  const success = options.success ?? true;
+  transactions.set(
+    hash,
+    getTransactionResult({
+      status: success ? 'SUCCESS' : 'FAILED',
+      envelopeXdr,
+      resultXdr: transactionResult(success),
+      resultMetaXdr: transactionMeta(options.events ?? [], options.metaVersion ?? 3),
+      ledger: options.ledger ?? 1000,
+      latestLedger: options.latestLedger ?? 1000,
+    }),
+  );
+  return hash;
+}
+
+const orderCreated = (hash = orderHash, request = reqHash, contract = portal) =>
+  bridgeEvent(contract, 'OrderCreated', request, hash, {
+    leafIndex: { value: 7, type: 'u32' },
+    amount: { value: 2_500n, type: 'i128' },
+    root: { value: 12345678901234567890n, type: 'u256' },
+  });
+
+const verify = (txHash: string, overrides: Partial<Parameters<typeof verifyStellarTransaction>[1]> = {}) =>
+  verifyStellarTransaction(createStellarClient(stub.url), {
+    txHash,
+    contractId: portal,
+    event: 'OrderCreated',
+    args: { orderHash, reqHash },
+    confirmations: 1,
+    ...overrides,
+  });
+
+beforeAll(async () => {
+  stub = await startSorobanRpcStub();
+  stub.handlers.getTransaction = ({ hash }) =>
+    transactions.get(String(hash)) ?? {
+      status: 'NOT_FOUND',
+      latestLedger: 1000,
+      latestLedgerCloseTime: '1700000100',
+      oldestLedger: 1,
+      oldestLedgerCloseTime: '1690000000',
+    };
+});
+
+afterAll(async () => {
+  await stub?.close();
+});
+
+describe('verifyStellarTransaction', () => {
+  it('accepts a successful invocation that emitted the expected event, with its data fields', async () => {
+    const txHash = addTransaction({ events: [orderCreated()] });
+    await expect(verify(txHash)).resolves.toEqual({
+      txHash,
+      ledger: 1000,
+      from: bridger.publicKey(),
+      event: 'OrderCreated',
+      args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
+      confirmations: 1,
+    });
+  });
+
+  it('reads events from protocol-23 (v4) transaction meta too', async () => {
+    const txHash = addTransaction({ events: [orderCreated()], metaVersion: 4 });
+    await expect(verify(`0x${txHash}`)).resolves.toMatchObject({ event: 'OrderCreated' });
+  });
+
+  it('rejects the receipt of another request to the same contract as the wrong event', async () => {
+    const txHash = addTransaction({ events: [orderCreated(`0x${'11'.repeat(32)}`, `0x${'22'.repeat(32)}`)] });
+    await expect(verify(txHash)).rejects.toThrow(WrongEventError);
+  });
+
+  it('rejects a transaction that invoked another contract', async () => {
+    const txHash = addTransaction({ called: otherContract, events: [orderCreated(orderHash, reqHash, otherContract)] });
+    await expect(verify(txHash)).rejects.toThrow(WrongContractError);
+  });
+
+  it('rejects a failed transaction', async () => {
+    const txHash = addTransaction({ success: false });
+    await expect(verify(txHash)).rejects.toThrow(TransactionFailedError);
+  });
+
+  it('reports an unknown hash as not found', async () => {
+    await expect(verify('ab'.repeat(32))).rejects.toThrow(TransactionNotFoundError);
+  });
+
+  it('reports a ledger short of the required confirmations as not final (retryable)', async () => {
+    const txHash = addTransaction({ events: [orderCreated()], ledger: 1000, latestLedger: 1001 });
+    const error = await verify(txHash, { confirmations: 3 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFinalError);
+    expect(error).toMatchObject({ retryable: true, confirmations: 2, required: 3 });
+  });
+
+  it('reports a JSON-RPC error as RPC unavailable (retryable)', async () => {
+    const saved = stub.handlers.getTransaction!;
+    stub.handlers.getTransaction = () => {
+      throw { code: -32603, message: 'internal error' };
+    };
+    try {
+      await expect(verify('cd'.repeat(32))).rejects.toThrow(RpcUnavailableError);
+    } finally {
+      stub.handlers.getTransaction = saved;
+    }
+  });
+
+  it('reports an unreachable RPC as unavailable', async () => {
+    const error = await verifyStellarTransaction(createStellarClient('http://127.0.0.1:1'), {
+      txHash: 'ab'.repeat(32),
+      contractId: portal,
+      event: 'OrderCreated',
+      args: {},
+      confirmations: 1,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RpcUnavailableError);
+  });
+});

@@ -1,0 +1,133 @@
+import { Address, StrKey, rpc, xdr } from '@stellar/stellar-sdk';
+import type { BridgeEventName } from '../evm/abi.ts';
+import {
+  NotFinalError,
+  RpcUnavailableError,
+  TransactionFailedError,
+  TransactionNotFoundError,
+  WrongContractError,
+  WrongEventError,
+} from '../errors.ts';
+import { sameArgValue } from '../event-args.ts';
+import { contractEventsOfMeta, decodeBridgeEvent } from './events.ts';
+
+/** A Soroban RPC client for one Stellar network (`allowHttp` only for loopback test servers). */
+export function createStellarClient(rpcUrl: string): rpc.Server {
+  return new rpc.Server(rpcUrl, { allowHttp: rpcUrl.startsWith('http://') });
+}
+
+/** What a reported Stellar transaction must show. */
+export interface ExpectedStellarTransaction {
+  /** 64 hex digits, no 0x (Stellar's spelling); a 0x prefix is accepted and dropped. */
+  txHash: string;
+  /** The AdManager or OrderPortal contract (C...). */
+  contractId: string;
+  event: BridgeEventName;
+  /** Arguments that must match, by name (reqHash, adId, orderHash or data fields). */
+  args: Record<string, string | bigint>;
+  /** Closed ledgers required, counting the including ledger; 1 suffices (Stellar ledgers are final once closed). */
+  confirmations: number;
+}
+
+export interface VerifiedStellarEvent {
+  txHash: string;
+  ledger: number;
+  /** The transaction's source account (G...). */
+  from: string;
+  event: BridgeEventName;
+  args: Record<string, string>;
+  confirmations: number;
+}
+
+/**
+ * The Stellar counterpart of `verifyEvmTransaction`, through Soroban RPC `getTransaction`: the
+ * transaction succeeded, invoked (or emitted from) the expected contract, emitted the expected
+ * event with the expected arguments (layout in chains/stellar/events.ts) and its ledger has the
+ * required confirmations. Same typed errors. A transaction submitted but not yet in a closed
+ * ledger reads as not found: clients confirm after their submission returned SUCCESS.
+ */
+export async function verifyStellarTransaction(
+  server: rpc.Server,
+  expected: ExpectedStellarTransaction,
+): Promise<VerifiedStellarEvent> {
+  const txHash = expected.txHash.replace(/^0x/, '').toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(txHash)) throw new TransactionNotFoundError(`not a Stellar transaction hash: '${expected.txHash}'`);
+  let response: rpc.Api.GetTransactionResponse;
+  try {
+    response = await server.getTransaction(txHash);
+  } catch (error) {
+    throw new RpcUnavailableError(`Soroban RPC failed on getTransaction: ${(error as Error).message}`, { cause: error });
+  }
+  if (response.status === rpc.Api.GetTransactionStatus.NOT_FOUND) {
+    throw new TransactionNotFoundError(`transaction ${txHash} not found (or older than the RPC's retention window)`);
+  }
+  if (response.status === rpc.Api.GetTransactionStatus.FAILED) {
+    throw new TransactionFailedError(`transaction ${txHash} failed: ${response.resultXdr.result().switch().name}`);
+  }
+
+  const invoked = invokedContracts(response.envelopeXdr);
+  const events = [...response.events.contractEventsXdr.flat(), ...contractEventsOfMeta(response.resultMetaXdr)]
+    .map(decodeBridgeEvent)
+    .filter((event) => event !== null)
+    .filter((event) => event.contractId === expected.contractId);
+  if (events.length === 0 && !invoked.includes(expected.contractId)) {
+    throw new WrongContractError(`transaction ${txHash} invoked ${invoked.join(', ') || 'no contract'}, not ${expected.contractId}`);
+  }
+  const match = events.find(
+    (event) =>
+      event.event === expected.event &&
+      Object.entries(expected.args).every(([name, value]) => sameArgValue(event.args[name], value)),
+  );
+  if (!match) {
+    throw new WrongEventError(`transaction ${txHash} emitted no ${expected.event} from ${expected.contractId} with the expected arguments`);
+  }
+  const confirmations = response.latestLedger - response.ledger + 1;
+  if (confirmations < expected.confirmations) {
+    throw new NotFinalError(
+      `transaction ${txHash} has ${confirmations} of ${expected.confirmations} confirmations`,
+      confirmations,
+      expected.confirmations,
+    );
+  }
+  return {
+    txHash,
+    ledger: response.ledger,
+    from: sourceAccount(response.envelopeXdr),
+    event: expected.event,
+    args: match.args,
+    confirmations,
+  };
+}
+
+function innerTransaction(envelope: xdr.TransactionEnvelope): xdr.Transaction | null {
+  switch (envelope.switch()) {
+    case xdr.EnvelopeType.envelopeTypeTx():
+      return envelope.v1().tx();
+    case xdr.EnvelopeType.envelopeTypeTxFeeBump():
+      return envelope.feeBump().tx().innerTx().v1().tx();
+    default:
+      return null;
+  }
+}
+
+/** Contracts the transaction's InvokeHostFunction operations call directly. */
+function invokedContracts(envelope: xdr.TransactionEnvelope): string[] {
+  const tx = innerTransaction(envelope);
+  if (!tx) return [];
+  const contracts: string[] = [];
+  for (const operation of tx.operations()) {
+    if (operation.body().switch() !== xdr.OperationType.invokeHostFunction()) continue;
+    const fn = operation.body().invokeHostFunctionOp().hostFunction();
+    if (fn.switch() !== xdr.HostFunctionType.hostFunctionTypeInvokeContract()) continue;
+    contracts.push(Address.fromScAddress(fn.invokeContract().contractAddress()).toString());
+  }
+  return contracts;
+}
+
+function sourceAccount(envelope: xdr.TransactionEnvelope): string {
+  const tx = innerTransaction(envelope);
+  if (!tx) return '';
+  const source = tx.sourceAccount();
+  const key = source.switch() === xdr.CryptoKeyType.keyTypeMuxedEd25519() ? source.med25519().ed25519() : source.ed25519();
+  return StrKey.encodeEd25519PublicKey(key);
+}
