@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
+import { runPrepared } from '../prepared.ts';
 
 export type AdStatus = 'PENDING' | 'ACTIVE' | 'PAUSED' | 'EXHAUSTED' | 'CLOSED';
 export const AD_STATUSES = ['ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'] as const;
@@ -70,11 +71,12 @@ export async function listAds(knex: Knex, filter: AdFilter, limit: number, curso
     if (value !== undefined) query.where(`ads.${COLUMNS[key]}`, value);
   }
   if (filter.status === undefined) query.whereIn('ads.status', AD_STATUSES as unknown as string[]);
-  const { rows, nextCursor } = toPage<AdRecord & { cursor_created_at: string }>(await paginate(query, 'ads', limit, cursor), limit);
+  const { rows, nextCursor } = toPage<AdRecord & { cursor_created_at: string }>(await runPrepared(knex, paginate(query, 'ads', limit, cursor)), limit);
   return { items: rows as AdRecord[], nextCursor };
 }
 
 /** One ad by id, or undefined. */
 export async function findAd(knex: Knex, id: string): Promise<AdRecord | undefined> {
-  return knex('ads').select(SELECT).where('ads.id', id).first();
+  const [ad] = await runPrepared<AdRecord>(knex, knex('ads').select(SELECT).where('ads.id', id));
+  return ad;
 }

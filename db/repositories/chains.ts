@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
+import { runPrepared } from '../prepared.ts';
 import type { ChainKind } from '../../chains/address.ts';
 
 /** A registered chain as the API shows it. */
@@ -59,7 +60,7 @@ export async function listChains(knex: Knex, filter: ChainFilter, limit: number,
   const query = knex<ChainRow>('chains').select('chains.*');
   if (filter.name !== undefined) query.where('chains.name', filter.name);
   if (filter.chainId !== undefined) query.where('chains.chain_id', filter.chainId);
-  const { rows, nextCursor } = toPage<ChainRow>(await paginate(query, 'chains', limit, cursor), limit);
+  const { rows, nextCursor } = toPage<ChainRow>(await runPrepared(knex, paginate(query, 'chains', limit, cursor)), limit);
   return { items: rows.map(toChain), nextCursor };
 }
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
+import { runPrepared } from '../prepared.ts';
 
 export type TradeStatus = 'PENDING' | 'DEPOSITED' | 'LOCKED' | 'SETTLED' | 'EXPIRED';
 
@@ -66,11 +67,12 @@ export async function listTrades(knex: Knex, filter: TradeFilter, limit: number,
   // Compared as numeric in SQL: amounts beyond 2^53 stay exact.
   if (filter.minAmount !== undefined) query.whereRaw('trades.amount >= ?::numeric', [filter.minAmount]);
   if (filter.maxAmount !== undefined) query.whereRaw('trades.amount <= ?::numeric', [filter.maxAmount]);
-  const { rows, nextCursor } = toPage<TradeRecord & { cursor_created_at: string }>(await paginate(query, 'trades', limit, cursor), limit);
+  const { rows, nextCursor } = toPage<TradeRecord & { cursor_created_at: string }>(await runPrepared(knex, paginate(query, 'trades', limit, cursor)), limit);
   return { items: rows as TradeRecord[], nextCursor };
 }
 
 /** One trade by id, or undefined. */
 export async function findTrade(knex: Knex, id: string): Promise<TradeRecord | undefined> {
-  return knex('trades').select(SELECT).where('trades.id', id).first();
+  const [trade] = await runPrepared<TradeRecord>(knex, knex('trades').select(SELECT).where('trades.id', id));
+  return trade;
 }
