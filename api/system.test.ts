@@ -70,8 +70,11 @@ describe('health without a database', () => {
     const { pino } = await import('pino');
     const { Registry } = await import('prom-client');
     const knex = createKnex('postgres://nobody:nothing@127.0.0.1:1/none', 1);
-    const config = loadConfig({ LOG_LEVEL: 'silent' });
-    const app = createApp({ config, secrets: {} as never, knex, logger: pino({ level: 'silent' }), metrics: new Registry() });
+    const { resolveSecrets } = await import('../secrets.ts');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: mkdtempSync(`${tmpdir()}/health-`) });
+    const app = createApp({ config, secrets: resolveSecrets(config), knex, logger: pino({ level: 'silent' }), metrics: new Registry() });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
