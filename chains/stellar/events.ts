@@ -41,7 +41,7 @@ export function decodeBridgeEvent(event: xdr.ContractEvent): DecodedStellarEvent
       args[entry.key().sym().toString()] = stringifyNative(scValToNative(entry.val()));
     }
   }
-  return { contractId: StrKey.encodeContract(Buffer.from(contractHash)), event: eventName, args };
+  return { contractId: StrKey.encodeContract(Buffer.from(contractHash as unknown as Uint8Array)), event: eventName, args };
 }
 
 function stringifyNative(value: unknown): string {

@@ -12,11 +12,12 @@ import {
 import { readPortalDeposits, readPortalRoot } from '../../chains/evm/portal.ts';
 import { createEvmClient } from '../../chains/evm/rpc.ts';
 import { verifyEvmTransaction } from '../../chains/evm/verify.ts';
-import { addressToBytes32 } from '../../chains/address.ts';
-import { computeOrderHash, encodeOrderParams, randomSalt, type OrderParams } from '../../chains/order.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../chains/address.ts';
+import { evmContractCall } from '../../chains/evm/call-args.ts';
+import { computeOrderHash, encodeOrderParams, ORDER_FIELDS, randomSalt, type OrderParams } from '../../chains/order.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
-import type { ActionFields, ActionName } from '../../chains/request-schema.ts';
+import { ACTION_NAMES, ACTIONS, structFields, typeString, type ActionFields, type ActionName } from '../../chains/request-schema.ts';
 import { leafOf, randomSecret, secretCommitment, TREE_DEPTH, zeroHashes } from '../../prover/commitments.ts';
 import { poseidon2 } from '../../prover/poseidon.ts';
 import { loadDevnetArtifacts } from './artifacts.ts';
@@ -93,18 +94,8 @@ async function createAd(chainId: string, amount: bigint, orderChainId = B) {
     adRecipient: makerAccount!.address,
   });
   await mined(maker.token.getFunction('approve')(devnet.deployments[chainId]!.adManager, amount));
-  const txHash = await mined(
-    maker.adManager.getFunction('createAd')(
-      adIdWord(adId),
-      data.adToken,
-      data.initialAmount,
-      data.orderChainId,
-      addressToBytes32(makerAccount!.address),
-      data.authToken,
-      data.deadline,
-      data.signature,
-    ),
-  );
+  const call = evmContractCall('createAd', data);
+  const txHash = await mined(maker.adManager.getFunction(call.functionName)(...call.args, { value: call.value }));
   return { adId, data, txHash };
 }
 
@@ -142,6 +133,19 @@ describe('devnet deployment', () => {
     const devnetRoutes = devnet.registry.routes;
     expect(devnetRoutes).toHaveLength(4);
     for (const route of devnetRoutes) expect(committed.routes).toContainEqual(route);
+  });
+});
+
+describe('contract sources', () => {
+  it('declare exactly the request and order type strings the service signs', async () => {
+    const { readFileSync } = await import('node:fs');
+    const sources = ['RelayerRequests', 'AdManager', 'OrderPortal']
+      .map((name) => readFileSync(`deploy/devnet/contracts/${name}.sol`, 'utf8'))
+      .join('\n');
+    for (const action of ACTION_NAMES) {
+      expect(sources).toContain(`"${typeString(ACTIONS[action].primaryType, structFields(action))}"`);
+    }
+    expect(sources).toContain(`"${typeString('Order', ORDER_FIELDS)}"`);
   });
 });
 
@@ -231,10 +235,11 @@ async function deposit(params: OrderParams) {
   const secret = randomSecret();
   const commitment = secretCommitment(secret);
   const data = sign(A, 'orderPortal', 'createOrder', { orderHash, secretCommitment: commitment });
-  await mined(bridger.token.getFunction('approve')(devnet.deployments[A]!.orderPortal, BigInt(params.amount)));
-  const txHash = await mined(
-    bridger.orderPortal.getFunction('createOrder')(encodeOrderParams(params), commitment, data.authToken, data.deadline, data.signature),
-  );
+  if (params.orderChainToken !== NATIVE_TOKEN_ADDRESS) {
+    await mined(bridger.token.getFunction('approve')(devnet.deployments[A]!.orderPortal, BigInt(params.amount)));
+  }
+  const call = evmContractCall('createOrder', data, { orderParams: params });
+  const txHash = await mined(bridger.orderPortal.getFunction(call.functionName)(...call.args, { value: call.value }));
   return { orderHash, secret, commitment, data, txHash };
 }
 
@@ -271,6 +276,16 @@ describe('OrderPortal deposits and the Poseidon tree', () => {
     expect(after.leafCount).toBe(before.leafCount + 5);
     expect(after.root).toBe(rootOf(events.map((e) => e.leaf)));
     expect(ours.at(-1)!.root).toBe(after.root);
+    const receipt = await provider(A).getTransactionReceipt(deposits.at(-1)!.txHash);
+    console.log(`createOrder gas (ERC-20, 20 Poseidon levels): ${receipt!.gasUsed}`);
+  });
+
+  it('takes a native ETH deposit as the transaction value', async () => {
+    const params = { ...orderOn(randomUUID(), 10n ** 15n), orderChainToken: NATIVE_TOKEN_ADDRESS, adChainToken: NATIVE_TOKEN_ADDRESS };
+    const portal = devnet.deployments[A]!.orderPortal;
+    const before = await provider(A).getBalance(portal);
+    await deposit(params);
+    expect((await provider(A).getBalance(portal)) - before).toBe(10n ** 15n);
   });
 
   it('rejects a deposit whose order names another portal', async () => {
