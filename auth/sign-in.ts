@@ -68,8 +68,13 @@ export function createAuthService(deps: AuthDeps) {
   const { config, knex } = deps;
   const tokens = tokenSettings(config, deps.secrets);
   const siwe: SiweSettings = { domain: config.SIWE_DOMAIN, uri: config.SIWE_URI, chainId: config.SIWE_CHAIN_ID };
+  let serverKeypair: Keypair | undefined;
+  // Decoded on first use: the secret was validated at start-up (resolveSecrets), and an app built
+  // for something else (a health check without secrets) must not fail here.
   const sep10: Sep10Settings = {
-    serverKeypair: Keypair.fromSecret(deps.secrets.sep10SigningSecret),
+    get serverKeypair() {
+      return (serverKeypair ??= Keypair.fromSecret(deps.secrets.sep10SigningSecret));
+    },
     homeDomain: config.SEP10_HOME_DOMAIN,
     webAuthDomain: config.SEP10_WEB_AUTH_DOMAIN,
     networkPassphrase: config.STELLAR_NETWORK_PASSPHRASE,

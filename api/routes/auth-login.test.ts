@@ -78,7 +78,8 @@ describe('POST /v1/auth/challenge', () => {
   it('answers 422 naming the field for missing fields, malformed addresses and an unknown chainKind', async () => {
     expect422(await challenge({}), /^address is required$/, /^chainKind is required$/);
     expect422(await challenge({ address: '0x1234', chainKind: 'EVM' }), /^address must be an EVM address.*received '0x1234'/);
-    const bad = newEvmAccount().address.replace(/[a-f]/, (c) => c.toUpperCase()).replace(/[A-F]/, (c) => c.toLowerCase());
+    // EIP-55 vector 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed with every letter's case flipped: a wrong checksum.
+    const bad = '0x5AaEB6053f3e94c9B9a09F33669435e7eF1bEaED';
     expect422(await challenge({ address: bad, chainKind: 'EVM' }), /^address must be an EVM address/);
     expect422(await challenge({ address: 'GABC', chainKind: 'STELLAR' }), /^address must be a Stellar account G-address, received 'GABC'/);
     expect422(await challenge({ address: newEvmAccount().address, chainKind: 'STELLAR' }), /^address must be a Stellar account G-address/);
