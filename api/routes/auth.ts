@@ -11,6 +11,7 @@ import {
 import { errorResponses } from '../schemas/common.ts';
 
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const signInFailed = { 401: { ...errorResponses(401)[401], description: 'Signature does not verify, or the challenge is unknown, used or expired' } };
 const FLOW = 'Flow: challenge -> sign locally -> login -> Bearer access token -> refresh when it expires. See auth/README.md.';
 
 registry.registerPath({
@@ -23,13 +24,13 @@ registry.registerPath({
   method: 'post', path: '/v1/auth/login', tags: ['Auth'], summary: 'Sign in with a signed challenge',
   description: 'EVM: `{chainKind, message, signature}` with the message exactly as issued. Stellar: `{chainKind, transaction}` co-signed by the account. The first login of a wallet creates its user.',
   request: { body: { content: { 'application/json': { schema: walletProofBody } } } },
-  responses: { 200: json(loginResponse, 'The user and a token pair'), ...errorResponses(401, 422, 429) },
+  responses: { 200: json(loginResponse, 'The user and a token pair'), ...errorResponses(401, 422, 429), ...signInFailed },
 });
 registry.registerPath({
   method: 'post', path: '/v1/auth/refresh', tags: ['Auth'], summary: 'Exchange a refresh token for a new pair',
   description: 'The refresh token is single use and rotates. Presenting one already used revokes the whole session (401).',
   request: { body: { content: { 'application/json': { schema: refreshBody } } } },
-  responses: { 200: json(refreshResponse, 'A new token pair'), ...errorResponses(401, 422, 429) },
+  responses: { 200: json(refreshResponse, 'A new token pair'), ...errorResponses(401, 422, 429), 401: { ...errorResponses(401)[401], description: 'Refresh token invalid, expired, already used (the session is then revoked) or of a revoked session' } },
 });
 registry.registerPath({
   method: 'post', path: '/v1/auth/link', tags: ['Auth'], summary: "Link a wallet of the other chain kind to the caller's user",
