@@ -112,6 +112,15 @@ describe('EVM login (SIWE)', () => {
     expect(response.body.user.wallets[0].address).toBe(account.address);
   });
 
+  it('creates one user when a new wallet logs in twice at once', async () => {
+    const account = newEvmAccount();
+    const proofs = await Promise.all([evmProof(service, account), evmProof(service, account), evmProof(service, account)]);
+    const responses = await Promise.all(proofs.map((proof) => login(proof)));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(new Set(responses.map((r) => r.body.user.id)).size).toBe(1);
+    expect(await service.knex('wallets').where({ address: account.address }).count({ n: '*' })).toEqual([{ n: 1 }]);
+  });
+
   it('rejects a used challenge', async () => {
     const proof = await evmProof(service, newEvmAccount());
     expect((await login(proof)).status).toBe(200);
@@ -239,5 +248,40 @@ describe('Stellar login (SEP-10)', () => {
     expect422(await login({ chainKind: 'STELLAR', transaction: 'not base64!' }), /^transaction must be base64 XDR$/);
     expect422(await login({ chainKind: 'STELLAR', transaction: 'AAAAAAAA' }), /^transaction is not a Stellar transaction envelope/);
     expect422(await login({ chainKind: 'STELLAR', transaction: 42 }), /^transaction must be a base64 XDR string$/);
+  });
+});
+
+describe('malformed sign-in requests', () => {
+  it('never answer 5xx, whatever the body', async () => {
+    const account = newEvmAccount();
+    const message = await evmMessage(account);
+    const stellar = await stellarProof(service, newStellarKeypair());
+    const values: unknown[] = [
+      null, true, 0, -1, 1e308, '', ' ', 'x'.repeat(5000), '0x', '0x00', `0x${'ff'.repeat(65)}`, `0x${'00'.repeat(64)}1b`,
+      'AAAA', '====', 'AAAAAgAAAAA=', stellar.transaction.slice(0, 40), `${stellar.transaction}AAAA`, stellar.transaction.replace(/A/g, 'B'),
+      message.replace('Version: 1', 'Version: 2'), message.replace(/Nonce: \w+/, 'Nonce: x'), message.replace(/Issued At: \S+/, 'Issued At: yesterday'),
+      `${message}\nRequest ID: 1`, `${message}\nResources:\n- https://a.example`, message.replace(account.address, account.address.toLowerCase()),
+      [], {}, ['EVM'], { $gt: '' },
+    ];
+    let seed = 7;
+    const pick = <T>(items: T[]): T => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return items[seed % items.length]!; };
+    const kinds: unknown[] = ['EVM', 'STELLAR', 'evm', undefined, 1, null];
+    const bodies: unknown[] = [null, [], 'text', 42];
+    for (let i = 0; i < 150; i += 1) {
+      const body: Record<string, unknown> = {};
+      for (const field of ['chainKind', 'message', 'signature', 'transaction', 'address', 'refresh']) {
+        const roll = pick([0, 1, 2]);
+        if (roll === 0) continue;
+        body[field] = field === 'chainKind' ? pick(kinds) : pick(values);
+      }
+      bodies.push(body);
+    }
+    for (const body of bodies) {
+      for (const path of ['/v1/auth/challenge', '/v1/auth/login', '/v1/auth/refresh']) {
+        const response = await call(service, 'POST', path, body);
+        expect(response.status, `${path} ${JSON.stringify(body).slice(0, 300)}`).toBeLessThan(500);
+        expect(response.body.statusCode ?? 200).toBe(response.status);
+      }
+    }
   });
 });
