@@ -1,0 +1,141 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { Registry } from 'prom-client';
+import { artifacts } from '../circuits/artifacts.ts';
+import { InvalidProofInputError, ProofVerificationError, ProverBusyError, ProverClosedError } from './errors.ts';
+import { proverMetrics, type ProverMetrics } from './metrics.ts';
+import type { CircuitInput } from './proof-input.ts';
+import type { ProofTaskResult, ProofWorkerData } from './proof-worker.ts';
+import type { Groth16Proof } from './solidity.ts';
+
+export interface ProverPoolOptions {
+  /** Worker threads (`PROVER_POOL_SIZE`); default: the CPU count. */
+  size?: number;
+  /** Proofs that may wait for a worker (`PROVER_QUEUE_MAX`); beyond it `prove` throws `ProverBusyError`. Default 256. */
+  maxQueue?: number;
+  /** Where the metrics go; default: prom-client's global registry. */
+  registry?: Registry;
+  /** Circuit artifacts; default: the committed ones in circuits/build/. */
+  artifacts?: ProofWorkerData;
+}
+
+/** A verified proof, its public signals `[root, orderHashHi, orderHashLo, nullifierHash]` and where the time went. */
+export interface ProofResult {
+  proof: Groth16Proof;
+  publicSignals: string[];
+  timings: { witnessMs: number; proveMs: number; verifyMs: number };
+}
+
+const WORKER_FILE = new URL('./proof-worker.mjs', import.meta.url).href;
+
+/**
+ * A pool of worker threads producing deposit-inclusion proofs off the event loop. Each thread
+ * keeps snarkjs, a single-threaded curve, the zkey and the witness calculator loaded; each proof
+ * is verified before `prove` resolves. Waiting work is bounded (`maxQueue`).
+ */
+export class ProverPool {
+  readonly size: number;
+  readonly maxQueue: number;
+  readonly #piscina: Piscina<CircuitInput, ProofTaskResult>;
+  readonly #metrics: ProverMetrics;
+  #outstanding = 0;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: ProverPoolOptions = {}) {
+    this.size = options.size ?? availableParallelism();
+    this.maxQueue = options.maxQueue ?? 256;
+    const workerData: ProofWorkerData = options.artifacts ?? {
+      wasm: artifacts.wasm,
+      witnessCalculator: artifacts.witnessCalculator,
+      zkey: artifacts.zkey,
+      verificationKey: artifacts.verificationKey,
+    };
+    this.#piscina = new Piscina({
+      filename: WORKER_FILE,
+      minThreads: this.size,
+      maxThreads: this.size,
+      maxQueue: this.maxQueue,
+      concurrentTasksPerWorker: 1,
+      // Loading a thread costs about a second (snarkjs, curve, zkey): never let one go idle-dead.
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData,
+    });
+    this.#metrics = proverMetrics(options.registry);
+    this.#metrics.sources.add(this);
+  }
+
+  /** Proofs waiting for a free worker. */
+  get queueDepth(): number {
+    return this.#piscina.queueSize;
+  }
+
+  /** Threads proving right now. */
+  get busyWorkers(): number {
+    return Math.max(0, Math.min(this.size, this.#outstanding - this.#piscina.queueSize));
+  }
+
+  /** Resolves once every thread has loaded its artifacts, so the first proofs do not pay for it. */
+  async ready(): Promise<void> {
+    await Promise.all(Array.from({ length: this.size }, () => this.#piscina.run(null as never, { name: 'warm' })));
+  }
+
+  /**
+   * Proves `input` (see `buildProofInput`) and verifies the proof. Throws `ProverBusyError` when
+   * the queue is full, `InvalidProofInputError` when the circuit rejects the input (wrong path,
+   * root or nullifier), `ProverClosedError` after `close`, `ProofVerificationError` if the artifacts
+   * are broken.
+   */
+  async prove(input: CircuitInput): Promise<ProofResult> {
+    const { proofs } = this.#metrics;
+    if (this.#closing) {
+      proofs.inc({ result: 'closed' });
+      throw new ProverClosedError();
+    }
+    this.#outstanding++;
+    let result: ProofTaskResult;
+    try {
+      result = await this.#piscina.run(input);
+    } catch (error) {
+      const mapped = this.#mapPoolError(error);
+      proofs.inc({ result: mapped instanceof ProverBusyError ? 'busy' : mapped instanceof ProverClosedError ? 'closed' : 'error' });
+      throw mapped;
+    } finally {
+      this.#outstanding--;
+    }
+    if (!result.ok) {
+      proofs.inc({ result: result.reason });
+      throw result.reason === 'invalid_input' ? new InvalidProofInputError(result.message) : new ProofVerificationError(result.message);
+    }
+    proofs.inc({ result: 'ok' });
+    this.#metrics.witnessSeconds.observe(result.witnessMs / 1000);
+    this.#metrics.proveSeconds.observe(result.proveMs / 1000);
+    this.#metrics.verifySeconds.observe(result.verifyMs / 1000);
+    return { proof: result.proof, publicSignals: result.publicSignals, timings: { witnessMs: result.witnessMs, proveMs: result.proveMs, verifyMs: result.verifyMs } };
+  }
+
+  /**
+   * Stops accepting proofs, then either lets queued and running proofs finish (`drain`, the
+   * default) or rejects them with `ProverClosedError`, and terminates every thread (and with it
+   * its curve and wasm memory), so nothing keeps the process alive. Idempotent.
+   */
+  close({ drain = true }: { drain?: boolean } = {}): Promise<void> {
+    this.#closing ??= (async () => {
+      try {
+        // close() waits for queued and running tasks; destroy() terminates the threads at once,
+        // rejecting whatever they were doing.
+        if (drain) await this.#piscina.close();
+      } finally {
+        await this.#piscina.destroy();
+        this.#metrics.sources.delete(this);
+      }
+    })();
+    return this.#closing;
+  }
+
+  #mapPoolError(error: unknown): Error {
+    const message = (error as Error)?.message ?? String(error);
+    if (/queue is at limit/i.test(message)) return new ProverBusyError(this.maxQueue);
+    if (this.#closing || /terminat|closed|destroy|aborted/i.test(message)) return new ProverClosedError(`proof abandoned: ${message}`);
+    return error instanceof Error ? error : new Error(message);
+  }
+}

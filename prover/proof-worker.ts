@@ -1,0 +1,83 @@
+/**
+ * Piscina worker: one deposit-inclusion proof per task. Everything expensive happens once per
+ * thread when this module loads: snarkjs, a single-threaded BN254 curve, the zkey and
+ * verification key in memory, and circom's generated witness calculator over the compiled wasm.
+ * A task then costs witness + prove + verify. Never throws for a bad input: it returns a typed
+ * failure, because an Error's class does not survive the trip back to the main thread.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { workerData } from 'node:worker_threads';
+import type { Groth16Proof } from './solidity.ts';
+import { expectedPublicSignals, type CircuitInput } from './proof-input.ts';
+
+export interface ProofWorkerData {
+  wasm: string;
+  witnessCalculator: string;
+  zkey: string;
+  verificationKey: string;
+}
+
+export type ProofTaskResult =
+  | { ok: true; proof: Groth16Proof; publicSignals: string[]; witnessMs: number; proveMs: number; verifyMs: number }
+  | { ok: false; reason: 'invalid_input'; message: string }
+  | { ok: false; reason: 'verification_failed'; message: string };
+
+interface WitnessCalculator { calculateWTNSBin(input: CircuitInput, sanityCheck: boolean): Promise<Uint8Array> }
+type WitnessCalculatorBuilder = (code: Uint8Array, options?: object) => Promise<WitnessCalculator>;
+
+const require = createRequire(import.meta.url);
+const paths = workerData as ProofWorkerData;
+
+// ffjavascript (through web-worker) decides at import time whether this thread is one of ITS
+// workers by reading worker_threads.isMainThread; in a Piscina thread it would then take over
+// the parent port. Pretend to be the main thread while snarkjs loads, then restore the flag.
+const threads = require('node:worker_threads') as { isMainThread: boolean };
+const wasMainThread = threads.isMainThread;
+threads.isMainThread = true;
+const snarkjs = await import('snarkjs');
+threads.isMainThread = wasMainThread;
+
+// One single-threaded curve for the life of the thread: the pool is the parallelism. snarkjs asks
+// for the multi-threaded curve, which ffjavascript caches in globalThis.curve_bn128 (per thread),
+// so placing ours there makes every prove and verify reuse it.
+const curve = await snarkjs.curves.getCurveFromName('bn128', { singleThread: true });
+(globalThis as { curve_bn128?: unknown }).curve_bn128 = curve;
+
+const zkey = { type: 'mem' as const, data: new Uint8Array(readFileSync(paths.zkey)) };
+const verificationKey = JSON.parse(readFileSync(paths.verificationKey, 'utf8')) as object;
+const buildWitnessCalculator = require(paths.witnessCalculator) as WitnessCalculatorBuilder;
+const witnessCalculator = await buildWitnessCalculator(readFileSync(paths.wasm));
+
+/** Proves one circuit input, verifies the proof with the verification key, and reports phase timings. */
+export default async function prove(input: CircuitInput): Promise<ProofTaskResult> {
+  const started = performance.now();
+  let witness: Uint8Array;
+  try {
+    witness = await witnessCalculator.calculateWTNSBin(input, true);
+  } catch (error) {
+    // circom's calculator throws on a failed `===` (wrong path, root, nullifier) or a malformed input.
+    return { ok: false, reason: 'invalid_input', message: String((error as Error)?.message ?? error).split('\n')[0]! };
+  }
+  const witnessDone = performance.now();
+  const { proof, publicSignals } = await snarkjs.groth16.prove(zkey, { type: 'mem', data: witness });
+  const proveDone = performance.now();
+  const valid = await snarkjs.groth16.verify(verificationKey, publicSignals, proof);
+  const expected = expectedPublicSignals(input).map((s) => BigInt(s).toString());
+  if (!valid || publicSignals.some((s, i) => s !== expected[i])) {
+    return { ok: false, reason: 'verification_failed', message: valid ? 'public signals differ from the input' : 'proof does not verify' };
+  }
+  return {
+    ok: true,
+    proof,
+    publicSignals,
+    witnessMs: witnessDone - started,
+    proveMs: proveDone - witnessDone,
+    verifyMs: performance.now() - proveDone,
+  };
+}
+
+/** A no-op task: resolving it proves this thread has finished loading (see `ProverPool.ready`). */
+export function warm(): boolean {
+  return true;
+}
