@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { isStellarContract } from './address.ts';
 import type { FieldSpec } from './request-schema.ts';
+import { assertI128Amount } from './stellar/amounts.ts';
 import { typedDataDigest, typedDataValues, type DomainNameVersion } from './evm/typed-data.ts';
 
 /**
@@ -46,6 +48,8 @@ export const ORDER_FIELDS: FieldSpec[] = [
  * Stellar contracts compute the same keccak256-based digest. Throws `RequestFieldError` on a bad field.
  */
 export function computeOrderHash(params: OrderParams, domain: DomainNameVersion): string {
+  // An order touching a Stellar contract moves a Soroban (i128) amount on that side.
+  if (isStellarContract(params.orderPortal) || isStellarContract(params.adManager)) assertI128Amount('amount', params.amount);
   return typedDataDigest({ name: domain.name, version: domain.version }, 'Order', ORDER_FIELDS, { ...params });
 }
 

@@ -192,3 +192,17 @@ describe('computeOrderHash', () => {
     expect(() => computeOrderHash({ ...params, adId: 'ad-1' }, { name: 'ProofBridge', version: '1' })).toThrow(/adId/);
   });
 });
+
+describe('Stellar amounts', () => {
+  it('refuses to sign an amount a Soroban token cannot hold', () => {
+    expect(() =>
+      buildSignedCallData({
+        target: { kind: 'STELLAR', chainId: '148', contractAddress: stellarContract, networkPassphrase: 'Test SDF Network ; September 2015' },
+        action: 'fundAd',
+        fields: { adId, amount: 1n << 127n },
+        signers,
+        ttlSeconds: 300,
+      }),
+    ).toThrow(RequestFieldError);
+  });
+});

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isEvmAddress, isStellarContract, type ChainKind } from './address.ts';
 import { typedDataDigest } from './evm/typed-data.ts';
+import { assertI128Amount } from './stellar/amounts.ts';
 import { ACTIONS, structFields, type ActionFields, type ActionName } from './request-schema.ts';
 import type { RelayerSigners } from './signers.ts';
 import { stellarRequestHash } from './stellar/request-layout.ts';
@@ -96,6 +97,10 @@ export function buildSignedCallData<A extends ActionName>(
     throw new CallTargetError(`contractAddress must be a Stellar contract (C...), received '${target.contractAddress}'`);
   }
   if (!target.networkPassphrase) throw new CallTargetError(`networkPassphrase is required for Stellar chain ${target.chainId}`);
+  for (const name of ['amount', 'initialAmount']) {
+    // Soroban token amounts are i128: a larger word would be signed but could never be honoured.
+    if (name in returned) assertI128Amount(name, (returned as Record<string, string>)[name]!);
+  }
   const hash = stellarRequestHash(
     { ...signers.domain, networkPassphrase: target.networkPassphrase, chainId: target.chainId, contract: target.contractAddress },
     primaryType,

@@ -16,6 +16,7 @@ import {
   transactionMeta,
   transactionResult,
 } from './stellar-fixtures.ts';
+import { verifyReportedTransaction } from '../verify.ts';
 import { createStellarClient, verifyStellarTransaction } from './verify.ts';
 
 const portal = StrKey.encodeContract(Buffer.alloc(32, 3));
@@ -95,6 +96,23 @@ describe('verifyStellarTransaction', () => {
       event: 'OrderCreated',
       args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
       confirmations: 1,
+    });
+  });
+
+  it('is what verifyReportedTransaction runs for a STELLAR chain, by action', async () => {
+    const txHash = addTransaction({ events: [orderCreated()], ledger: 990, latestLedger: 1000 });
+    await expect(
+      verifyReportedTransaction(
+        { kind: 'STELLAR', chainId: '148', rpcUrl: stub.url },
+        { txHash, contractAddress: portal, action: 'createOrder', args: { orderHash, reqHash } },
+      ),
+    ).resolves.toEqual({
+      txHash,
+      block: '990',
+      from: bridger.publicKey(),
+      event: 'OrderCreated',
+      args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
+      confirmations: 11,
     });
   });
 

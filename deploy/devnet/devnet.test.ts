@@ -12,6 +12,7 @@ import {
 import { readPortalDeposits, readPortalRoot } from '../../chains/evm/portal.ts';
 import { createEvmClient } from '../../chains/evm/rpc.ts';
 import { verifyEvmTransaction } from '../../chains/evm/verify.ts';
+import { verifyReportedTransaction } from '../../chains/verify.ts';
 import { NATIVE_TOKEN_ADDRESS } from '../../chains/address.ts';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import { computeOrderHash, encodeOrderParams, ORDER_FIELDS, randomSalt, type OrderParams } from '../../chains/order.ts';
@@ -164,6 +165,34 @@ describe('relayer-signed requests on the contracts', () => {
         confirmations: 1,
       }),
     ).resolves.toMatchObject({ event: 'AdCreated', args: { amount: '1000', creator: makerAccount!.address } });
+  });
+
+  it('pays out withdrawals and the close to the signed address, and verifies them per action', async () => {
+    const { adId } = await createAd(A, 1_000n);
+    const maker = contracts(A, makerAccount!);
+    const chain = { kind: 'EVM' as const, chainId: A, rpcUrl: devnet.rpcUrls[A]!, confirmations: 1 };
+    const to = anvilAccounts(4)[3]!.address;
+    const before = (await maker.token.getFunction('balanceOf')(to)) as bigint;
+
+    const withdraw = sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 300n, to });
+    const withdrawCall = evmContractCall('withdrawFromAd', withdraw);
+    const withdrawTx = await mined(maker.adManager.getFunction(withdrawCall.functionName)(...withdrawCall.args));
+    const close = sign(A, 'adManager', 'closeAd', { adId, to });
+    const closeCall = evmContractCall('closeAd', close);
+    const closeTx = await mined(maker.adManager.getFunction(closeCall.functionName)(...closeCall.args));
+
+    expect(((await maker.token.getFunction('balanceOf')(to)) as bigint) - before).toBe(1_000n);
+    const contractAddress = devnet.deployments[A]!.adManager;
+    await expect(
+      verifyReportedTransaction(chain, { txHash: withdrawTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+    ).resolves.toMatchObject({ event: 'AdWithdrawn', from: makerAccount!.address, args: { amount: '300', to } });
+    await expect(
+      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'closeAd', args: { reqHash: close.reqHash } }),
+    ).resolves.toMatchObject({ event: 'AdClosed', args: { amount: '700' } });
+    // The close's receipt is not the withdrawal the service issued.
+    await expect(
+      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+    ).rejects.toThrow(WrongEventError);
   });
 
   it('rejects a request signed by a key other than the relayer', async () => {

@@ -1,0 +1,14 @@
+export * from './address.ts';
+export * from './errors.ts';
+export * from './order.ts';
+export * from './request-schema.ts';
+export * from './signed-call-data.ts';
+export * from './signers.ts';
+export * from './verify.ts';
+export { EVENT_OF_ACTION, AD_MANAGER_ABI, ORDER_PORTAL_ABI, type BridgeEventName } from './evm/abi.ts';
+export { evmContractCall, CallArgsError, type EvmContractCall, type CallExtras } from './evm/call-args.ts';
+export { readPortalDeposits, readPortalRoot, type PortalDeposit } from './evm/portal.ts';
+export { createEvmClient } from './evm/rpc.ts';
+export type { DomainNameVersion } from './evm/typed-data.ts';
+export { createStellarClient } from './stellar/verify.ts';
+export { stellarRequestHash, stellarRequestMessage } from './stellar/request-layout.ts';
