@@ -12,3 +12,4 @@ export { createEvmClient } from './evm/rpc.ts';
 export type { DomainNameVersion } from './evm/typed-data.ts';
 export { createStellarClient } from './stellar/verify.ts';
 export { stellarRequestHash, stellarRequestMessage } from './stellar/request-layout.ts';
+export { readStellarPortalDeposits, type StellarPortalDeposit } from './stellar/portal.ts';

@@ -26,7 +26,13 @@ export function decodeBridgeEvent(event: xdr.ContractEvent): DecodedStellarEvent
   const contractHash = event.contractId();
   if (!contractHash || event.type() !== xdr.ContractEventType.contract()) return null;
   const body = event.body().v0();
-  const [name, reqHash, key] = body.topics();
+  const contractId = StrKey.encodeContract(Buffer.from(contractHash as unknown as Uint8Array));
+  return decodeBridgeTopics(contractId, body.topics(), body.data());
+}
+
+/** `decodeBridgeEvent` for an event already split into contract, topics and data (as `getEvents` returns it). */
+export function decodeBridgeTopics(contractId: string, topics: xdr.ScVal[], data: xdr.ScVal): DecodedStellarEvent | null {
+  const [name, reqHash, key] = topics;
   if (!name || !reqHash || !key || name.switch() !== xdr.ScValType.scvSymbol()) return null;
   if (reqHash.switch() !== xdr.ScValType.scvBytes() || key.switch() !== xdr.ScValType.scvBytes()) return null;
   const eventName = name.sym().toString();
@@ -34,14 +40,13 @@ export function decodeBridgeEvent(event: xdr.ContractEvent): DecodedStellarEvent
     reqHash: `0x${reqHash.bytes().toString('hex')}`,
     [keyTopicName(eventName)]: `0x${key.bytes().toString('hex')}`,
   };
-  const data = body.data();
   if (data.switch() === xdr.ScValType.scvMap()) {
     for (const entry of data.map() ?? []) {
       if (entry.key().switch() !== xdr.ScValType.scvSymbol()) continue;
       args[entry.key().sym().toString()] = stringifyNative(scValToNative(entry.val()));
     }
   }
-  return { contractId: StrKey.encodeContract(Buffer.from(contractHash as unknown as Uint8Array)), event: eventName, args };
+  return { contractId, event: eventName, args };
 }
 
 function stringifyNative(value: unknown): string {
