@@ -19,7 +19,8 @@ export function issuesToMessages(issues: readonly z.core.$ZodIssue[]): string[] 
 
 /** Parses `input` with `schema` or throws a 422 naming every offending field. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input);
+  // reportInput: without it zod 4 leaves `issue.input` undefined, and a wrongly typed field would read as missing.
+  const result = schema.safeParse(input, { reportInput: true });
   if (!result.success) throw unprocessable(issuesToMessages(result.error.issues));
   return result.data;
 }

@@ -1,3 +1,4 @@
+import { parseOrThrow } from '../validation.ts';
 import { Router, type Request, type Response } from 'express';
 import { SignInInputError, SignInRejected, WalletConflict } from '../../auth/errors.ts';
 import { createAuthService, type AuthDeps, type Challenge } from '../../auth/sign-in.ts';
@@ -6,7 +7,7 @@ import { conflict, unauthorized, unprocessable } from '../errors.ts';
 import { createRequireAuth, principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
 import {
-  challengeBody, challengeResponse, loginResponse, parseBody, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
+  challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
 } from '../schemas/auth.ts';
 import { errorResponses } from '../schemas/common.ts';
 
@@ -67,14 +68,14 @@ export function authRouter(deps: AuthDeps): Router {
   const requireAuth = createRequireAuth(auth);
   const router = Router();
   router.post('/auth/challenge', handle(async (req, res) => {
-    res.json(presentChallenge(await auth.issueChallenge(parseBody(challengeBody, req.body))));
+    res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body))));
   }));
   router.post('/auth/login', handle(async (req, res) => {
     const { user, tokens } = await auth.login(parseWalletProof(req.body));
     res.json({ user: presentUser(user), tokens });
   }));
   router.post('/auth/refresh', handle(async (req, res) => {
-    const { refresh } = parseBody(refreshBody, req.body);
+    const { refresh } = parseOrThrow(refreshBody, req.body);
     res.json({ tokens: await auth.refresh(refresh) });
   }));
   router.post('/auth/link', requireAuth, handle(async (req, res) => {

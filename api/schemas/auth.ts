@@ -2,7 +2,7 @@ import type { WalletProof } from '../../auth/proof.ts';
 import { isEvmAddress, isStellarAccount } from '../../chains/address.ts';
 import { unprocessable } from '../errors.ts';
 import { z } from '../openapi/registry.ts';
-import { issuesToMessages } from '../validation.ts';
+import { issuesToMessages, parseOrThrow } from '../validation.ts';
 import { timestamp } from './common.ts';
 
 /** Request and response schemas of /v1/auth/*. Requests are strict: unknown fields are a 422. */
@@ -26,16 +26,6 @@ const SIWE_EXAMPLE = [
 const quote = (value: unknown) => `'${String(value).slice(0, 100)}'`;
 
 const chainKind = z.enum(['EVM', 'STELLAR'], { error: (issue) => (issue.input === undefined ? 'is required' : 'must be EVM or STELLAR') });
-
-/**
- * Parses a body or throws a 422 naming each field. zod only reports the received value when asked
- * (`reportInput`), and without it a wrongly typed field reads as missing.
- */
-export function parseBody<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input, { reportInput: true });
-  if (!result.success) throw unprocessable(issuesToMessages(result.error.issues));
-  return result.data;
-}
 
 export const challengeBody = z
   .object({
@@ -115,7 +105,7 @@ const FIELDS_OF: Record<'EVM' | 'STELLAR', string[]> = { EVM: ['message', 'signa
  * not the challenge's.
  */
 export function parseWalletProof(body: unknown): WalletProof {
-  const { chainKind: kind } = parseBody(z.object({ chainKind }).loose(), body);
+  const { chainKind: kind } = parseOrThrow(z.object({ chainKind }).loose(), body);
   const other = kind === 'EVM' ? 'STELLAR' : 'EVM';
   const record = body as Record<string, unknown>;
   const foreign = FIELDS_OF[other].filter((field) => field in record);
