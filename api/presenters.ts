@@ -21,16 +21,13 @@ export function presentChain(chain: Chain) {
   };
 }
 
+function tokenFields(token: TokenWithChain) {
+  return { id: token.id, symbol: token.symbol, name: token.name, address: token.address, decimals: token.decimals, kind: token.kind };
+}
+
+/** A token as nested in a route: with its chain's id, name and public chain id. */
 export function presentRouteToken(token: TokenWithChain) {
-  return {
-    id: token.id,
-    symbol: token.symbol,
-    name: token.name,
-    address: token.address,
-    decimals: token.decimals,
-    kind: token.kind,
-    chain: { id: token.chain.id, name: token.chain.name, chainId: token.chain.chainId },
-  };
+  return { ...tokenFields(token), chain: { id: token.chain.id, name: token.chain.name, chainId: token.chain.chainId } };
 }
 
 export function presentRoute(route: RouteWithTokens) {
@@ -44,16 +41,9 @@ export function presentRoute(route: RouteWithTokens) {
   };
 }
 
+/** A token as summarised in an ad: the public chain id only. */
 function presentTokenSummary(token: TokenWithChain) {
-  return {
-    id: token.id,
-    symbol: token.symbol,
-    name: token.name,
-    address: token.address,
-    decimals: token.decimals,
-    kind: token.kind,
-    chainId: token.chain.chainId,
-  };
+  return { ...tokenFields(token), chainId: token.chain.chainId };
 }
 
 export function presentAd(ad: AdRecord, tokens: Map<string, TokenWithChain>) {
