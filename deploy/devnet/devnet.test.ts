@@ -1,3 +1,4 @@
+import { Keypair } from '@stellar/stellar-sdk';
 import { randomUUID } from 'node:crypto';
 import { Contract, Interface, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +27,7 @@ import { anvilAccounts, startDevnet, type Devnet } from './index.ts';
 
 const domain = { name: 'ProofBridge', version: '1' };
 const relayerKey = Wallet.createRandom().privateKey;
-const signers = createRelayerSigners({ relayerEvmPrivateKey: relayerKey, relayerStellarSecret: 'SCZANGBA5YHTNYVVV4C3U252E2B6P6F5T3U6MM63WBSBZATAQI3EBTQ4' }, domain);
+const signers = createRelayerSigners({ relayerEvmPrivateKey: relayerKey, relayerStellarSecret: Keypair.random().secret() }, domain);
 const [, makerAccount, bridgerAccount] = anvilAccounts(3);
 const A = '31337';
 const B = '31338';

@@ -1,3 +1,4 @@
+import { Keypair } from '@stellar/stellar-sdk';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Contract, Interface, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
@@ -27,7 +28,7 @@ import { anvilAccounts, startDevnet, type Devnet } from './index.ts';
  */
 const domain = { name: 'ProofBridge', version: '1' };
 const signers = createRelayerSigners(
-  { relayerEvmPrivateKey: Wallet.createRandom().privateKey, relayerStellarSecret: 'SCZANGBA5YHTNYVVV4C3U252E2B6P6F5T3U6MM63WBSBZATAQI3EBTQ4' },
+  { relayerEvmPrivateKey: Wallet.createRandom().privateKey, relayerStellarSecret: Keypair.random().secret() },
   domain,
 );
 const [, maker, bridger] = anvilAccounts(3);
