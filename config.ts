@@ -22,6 +22,14 @@ export const configSchema = z.object({
   EMBEDDED_PG_PORT: intFromEnv(1, 65535).default(54329),
   /** Registry file loaded into an empty database by the embedded run. */
   DEMO_REGISTRY_FILE: z.string().min(1).default('deploy/devnet/registry.json'),
+  /**
+   * The local two-chain devnet (anvil 31337 and 31338 with the reference contracts), its state kept
+   * in DATA_DIR/devnet. `auto`: started by the embedded run (no DATABASE_URL); `on`/`off` force it.
+   */
+  DEVNET: z.enum(['auto', 'on', 'off']).default('auto'),
+  /** JSON-RPC ports of devnet chains 31337 and 31338; 0 picks free ports. */
+  DEVNET_PORT_A: intFromEnv(0, 65535).default(8545),
+  DEVNET_PORT_B: intFromEnv(0, 65535).default(8546),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest accepted JSON body. */

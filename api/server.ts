@@ -10,6 +10,8 @@ import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { loadDemoRegistryIfEmpty } from '../registry/demo.ts';
 import { resolveSecrets } from '../secrets.ts';
 import { createApp } from './app.ts';
+import { startLocalDevnet } from './local-devnet.ts';
+import type { Devnet } from '../deploy/devnet/index.ts';
 
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -25,7 +27,8 @@ export interface RunningService {
 
 /**
  * Starts the whole service from a config: PostgreSQL (embedded unless DATABASE_URL is set),
- * migrations, the demo registry on an empty embedded database, the HTTP server. Tests call it
+ * migrations, the demo registry on an empty embedded database, the local devnet chains
+ * (embedded run, see DEVNET), the HTTP server. Tests call it
  * with PORT 0 and their own DATABASE_URL.
  */
 export async function start(config: Config = loadConfig(), logger: Logger = pino({ level: config.LOG_LEVEL })): Promise<RunningService> {
@@ -43,13 +46,16 @@ export async function start(config: Config = loadConfig(), logger: Logger = pino
     logger.info({ port: config.EMBEDDED_PG_PORT, dataDir: path.resolve(config.DATA_DIR, 'pg') }, 'embedded PostgreSQL started');
   }
   const knex = createKnex(databaseUrl, config.DB_POOL_MAX);
+  let devnet: Devnet | undefined;
   try {
     await migrateToLatest(knex);
     if (embedded) {
       const report = await loadDemoRegistryIfEmpty(knex, config.DEMO_REGISTRY_FILE);
       if (report) logger.info({ file: config.DEMO_REGISTRY_FILE, ...report.counts }, 'demo registry loaded into the empty database');
     }
+    if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && embedded)) devnet = await startLocalDevnet(config, secrets, knex, logger);
   } catch (error) {
+    await devnet?.stop();
     await knex.destroy();
     await embedded?.stop();
     throw error;
@@ -87,6 +93,7 @@ export async function start(config: Config = loadConfig(), logger: Logger = pino
           server.closeIdleConnections();
         });
         await knex.destroy();
+        await devnet?.stop();
         await embedded?.stop();
       })()),
   };

@@ -1,4 +1,6 @@
-import { computeAddress, SigningKey } from 'ethers';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { computeAddress, JsonRpcProvider, SigningKey } from 'ethers';
 import { loadConfig } from '../../config.ts';
 import { resolveSecrets } from '../../secrets.ts';
 import { startAnvil, type AnvilInstance } from '../../test/support/anvil.ts';
@@ -23,6 +25,12 @@ export interface StartDevnetOptions {
   relayerEvmAddress?: string;
   /** EIP-712 domain name and version; by default config EIP712_DOMAIN_NAME / EIP712_DOMAIN_VERSION. */
   domain?: { name: string; version: string };
+  /**
+   * Directory that keeps both chains' state and their deployments across restarts. A restart
+   * reuses the deployed contracts (same addresses, balances, trees) instead of deploying anew.
+   * Unset: the chains live in memory only.
+   */
+  stateDir?: string;
 }
 
 /** A running devnet. */
@@ -48,6 +56,7 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
     options.relayerEvmAddress ?? computeAddress(new SigningKey(resolveSecrets(config!).relayerEvmPrivateKey).publicKey);
   const domain = options.domain ?? { name: config!.EIP712_DOMAIN_NAME, version: config!.EIP712_DOMAIN_VERSION };
   const artifacts = await loadDevnetArtifacts();
+  if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
   const nodes: AnvilInstance[] = [];
   const stop = async () => {
     await Promise.all(nodes.map((node) => node.stop()));
@@ -55,9 +64,13 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
   try {
     const chains = await Promise.all(
       DEVNET_CHAINS.map(async (chain, i) => {
-        const node = await startAnvil({ chainId: chain.chainId, port: options.ports?.[i] ?? chain.port });
+        const files = options.stateDir ? stateFiles(options.stateDir, chain.chainId) : undefined;
+        const node = await startAnvil({ chainId: chain.chainId, port: options.ports?.[i] ?? chain.port, statePath: files?.state });
         nodes.push(node);
-        const deployment = await deployBridgeContracts({ rpcUrl: node.rpcUrl, artifacts, relayer, domain });
+        const deployment =
+          (files && (await previousDeployment(node.rpcUrl, files.deployment, relayer))) ??
+          (await deployBridgeContracts({ rpcUrl: node.rpcUrl, artifacts, relayer, domain }));
+        if (files) writeFileSync(files.deployment, `${JSON.stringify({ relayer, deployment }, null, 2)}\n`);
         return { name: chain.name, rpcUrl: node.rpcUrl, deployment };
       }),
     );
@@ -70,5 +83,29 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+function stateFiles(stateDir: string, chainId: number) {
+  return {
+    state: path.join(stateDir, `chain-${chainId}.state.json`),
+    deployment: path.join(stateDir, `chain-${chainId}.deployment.json`),
+  };
+}
+
+/**
+ * The deployment recorded beside a persisted chain, when the chain still holds its contracts
+ * and they trust the same relayer; otherwise undefined (deploy again).
+ */
+async function previousDeployment(rpcUrl: string, file: string, relayer: string): Promise<BridgeDeployment | undefined> {
+  if (!existsSync(file)) return undefined;
+  const recorded = JSON.parse(readFileSync(file, 'utf8')) as { relayer: string; deployment: BridgeDeployment };
+  if (recorded.relayer.toLowerCase() !== relayer.toLowerCase()) return undefined;
+  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
+  try {
+    const codes = await Promise.all([recorded.deployment.adManager, recorded.deployment.orderPortal].map((a) => provider.getCode(a)));
+    return codes.every((code) => code !== '0x') ? recorded.deployment : undefined;
+  } finally {
+    provider.destroy();
   }
 }

@@ -20,6 +20,11 @@ export interface StartAnvilOptions {
   host?: string;
   /** Give up when the node has not announced its port within this many milliseconds. */
   startTimeoutMs?: number;
+  /**
+   * Keep the chain in this file: loaded at start when it exists, written every few seconds and on
+   * stop, so a restarted node continues where it was (the embedded `npm start` devnet).
+   */
+  statePath?: string;
 }
 
 /** Raised when the anvil binary cannot be started or does not come up in time. */
@@ -60,7 +65,10 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilInsta
   const host = options.host ?? '127.0.0.1';
   const child = spawn(
     anvilBinary(),
-    ['--host', host, '--port', String(options.port ?? 0), '--chain-id', String(options.chainId)],
+    [
+      '--host', host, '--port', String(options.port ?? 0), '--chain-id', String(options.chainId),
+      ...(options.statePath ? ['--state', options.statePath, '--state-interval', '5'] : []),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   // A parent that exits without calling stop() (a crashed test run) must not leave anvil behind.
