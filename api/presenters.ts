@@ -41,9 +41,16 @@ export function presentRoute(route: RouteWithTokens) {
   };
 }
 
+// Token objects come from the registry cache and never change (a reload makes new ones), so each
+// summary is built once and shared by every ad that nests it.
+const summaries = new WeakMap<TokenWithChain, ReturnType<typeof summarise>>();
+const summarise = (token: TokenWithChain) => ({ ...tokenFields(token), chainId: token.chain.chainId });
+
 /** A token as summarised in an ad: the public chain id only. */
 function presentTokenSummary(token: TokenWithChain) {
-  return { ...tokenFields(token), chainId: token.chain.chainId };
+  let summary = summaries.get(token);
+  if (!summary) summaries.set(token, (summary = summarise(token)));
+  return summary;
 }
 
 export function presentAd(ad: AdRecord, tokens: Map<string, TokenWithChain>) {
@@ -56,15 +63,15 @@ export function presentAd(ad: AdRecord, tokens: Map<string, TokenWithChain>) {
     poolAmount: ad.poolAmount,
     availableAmount: ad.availableAmount,
     // The management view's "locked": everything held for trades in progress.
-    lockedAmount: (BigInt(ad.lockedAmount) + BigInt(ad.reservedAmount)).toString(),
+    lockedAmount: ad.heldAmount,
     minAmount: ad.minAmount,
     maxAmount: ad.maxAmount,
     status: ad.status,
     metadata: ad.metadata ?? null,
     adToken: presentTokenSummary(tokens.get(ad.adTokenId)!),
     orderToken: presentTokenSummary(tokens.get(ad.orderTokenId)!),
-    createdAt: ad.createdAt.toISOString(),
-    updatedAt: ad.updatedAt.toISOString(),
+    createdAt: ad.createdAt,
+    updatedAt: ad.updatedAt,
   };
 }
 
@@ -82,8 +89,8 @@ export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTo
     status: trade.status,
     adCreatorClaimed: trade.adCreatorClaimed,
     bridgerClaimed: trade.bridgerClaimed,
-    createdAt: trade.createdAt.toISOString(),
-    updatedAt: trade.updatedAt.toISOString(),
+    createdAt: trade.createdAt,
+    updatedAt: trade.updatedAt,
     ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },
     route: { id: route.id, adToken: presentRouteToken(route.adToken), orderToken: presentRouteToken(route.orderToken) },
   };

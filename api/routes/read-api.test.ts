@@ -135,6 +135,7 @@ describe('GET /v1/ads', () => {
       adToken: { id: r1.adTokenId, chainId: r1.adChainId }, orderToken: { id: r1.orderTokenId, chainId: r1.orderChainId },
     });
     expect(Object.keys(body.adToken).sort()).toEqual(['address', 'chainId', 'decimals', 'id', 'kind', 'name', 'symbol']);
+    for (const stamp of [body.createdAt, body.updatedAt]) expect(new Date(stamp).toISOString()).toBe(stamp);
   });
 
   it('answers 404 for an unknown ad, 422 naming each bad filter', async () => {
@@ -193,6 +194,7 @@ describe('GET /v1/trades/all', () => {
       ad: { id: ad1, routeId: r1.routeId, creatorAddress: MAKER },
       route: { id: r1.routeId, adToken: { id: r1.adTokenId, chain: { chainId: r1.adChainId } }, orderToken: { id: r1.orderTokenId } },
     });
+    for (const stamp of [body.createdAt, body.updatedAt]) expect(new Date(stamp).toISOString()).toBe(stamp);
   });
 
   it('rejects bad amount filters with 422 naming the field, and min above max with 400', async () => {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
 import { runPrepared } from '../prepared.ts';
+import { isoTimestamp } from '../sql.ts';
 
 export type TradeStatus = 'PENDING' | 'DEPOSITED' | 'LOCKED' | 'SETTLED' | 'EXPIRED';
 
@@ -20,8 +21,9 @@ export interface TradeRecord {
   status: TradeStatus;
   adCreatorClaimed: boolean;
   bridgerClaimed: boolean;
-  createdAt: Date;
-  updatedAt: Date;
+  /** ISO 8601, UTC, milliseconds. */
+  createdAt: string;
+  updatedAt: string;
 }
 
 const COLUMNS = {
@@ -43,7 +45,12 @@ const COLUMNS = {
   updatedAt: 'updated_at',
 } as const satisfies Record<keyof TradeRecord, string>;
 
-const SELECT = Object.entries(COLUMNS).map(([as, column]) => `trades.${column} as ${as}`);
+const TIMESTAMPS = new Set(['created_at', 'updated_at']);
+
+/** The select list; timestamps come formatted from PostgreSQL (see ads.ts). */
+const selectList = (knex: Knex) =>
+  Object.entries(COLUMNS).map(([as, column]) =>
+    TIMESTAMPS.has(column) ? knex.raw(`${isoTimestamp(`trades.${column}`)} as "${as}"`) : `trades.${column} as ${as}`);
 
 export interface TradeFilter {
   routeId?: string;
@@ -59,7 +66,7 @@ export interface TradeFilter {
 
 /** Trades matching every given filter, newest first, one page. */
 export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string) {
-  const query = knex('trades').select(SELECT);
+  const query = knex('trades').select(selectList(knex));
   for (const key of ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const) {
     const value = filter[key];
     if (value !== undefined) query.where(`trades.${COLUMNS[key]}`, value);
@@ -73,6 +80,6 @@ export async function listTrades(knex: Knex, filter: TradeFilter, limit: number,
 
 /** One trade by id, or undefined. */
 export async function findTrade(knex: Knex, id: string): Promise<TradeRecord | undefined> {
-  const [trade] = await runPrepared<TradeRecord>(knex, knex('trades').select(SELECT).where('trades.id', id));
+  const [trade] = await runPrepared<TradeRecord>(knex, knex('trades').select(selectList(knex)).where('trades.id', id));
   return trade;
 }
