@@ -2,14 +2,13 @@ import express, { type Express, type Router } from 'express';
 import helmet from 'helmet';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import type { Registry } from 'prom-client';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
-import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
+import { requestLog } from './middleware/request-log.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
 import { readRouters } from './routes/index.ts';
 import { systemRouter } from './routes/system.ts';
@@ -38,21 +37,7 @@ export function createApp(deps: AppDeps): Express {
   // Strict query parsing: repeated keys become arrays that schemas reject, nothing nests.
   app.set('query parser', 'simple');
 
-  app.use(pinoHttp({
-    logger: deps.logger,
-    genReqId: (req, res) => {
-      const id = randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    autoLogging: { ignore: (req) => req.url === '/metrics' || req.url === '/health' },
-    // One line per request without headers: Authorization and cookies must never reach the logs.
-    serializers: {
-      req: (req) => ({ id: req.id, method: req.method, url: req.url }),
-      res: (res) => ({ statusCode: res.statusCode }),
-    },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-  }));
+  app.use(requestLog(deps.logger));
   app.use(httpMetrics(deps.metrics));
   // The docs page is served over plain HTTP in development: do not force its assets to https.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));

@@ -94,9 +94,15 @@ async function main(): Promise<void> {
   await new Promise((resolve) => bareServer.once('listening', resolve));
   const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/`;
 
+  // A second bare handler answering a constant copy of a real /v1/ads page: separates what the
+  // payload itself costs (serialising and writing ~24 KB) from what the service adds.
+  const samplePage = await (await fetch(`${service.url}/v1/ads`)).text();
+  bare.get('/page', (_req, res) => { res.type('json').send(samplePage); });
+
   const results: Result[] = [];
   try {
     results.push(await drive('bare express (constant JSON)', bareUrl));
+    results.push(await drive(`bare express (constant ${Math.round(samplePage.length / 1024)} KB ads page)`, `${bareUrl}page`));
     results.push(await drive('GET /v1/ads', `${service.url}/v1/ads`));
     results.push(await drive('GET /v1/ads?routeId&status', `${service.url}/v1/ads?routeId=${routeIds[0]}&status=ACTIVE`));
     results.push(await drive('GET /v1/ads/:id', `${service.url}/v1/ads/${sampleAd.id}`));
