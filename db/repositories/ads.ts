@@ -55,14 +55,16 @@ const COLUMNS = {
 const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 
 /**
- * The select list. Timestamps are formatted and the held amount summed by PostgreSQL: a page of
- * 25 ads would otherwise parse 50 dates and 50 big integers in JavaScript only to print them again.
+ * The select list, as one fixed SQL fragment (compiled once, not per request). Timestamps are
+ * formatted and the held amount summed by PostgreSQL: a page of 25 ads would otherwise parse 50
+ * dates and 50 big integers in JavaScript only to print them again.
  */
-const selectList = (knex: Knex) => [
+const SELECT_SQL = [
   ...Object.entries(COLUMNS).map(([as, column]) =>
-    TIMESTAMPS.has(column) ? knex.raw(`${isoTimestamp(`ads.${column}`)} as "${as}"`) : `ads.${column} as ${as}`),
-  knex.raw('ads.locked_amount + ads.reserved_amount as "heldAmount"'),
-];
+    `${TIMESTAMPS.has(column) ? isoTimestamp(`ads.${column}`) : `ads.${column}`} AS "${as}"`),
+  'ads.locked_amount + ads.reserved_amount AS "heldAmount"',
+].join(', ');
+const selectList = (knex: Knex) => knex.raw(SELECT_SQL);
 
 export interface AdFilter {
   routeId?: string;

@@ -47,10 +47,11 @@ const COLUMNS = {
 
 const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 
-/** The select list; timestamps come formatted from PostgreSQL (see ads.ts). */
-const selectList = (knex: Knex) =>
-  Object.entries(COLUMNS).map(([as, column]) =>
-    TIMESTAMPS.has(column) ? knex.raw(`${isoTimestamp(`trades.${column}`)} as "${as}"`) : `trades.${column} as ${as}`);
+/** The select list as one fixed SQL fragment; timestamps come formatted from PostgreSQL (see ads.ts). */
+const SELECT_SQL = Object.entries(COLUMNS)
+  .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)
+  .join(', ');
+const selectList = (knex: Knex) => knex.raw(SELECT_SQL);
 
 export interface TradeFilter {
   routeId?: string;
