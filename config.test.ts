@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, configSchema, loadConfig } from './config.ts';
 import { resolveSecrets } from './secrets.ts';
 
 describe('configuration', () => {
@@ -15,6 +15,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: '70000', DATABASE_URL: 'not a url' })).toThrow(/PORT: .*\(received '70000'\)[\s\S]*DATABASE_URL/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+  });
+
+  it('has every setting documented in the README', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const undocumented = Object.keys(configSchema.shape).filter((key) => !readme.includes(`\`${key}\``));
+    expect(undocumented).toEqual([]);
   });
 
   it('treats an empty variable as unset', () => {
