@@ -56,6 +56,13 @@ export class NotFinalError extends ChainVerificationError {
   }
 }
 
+/** Throws `NotFinalError` unless the transaction has at least the chain's required confirmations. */
+export function assertFinal(txHash: string, confirmations: number, required: number): void {
+  if (confirmations < required) {
+    throw new NotFinalError(`transaction ${txHash} has ${confirmations} of ${required} confirmations`, confirmations, required);
+  }
+}
+
 /** The chain's RPC could not be reached or answered with an error: nothing is known about the transaction. */
 export class RpcUnavailableError extends ChainVerificationError {
   readonly code = 'RPC_UNAVAILABLE';

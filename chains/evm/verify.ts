@@ -1,6 +1,7 @@
 import { getAddress } from 'ethers';
 import type { Web3 } from 'web3';
 import {
+  assertFinal,
   NotFinalError,
   TransactionFailedError,
   TransactionNotFoundError,
@@ -94,13 +95,7 @@ export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTran
   const latest = await rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber());
   const blockNumber = BigInt(receipt.blockNumber);
   const confirmations = Number(BigInt(latest) - blockNumber + 1n);
-  if (confirmations < expected.confirmations) {
-    throw new NotFinalError(
-      `transaction ${txHash} has ${confirmations} of ${expected.confirmations} confirmations`,
-      confirmations,
-      expected.confirmations,
-    );
-  }
+  assertFinal(txHash, confirmations, expected.confirmations);
   return {
     txHash,
     blockNumber,

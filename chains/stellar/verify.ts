@@ -1,7 +1,7 @@
 import { Address, StrKey, rpc, xdr } from '@stellar/stellar-sdk';
 import type { BridgeEventName } from '../evm/abi.ts';
 import {
-  NotFinalError,
+  assertFinal,
   RpcUnavailableError,
   TransactionFailedError,
   TransactionNotFoundError,
@@ -82,13 +82,7 @@ export async function verifyStellarTransaction(
     throw new WrongEventError(`transaction ${txHash} emitted no ${expected.event} from ${expected.contractId} with the expected arguments`);
   }
   const confirmations = response.latestLedger - response.ledger + 1;
-  if (confirmations < expected.confirmations) {
-    throw new NotFinalError(
-      `transaction ${txHash} has ${confirmations} of ${expected.confirmations} confirmations`,
-      confirmations,
-      expected.confirmations,
-    );
-  }
+  assertFinal(txHash, confirmations, expected.confirmations);
   return {
     txHash,
     ledger: response.ledger,
