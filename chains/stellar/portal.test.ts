@@ -1,7 +1,7 @@
 import { StrKey, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcUnavailableError } from '../errors.ts';
-import { startSorobanRpcStub, type SorobanRpcStub } from './fake-soroban-rpc.ts';
+import { startSorobanRpcStub, type SorobanRpcStub } from '../../test/support/fake-soroban-rpc.ts';
 import { readStellarPortalDeposits } from './portal.ts';
 import { createStellarClient } from './verify.ts';
 

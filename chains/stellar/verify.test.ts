@@ -8,14 +8,14 @@ import {
   WrongContractError,
   WrongEventError,
 } from '../errors.ts';
-import { startSorobanRpcStub, type SorobanRpcStub } from './fake-soroban-rpc.ts';
+import { startSorobanRpcStub, type SorobanRpcStub } from '../../test/support/fake-soroban-rpc.ts';
 import {
   bridgeEvent,
   getTransactionResult,
   invokeEnvelope,
   transactionMeta,
   transactionResult,
-} from './stellar-fixtures.ts';
+} from '../../test/support/stellar-fixtures.ts';
 import { verifyReportedTransaction } from '../verify.ts';
 import { createStellarClient, verifyStellarTransaction } from './verify.ts';
 
