@@ -4,7 +4,7 @@ import * as snarkjs from 'snarkjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSolidity } from '../deploy/devnet/compile.ts';
 import { toSolidityCallArgs, type SolidityCallArgs } from '../prover/solidity.ts';
-import { startAnvil, type AnvilInstance } from '../test/support/anvil.ts';
+import { startAnvil, type AnvilInstance } from '../deploy/devnet/anvil.ts';
 import { artifacts } from './artifacts.ts';
 import { sampleProofInput } from './test-vectors.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ContractFactory, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAnvil, type AnvilInstance } from '../../test/support/anvil.ts';
+import { startAnvil, type AnvilInstance } from './anvil.ts';
 import { compileSolidity, SolidityCompileError } from './compile.ts';
 
 const ANVIL_KEY_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';

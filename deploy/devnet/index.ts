@@ -3,7 +3,7 @@ import path from 'node:path';
 import { computeAddress, JsonRpcProvider, SigningKey } from 'ethers';
 import { loadConfig } from '../../config.ts';
 import { resolveSecrets } from '../../secrets.ts';
-import { startAnvil, type AnvilInstance } from '../../test/support/anvil.ts';
+import { startAnvil, type AnvilInstance } from './anvil.ts';
 import { loadDevnetArtifacts } from './artifacts.ts';
 import { deployBridgeContracts, type BridgeDeployment } from './deploy.ts';
 import { devnetRegistry, type RegistryFile } from './registry.ts';
