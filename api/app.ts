@@ -1,4 +1,4 @@
-import express, { type Express, type Router } from 'express';
+import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
@@ -10,7 +10,7 @@ import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
-import { readRouters } from './routes/index.ts';
+import { v1Routers } from './routes/index.ts';
 import { systemRouter } from './routes/system.ts';
 
 /** Everything the HTTP layer needs, injected so tests build the same app on their own database. */
@@ -48,14 +48,10 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics }));
   app.use('/v1', rememberMountPath);
-  for (const router of routers(deps)) app.use('/v1', router);
+  const registryCache = deps.registryCache ?? new RegistryCache(deps.knex);
+  for (const router of v1Routers({ ...deps, registryCache })) app.use('/v1', router);
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;
-}
-
-function routers(deps: AppDeps): Router[] {
-  const registryCache = deps.registryCache ?? new RegistryCache(deps.knex);
-  return [...readRouters({ knex: deps.knex, registryCache, config: deps.config, secrets: deps.secrets })];
 }

@@ -10,7 +10,7 @@ import { plannedRouter } from './planned.ts';
 import { routesRouter } from './routes.ts';
 import { tradesRouter } from './trades.ts';
 
-/** The public read API under /v1, sign-in (/v1/auth), then the planned endpoints (501). */
-export function readRouters(deps: { knex: Knex; registryCache: RegistryCache; config: Config; secrets: Secrets }): Router[] {
+/** Every router mounted under /v1: the public reads, sign-in (/v1/auth), then the planned endpoints (501). */
+export function v1Routers(deps: { knex: Knex; registryCache: RegistryCache; config: Config; secrets: Secrets }): Router[] {
   return [chainsRouter(deps), routesRouter(deps), adsRouter(deps), tradesRouter(deps), authRouter(deps), plannedRouter()];
 }
