@@ -20,8 +20,6 @@ export interface AppDeps {
   knex: Knex;
   logger: Logger;
   metrics: Registry;
-  /** Shared token/route cache; built from `knex` when not given. */
-  registryCache?: RegistryCache;
 }
 
 /**
@@ -48,7 +46,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics }));
   app.use('/v1', rememberMountPath);
-  const registryCache = deps.registryCache ?? new RegistryCache(deps.knex);
+  const registryCache = new RegistryCache(deps.knex);
   for (const router of v1Routers({ ...deps, registryCache })) app.use('/v1', router);
 
   app.use(notFoundHandler);

@@ -15,13 +15,6 @@ export interface Chain {
   updatedAt: Date;
 }
 
-/** What only the service sees: where to read the chain and how deep a transaction must be. */
-export interface ChainConnection extends Chain {
-  rpcUrl: string | null;
-  confirmations: number;
-  networkPassphrase: string | null;
-}
-
 interface ChainRow {
   id: string;
   name: string;
@@ -68,10 +61,4 @@ export async function listChains(knex: Knex, filter: ChainFilter, limit: number,
 export async function findChainByChainId(knex: Knex, chainId: string): Promise<Chain | undefined> {
   const row = await knex<ChainRow>('chains').where({ chain_id: chainId }).first();
   return row && toChain(row);
-}
-
-/** The chain with its connection settings, for the service's own use (never serialised to clients). */
-export async function findChainConnection(knex: Knex, chainId: string): Promise<ChainConnection | undefined> {
-  const row = await knex<ChainRow>('chains').where({ chain_id: chainId }).first();
-  return row && { ...toChain(row), rpcUrl: row.rpc_url, confirmations: row.confirmations, networkPassphrase: row.network_passphrase };
 }

@@ -35,11 +35,6 @@ export class RegistryCache {
 
   constructor(private readonly knex: Knex, private readonly ttlMs = 10_000) {}
 
-  async token(id: string): Promise<TokenWithChain | undefined> {
-    await this.fresh(this.tokens.has(id));
-    return this.tokens.get(id);
-  }
-
   async route(id: string): Promise<RouteWithTokens | undefined> {
     await this.fresh(this.routes.has(id));
     return this.routes.get(id);
@@ -56,11 +51,6 @@ export class RegistryCache {
     const wanted = [...new Set(ids)];
     await this.fresh(wanted.every((id) => this.routes.has(id)));
     return this.routes;
-  }
-
-  /** Drops everything; the next lookup reloads. */
-  invalidate(): void {
-    this.loadedAt = 0;
   }
 
   private async fresh(allPresent: boolean): Promise<void> {
