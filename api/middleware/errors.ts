@@ -23,7 +23,6 @@ const BODY_ERRORS: Record<string, { status: number; message: string }> = {
   'charset.unsupported': { status: 415, message: 'body charset is not supported' },
   'request.aborted': { status: 400, message: 'request was aborted' },
   'request.size.invalid': { status: 400, message: 'body length does not match Content-Length' },
-  'stream.encoding.set': { status: 500, message: 'internal server error' },
   'parameters.too.many': { status: 413, message: 'too many parameters' },
 };
 
@@ -46,7 +45,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const bodyError = typeof err?.type === 'string' ? BODY_ERRORS[err.type] : undefined;
-    if (bodyError && bodyError.status < 500) {
+    if (bodyError) {
       res.status(bodyError.status).json(errorBody(bodyError.status, bodyError.message));
       return;
     }

@@ -10,9 +10,8 @@ function limiter(windowMs: number, limit: number, what: string): RateLimitReques
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     identifier: what,
-    handler: (_req, res, _next, options) => {
+    handler: (_req, res) => {
       res.status(429).json(errorBody(429, `too many ${what} requests; retry later with exponential backoff`));
-      void options;
     },
   });
 }
