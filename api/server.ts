@@ -43,7 +43,7 @@ export async function start(config: Config = loadConfig(), logger: Logger = pino
       onLog: (line) => logger.debug({ postgres: line.trim() }),
     });
     databaseUrl = embedded.url;
-    logger.info({ port: config.EMBEDDED_PG_PORT, dataDir: path.resolve(config.DATA_DIR, 'pg') }, 'embedded PostgreSQL started');
+    logger.info({ port: config.EMBEDDED_PG_PORT, dataDir: embedded.dataDir }, 'embedded PostgreSQL started');
   }
   const knex = createKnex(databaseUrl, config.DB_POOL_MAX);
   let devnet: Devnet | undefined;

