@@ -1,6 +1,6 @@
 import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
-import type { ChainKind } from './address.ts';
+import type { ChainKind } from '../domain/index.ts';
 import { EVENT_OF_ACTION, type BridgeEventName } from './evm/abi.ts';
 import { createEvmClient } from './evm/rpc.ts';
 import { verifyEvmTransaction } from './evm/verify.ts';

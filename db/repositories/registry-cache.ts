@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ChainKind } from '../../chains/address.ts';
+import type { ChainKind } from '../../domain/index.ts';
 
 /** A token with the chain it lives on, as nested in routes (and, summarised, in ads and trades). */
 export interface TokenWithChain {

@@ -14,7 +14,7 @@ import { readPortalDeposits, readPortalRoot } from '../../chains/evm/portal.ts';
 import { createEvmClient } from '../../chains/evm/rpc.ts';
 import { verifyEvmTransaction } from '../../chains/evm/verify.ts';
 import { verifyReportedTransaction } from '../../chains/verify.ts';
-import { NATIVE_TOKEN_ADDRESS } from '../../chains/address.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import { computeOrderHash, encodeOrderParams, ORDER_FIELDS, randomSalt, type OrderParams } from '../../chains/order.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
