@@ -1,8 +1,8 @@
 import { parseOrThrow } from '../validation.ts';
-import { Router } from 'express';
-import { createAuthService, type AuthDeps, type Challenge } from '../../auth/sign-in.ts';
+import { Router, type RequestHandler } from 'express';
+import type { AuthService, Challenge } from '../../auth/sign-in.ts';
 import type { UserRecord } from '../../db/repositories/users.ts';
-import { createRequireAuth, principalOf } from '../middleware/auth.ts';
+import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
 import {
   challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
@@ -45,9 +45,7 @@ registry.registerPath({
 });
 
 /** /v1/auth/*: challenge, login, refresh (public), link and me (Bearer). */
-export function authRouter(deps: AuthDeps): Router {
-  const auth = createAuthService(deps);
-  const requireAuth = createRequireAuth(auth);
+export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAuth: RequestHandler }): Router {
   const router = Router();
   router.post('/auth/challenge', (async (req, res) => {
     res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body))));

@@ -13,7 +13,7 @@ import {
 import { readPortalDeposits, readPortalRoot } from '../../chains/evm/portal.ts';
 import { createEvmClient } from '../../chains/evm/rpc.ts';
 import { verifyEvmTransaction } from '../../chains/evm/verify.ts';
-import { verifyReportedTransaction } from '../../chains/verify.ts';
+import { createTransactionVerifier } from '../../chains/verify.ts';
 import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import { computeOrderHash, encodeOrderParams, ORDER_FIELDS, randomSalt, type OrderParams } from '../../chains/order.ts';
@@ -24,6 +24,8 @@ import { leafOf, randomSecret, secretCommitment, TREE_DEPTH, zeroHashes } from '
 import { poseidon2 } from '../../prover/poseidon.ts';
 import { loadDevnetArtifacts } from './artifacts.ts';
 import { anvilAccounts, startDevnet, type Devnet } from './index.ts';
+
+const verifier = createTransactionVerifier();
 
 const domain = { name: 'ProofBridge', version: '1' };
 const relayerKey = Wallet.createRandom().privateKey;
@@ -185,14 +187,14 @@ describe('relayer-signed requests on the contracts', () => {
     expect(((await maker.token.getFunction('balanceOf')(to)) as bigint) - before).toBe(1_000n);
     const contractAddress = devnet.deployments[A]!.adManager;
     await expect(
-      verifyReportedTransaction(chain, { txHash: withdrawTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+      verifier.verify(chain, { txHash: withdrawTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
     ).resolves.toMatchObject({ event: 'AdWithdrawn', from: makerAccount!.address, args: { amount: '300', to } });
     await expect(
-      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'closeAd', args: { reqHash: close.reqHash } }),
+      verifier.verify(chain, { txHash: closeTx, contractAddress, action: 'closeAd', args: { reqHash: close.reqHash } }),
     ).resolves.toMatchObject({ event: 'AdClosed', args: { amount: '700' } });
     // The close's receipt is not the withdrawal the service issued.
     await expect(
-      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+      verifier.verify(chain, { txHash: closeTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
     ).rejects.toThrow(WrongEventError);
   });
 
