@@ -1,27 +1,12 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
-import type { AuthService } from '../auth/sign-in.ts';
-import type { Config } from '../config.ts';
-import type { RegistryCache } from '../db/repositories/registry-cache.ts';
+import type { AppDeps } from './deps.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
 import { v1Routers } from './routes/index.ts';
 import { systemRouter } from './routes/system.ts';
-
-/** Everything the HTTP layer needs, built once by the composition root (runtime/container.ts). */
-export interface AppDeps {
-  config: Config;
-  knex: Knex;
-  logger: Logger;
-  metrics: Registry;
-  registryCache: RegistryCache;
-  auth: AuthService;
-}
 
 /**
  * Builds the Express app (no listen). Order matters: security headers and rate limits first,

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { AppDeps } from '../app.ts';
+import type { AppDeps } from '../deps.ts';
 import { createRequireAuth } from '../middleware/auth.ts';
 import { adsRouter } from './ads.ts';
 import { authRouter } from './auth.ts';
