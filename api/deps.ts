@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { AdsService } from '../ads/service.ts';
 import type { AuthService } from '../auth/sign-in.ts';
 import type { Config } from '../config.ts';
 import type { RegistryCache } from '../db/repositories/registry-cache.ts';
@@ -13,4 +14,5 @@ export interface AppDeps {
   metrics: Registry;
   registryCache: RegistryCache;
   auth: AuthService;
+  ads: AdsService;
 }

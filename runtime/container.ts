@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createAdsService, type AdsService } from '../ads/service.ts';
 import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
 import { createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
@@ -27,6 +28,7 @@ export interface Container {
   verifier: TransactionVerifier;
   merkleStore: MerkleTreeStore;
   auth: AuthService;
+  ads: AdsService;
   /**
    * The proof pool, started on first use: its threads load the zkey (about a second and a few
    * hundred MB each), which a process that never proves should not pay for. Its metrics are on
@@ -51,17 +53,27 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   collectDefaultMetrics({ register: metrics });
   proverMetrics(metrics);
   let pool: ProverPool | undefined;
+  const signers = createRelayerSigners(secrets, { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION });
+  const registryCache = new RegistryCache(knex);
+  const verifier = createTransactionVerifier(options.chainClients);
   return {
     config,
     logger,
     knex,
     secrets,
     metrics,
-    signers: createRelayerSigners(secrets, { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION }),
-    registryCache: new RegistryCache(knex),
-    verifier: createTransactionVerifier(options.chainClients),
+    signers,
+    registryCache,
+    verifier,
     merkleStore: new MerkleTreeStore(knex),
     auth: createAuthService({ config, secrets, knex }),
+    ads: createAdsService({
+      knex,
+      registryCache,
+      signers,
+      verifier,
+      settings: { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS },
+    }),
     prover() {
       if (!pool) {
         pool = new ProverPool({ size: config.PROVER_POOL_SIZE, maxQueue: config.PROVER_QUEUE_MAX, registry: metrics });

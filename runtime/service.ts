@@ -17,6 +17,8 @@ export interface RunningService {
   knex: Knex;
   logger: Logger;
   container: Container;
+  /** The local devnet this process started (DEVNET), if any. */
+  devnet?: Devnet;
   stop(): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function start(
     knex: database.knex,
     logger,
     container,
+    devnet,
     stop: () =>
       (stopping ??= (async () => {
         await http!.close();

@@ -9,12 +9,6 @@ import { errorResponses } from '../schemas/common.ts';
  * An issue that builds one removes it from this list.
  */
 const PLANNED: { method: 'get' | 'post' | 'patch'; path: string; summary: string; auth: boolean }[] = [
-  { method: 'post', path: '/v1/ads/create', summary: 'Create an ad (signed AdManager call data)', auth: true },
-  { method: 'post', path: '/v1/ads/{id}/fund', summary: 'Top up an ad pool (signed call data)', auth: true },
-  { method: 'post', path: '/v1/ads/{id}/withdraw', summary: 'Withdraw from an ad pool (signed call data)', auth: true },
-  { method: 'post', path: '/v1/ads/{id}/confirm', summary: 'Confirm an ad transaction', auth: true },
-  { method: 'patch', path: '/v1/ads/{id}/update', summary: 'Change status, bounds or metadata', auth: true },
-  { method: 'post', path: '/v1/ads/{id}/close', summary: 'Close an ad (signed call data)', auth: true },
   { method: 'post', path: '/v1/trades/create', summary: 'Create a trade (signed OrderPortal call data)', auth: true },
   { method: 'get', path: '/v1/trades/{id}/params', summary: 'Order parameters of a trade', auth: true },
   { method: 'post', path: '/v1/trades/{id}/lock', summary: "Maker's lock (signed AdManager call data)", auth: true },
