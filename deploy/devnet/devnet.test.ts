@@ -228,6 +228,20 @@ describe('relayer-signed requests on the contracts', () => {
     expect(await revertName(adManager.getFunction('withdrawFromAd')(adIdWord(adId), 1n, makerAccount!.address, data.authToken, data.deadline, data.signature))).toBe('RequestExpired');
   });
 
+  it('signs its own deadline when the caller supplies a far-future one: the contract then rejects the expired request', async () => {
+    const { adId } = await createAd(A, 100n);
+    const issuedAt = Date.now() - 3_600_000; // the service's deadline has passed by now
+    const farFuture = String(Math.floor(Date.now() / 1000) + 10 * 365 * 86_400);
+    const data = sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address, deadline: farFuture } as never, issuedAt);
+    expect(data.deadline).toBe(String(Math.floor(issuedAt / 1000) + 600));
+    const call = evmContractCall('withdrawFromAd', { ...data, deadline: farFuture });
+    const { adManager } = contracts(A, makerAccount!);
+    // With the caller's deadline the signature does not match; with the service's, the request has expired.
+    expect(await revertName(adManager.getFunction(call.functionName)(...call.args))).toBe('InvalidSignature');
+    const honest = evmContractCall('withdrawFromAd', data);
+    expect(await revertName(adManager.getFunction(honest.functionName)(...honest.args))).toBe('RequestExpired');
+  });
+
   it('rejects on chain B a request signed for chain A, though the contract address is the same', async () => {
     expect(devnet.deployments[A]!.adManager).toBe(devnet.deployments[B]!.adManager);
     const { adId } = await createAd(B, 100n, A);
