@@ -204,6 +204,8 @@ describe('computeOrderHash', () => {
     orderPortal: stellarContract,
     adChainId: '31337',
     adManager,
+    lockExpiry: '1700021600',
+    refundTime: '1700043200',
   };
 
   it('equals the EIP-712 digest of the Order struct under the {name, version} domain', () => {
@@ -213,7 +215,7 @@ describe('computeOrderHash', () => {
       Order: [
         'bytes32 orderChainToken', 'bytes32 adChainToken', 'uint256 amount', 'bytes32 bridger', 'bytes32 orderRecipient',
         'bytes32 adId', 'bytes32 adCreator', 'bytes32 adRecipient', 'uint256 salt', 'uint256 orderChainId',
-        'bytes32 orderPortal', 'uint256 adChainId', 'bytes32 adManager',
+        'bytes32 orderPortal', 'uint256 adChainId', 'bytes32 adManager', 'uint256 lockExpiry', 'uint256 refundTime',
       ].map((entry) => ({ type: entry.split(' ')[0]!, name: entry.split(' ')[1]! })),
     };
     const expected = TypedDataEncoder.hash({ name: 'ProofBridge', version: '1' }, types, {
@@ -230,6 +232,8 @@ describe('computeOrderHash', () => {
       orderPortal: `0x${'07'.repeat(32)}`,
       adChainId: 31337,
       adManager: pad(adManager),
+      lockExpiry: 1700021600,
+      refundTime: 1700043200,
     });
     expect(computeOrderHash(params, { name: 'ProofBridge', version: '1' })).toBe(expected);
   });
@@ -238,6 +242,8 @@ describe('computeOrderHash', () => {
     const base = computeOrderHash(params, { name: 'ProofBridge', version: '1' });
     expect(computeOrderHash({ ...params, adChainId: '31338' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
     expect(computeOrderHash({ ...params, salt: '123456790' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+    expect(computeOrderHash({ ...params, lockExpiry: '1700021601' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+    expect(computeOrderHash({ ...params, refundTime: '1700043201' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
   });
 
   it('rejects a malformed adId', () => {

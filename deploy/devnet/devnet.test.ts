@@ -19,6 +19,7 @@ import { evmContractCall } from '../../chains/evm/call-args.ts';
 import { computeOrderHash, encodeOrderParams, ORDER_FIELDS, randomSalt, type OrderParams } from '../../chains/order.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
+import { computeOrderTimes } from '../../chains/timing.ts';
 import { ACTION_NAMES, ACTIONS, structFields, typeString, type ActionFields, type ActionName } from '../../chains/request-schema.ts';
 import { leafOf, randomSecret, secretCommitment, TREE_DEPTH, zeroHashes } from '../../prover/commitments.ts';
 import { poseidon2 } from '../../prover/poseidon.ts';
@@ -269,6 +270,7 @@ function orderOn(adId: string, amount: bigint): OrderParams {
     orderPortal: devnet.deployments[A]!.orderPortal,
     adChainId: B,
     adManager: devnet.deployments[B]!.adManager,
+    ...computeOrderTimes(Math.floor(Date.now() / 1000)),
   };
 }
 
