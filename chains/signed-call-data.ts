@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { isEvmAddress, isStellarContract, type ChainKind } from './address.ts';
+import { isEvmAddress, isStellarContract } from './address.ts';
+import { type ChainKind } from '../domain/index.ts';
 import { typedDataDigest } from './evm/typed-data.ts';
 import { assertI128Amount } from './stellar/amounts.ts';
 import { ACTIONS, RequestFieldError, structFields, type ActionFields, type ActionName } from './request-schema.ts';

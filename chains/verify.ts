@@ -1,6 +1,6 @@
 import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
-import type { ChainKind } from './address.ts';
+import type { ChainKind } from '../domain/index.ts';
 import { EVENT_OF_ACTION, type BridgeEventName } from './evm/abi.ts';
 import { createEvmClient } from './evm/rpc.ts';
 import { verifyEvmTransaction } from './evm/verify.ts';
@@ -39,40 +39,57 @@ export interface VerifiedAction {
   confirmations: number;
 }
 
-const evmClients = new Map<string, Web3>();
-const stellarClients = new Map<string, rpc.Server>();
+/** Builds RPC clients; injected so tests and the composition root decide how chains are reached. */
+export interface ChainClientFactory {
+  evm(rpcUrl: string): Web3;
+  stellar(rpcUrl: string): rpc.Server;
+}
+
+export const defaultChainClients: ChainClientFactory = { evm: createEvmClient, stellar: createStellarClient };
+
+/** Verifies reported transactions; one instance per process keeps one RPC client per endpoint. */
+export interface TransactionVerifier {
+  verify(chain: VerifiableChain, expected: ExpectedAction): Promise<VerifiedAction>;
+}
 
 /**
- * Verifies that `expected.txHash` performed `expected.action` on the chain: success, right
- * contract, the action's event with the expected arguments, enough confirmations. Throws the
- * typed errors of chains/errors.ts; `NotFinalError` and `RpcUnavailableError` are retryable.
- * One RPC client per endpoint is kept for the life of the process.
+ * A verifier whose RPC clients come from `clients` (one per endpoint, kept by this instance for
+ * its life). `verify` checks that `expected.txHash` performed `expected.action` on the chain:
+ * success, right contract, the action's event with the expected arguments, enough confirmations.
+ * It throws the typed errors of chains/errors.ts; `NotFinalError` and `RpcUnavailableError` are retryable.
  */
-export async function verifyReportedTransaction(chain: VerifiableChain, expected: ExpectedAction): Promise<VerifiedAction> {
-  const event = EVENT_OF_ACTION[expected.action];
-  const confirmations = chain.confirmations ?? 1;
-  if (chain.kind === 'EVM') {
-    let client = evmClients.get(chain.rpcUrl);
-    if (!client) evmClients.set(chain.rpcUrl, (client = createEvmClient(chain.rpcUrl)));
-    const verified = await verifyEvmTransaction(client, {
-      txHash: expected.txHash,
-      contractAddress: expected.contractAddress,
-      event,
-      args: expected.args,
-      confirmations,
-    });
-    return { ...pick(verified), block: verified.blockNumber.toString() };
-  }
-  let server = stellarClients.get(chain.rpcUrl);
-  if (!server) stellarClients.set(chain.rpcUrl, (server = createStellarClient(chain.rpcUrl)));
-  const verified = await verifyStellarTransaction(server, {
-    txHash: expected.txHash,
-    contractId: expected.contractAddress,
-    event,
-    args: expected.args,
-    confirmations,
-  });
-  return { ...pick(verified), block: String(verified.ledger) };
+export function createTransactionVerifier(clients: ChainClientFactory = defaultChainClients): TransactionVerifier {
+  const evmClients = new Map<string, Web3>();
+  const stellarClients = new Map<string, rpc.Server>();
+  const cached = <T>(map: Map<string, T>, key: string, make: (key: string) => T): T => {
+    let client = map.get(key);
+    if (!client) map.set(key, (client = make(key)));
+    return client;
+  };
+  return {
+    async verify(chain, expected) {
+      const event = EVENT_OF_ACTION[expected.action];
+      const confirmations = chain.confirmations ?? 1;
+      if (chain.kind === 'EVM') {
+        const verified = await verifyEvmTransaction(cached(evmClients, chain.rpcUrl, clients.evm), {
+          txHash: expected.txHash,
+          contractAddress: expected.contractAddress,
+          event,
+          args: expected.args,
+          confirmations,
+        });
+        return { ...pick(verified), block: verified.blockNumber.toString() };
+      }
+      const verified = await verifyStellarTransaction(cached(stellarClients, chain.rpcUrl, clients.stellar), {
+        txHash: expected.txHash,
+        contractId: expected.contractAddress,
+        event,
+        args: expected.args,
+        confirmations,
+      });
+      return { ...pick(verified), block: String(verified.ledger) };
+    },
+  };
 }
 
 function pick(verified: Omit<VerifiedAction, 'block'>): Omit<VerifiedAction, 'block'> {

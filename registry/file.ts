@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import {
-  canonicalAddress, isEvmAddress, isStellarContract, NATIVE_TOKEN_ADDRESS, type ChainKind,
-} from '../chains/address.ts';
+import { canonicalAddress, isEvmAddress, isStellarContract } from '../chains/address.ts';
+import { NATIVE_TOKEN_ADDRESS, type ChainKind } from '../domain/index.ts';
 
 /**
  * The registry file operators import (`npm run registry -- import FILE`) and the devnet writes.

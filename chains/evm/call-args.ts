@@ -1,4 +1,5 @@
-import { NATIVE_TOKEN_ADDRESS, addressToBytes32, uuidToBytes32 } from '../address.ts';
+import { addressToBytes32, uuidToBytes32 } from '../address.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { encodeOrderParams, type OrderParams } from '../order.ts';
 import type { ActionName } from '../request-schema.ts';
 import type { SignedCallData } from '../signed-call-data.ts';

@@ -16,8 +16,10 @@ import {
   transactionMeta,
   transactionResult,
 } from '../../test/support/stellar-fixtures.ts';
-import { verifyReportedTransaction } from '../verify.ts';
+import { createTransactionVerifier } from '../verify.ts';
 import { createStellarClient, verifyStellarTransaction } from './verify.ts';
+
+const verifier = createTransactionVerifier();
 
 const portal = StrKey.encodeContract(Buffer.alloc(32, 3));
 const otherContract = StrKey.encodeContract(Buffer.alloc(32, 4));
@@ -99,10 +101,10 @@ describe('verifyStellarTransaction', () => {
     });
   });
 
-  it('is what verifyReportedTransaction runs for a STELLAR chain, by action', async () => {
+  it('is what the transaction verifier runs for a STELLAR chain, by action', async () => {
     const txHash = addTransaction({ events: [orderCreated()], ledger: 990, latestLedger: 1000 });
     await expect(
-      verifyReportedTransaction(
+      verifier.verify(
         { kind: 'STELLAR', chainId: '148', rpcUrl: stub.url },
         { txHash, contractAddress: portal, action: 'createOrder', args: { orderHash, reqHash } },
       ),

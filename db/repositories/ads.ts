@@ -2,9 +2,8 @@ import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
 import { runPrepared } from '../prepared.ts';
 import { isoTimestamp } from '../sql.ts';
+import { LISTED_AD_STATUSES, type AdStatus } from '../../domain/index.ts';
 
-export type AdStatus = 'PENDING' | 'ACTIVE' | 'PAUSED' | 'EXHAUSTED' | 'CLOSED';
-export const AD_STATUSES = ['ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'] as const;
 
 /** An ad as stored. Amounts are decimal strings (numeric(78,0)); `status` is the derived one. */
 export interface AdRecord {
@@ -86,7 +85,7 @@ export async function listAds(knex: Knex, filter: AdFilter, limit: number, curso
     const value = filter[key];
     if (value !== undefined) query.where(`ads.${COLUMNS[key]}`, value);
   }
-  if (filter.status === undefined) query.whereIn('ads.status', AD_STATUSES as unknown as string[]);
+  if (filter.status === undefined) query.whereIn('ads.status', [...LISTED_AD_STATUSES]);
   const { rows, nextCursor } = toPage<AdRecord & { cursor_created_at: string }>(await runPrepared(knex, paginate(query, 'ads', limit, cursor)), limit);
   return { items: rows as AdRecord[], nextCursor };
 }

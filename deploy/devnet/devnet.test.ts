@@ -13,8 +13,8 @@ import {
 import { readPortalDeposits, readPortalRoot } from '../../chains/evm/portal.ts';
 import { createEvmClient } from '../../chains/evm/rpc.ts';
 import { verifyEvmTransaction } from '../../chains/evm/verify.ts';
-import { verifyReportedTransaction } from '../../chains/verify.ts';
-import { NATIVE_TOKEN_ADDRESS } from '../../chains/address.ts';
+import { createTransactionVerifier } from '../../chains/verify.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import { computeOrderHash, encodeOrderParams, ORDER_FIELDS, randomSalt, type OrderParams } from '../../chains/order.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
@@ -25,6 +25,8 @@ import { leafOf, randomSecret, secretCommitment, TREE_DEPTH, zeroHashes } from '
 import { poseidon2 } from '../../prover/poseidon.ts';
 import { loadDevnetArtifacts } from './artifacts.ts';
 import { anvilAccounts, startDevnet, type Devnet } from './index.ts';
+
+const verifier = createTransactionVerifier();
 
 const domain = { name: 'ProofBridge', version: '1' };
 const relayerKey = Wallet.createRandom().privateKey;
@@ -186,14 +188,14 @@ describe('relayer-signed requests on the contracts', () => {
     expect(((await maker.token.getFunction('balanceOf')(to)) as bigint) - before).toBe(1_000n);
     const contractAddress = devnet.deployments[A]!.adManager;
     await expect(
-      verifyReportedTransaction(chain, { txHash: withdrawTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+      verifier.verify(chain, { txHash: withdrawTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
     ).resolves.toMatchObject({ event: 'AdWithdrawn', from: makerAccount!.address, args: { amount: '300', to } });
     await expect(
-      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'closeAd', args: { reqHash: close.reqHash } }),
+      verifier.verify(chain, { txHash: closeTx, contractAddress, action: 'closeAd', args: { reqHash: close.reqHash } }),
     ).resolves.toMatchObject({ event: 'AdClosed', args: { amount: '700' } });
     // The close's receipt is not the withdrawal the service issued.
     await expect(
-      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+      verifier.verify(chain, { txHash: closeTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
     ).rejects.toThrow(WrongEventError);
   });
 

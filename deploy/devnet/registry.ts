@@ -1,4 +1,4 @@
-import { NATIVE_TOKEN_ADDRESS } from '../../chains/address.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { TEST_TOKEN, type BridgeDeployment } from './deploy.ts';
 
 /** The registry file format `npm run registry -- import FILE` reads (see the API's registry import). */
