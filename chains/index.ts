@@ -10,7 +10,9 @@ export { EVENT_OF_ACTION, AD_MANAGER_ABI, ORDER_PORTAL_ABI, type BridgeEventName
 export { evmContractCall, evmTimeoutCall, CallArgsError, type EvmContractCall, type CallExtras, type TimeoutAction } from './evm/call-args.ts';
 export { readPortalDeposits, readPortalRoot, type PortalDeposit } from './evm/portal.ts';
 export { createEvmClient } from './evm/rpc.ts';
+export { isEvmBlockCanonical, type Finality, type VerifiedEvmEvent } from './evm/verify.ts';
+export { BINDING_ARGS, assertBindingArgs, assertConfirmations } from './event-args.ts';
 export type { DomainNameVersion } from './evm/typed-data.ts';
-export { createStellarClient } from './stellar/verify.ts';
+export { createStellarClient, isStellarLedgerCanonical, type VerifiedStellarEvent } from './stellar/verify.ts';
 export { stellarRequestHash, stellarRequestMessage } from './stellar/request-layout.ts';
 export { readStellarPortalDeposits, type StellarPortalDeposit } from './stellar/portal.ts';
