@@ -3,17 +3,20 @@ import type { Web3 } from 'web3';
 import type { ChainKind } from '../domain/index.ts';
 import { EVENT_OF_ACTION, type BridgeEventName } from './evm/abi.ts';
 import { createEvmClient } from './evm/rpc.ts';
-import { verifyEvmTransaction } from './evm/verify.ts';
+import { isEvmBlockCanonical, verifyEvmTransaction, type Finality } from './evm/verify.ts';
+import { RpcUnavailableError } from './errors.ts';
 import type { ActionName } from './request-schema.ts';
-import { createStellarClient, verifyStellarTransaction } from './stellar/verify.ts';
+import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction } from './stellar/verify.ts';
 
 /** The registry facts verification needs about a chain. */
 export interface VerifiableChain {
   kind: ChainKind;
   chainId: string;
   rpcUrl: string;
-  /** Required confirmations (registry `confirmations`, 1 when unset). */
+  /** Required confirmations (registry `confirmations`, 1 when unset); 0 is refused (RangeError). */
   confirmations?: number;
+  /** EVM: `finalized` also waits for the node's finalized block; `depth` (default) trusts the confirmations. */
+  finality?: Finality;
 }
 
 /** What the service issued and now expects to see on chain. */
@@ -26,11 +29,21 @@ export interface ExpectedAction {
   args: Record<string, string | bigint>;
 }
 
-/** A verified event, the same shape for both chain kinds. */
+/**
+ * A verified event, the same shape for both chain kinds. Record it under the unique key
+ * `(chainId, txHash, logIndex)` so one event answers one request; keep `block` and `blockHash` to
+ * re-check with `isCanonical` before signing anything that depends on it.
+ */
 export interface VerifiedAction {
+  /** The registry chain id the event was verified on. */
+  chainId: string;
   txHash: string;
+  /** The event's index: in its block (EVM), among its transaction's contract events (Stellar). */
+  logIndex: number;
   /** Block number (EVM) or ledger sequence (Stellar), as a decimal string. */
   block: string;
+  /** Hash of that block or ledger, 0x hex. */
+  blockHash: string;
   /** The account that sent the transaction. */
   from: string;
   event: BridgeEventName;
@@ -50,6 +63,11 @@ export const defaultChainClients: ChainClientFactory = { evm: createEvmClient, s
 /** Verifies reported transactions; one instance per process keeps one RPC client per endpoint. */
 export interface TransactionVerifier {
   verify(chain: VerifiableChain, expected: ExpectedAction): Promise<VerifiedAction>;
+  /**
+   * Whether `block` (number or ledger sequence, decimal) still has `blockHash` on the chain's
+   * canonical history: false once a reorg replaced it. Throws `RpcUnavailableError`.
+   */
+  isCanonical(chain: VerifiableChain, ref: Pick<VerifiedAction, 'block' | 'blockHash'>): Promise<boolean>;
 }
 
 /**
@@ -77,8 +95,13 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
           event,
           args: expected.args,
           confirmations,
+          finality: chain.finality,
         });
-        return { ...pick(verified), block: verified.blockNumber.toString() };
+        // The registry's id must be the node's: an RPC URL pointing at another chain proves nothing.
+        if (verified.chainId !== chain.chainId) {
+          throw new RpcUnavailableError(`RPC ${chain.rpcUrl} serves chain ${verified.chainId}, not ${chain.chainId}`);
+        }
+        return { ...pick(verified), chainId: chain.chainId, block: verified.blockNumber.toString() };
       }
       const verified = await verifyStellarTransaction(cached(stellarClients, chain.rpcUrl, clients.stellar), {
         txHash: expected.txHash,
@@ -87,12 +110,18 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
         args: expected.args,
         confirmations,
       });
-      return { ...pick(verified), block: String(verified.ledger) };
+      return { ...pick(verified), chainId: chain.chainId, block: String(verified.ledger) };
+    },
+    async isCanonical(chain, ref) {
+      if (chain.kind === 'EVM') {
+        return isEvmBlockCanonical(cached(evmClients, chain.rpcUrl, clients.evm), BigInt(ref.block), ref.blockHash);
+      }
+      return isStellarLedgerCanonical(cached(stellarClients, chain.rpcUrl, clients.stellar), Number(ref.block), ref.blockHash);
     },
   };
 }
 
-function pick(verified: Omit<VerifiedAction, 'block'>): Omit<VerifiedAction, 'block'> {
-  const { txHash, from, event, args, confirmations } = verified;
-  return { txHash, from, event, args, confirmations };
+function pick(verified: Omit<VerifiedAction, 'block' | 'chainId'>): Omit<VerifiedAction, 'block' | 'chainId'> {
+  const { txHash, logIndex, blockHash, from, event, args, confirmations } = verified;
+  return { txHash, logIndex, blockHash, from, event, args, confirmations };
 }

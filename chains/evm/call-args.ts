@@ -89,3 +89,15 @@ export function evmContractCall(action: ActionName, signed: Signed, extras: Call
       };
   }
 }
+
+/** The two ways out that need no relayer request (deploy/devnet/README.md "Timeouts"). */
+export type TimeoutAction = 'refund' | 'releaseLock';
+
+/**
+ * The call that takes an order's funds back after its timeout: `refund` on the OrderPortal (from
+ * refundTime on, pays the Bridger) or `releaseLock` on the AdManager (from lockExpiry on, back to
+ * the Maker's ad). Anyone may submit it; the contract decides whom it pays.
+ */
+export function evmTimeoutCall(action: TimeoutAction, orderParams: OrderParams): EvmContractCall {
+  return { functionName: action, args: [encodeOrderParams(orderParams)], value: 0n };
+}

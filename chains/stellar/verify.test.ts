@@ -17,7 +17,7 @@ import {
   transactionResult,
 } from '../../test/support/stellar-fixtures.ts';
 import { createTransactionVerifier } from '../verify.ts';
-import { createStellarClient, verifyStellarTransaction } from './verify.ts';
+import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction } from './verify.ts';
 
 const verifier = createTransactionVerifier();
 
@@ -29,6 +29,8 @@ const reqHash = `0x${'c3'.repeat(32)}`;
 
 let stub: SorobanRpcStub;
 const transactions = new Map<string, Record<string, unknown>>();
+/** Ledger hashes the stub's getLedgers serves (only hash and sequence are read). */
+const ledgerHashes = new Map<number, string>([[990, 'aa'.repeat(32)], [1000, 'bb'.repeat(32)]]);
 
 /** Registers a transaction calling `called` that emitted `events`, included in `ledger`; returns its hash. */
 function addTransaction(options: {
@@ -82,6 +84,12 @@ beforeAll(async () => {
       oldestLedger: 1,
       oldestLedgerCloseTime: '1690000000',
     };
+  stub.handlers.getLedgers = ({ startLedger }) => {
+    const sequence = Number(startLedger);
+    if (sequence < 900) throw { code: -32600, message: 'startLedger must be between the oldest ledger: 900 and the latest ledger: 1001' };
+    const hash = ledgerHashes.get(sequence);
+    return { ledgers: hash ? [{ hash, sequence, ledgerCloseTime: '1700000000' }] : [], latestLedger: 1001, oldestLedger: 900 };
+  };
 });
 
 afterAll(async () => {
@@ -94,6 +102,8 @@ describe('verifyStellarTransaction', () => {
     await expect(verify(txHash)).resolves.toEqual({
       txHash,
       ledger: 1000,
+      blockHash: `0x${'bb'.repeat(32)}`,
+      logIndex: 0,
       from: bridger.publicKey(),
       event: 'OrderCreated',
       args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
@@ -109,8 +119,11 @@ describe('verifyStellarTransaction', () => {
         { txHash, contractAddress: portal, action: 'createOrder', args: { orderHash, reqHash } },
       ),
     ).resolves.toEqual({
+      chainId: '148',
       txHash,
+      logIndex: 0,
       block: '990',
+      blockHash: `0x${'aa'.repeat(32)}`,
       from: bridger.publicKey(),
       event: 'OrderCreated',
       args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
@@ -166,9 +179,46 @@ describe('verifyStellarTransaction', () => {
       txHash: 'ab'.repeat(32),
       contractId: portal,
       event: 'OrderCreated',
-      args: {},
+      args: { orderHash },
       confirmations: 1,
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcUnavailableError);
+  });
+
+  it('refuses to verify without reqHash or orderHash to bind the event, and refuses a depth of 0', async () => {
+    const txHash = addTransaction({ events: [orderCreated()] });
+    await expect(verify(txHash, { args: {} })).rejects.toThrow(/reqHash or orderHash/);
+    await expect(verify(txHash, { args: { leafIndex: '7' } })).rejects.toThrow(/reqHash or orderHash/);
+    await expect(verify(txHash, { confirmations: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('never lets a data field override a topic: a forged orderHash in the data does not match', async () => {
+    const forged = `0x${'99'.repeat(32)}`;
+    const event = bridgeEvent(portal, 'OrderCreated', reqHash, orderHash, {
+      orderHash: { value: Buffer.from(forged.slice(2), 'hex'), type: 'bytes' },
+      reqHash: { value: Buffer.from('88'.repeat(32), 'hex'), type: 'bytes' },
+      leafIndex: { value: 7, type: 'u32' },
+    });
+    const txHash = addTransaction({ events: [event] });
+    await expect(verify(txHash, { args: { orderHash: forged } })).rejects.toThrow(WrongEventError);
+    await expect(verify(txHash)).resolves.toMatchObject({ args: { orderHash, reqHash, leafIndex: '7' } });
+  });
+
+  it('gives the index of the matching event among the transaction\'s events', async () => {
+    const txHash = addTransaction({ events: [orderCreated(`0x${'11'.repeat(32)}`), orderCreated()] });
+    await expect(verify(txHash)).resolves.toMatchObject({ logIndex: 1 });
+  });
+});
+
+describe('isStellarLedgerCanonical', () => {
+  const server = () => createStellarClient(stub.url);
+
+  it('is true for the ledger hash the RPC serves and false for another', async () => {
+    await expect(isStellarLedgerCanonical(server(), 1000, `0x${'bb'.repeat(32)}`)).resolves.toBe(true);
+    await expect(isStellarLedgerCanonical(server(), 1000, `0x${'cc'.repeat(32)}`)).resolves.toBe(false);
+  });
+
+  it('reads a ledger older than the retention window as canonical (closed ledgers are final)', async () => {
+    await expect(isStellarLedgerCanonical(server(), 10, `0x${'cc'.repeat(32)}`)).resolves.toBe(true);
   });
 });
