@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { WrongEventError } from '../chains/errors.ts';
-import type { TransactionVerifier } from '../chains/verify.ts';
+import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
 import type { AdRecord } from '../db/repositories/ads.ts';
 import { confirmableRequests, requestConfirmedBy, type AdRequestRecord } from '../db/repositories/ad-requests.ts';
 import type { ChainConnection } from '../db/repositories/registry-cache.ts';
@@ -9,7 +9,7 @@ import { ChainUnavailableError, TransactionMismatchError } from './errors.ts';
 
 export type AnsweredRequest =
   | { alreadyConfirmed: true }
-  | { alreadyConfirmed: false; request: AdRequestRecord; txHash: string; eventAmount: bigint };
+  | { alreadyConfirmed: false; request: AdRequestRecord; txHash: string; event: VerifiedAction };
 
 /** A transaction hash in the one spelling each chain kind stores: EVM `0x` + lower hex, Stellar lower hex. */
 export function normalizeTxHash(chain: ChainConnection, txHash: string): string {
@@ -51,7 +51,7 @@ export async function findAnsweredRequest(input: {
         { kind: chain.kind, chainId: chain.chainId, rpcUrl: chain.rpcUrl, confirmations: chain.confirmations },
         { txHash, contractAddress: request.contractAddress, action: request.action, args },
       );
-      return { alreadyConfirmed: false, request, txHash, eventAmount: BigInt(verified.args.amount ?? '0') };
+      return { alreadyConfirmed: false, request, txHash, event: verified };
     } catch (error) {
       if (error instanceof WrongEventError) continue; // another request's transaction, or none of ours
       throw error;

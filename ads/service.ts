@@ -12,9 +12,11 @@ import {
   expireAdRequests, hasLiveClose, insertAdRequest, lockAdRequest, markAdRequestConfirmed, voidOtherRequests,
   type AdAction, type AdRequestRecord,
 } from '../db/repositories/ad-requests.ts';
+import { ChainEventTakenError, recordChainEvent } from '../db/repositories/chain-events.ts';
 import { findAnsweredRequest } from './confirm.ts';
 import {
   AdInputError, AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
+  TransactionMismatchError,
 } from './errors.ts';
 
 export interface AdsSettings {
@@ -244,13 +246,19 @@ export function createAdsService(deps: AdsDeps) {
       assertCreator(principal, ad, chain);
       const answered = await findAnsweredRequest({ knex, verifier: deps.verifier, chain, ad, txHash, cutoff: confirmCutoff() });
       if (answered.alreadyConfirmed) return;
-      const { request, eventAmount } = answered;
+      const { request, event } = answered;
       await knex.transaction(async (trx) => {
         await lockAd(trx, adId);
         const locked = (await lockAdRequest(trx, request.id))!;
         if (locked.status === 'CONFIRMED') return; // a concurrent confirm of the same transaction won the race
         if (locked.status === 'EXPIRED') throw new AdStateError(`the request ${request.reqHash} expired before its transaction was confirmed`);
-        await applyConfirmed(trx, locked, eventAmount, answered.txHash);
+        try {
+          await recordChainEvent(trx, { ...event, subjectKind: 'ad_request', subjectId: request.id });
+        } catch (error) {
+          if (error instanceof ChainEventTakenError) throw new TransactionMismatchError(error.message);
+          throw error;
+        }
+        await applyConfirmed(trx, locked, BigInt(event.args.amount ?? '0'), answered.txHash);
       });
     },
 
