@@ -9,11 +9,12 @@ import type { TransactionVerifier } from '../chains/verify.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { changeAd, findAd, insertAd, lockAd, type AdRecord } from '../db/repositories/ads.ts';
 import {
-  expireAdRequests, hasLiveClose, insertAdRequest, lockAdRequest, markAdRequestConfirmed, voidOtherRequests,
+  hasLiveClose, insertAdRequest, lockAdRequest, markAdRequestConfirmed, voidOtherRequests,
   type AdAction, type AdRequestRecord,
 } from '../db/repositories/ad-requests.ts';
 import { ChainEventTakenError, recordChainEvent } from '../db/repositories/chain-events.ts';
 import { findAnsweredRequest } from './confirm.ts';
+import { releaseExpiredHolds } from './holds.ts';
 import {
   AdInputError, AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
   TransactionMismatchError,
@@ -123,11 +124,7 @@ export function createAdsService(deps: AdsDeps) {
     if (!ad) throw new AdNotFoundError(adId);
     const chain = await chainOf(ad.adChainId);
     assertCreator(principal, ad, chain);
-    const released = await expireAdRequests(trx, adId, confirmCutoff());
-    if (released > 0n) {
-      await changeAd(trx, adId, { withdrawing: -released });
-      return { ad: (await lockAd(trx, adId))!, chain };
-    }
+    if (await releaseExpiredHolds(trx, adId, confirmCutoff()) > 0n) return { ad: (await lockAd(trx, adId))!, chain };
     return { ad, chain };
   }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AdsService } from '../ads/service.ts';
 import type { AuthService } from '../auth/sign-in.ts';
+import type { TradesService } from '../trades/service.ts';
 import type { Config } from '../config.ts';
 import type { RegistryCache } from '../db/repositories/registry-cache.ts';
 
@@ -15,4 +16,5 @@ export interface AppDeps {
   registryCache: RegistryCache;
   auth: AuthService;
   ads: AdsService;
+  trades: TradesService;
 }

@@ -9,6 +9,8 @@ import { loadDemoRegistryIfEmpty } from '../registry/demo.ts';
 /** An open database pool and, in the embedded run, the PostgreSQL this process started. */
 export interface OpenDatabase {
   knex: Knex;
+  /** Its connection URL (what pg-boss and other clients connect to). */
+  url: string;
   /** True when this process runs its own PostgreSQL (no DATABASE_URL). */
   embedded: boolean;
   /** Destroys the pool, then stops the embedded PostgreSQL if there is one. */
@@ -48,5 +50,5 @@ export async function openDatabase(config: Config, logger: Logger, options: { mi
     await close();
     throw error;
   }
-  return { knex, embedded: embedded !== undefined, close };
+  return { knex, url: databaseUrl, embedded: embedded !== undefined, close };
 }

@@ -47,8 +47,10 @@ export async function start(
     if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
       devnet = await startLocalDevnet(config, container.secrets, database.knex, logger);
     }
+    await container.startOrchestrator(database.url);
   } catch (error) {
     await container.close();
+    await devnet?.stop();
     await database.close();
     throw error;
   }

@@ -11,5 +11,5 @@ import { tradesRouter } from './trades.ts';
 /** Every router mounted under /v1: the public reads, sign-in (/v1/auth), then the planned endpoints (501). */
 export function v1Routers(deps: AppDeps): Router[] {
   const requireAuth = createRequireAuth(deps.auth);
-  return [chainsRouter(deps), routesRouter(deps), adsRouter({ ...deps, requireAuth }), tradesRouter(deps), authRouter({ auth: deps.auth, requireAuth }), plannedRouter()];
+  return [chainsRouter(deps), routesRouter(deps), adsRouter({ ...deps, requireAuth }), tradesRouter({ ...deps, requireAuth }), authRouter({ auth: deps.auth, requireAuth }), plannedRouter()];
 }

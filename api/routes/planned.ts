@@ -9,12 +9,6 @@ import { errorResponses } from '../schemas/common.ts';
  * An issue that builds one removes it from this list.
  */
 const PLANNED: { method: 'get' | 'post' | 'patch'; path: string; summary: string; auth: boolean }[] = [
-  { method: 'post', path: '/v1/trades/create', summary: 'Create a trade (signed OrderPortal call data)', auth: true },
-  { method: 'get', path: '/v1/trades/{id}/params', summary: 'Order parameters of a trade', auth: true },
-  { method: 'post', path: '/v1/trades/{id}/lock', summary: "Maker's lock (signed AdManager call data)", auth: true },
-  { method: 'post', path: '/v1/trades/{id}/unlock', summary: 'Unlock with the proof (signed call data)', auth: true },
-  { method: 'post', path: '/v1/trades/{id}/unlock/confirm', summary: 'Confirm an unlock transaction', auth: true },
-  { method: 'post', path: '/v1/trades/{id}/confirm', summary: 'Confirm a deposit or lock transaction', auth: true },
 ];
 
 for (const endpoint of PLANNED) {

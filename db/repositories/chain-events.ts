@@ -43,3 +43,25 @@ export async function recordChainEvent(trx: Knex.Transaction, event: ChainEventR
     throw new ChainEventTakenError(`event ${event.txHash}#${event.logIndex} on chain ${event.chainId} already answered another request`);
   }
 }
+
+/** The recorded event of a transaction on a chain, if any (its first log, which is the one we record). */
+export async function findChainEvent(knex: Knex, chainId: string, txHash: string): Promise<ChainEventRecord | undefined> {
+  const row = await knex('chain_events').where({ chain_id: chainId, tx_hash: txHash }).orderBy('log_index').first();
+  return row ? toRecord(row) : undefined;
+}
+
+/** The recorded `event` that answered a subject on a chain, if any. */
+export async function findSubjectEvent(
+  knex: Knex, subjectKind: ChainEventRecord['subjectKind'], subjectId: string, chainId: string, event: string,
+): Promise<ChainEventRecord | undefined> {
+  const row = await knex('chain_events').where({ subject_kind: subjectKind, subject_id: subjectId, chain_id: chainId, event }).first();
+  if (!row) return undefined;
+  return toRecord(row);
+}
+
+function toRecord(row: Record<string, any>): ChainEventRecord {
+  return {
+    chainId: row.chain_id, txHash: row.tx_hash, logIndex: row.log_index, block: row.block, blockHash: row.block_hash,
+    event: row.event, subjectKind: row.subject_kind, subjectId: row.subject_id,
+  };
+}
