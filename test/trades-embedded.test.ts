@@ -1,11 +1,7 @@
-import { Contract, getBytes, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
 import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evmContractCall } from '../chains/evm/call-args.ts';
-import type { OrderParams } from '../chains/order.ts';
-import type { ActionName } from '../chains/request-schema.ts';
 import { anvilAccounts } from '../deploy/devnet/accounts.ts';
-import { loadDevnetArtifacts } from '../deploy/devnet/artifacts.ts';
+import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { call, loginEvm } from './support/wallets.ts';
 
@@ -23,61 +19,26 @@ const AD_CHAIN = '31338';
 const ORDER_CHAIN = '31337';
 
 let service: TestService;
-let abi: Record<'adManager' | 'orderPortal' | 'token', InterfaceAbi>;
+let devnet: DevnetClient;
 let makerToken: string;
 let bridgerToken: string;
 let routeId: string;
-const providers: JsonRpcProvider[] = [];
 
-function contract(chainId: string, name: 'adManager' | 'orderPortal' | 'testErc20', key: string): Contract {
-  const provider = new JsonRpcProvider(service.devnet!.rpcUrls[chainId], undefined, { staticNetwork: true, cacheTimeout: -1, pollingInterval: 50 });
-  providers.push(provider);
-  return new Contract(service.devnet!.deployments[chainId]![name], abi[name === 'testErc20' ? 'token' : name], new Wallet(key, provider));
-}
-
-async function mined(tx: Promise<{ wait(): Promise<unknown>; hash: string }>): Promise<string> {
-  const sent = await tx;
-  await sent.wait();
-  return sent.hash;
-}
-
-/** What a dApp does with a signed response: call the contract it names from `key`'s wallet. */
-async function send(chainId: string, name: 'adManager' | 'orderPortal', key: string, action: ActionName, signed: any, orderParams?: OrderParams, proof?: string) {
-  const evmCall = evmContractCall(action, signed, { orderParams, proof, adToken: service.devnet!.deployments[chainId]!.testErc20 });
-  return mined(contract(chainId, name, key).getFunction(evmCall.functionName)(...evmCall.args, { value: evmCall.value }));
-}
-
-const balanceOf = async (chainId: string, address: string): Promise<bigint> =>
-  contract(chainId, 'testErc20', makerKey!.privateKey).getFunction('balanceOf')(address);
 const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
 const adOf = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
-async function createAd(amount: bigint, bounds: { minAmount?: string; maxAmount?: string } = {}): Promise<string> {
-  const created = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: amount.toString(), ...bounds }, makerToken);
+async function createAd(amount: bigint, bounds: { minAmount?: string; maxAmount?: string } = {}, on: TestService = service, token = makerToken): Promise<string> {
+  const created = await call(on, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: amount.toString(), ...bounds }, token);
   expect(created.status).toBe(200);
-  await mined(contract(AD_CHAIN, 'testErc20', makerKey!.privateKey).getFunction('approve')(service.devnet!.deployments[AD_CHAIN]!.adManager, amount));
-  const txHash = await send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
-  expect((await call(service, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash }, makerToken)).status).toBe(200);
+  await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', amount);
+  const txHash = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
+  expect((await call(on, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash }, token)).status).toBe(200);
   return created.body.adId;
 }
 
-/** Polls until `check` passes (the proof runs in the background). */
-async function eventually<T>(what: string, probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value)) return value;
-    if (Date.now() > until) throw new Error(`${what}: still ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-const signOrderHash = (key: string, orderHash: string) => new Wallet(key).signMessageSync(getBytes(orderHash));
-
 beforeAll(async () => {
   service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
-  const artifacts = await loadDevnetArtifacts();
-  abi = { adManager: artifacts.adManager.abi as InterfaceAbi, orderPortal: artifacts.orderPortal.abi as InterfaceAbi, token: artifacts.testErc20.abi as InterfaceAbi };
+  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   makerToken = (await loginEvm(service, maker)).body.tokens.access;
   bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
   const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
@@ -85,7 +46,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const p of providers) p.destroy();
+  devnet?.close();
   await service?.close();
 });
 
@@ -106,8 +67,8 @@ describe('a whole trade with the embedded orchestrator', () => {
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, bridgerToken)).status).toBe(403);
 
     // Step 2-3: the Bridger deposits on the order chain and confirms; the proof starts.
-    await mined(contract(ORDER_CHAIN, 'testErc20', bridgerKey!.privateKey).getFunction('approve')(order.contractAddress, 100n));
-    const depositTx = await send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, order.orderParams);
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true });
     expect((await trade(tradeId)).status).toBe('DEPOSITED');
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
@@ -116,7 +77,7 @@ describe('a whole trade with the embedded orchestrator', () => {
     const lock = await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
     expect(lock.status).toBe(200);
     expect(lock.body).toMatchObject({ chainId: AD_CHAIN, orderHash: order.orderHash });
-    const lockTx = await send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, lock.body.orderParams);
+    const lockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
     expect((await trade(tradeId)).status).toBe('LOCKED');
 
@@ -130,20 +91,20 @@ describe('a whole trade with the embedded orchestrator', () => {
     expect(makerUnlock.body).toMatchObject({ chainId: AD_CHAIN, contractAddress: service.devnet!.deployments[AD_CHAIN]!.adManager, orderHash: order.orderHash });
     expect(makerUnlock.body.proof).toMatch(/^0x[0-9a-f]{512}$/);
 
-    const bridgerBefore = await balanceOf(AD_CHAIN, bridger.address);
-    const adUnlockTx = await send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body.orderParams, makerUnlock.body.proof);
+    const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridger.address);
+    const adUnlockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
-    expect(await balanceOf(AD_CHAIN, bridger.address)).toBe(bridgerBefore + 100n);
+    expect(await devnet.balanceOf(AD_CHAIN, bridger.address)).toBe(bridgerBefore + 100n);
     expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: true, adCreatorClaimed: false });
 
     // Step 6: the Bridger's unlock on the order chain pays the Maker; the trade settles.
     const bridgerUnlock = await call(service, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, order.orderHash) }, bridgerToken);
     expect(bridgerUnlock.status).toBe(200);
     expect(bridgerUnlock.body).toMatchObject({ chainId: ORDER_CHAIN, contractAddress: order.contractAddress });
-    const makerBefore = await balanceOf(ORDER_CHAIN, maker.address);
-    const orderUnlockTx = await send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.body, bridgerUnlock.body.orderParams, bridgerUnlock.body.proof);
+    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, maker.address);
+    const orderUnlockTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.body, bridgerUnlock.body);
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
-    expect(await balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 100n);
+    expect(await devnet.balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 100n);
     expect(await trade(tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
     expect(await adOf(adId)).toMatchObject({ poolAmount: '1000', availableAmount: '900', lockedAmount: '0' });
     // Repeats change nothing; another trade's transaction is refused.
@@ -197,14 +158,11 @@ describe('a reservation never deposited', () => {
   it('expires after TRADE_RESERVATION_TTL_SECONDS and gives the amount back to the ad', async () => {
     const makerAccess = (await loginEvm(short, maker)).body.tokens.access;
     const bridgerAccess = (await loginEvm(short, bridger)).body.tokens.access;
-    const created = await call(short, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '300' }, makerAccess);
-    await mined(contract(AD_CHAIN, 'testErc20', makerKey!.privateKey).getFunction('approve')(service.devnet!.deployments[AD_CHAIN]!.adManager, 300n));
-    const txHash = await send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
-    expect((await call(short, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash }, makerAccess)).status).toBe(200);
-    const res = await call(short, 'POST', '/v1/trades/create', { adId: created.body.adId, routeId, amount: '120', bridgerDstAddress: bridger.address }, bridgerAccess);
+    const adId = await createAd(300n, {}, short, makerAccess);
+    const res = await call(short, 'POST', '/v1/trades/create', { adId, routeId, amount: '120', bridgerDstAddress: bridger.address }, bridgerAccess);
     expect(res.status).toBe(200);
-    expect((await call(short, 'GET', `/v1/ads/${created.body.adId}`)).body.availableAmount).toBe('180');
+    expect((await call(short, 'GET', `/v1/ads/${adId}`)).body.availableAmount).toBe('180');
     await eventually('expiry', async () => (await call(short, 'GET', `/v1/trades/${res.body.tradeId}`)).body.status, (s) => s === 'EXPIRED', 20_000);
-    expect((await call(short, 'GET', `/v1/ads/${created.body.adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
+    expect((await call(short, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
   });
 });

@@ -4,12 +4,11 @@ import { createRequireAuth } from '../middleware/auth.ts';
 import { adsRouter } from './ads.ts';
 import { authRouter } from './auth.ts';
 import { chainsRouter } from './chains.ts';
-import { plannedRouter } from './planned.ts';
 import { routesRouter } from './routes.ts';
 import { tradesRouter } from './trades.ts';
 
-/** Every router mounted under /v1: the public reads, sign-in (/v1/auth), then the planned endpoints (501). */
+/** Every router mounted under /v1: chains, routes, ads, trades and sign-in (/v1/auth). */
 export function v1Routers(deps: AppDeps): Router[] {
   const requireAuth = createRequireAuth(deps.auth);
-  return [chainsRouter(deps), routesRouter(deps), adsRouter({ ...deps, requireAuth }), tradesRouter({ ...deps, requireAuth }), authRouter({ auth: deps.auth, requireAuth }), plannedRouter()];
+  return [chainsRouter(deps), routesRouter(deps), adsRouter({ ...deps, requireAuth }), tradesRouter({ ...deps, requireAuth }), authRouter({ auth: deps.auth, requireAuth })];
 }
