@@ -61,6 +61,18 @@ export const updateAdBody = z
   .refine((body) => Object.keys(body).length > 0, { error: 'body must name at least one of status, minAmount, maxAmount, metadata' })
   .openapi('UpdateAdBody', { example: { status: 'PAUSED', maxAmount: '200000000000000000' } });
 
+/** What signed call data looks like on an EVM chain, for the document's examples. */
+const SIGNED_EXAMPLE = {
+  chainId: '31337',
+  contractAddress: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9',
+  signature: '0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b',
+  authToken: '0x4b7d3f1a9c2e6b8d0f4a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d',
+  deadline: '1795423800',
+  timeToExpire: 600,
+  reqHash: '0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100',
+  chainKind: 'EVM',
+};
+
 /** The spec's shared signed call data (architecture.md "Signed call data"). */
 export const signedCallDataShape = {
   chainId: z.string().openapi({ example: '31337' }),
@@ -84,11 +96,11 @@ export const createAdResponse = z
     orderChainId: z.string(),
     adRecipient: z.string().openapi({ description: 'The Maker recipient on the order chain (creatorDstAddress).' }),
   })
-  .openapi('CreateAdResponse');
-export const fundAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: z.string() }).openapi('FundAdResponse');
-export const withdrawAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: z.string(), to: z.string() }).openapi('WithdrawAdResponse');
-export const closeAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), to: z.string() }).openapi('CloseAdResponse');
-export const confirmAdResponse = z.object({ adId: z.string().uuid(), success: z.boolean() }).openapi('ConfirmAdResponse');
+  .openapi('CreateAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', adCreator: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', adToken: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0', initialAmount: '1000000000000000000', orderChainId: '31338', adRecipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
+export const fundAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: z.string() }).openapi('FundAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '250000000000000000' } } });
+export const withdrawAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: z.string(), to: z.string() }).openapi('WithdrawAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '100000000000000000', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
+export const closeAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), to: z.string() }).openapi('CloseAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
+export const confirmAdResponse = z.object({ adId: z.string().uuid(), success: z.boolean() }).openapi('ConfirmAdResponse', { example: { adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', success: true } });
 export const updateAdResponse = z
   .object({
     id: z.string().uuid(),
@@ -98,4 +110,4 @@ export const updateAdResponse = z
     maxAmount: z.string().nullable(),
     metadata: z.unknown().nullable(),
   })
-  .openapi('UpdateAdResponse');
+  .openapi('UpdateAdResponse', { example: { id: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', status: 'PAUSED', creatorAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', minAmount: '1000', maxAmount: '200000000000000000', metadata: { name: 'Fast lane' } } });
