@@ -138,6 +138,25 @@ describe('a whole trade with the embedded orchestrator', () => {
   });
 });
 
+describe('a deposit reorganised away', () => {
+  it('is not usable for a lock: the Maker gets 409 instead of signed call data', async () => {
+    const adId = await createAd(100n);
+    const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '40', bridgerDstAddress: bridger.address }, bridgerToken);
+    const { tradeId, reqContractDetails: order } = created.body;
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 40n);
+    const orderChain = devnet.provider(ORDER_CHAIN);
+    const snapshot = await orderChain.send('evm_snapshot', []);
+    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+    // A reorg: the deposit's block is replaced by empty ones.
+    await orderChain.send('evm_revert', [snapshot]);
+    for (let i = 0; i < 3; i++) await orderChain.send('evm_mine', []);
+    const lock = await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+    expect(lock.status).toBe(409);
+    expect(lock.body.message).toMatch(/no longer in the order chain's history/);
+  });
+});
+
 describe('a reservation never deposited', () => {
   let short: TestService;
   beforeAll(async () => {

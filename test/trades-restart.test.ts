@@ -35,7 +35,9 @@ interface Running { process: ChildProcess; url: string }
 
 /** `npm start`'s entry point as its own OS process over the test database; resolves once it listens. */
 async function startService(): Promise<Running> {
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['runtime/main.ts'], {
+  // One process (node with tsx's loader), not the tsx CLI, which runs the service in a child: a
+  // SIGKILL must hit the process that proves.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DATA_DIR: dataDir, DEVNET: 'off',
