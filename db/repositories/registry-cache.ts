@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Chain } from './chains.ts';
 import type { ChainKind } from '../../domain/index.ts';
 
 /** A token with the chain it lives on, as nested in routes (and, summarised, in ads and trades). */
@@ -16,13 +17,7 @@ export interface TokenWithChain {
  * Everything signing and verification need about a chain, including what the API never shows
  * (RPC URL, confirmations, Stellar network passphrase).
  */
-export interface ChainConnection {
-  id: string;
-  name: string;
-  chainId: string;
-  kind: ChainKind;
-  adManagerAddress: string;
-  orderPortalAddress: string;
+export interface ChainConnection extends Omit<Chain, 'createdAt' | 'updatedAt'> {
   rpcUrl: string | null;
   confirmations: number;
   networkPassphrase: string | null;
