@@ -60,6 +60,16 @@ export interface ChainClientFactory {
 
 export const defaultChainClients: ChainClientFactory = { evm: createEvmClient, stellar: createStellarClient };
 
+/** `clients` with one client per RPC URL kept for the life of the returned factory. */
+export function cachedChainClients(clients: ChainClientFactory = defaultChainClients): ChainClientFactory {
+  const evm = new Map<string, Web3>();
+  const stellar = new Map<string, rpc.Server>();
+  return {
+    evm: (url) => evm.get(url) ?? (evm.set(url, clients.evm(url)), evm.get(url)!),
+    stellar: (url) => stellar.get(url) ?? (stellar.set(url, clients.stellar(url)), stellar.get(url)!),
+  };
+}
+
 /** Verifies reported transactions; one instance per process keeps one RPC client per endpoint. */
 export interface TransactionVerifier {
   verify(chain: VerifiableChain, expected: ExpectedAction): Promise<VerifiedAction>;
@@ -77,19 +87,13 @@ export interface TransactionVerifier {
  * It throws the typed errors of chains/errors.ts; `NotFinalError` and `RpcUnavailableError` are retryable.
  */
 export function createTransactionVerifier(clients: ChainClientFactory = defaultChainClients): TransactionVerifier {
-  const evmClients = new Map<string, Web3>();
-  const stellarClients = new Map<string, rpc.Server>();
-  const cached = <T>(map: Map<string, T>, key: string, make: (key: string) => T): T => {
-    let client = map.get(key);
-    if (!client) map.set(key, (client = make(key)));
-    return client;
-  };
+  const client = cachedChainClients(clients);
   return {
     async verify(chain, expected) {
       const event = EVENT_OF_ACTION[expected.action];
       const confirmations = chain.confirmations ?? 1;
       if (chain.kind === 'EVM') {
-        const verified = await verifyEvmTransaction(cached(evmClients, chain.rpcUrl, clients.evm), {
+        const verified = await verifyEvmTransaction(client.evm(chain.rpcUrl), {
           txHash: expected.txHash,
           contractAddress: expected.contractAddress,
           event,
@@ -103,7 +107,7 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
         }
         return { ...pick(verified), chainId: chain.chainId, block: verified.blockNumber.toString() };
       }
-      const verified = await verifyStellarTransaction(cached(stellarClients, chain.rpcUrl, clients.stellar), {
+      const verified = await verifyStellarTransaction(client.stellar(chain.rpcUrl), {
         txHash: expected.txHash,
         contractId: expected.contractAddress,
         event,
@@ -114,9 +118,9 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
     },
     async isCanonical(chain, ref) {
       if (chain.kind === 'EVM') {
-        return isEvmBlockCanonical(cached(evmClients, chain.rpcUrl, clients.evm), BigInt(ref.block), ref.blockHash);
+        return isEvmBlockCanonical(client.evm(chain.rpcUrl), BigInt(ref.block), ref.blockHash);
       }
-      return isStellarLedgerCanonical(cached(stellarClients, chain.rpcUrl, clients.stellar), Number(ref.block), ref.blockHash);
+      return isStellarLedgerCanonical(client.stellar(chain.rpcUrl), Number(ref.block), ref.blockHash);
     },
   };
 }

@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createAdsService, type AdsService } from '../ads/service.ts';
 import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
-import { createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
+import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import type { Config } from '../config.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
@@ -17,8 +17,6 @@ import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts
 import { tradeMetrics } from '../workflows/metrics.ts';
 import type { Orchestrator, TradeActivities } from '../workflows/orchestrator.ts';
 import { findTradeLifecycle, openTrades } from '../db/repositories/trade-lifecycle.ts';
-import { createEvmClient } from '../chains/evm/rpc.ts';
-import type { Web3 } from 'web3';
 
 /**
  * Every long-lived dependency of a process, built once from the config. The API, the worker and
@@ -70,13 +68,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   let pool: ProverPool | undefined;
   const signers = createRelayerSigners(secrets, { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION });
   const registryCache = new RegistryCache(knex);
-  const verifier = createTransactionVerifier(options.chainClients);
-  const evmClients = new Map<string, Web3>();
-  const evmClient = (rpcUrl: string) => {
-    let client = evmClients.get(rpcUrl);
-    if (!client) evmClients.set(rpcUrl, (client = (options.chainClients?.evm ?? createEvmClient)(rpcUrl)));
-    return client;
-  };
+  const clients = cachedChainClients(options.chainClients);
+  const verifier = createTransactionVerifier(clients);
   const merkleStore = new MerkleTreeStore(knex);
   const prover = () => {
     if (!pool) {
@@ -85,7 +78,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     }
     return pool;
   };
-  const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient });
+  const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar });
   const trades = tradeMetrics(metrics, knex);
   let orchestrator: Orchestrator | undefined;
   const settings = { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS };

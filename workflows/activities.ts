@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
+import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
 import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../chains/errors.ts';
-import { readPortalDeposits, readPortalRoot } from '../chains/evm/portal.ts';
 import type { ActionName } from '../chains/request-schema.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
 import { changeAd, lockAd } from '../db/repositories/ads.ts';
@@ -14,7 +14,8 @@ import { leafOf } from '../prover/commitments.ts';
 import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
 import type { ProverPool } from '../prover/pool.ts';
 import { buildProofInput } from '../prover/proof-input.ts';
-import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from './errors.ts';
+import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './errors.ts';
+import { syncOrderTree } from './tree-sync.ts';
 import { transition, type TradeEvent, type TradeState, type UnlockSide } from './machine.ts';
 import type { AppliedEvent, ChainEventRef, Confirmation, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
 
@@ -25,8 +26,9 @@ export interface ActivityDeps {
   merkleStore: MerkleTreeStore;
   /** The proof pool (started on first use). */
   prover: () => ProverPool;
-  /** An EVM client for a chain's RPC (the order chain's portal is read to fill tree gaps). */
+  /** RPC clients (the order chain's portal is read to fill tree gaps). */
   evmClient: (rpcUrl: string) => Web3;
+  stellarClient: (rpcUrl: string) => rpc.Server;
   /** Called while a proof runs (Temporal heartbeats); a no-op elsewhere. */
   heartbeat?: () => void;
 }
@@ -156,7 +158,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       const orderChain = await chain(trade.orderChainId);
       const key: TreeKey = { chainId: orderChain.chainId, portalAddress: trade.orderParams.orderPortal! };
       await deps.merkleStore.insertLeaf(key, trade.leafIndex, BigInt(trade.leaf));
-      await syncTree(key, orderChain);
+      await syncOrderTree({ store: deps.merkleStore, key, chain: orderChain, evmClient: deps.evmClient, stellarClient: deps.stellarClient });
       const path = await deps.merkleStore.getPath(key, trade.leafIndex);
       deps.heartbeat?.();
       const input = buildProofInput({ secret: BigInt(trade.secret), orderHash: trade.orderHash, path });
@@ -169,33 +171,6 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       }
     },
   };
-
-  /**
-   * Brings the mirrored tree level with the portal: when leaves are missing (deposits nobody
-   * confirmed here) they are read from the portal's events; then the root is checked against
-   * the chain once, so the proof's root is one the portal knows.
-   */
-  async function syncTree(key: TreeKey, orderChain: ChainConnection & { rpcUrl: string }): Promise<void> {
-    if (orderChain.kind !== 'EVM') {
-      // Stellar portals: only the leaves confirmed here are known; a gap cannot be filled yet.
-      if ((await deps.merkleStore.missingRanges(key)).length > 0) throw new TreeOutOfSyncError(`the tree of chain ${key.chainId} has gaps that only its portal events could fill`);
-      return;
-    }
-    const web3 = deps.evmClient(orderChain.rpcUrl);
-    const onChain = await readPortalRoot(web3, key.portalAddress);
-    let state = await deps.merkleStore.getState(key);
-    if ((await deps.merkleStore.missingRanges(key)).length > 0 || state.size < onChain.leafCount) {
-      const latest = BigInt(await web3.eth.getBlockNumber());
-      const deposits = await readPortalDeposits(web3, key.portalAddress, 0n, latest);
-      state = await deps.merkleStore.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
-      const now = await readPortalRoot(web3, key.portalAddress, latest);
-      if (state.root !== now.root || state.leafCount !== now.leafCount) {
-        throw new TreeOutOfSyncError(`the mirrored tree of chain ${key.chainId} (root ${state.root}) differs from its portal (root ${now.root})`);
-      }
-      return;
-    }
-    if (state.root !== onChain.root) throw new TreeOutOfSyncError(`the mirrored tree of chain ${key.chainId} (root ${state.root}) differs from its portal (root ${onChain.root})`);
-  }
 }
 
 /** A transaction hash in the spelling each chain kind uses: EVM `0x` + lower hex, Stellar lower hex. */
