@@ -7,6 +7,7 @@ import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts'
 import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import type { Config } from '../config.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
+import { findTradeLifecycle, openTrades } from '../db/repositories/trade-lifecycle.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { proverMetrics } from '../prover/metrics.ts';
 import { ProverPool } from '../prover/pool.ts';
@@ -16,7 +17,6 @@ import { createActivities } from '../workflows/activities.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
 import { tradeMetrics } from '../workflows/metrics.ts';
 import type { Orchestrator, TradeActivities } from '../workflows/orchestrator.ts';
-import { findTradeLifecycle, openTrades } from '../db/repositories/trade-lifecycle.ts';
 
 /**
  * Every long-lived dependency of a process, built once from the config. The API, the worker and
