@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { promisify } from 'node:util';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
 
 declare module 'vitest' {
@@ -19,6 +21,14 @@ let dataDir: string | undefined;
  * file then creates its own database on it (test/support/db.ts), so files run in parallel.
  */
 export async function setup(project: TestProject): Promise<void> {
+  // The deploy checks' tools (hadolint, kubectl, promtool, prometheus), pinned into .tools/deploy
+  // when missing, while the database starts: no deploy test skips for want of them.
+  const tools = promisify(execFile)(process.execPath, [new URL('../scripts/install-deploy-tools.mjs', import.meta.url).pathname]);
+  await startDatabase(project);
+  await tools;
+}
+
+async function startDatabase(project: TestProject): Promise<void> {
   const external = process.env.TEST_DATABASE_URL;
   if (external) {
     project.provide('postgresAdminUrl', external);
