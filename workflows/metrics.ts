@@ -1,9 +1,13 @@
 import type { Knex } from 'knex';
 import { Gauge, Histogram, type Registry } from 'prom-client';
+import { oldestOpenTradeAges } from '../db/repositories/trade-ages.ts';
 import type { TradeEvent } from './machine.ts';
 import type { AppliedEvent } from './orchestrator.ts';
 
-/** The trade lifecycle's metrics: trades by status (read at scrape time) and deposit-confirm-to-proof-ready seconds. */
+/**
+ * The trade lifecycle's metrics: trades by status and the age of the oldest open trade per status
+ * (both read at scrape time), and deposit-confirm-to-proof-ready seconds.
+ */
 export interface TradeMetrics {
   /** Feed every applied event (the orchestrator's `onApplied`). */
   observe(tradeId: string, applied: AppliedEvent, event: TradeEvent): void;
@@ -20,6 +24,15 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
       this.reset();
       const rows: { status: string; n: string }[] = await knex('trades').select('status').count({ n: '*' }).groupBy('status');
       for (const row of rows) this.set({ status: row.status }, Number(row.n));
+    },
+  });
+  new Gauge({
+    name: 'relayer_trades_oldest_in_status_seconds',
+    help: 'Seconds the longest-waiting open trade has been in its status (PENDING, DEPOSITED, LOCKED; 0 when none)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      for (const [status, age] of Object.entries(await oldestOpenTradeAges(knex))) this.set({ status }, age);
     },
   });
   const depositToProof = new Histogram({
