@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
-import { Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { oldestOpenTradeAges } from '../db/repositories/trade-ages.ts';
 import type { TradeEvent } from './machine.ts';
 import type { AppliedEvent } from './orchestrator.ts';
 
 /**
  * The trade lifecycle's metrics: trades by status and the age of the oldest open trade per status
- * (both read at scrape time), and deposit-confirm-to-proof-ready seconds.
+ * (both read at scrape time), applied lifecycle events by type, and deposit-confirm-to-proof-ready seconds.
  */
 export interface TradeMetrics {
   /** Feed every applied event (the orchestrator's `onApplied`). */
@@ -41,10 +41,17 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     buckets: [0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60, 180],
     registers: [registry],
   });
+  const events = new Counter({
+    name: 'relayer_trade_events_total',
+    help: 'Lifecycle events applied to trades (the flow between statuses), by event type; repeats not counted',
+    labelNames: ['event'] as const,
+    registers: [registry],
+  });
   const depositedAt = new Map<string, number>();
   return {
     observe(tradeId, applied, event) {
       if (applied.duplicate) return;
+      events.inc({ event: event.type });
       if (event.type === 'DEPOSIT_CONFIRMED') depositedAt.set(tradeId, performance.now());
       if (event.type === 'PROOF_READY') {
         const start = depositedAt.get(tradeId);
