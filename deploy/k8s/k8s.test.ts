@@ -1,0 +1,136 @@
+import { parseAllDocuments } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runTool } from '../../test/support/deploy-tools.ts';
+import { deployableSettings as knownSettings } from '../../test/support/pending-names.ts';
+
+/**
+ * Both production overlays rendered by `kubectl kustomize` and checked object by object: what
+ * runs, as whom, with which probes, resources and settings.
+ */
+
+type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any; data?: Record<string, string> };
+
+function render(dir: string): K8sObject[] {
+  const { status, output } = runTool('kubectl', ['kustomize', dir]);
+  if (status !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${output}`);
+  return parseAllDocuments(output).map((doc) => doc.toJS() as K8sObject);
+}
+
+const overlays = ['deploy/k8s/overlays/production', 'deploy/k8s/overlays/production-hpa'] as const;
+const rendered = new Map<string, K8sObject[]>();
+beforeAll(() => {
+  for (const overlay of [...overlays, 'deploy/k8s/base']) rendered.set(overlay, render(overlay));
+});
+
+const workloads = (objects: K8sObject[]) => objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
+const named = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+
+describe.each(overlays)('%s', (overlay) => {
+  const objects = () => rendered.get(overlay)!;
+
+  it('runs api, worker and prover Deployments and the migration Job, each with its command', () => {
+    const commands = Object.fromEntries(workloads(objects()).map((w) => [w.metadata.name, w.spec.template.spec.containers[0].args]));
+    expect(commands).toEqual({ 'relayer-api': ['api'], 'relayer-worker': ['worker'], 'relayer-prover': ['prover'], 'relayer-migrate': ['migrate'] });
+  });
+
+  it('puts every namespaced object in the relayer namespace', () => {
+    for (const object of objects()) expect(object.metadata.namespace, `${object.kind}/${object.metadata.name}`).toBe('relayer');
+  });
+
+  it('runs every container from the release image, pinned, as a non-root user on a read-only root filesystem', () => {
+    for (const workload of workloads(objects())) {
+      const pod = workload.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: expect.any(Number) });
+      expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+      expect(pod.automountServiceAccountToken).toBe(false);
+      for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
+        const where = `${workload.metadata.name}/${container.name}`;
+        expect(container.image, where).toMatch(/^registry\.example\.com\/relayer\/relayer:\d+\.\d+\.\d+$/);
+        expect(container.securityContext, where).toMatchObject({
+          allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] },
+        });
+        // The only writable place (npm and tsx caches) is an emptyDir on /tmp.
+        expect(container.volumeMounts, where).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+        expect(pod.volumes.find((v: any) => v.name === 'tmp'), where).toMatchObject({ emptyDir: {} });
+      }
+    }
+  });
+
+  it('gives every container resource requests and limits', () => {
+    for (const workload of workloads(objects())) {
+      for (const container of workload.spec.template.spec.containers) {
+        expect(container.resources.requests, workload.metadata.name).toMatchObject({ cpu: expect.anything(), memory: expect.anything() });
+        expect(container.resources.limits, workload.metadata.name).toMatchObject({ cpu: expect.anything(), memory: expect.anything() });
+      }
+    }
+  });
+
+  it('probes the api on /health (readiness, liveness, start-up) and exposes it through a Service', () => {
+    const api = named(objects(), 'Deployment', 'relayer-api')!.spec.template.spec.containers[0];
+    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) expect(api[probe].httpGet, probe).toEqual({ path: '/health', port: 'http' });
+    expect(api.livenessProbe.failureThreshold * api.livenessProbe.periodSeconds).toBeGreaterThan(api.readinessProbe.failureThreshold * api.readinessProbe.periodSeconds);
+    const service = named(objects(), 'Service', 'relayer-api')!;
+    expect(service.spec.selector).toEqual({ 'app.kubernetes.io/name': 'relayer-api' });
+    expect(service.spec.ports).toEqual([expect.objectContaining({ targetPort: 'http' })]);
+  });
+
+  it('has a disruption budget for each Deployment, selecting its pods', () => {
+    for (const deployment of objects().filter((o) => o.kind === 'Deployment')) {
+      const budget = named(objects(), 'PodDisruptionBudget', deployment.metadata.name);
+      expect(budget, deployment.metadata.name).toBeDefined();
+      expect(budget!.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    }
+  });
+
+  it('configures every workload from the ConfigMap and the Secret with settings config.ts knows (or issue 11 brings)', () => {
+    const configMaps = objects().filter((o) => o.kind === 'ConfigMap');
+    expect(configMaps).toHaveLength(1);
+    for (const key of Object.keys(configMaps[0]!.data!)) expect(knownSettings, `ConfigMap key ${key}`).toContain(key);
+    for (const workload of workloads(objects())) {
+      const container = workload.spec.template.spec.containers[0];
+      expect(container.envFrom).toEqual([{ configMapRef: { name: configMaps[0]!.metadata.name } }]);
+      const names = container.env.map((e: { name: string }) => e.name);
+      for (const name of names) expect(knownSettings, `${workload.metadata.name} env ${name}`).toContain(name);
+      for (const secret of ['DATABASE_URL', 'JWT_SECRET', 'RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET', 'SEP10_SIGNING_SECRET']) {
+        expect(container.env.find((e: any) => e.name === secret)?.valueFrom, `${workload.metadata.name} ${secret}`).toEqual({ secretKeyRef: { name: 'relayer-secrets', key: secret } });
+      }
+    }
+    expect(configMaps[0]!.data).toMatchObject({ NODE_ENV: 'production', TEMPORAL_ADDRESS: expect.stringMatching(/:7233$/) });
+    // No secret value in a ConfigMap, and no Secret object rendered at all: it is created out of band.
+    expect(objects().some((o) => o.kind === 'Secret')).toBe(false);
+    for (const key of Object.keys(configMaps[0]!.data!)) expect(key).not.toMatch(/SECRET|PRIVATE_KEY|PASSWORD|DATABASE_URL/);
+  });
+
+  it('sizes the prover pool to the prover pod\'s CPU request', () => {
+    const prover = named(objects(), 'Deployment', 'relayer-prover')!.spec.template.spec.containers[0];
+    expect(prover.env.find((e: any) => e.name === 'PROVER_POOL_SIZE').valueFrom).toEqual({ resourceFieldRef: { resource: 'requests.cpu', divisor: '1' } });
+  });
+});
+
+describe('prover autoscaling', () => {
+  it('production scales provers with KEDA on the Temporal proofs task queue, and nothing else scales them', () => {
+    const objects = rendered.get('deploy/k8s/overlays/production')!;
+    const scaler = named(objects, 'ScaledObject', 'relayer-prover')!;
+    expect(scaler.apiVersion).toBe('keda.sh/v1alpha1');
+    expect(scaler.spec.scaleTargetRef).toEqual({ name: 'relayer-prover' });
+    expect(scaler.spec.triggers).toEqual([{ type: 'temporal', metadata: expect.objectContaining({ taskQueue: 'proofs', queueTypes: 'activity', namespace: 'relayer' }) }]);
+    const config = objects.find((o) => o.kind === 'ConfigMap')!.data!;
+    expect(scaler.spec.triggers[0].metadata.endpoint).toBe(config.TEMPORAL_ADDRESS);
+    expect(config.TEMPORAL_NAMESPACE).toBe('relayer');
+    expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler')).toBe(false);
+  });
+
+  it('production-hpa scales provers with an HPA on CPU instead of KEDA', () => {
+    const objects = rendered.get('deploy/k8s/overlays/production-hpa')!;
+    expect(objects.some((o) => o.kind === 'ScaledObject')).toBe(false);
+    const hpa = named(objects, 'HorizontalPodAutoscaler', 'relayer-prover')!;
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'relayer-prover' });
+    expect(hpa.spec.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }]);
+  });
+
+  it('the base alone scales nothing and pins no image (overlays do)', () => {
+    const objects = rendered.get('deploy/k8s/base')!;
+    expect(objects.some((o) => o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler')).toBe(false);
+    for (const workload of workloads(objects)) expect(workload.spec.template.spec.containers[0].image).toBe('relayer');
+  });
+});

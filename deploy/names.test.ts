@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { parse, parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { runTool } from '../test/support/deploy-tools.ts';
+import {
+  configSettings, deployableScripts, deployableSettings, packageScripts, PENDING_SCRIPTS, PENDING_SETTINGS,
+} from '../test/support/pending-names.ts';
+
+/**
+ * The compose file, the env example, the Dockerfile, the Kubernetes manifests and deploy/README.md
+ * name only package scripts that exist and settings config.ts validates: a renamed script or a
+ * misspelt variable fails here, not at 3 a.m. in a pod that ignores it.
+ */
+
+const read = (file: string) => readFileSync(new URL(file, import.meta.url), 'utf8');
+const compose = parse(read('./compose.yaml'), { merge: true });
+const composeText = read('./compose.yaml');
+/** Services built from our image (the relayer processes). */
+const relayerServices = Object.entries<any>(compose.services).filter(([, s]) => s.build?.dockerfile === 'deploy/Dockerfile');
+/** Variables compose itself interpolates (`${NAME}`, `${NAME:-default}`, `${NAME:?message}`). */
+const interpolated = [...composeText.matchAll(/\$\{(\w+)(:[-?][^}]*)?\}/g)].map((m) => ({ name: m[1]!, required: m[2]?.startsWith(':?') ?? false }));
+const exampleKeys = read('./relayer.env.example').split('\n').filter((l) => /^\w+=/.test(l)).map((l) => l.slice(0, l.indexOf('=')));
+
+describe('deploy files name what exists', () => {
+  it('compose runs package scripts that exist, in every relayer service, the image default and the manifests', () => {
+    expect(relayerServices.map(([name]) => name).sort()).toEqual(['api', 'migrate', 'prover', 'worker']);
+    const scripts = relayerServices.map(([, s]) => s.command[0] as string);
+    scripts.push(JSON.parse(/^CMD (.*)$/m.exec(read('./Dockerfile'))![1]!)[0]);
+    for (const overlay of ['deploy/k8s/overlays/production', 'deploy/k8s/overlays/production-hpa']) {
+      const { output } = runTool('kubectl', ['kustomize', overlay]);
+      for (const doc of parseAllDocuments(output).map((d) => d.toJS())) {
+        for (const container of doc.spec?.template?.spec?.containers ?? []) scripts.push(...container.args);
+      }
+    }
+    for (const script of scripts) expect(deployableScripts, `script ${script}`).toContain(script);
+  });
+
+  it('compose passes the relayer processes only settings config.ts knows', () => {
+    for (const [name, service] of relayerServices) {
+      for (const key of Object.keys(service.environment)) expect(deployableSettings, `${name}: ${key}`).toContain(key);
+    }
+  });
+
+  it('the env example holds settings or compose variables only, every required one, and no value for any secret', () => {
+    const composeVariables = new Set(interpolated.map((v) => v.name));
+    for (const key of exampleKeys) expect(configSettings.has(key) || composeVariables.has(key), key).toBe(true);
+    for (const variable of interpolated.filter((v) => v.required)) expect(exampleKeys, variable.name).toContain(variable.name);
+    for (const secret of ['POSTGRES_PASSWORD', 'GRAFANA_ADMIN_PASSWORD', 'JWT_SECRET', 'RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET', 'SEP10_SIGNING_SECRET']) {
+      expect(read('./relayer.env.example')).toMatch(new RegExp(`^${secret}=$`, 'm'));
+    }
+  });
+
+  it('the Dockerfile sets only settings config.ts knows (besides npm\'s and tsx\'s own)', () => {
+    const block = /^ENV ((?:.*\\\n)*.*)$/m.exec(read('./Dockerfile'))![1]!;
+    const keys = [...block.matchAll(/(\w+)=/g)].map((m) => m[1]!).filter((k) => !/^(npm_config_|TSX_)/.test(k));
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(configSettings, key).toContain(key);
+  });
+
+  it('deploy/README.md runs package scripts that exist', () => {
+    const mentioned = [...read('./README.md').matchAll(/npm run (?:-s |--silent )?([\w:-]+)/g)].map((m) => m[1]!);
+    expect(mentioned.length).toBeGreaterThan(0);
+    for (const script of mentioned) expect(deployableScripts, script).toContain(script);
+  });
+
+  it('the names still pending (issue 11) are really still missing, so the pending list cannot go stale', () => {
+    for (const name of PENDING_SETTINGS) expect(configSettings, `${name} has landed: remove it from test/support/pending-names.ts`).not.toContain(name);
+    for (const name of PENDING_SCRIPTS) expect(packageScripts, `npm run ${name} has landed: remove it from test/support/pending-names.ts`).not.toContain(name);
+  });
+});
