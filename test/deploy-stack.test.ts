@@ -1,0 +1,297 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import { Wallet } from 'ethers';
+import { Web3 } from 'web3';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKnex } from '../db/knex.ts';
+import { anvilAccounts } from '../deploy/devnet/accounts.ts';
+import { startDevnet, type Devnet } from '../deploy/devnet/index.ts';
+import { dashboards } from '../deploy/grafana/dashboards.ts';
+import { dashboardQueries } from '../deploy/grafana/model.ts';
+import { localScrapeConfig } from '../deploy/prometheus/local-config.ts';
+import { importRegistry } from '../registry/import.ts';
+import { deployTool, ROOT } from './support/deploy-tools.ts';
+import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import { packageScripts, PENDING_SCRIPTS } from './support/pending-names.ts';
+import { loginEvm, type JsonResponse } from './support/wallets.ts';
+
+/**
+ * The local stack, without containers: the processes started as compose starts them (`npm run
+ * migrate`, then `npm run api`, production settings, over a real PostgreSQL and the two-chain
+ * devnet), Debian's Prometheus scraping them with a config generated from the compose stack's
+ * prometheus.yml and loading its alert rules, one whole trade settled and a second one proved;
+ * then every PromQL expression of the dashboards and the alerts is evaluated against that
+ * Prometheus and must return series with data.
+ *
+ * Until issue 11 lands (`npm run worker`, `npm run prover`, Temporal), the api process is the
+ * whole backend (embedded orchestrator, proofs on its own pool) and the Temporal expressions
+ * cannot have data: see the last test.
+ */
+
+const web3 = new Web3();
+const [, makerKey, bridgerKey] = anvilAccounts(3);
+const maker = web3.eth.accounts.privateKeyToAccount(makerKey!.privateKey);
+const bridger = web3.eth.accounts.privateKeyToAccount(bridgerKey!.privateKey);
+const AD_CHAIN = '31338';
+const ORDER_CHAIN = '31337';
+const relayerKey = Wallet.createRandom().privateKey;
+
+interface Running { child: ChildProcess; output: () => string }
+
+let workDir: string;
+let databaseUrl: string;
+let dropDatabase: () => Promise<void>;
+let devnet: Devnet;
+let chain: DevnetClient;
+let api: Running & { url: string };
+let prometheus: Running & { url: string };
+let scrapeJobs: { scraped: string[]; dropped: string[] };
+
+/** A package script as its own process group (npm -> tsx -> node), output kept for failures. */
+function runScript(script: string, env: Record<string, string>): Running {
+  const child = spawn('npm', ['run', '--silent', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  return { child, output: () => output };
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => {
+  if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+  child.once('exit', (code) => resolve(code));
+});
+
+/**
+ * SIGTERM, as a container stop sends it: to the whole process group of a package script (npm,
+ * tsx, node), to the process itself otherwise; SIGKILL after 15 s.
+ */
+async function stop(running: Running | undefined, group = true): Promise<void> {
+  if (!running || running.child.exitCode !== null || running.child.signalCode !== null) return;
+  const done = exited(running.child);
+  const signal = (name: NodeJS.Signals) => {
+    try { group ? process.kill(-running.child.pid!, name) : running.child.kill(name); } catch { /* already gone */ }
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), 15_000);
+  await done;
+  clearTimeout(timer);
+}
+
+const productionEnv = (): Record<string, string> => ({
+  NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info',
+  JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
+  RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),
+  RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',
+});
+
+/** A port free right now (Prometheus needs a number; a clash is retried by the caller). */
+const freePort = () => new Promise<number>((resolve, reject) => {
+  const server = createServer();
+  server.once('error', reject);
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    server.close(() => resolve(port));
+  });
+});
+
+/** Debian's Prometheus on a free loopback port with `configFile`; resolves once it is ready. */
+async function startPrometheus(configFile: string): Promise<Running & { url: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(deployTool('prometheus'), [
+      `--config.file=${configFile}`, `--storage.tsdb.path=${path.join(workDir, `tsdb-${attempt}`)}`,
+      `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    const url = `http://127.0.0.1:${port}`;
+    const ready = await eventually('prometheus ready', async () => {
+      if (child.exitCode !== null) return 'exited';
+      return fetch(`${url}/-/ready`).then((r) => (r.ok ? 'ready' : 'starting'), () => 'starting');
+    }, (state) => state !== 'starting', 30_000);
+    if (ready === 'ready') return { child, output: () => output, url };
+    if (attempt === 3 || !/address already in use/.test(output)) throw new Error(`prometheus did not start:\n${output}`);
+  }
+}
+
+async function request(method: string, route: string, body?: unknown, token?: string): Promise<JsonResponse> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(`${api.url}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+interface PromResult { status: string; error?: string; data: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] } }
+
+async function query(expr: string): Promise<PromResult> {
+  const res = await fetch(`${prometheus.url}/api/v1/query?${new URLSearchParams({ query: expr })}`);
+  return res.json() as Promise<PromResult>;
+}
+
+/** An alert's expression with each threshold comparison made `bool`: the signal itself, firing or not. */
+const asSignal = (expr: string) => expr.replace(/\s(>=|<=|==|!=|>|<)\s+(?!bool\b)/g, ' $1 bool ');
+
+/** Every expression of the dashboards and alert rules, with where it is. */
+function allExpressions(): { where: string; expr: string }[] {
+  const rules = parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules);
+  return [
+    ...dashboards.flatMap(dashboardQueries),
+    ...rules.map((r: any) => ({ where: `alert ${r.alert}`, expr: asSignal(r.expr.trim()) })),
+  ];
+}
+const readText = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+/** Expressions on Temporal SDK metrics: they need the worker and prover processes of issue 11. */
+const needsTemporal = (expr: string) => /\btemporal_/.test(expr);
+
+beforeAll(async () => {
+  workDir = mkdtempSync(path.join(tmpdir(), 'relayer-stack-'));
+  // An empty database: `npm run migrate` makes the schema, as the compose `migrate` service does.
+  const adminUrl = inject('postgresAdminUrl');
+  const name = `stack_${randomBytes(6).toString('hex')}`;
+  const admin = createKnex(adminUrl, 1);
+  await admin.raw(`CREATE DATABASE ${name}`);
+  await admin.destroy();
+  const database = new URL(adminUrl);
+  database.pathname = `/${name}`;
+  databaseUrl = database.toString();
+  dropDatabase = async () => {
+    const cleanup = createKnex(adminUrl, 1);
+    await cleanup.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await cleanup.destroy();
+  };
+
+  const migrate = runScript('migrate', productionEnv());
+  const code = await exited(migrate.child);
+  if (code !== 0) throw new Error(`npm run migrate exited ${code}:\n${migrate.output()}`);
+
+  devnet = await startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain: { name: 'ProofBridge', version: '1' } });
+  const knex = createKnex(databaseUrl, 1);
+  await importRegistry(knex, devnet.registry);
+  await knex.destroy();
+  chain = await devnetClient(devnet.rpcUrls, devnet.deployments);
+
+  const running = runScript('api', productionEnv());
+  const url = await eventually('the api ready', async () => {
+    if (running.child.exitCode !== null) throw new Error(`npm run api exited ${running.child.exitCode}:\n${running.output()}`);
+    return /"msg":"ready: (http:\/\/[^ "]+)/.exec(running.output())?.[1];
+  }, (found) => found !== undefined, 60_000);
+  api = { ...running, url: url! };
+
+  const local = localScrapeConfig({ api: [new URL(api.url).host] }, { scrapeInterval: '1s' });
+  scrapeJobs = local;
+  const configFile = path.join(workDir, 'prometheus.yml');
+  writeFileSync(configFile, local.yaml);
+  prometheus = await startPrometheus(configFile);
+}, 240_000);
+
+afterAll(async () => {
+  await stop(prometheus, false);
+  await stop(api);
+  chain?.close();
+  await devnet?.stop();
+  await dropDatabase?.();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the local stack: real processes, a real Prometheus, one trade', () => {
+  it('Prometheus scrapes the api process with the compose config\'s jobs and loads the alert rules', async () => {
+    const up = await eventually('api target up', () => query('up{job="api"}'), (r) => r.data?.result.some((s) => s.value[1] === '1'), 30_000);
+    expect(up.data.result).toHaveLength(1);
+    const rules = await (await fetch(`${prometheus.url}/api/v1/rules`)).json() as any;
+    const loaded = rules.data.groups.flatMap((g: any) => g.rules.map((r: any) => r.name));
+    expect(loaded.sort()).toEqual(parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules.map((r: any) => r.alert)).sort());
+  });
+
+  it('runs one trade to SETTLED and proves a second, through HTTP on the devnet', async () => {
+    const asClient = { request: (p: string, init?: RequestInit) => fetch(`${api.url}${p}`, init) } as never;
+    const makerToken = (await loginEvm(asClient, maker)).body.tokens.access;
+    const bridgerToken = (await loginEvm(asClient, bridger)).body.tokens.access;
+    const routes = await request('GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+    const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+
+    const ad = await request('POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken);
+    expect(ad.status).toBe(200);
+    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
+    const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
+    expect((await request('POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+
+    const deposit = async () => {
+      const created = await request('POST', '/v1/trades/create', { adId: ad.body.adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+      expect(created.status).toBe(200);
+      const { tradeId, reqContractDetails: order } = created.body;
+      await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+      const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+      expect((await request('POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+      return { tradeId, order };
+    };
+
+    const { tradeId, order } = await deposit();
+    // A client error for the 4xx panels: the Bridger may not lock.
+    expect((await request('POST', `/v1/trades/${tradeId}/lock`, undefined, bridgerToken)).status).toBe(403);
+    const lock = await request('POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+    expect(lock.status).toBe(200);
+    const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await request('POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    const makerUnlock = await eventually('the proof', () => request('POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, order.orderHash) }, makerToken), (r) => r.status !== 409);
+    expect(makerUnlock.status).toBe(200);
+    const adUnlockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
+    expect((await request('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
+    const bridgerUnlock = await request('POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, order.orderHash) }, bridgerToken);
+    expect(bridgerUnlock.status).toBe(200);
+    const orderUnlockTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.body, bridgerUnlock.body);
+    expect((await request('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
+    expect((await request('GET', `/v1/trades/${tradeId}`)).body.status).toBe('SETTLED');
+
+    // Let Prometheus see the first proof before the second, so the proof counters have a rate.
+    await eventually('first proof scraped', () => query('relayer_prover_proofs_total{result="ok"}'), (r) => r.data.result[0]?.value[1] === '1', 30_000);
+    const second = await deposit();
+    await eventually('second proof scraped', () => query('relayer_prover_proofs_total{result="ok"}'), (r) => r.data.result[0]?.value[1] === '2', 60_000);
+    expect((await request('GET', `/v1/trades/${second.tradeId}`)).body.status).toBe('DEPOSITED');
+    await eventually('trades by status scraped', () => query('max by (status) (relayer_trades)'), (r) => r.data.result.length >= 2, 30_000);
+  }, 240_000);
+
+  it('every dashboard query and alert expression returns series with data from the running processes', async () => {
+    const failures: string[] = [];
+    const evaluated = allExpressions().filter((e) => !needsTemporal(e.expr));
+    expect(evaluated.length).toBeGreaterThan(20);
+    for (const { where, expr } of evaluated) {
+      const result = await query(expr);
+      if (process.env.STACK_TEST_VERBOSE) console.log(where, JSON.stringify(result.data?.result.map((r) => [r.metric, r.value[1]])));
+      if (result.status !== 'success') failures.push(`${where}: ${result.error}\n  ${expr}`);
+      else if (!result.data.result.some((s) => Number.isFinite(Number(s.value[1])))) {
+        failures.push(`${where}: ${result.data.result.length} series, none with a finite value\n  ${expr}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    // The per-pod prover gauges moved during the run, not only sat at zero.
+    for (const gauge of ['relayer_prover_busy_workers']) {
+      const peak = await query(`max(max_over_time(${gauge}[5m]))`);
+      expect(Number(peak.data.result[0]!.value[1]), gauge).toBeGreaterThanOrEqual(1);
+    }
+    // The alerts as written evaluate too (quiet here: nothing is wrong with this stack).
+    const alerts = parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules);
+    for (const rule of alerts) expect((await query(rule.expr)).status, rule.alert).toBe('success');
+  });
+
+  it('leaves out only what waits on issue 11: the worker, prover and Temporal jobs and the Temporal SDK expressions', () => {
+    // When `npm run worker`/`npm run prover` land, this fails: start them here with Temporal's dev
+    // server, scrape every job, and evaluate the Temporal expressions as well.
+    for (const script of PENDING_SCRIPTS) expect(packageScripts.has(script), script).toBe(false);
+    expect(scrapeJobs.scraped).toEqual(['api']);
+    expect(scrapeJobs.dropped).toEqual(['worker', 'prover', 'temporal']);
+    expect(allExpressions().filter((e) => needsTemporal(e.expr)).map((e) => e.where)).toEqual([
+      'relayer-trades-proofs / Schedule-to-start on task queue proofs / p50',
+      'relayer-trades-proofs / Schedule-to-start on task queue proofs / p95',
+      'relayer-trades-proofs / Schedule-to-start on task queue proofs / p99',
+      'alert ProofScheduleToStartSlow',
+    ]);
+  });
+});
