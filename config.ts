@@ -54,6 +54,10 @@ export const configSchema = z.object({
   /** `iss` and `aud` claims of every JWT the service issues; tokens carrying others are refused. */
   JWT_ISSUER: z.string().min(1).default('cross-chain-relayer'),
   JWT_AUDIENCE: z.string().min(1).default('cross-chain-relayer-api'),
+  /** Absolute lifetime of a session (one sign-in), seconds: refreshing never extends it past this. */
+  SESSION_MAX_AGE_SECONDS: intFromEnv(60, 31_536_000).default(2_592_000),
+  /** How often expired challenges, ended sessions and expired refresh tokens are deleted, seconds; 0: never. */
+  AUTH_PURGE_INTERVAL_SECONDS: intFromEnv(0, 86_400).default(3_600),
   /** Lifetime of a sign-in challenge, seconds. */
   CHALLENGE_TTL_SECONDS: intFromEnv(10, 3_600).default(300),
   /** SIWE domain (host[:port] of the dApp) and URI the messages name. */

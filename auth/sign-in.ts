@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { canonicalAddress } from '../chains/address.ts';
 import { type ChainKind } from '../domain/index.ts';
 import type { Config } from '../config.ts';
-import { deleteStaleChallenges, insertChallenge } from '../db/repositories/challenges.ts';
+import { insertChallenge } from '../db/repositories/challenges.ts';
 import {
   createSession, findLiveSessionPrincipal, insertRefreshToken, revokeSession, rotateRefreshToken, type RefreshTokenState,
 } from '../db/repositories/sessions.ts';
@@ -40,14 +40,12 @@ export interface TokenPair {
   refresh: string;
 }
 
-/** Challenges that lapsed longer ago than this are deleted when new ones are issued. */
-const STALE_CHALLENGE_SECONDS = 3600;
-
 const REFRESH_FAILURES: Record<RefreshTokenState, string> = {
   unknown: 'refresh token is not known',
   revoked: 'refresh token belongs to a revoked session: sign in again',
   reused: 'refresh token was already used: the whole session is revoked, sign in again',
   expired: 'refresh token expired: sign in again',
+  session_ended: 'session reached its maximum age: sign in again',
 };
 
 /** The token settings of a deployment (shared with the `requireAuth` middleware). */
@@ -82,10 +80,13 @@ export function createAuthService(deps: AuthDeps) {
   };
 
   async function openSession(trx: Knex.Transaction, userId: string): Promise<TokenPair> {
-    const sessionId = await createSession(trx, userId);
-    const refresh = issueRefreshToken(tokens, userId, sessionId);
+    // Whole seconds, as JWT `exp` counts them: a session's tokens can then live exactly up to its end.
+    const now = new Date();
+    const end = new Date((Math.floor(now.getTime() / 1000) + config.SESSION_MAX_AGE_SECONDS) * 1000);
+    const sessionId = await createSession(trx, userId, end);
+    const refresh = issueRefreshToken(tokens, userId, sessionId, end, now);
     await insertRefreshToken(trx, { id: refresh.id, sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
-    return { access: issueAccessToken(tokens, userId, sessionId), refresh: refresh.token };
+    return { access: issueAccessToken(tokens, userId, sessionId, end, now), refresh: refresh.token };
   }
 
   async function userOrFail(userId: string): Promise<UserRecord> {
@@ -98,7 +99,6 @@ export function createAuthService(deps: AuthDeps) {
     /** Issues a single-use challenge for a wallet (address already validated for its kind). */
     async issueChallenge(input: { chainKind: ChainKind; address: string }): Promise<Challenge> {
       const address = canonicalAddress(input.chainKind, input.address);
-      await deleteStaleChallenges(knex, STALE_CHALLENGE_SECONDS);
       if (input.chainKind === 'EVM') {
         const issuedAt = new Date();
         const expiresAt = new Date(issuedAt.getTime() + config.CHALLENGE_TTL_SECONDS * 1000);
@@ -150,7 +150,8 @@ export function createAuthService(deps: AuthDeps) {
 
     /**
      * Exchanges a refresh token for a new pair. The presented token is spent; presenting a spent
-     * one again means it leaked: the whole session (every token of the family) is revoked.
+     * one again means it leaked: the whole session (every token of the family) is revoked. The new
+     * tokens expire no later than the session's absolute end (SESSION_MAX_AGE_SECONDS after sign-in).
      */
     async refresh(token: string): Promise<TokenPair> {
       const claims = verifyToken(tokens, token, 'refresh');
@@ -160,16 +161,22 @@ export function createAuthService(deps: AuthDeps) {
           if (rotated.state === 'reused' && rotated.sessionId) await revokeSession(trx, rotated.sessionId, 'refresh token reuse');
           return { ok: false as const, state: rotated.state };
         }
-        const refresh = issueRefreshToken(tokens, rotated.userId, rotated.sessionId);
+        const end = rotated.sessionExpiresAt;
+        const refresh = issueRefreshToken(tokens, rotated.userId, rotated.sessionId, end);
         await insertRefreshToken(trx, { id: refresh.id, sessionId: rotated.sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
-        return { ok: true as const, pair: { access: issueAccessToken(tokens, rotated.userId, rotated.sessionId), refresh: refresh.token } };
+        return { ok: true as const, pair: { access: issueAccessToken(tokens, rotated.userId, rotated.sessionId, end), refresh: refresh.token } };
       });
       // Thrown after commit, so a reuse revocation is kept.
       if (!outcome.ok) throw new SignInRejected(REFRESH_FAILURES[outcome.state]);
       return outcome.pair;
     },
 
-    /** The principal behind a verified access token's claims; null when the session is revoked or unknown. */
+    /** Ends the caller's session: its access and refresh tokens stop working at once. */
+    async logout(principal: Principal): Promise<void> {
+      await revokeSession(knex, principal.sessionId, 'logout');
+    },
+
+    /** The principal behind a verified access token's claims; null when the session is revoked, ended or unknown. */
     principal(userId: string, sessionId: string): Promise<Principal | null> {
       return findLiveSessionPrincipal(knex, sessionId, userId);
     },

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
 import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
 import { createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
@@ -27,13 +28,15 @@ export interface Container {
   verifier: TransactionVerifier;
   merkleStore: MerkleTreeStore;
   auth: AuthService;
+  /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS (started here, stopped by `close`). */
+  authPurger: AuthPurger;
   /**
    * The proof pool, started on first use: its threads load the zkey (about a second and a few
    * hundred MB each), which a process that never proves should not pay for. Its metrics are on
    * `metrics` from the start.
    */
   prover(): ProverPool;
-  /** Stops what the container started (the prover pool); the caller owns `knex`. */
+  /** Stops what the container started (the purge schedule, the prover pool); the caller owns `knex`. */
   close(): Promise<void>;
 }
 
@@ -51,6 +54,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   collectDefaultMetrics({ register: metrics });
   proverMetrics(metrics);
   let pool: ProverPool | undefined;
+  const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
+  authPurger.start();
   return {
     config,
     logger,
@@ -62,6 +67,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     verifier: createTransactionVerifier(options.chainClients),
     merkleStore: new MerkleTreeStore(knex),
     auth: createAuthService({ config, secrets, knex }),
+    authPurger,
     prover() {
       if (!pool) {
         pool = new ProverPool({ size: config.PROVER_POOL_SIZE, maxQueue: config.PROVER_QUEUE_MAX, registry: metrics });
@@ -70,6 +76,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       return pool;
     },
     async close() {
+      await authPurger.stop();
       await pool?.close();
     },
   };
