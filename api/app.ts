@@ -25,7 +25,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(httpMetrics(deps.metrics));
   // The docs page is served over plain HTTP in development: do not force its assets to https.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
-  const limiters = createRateLimiters(deps.config);
+  const limiters = createRateLimiters(deps.config, deps.knex);
   app.use(limiters.general);
   app.use('/v1/auth', limiters.auth);
   app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));

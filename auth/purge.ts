@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { deleteStaleChallenges } from '../db/repositories/challenges.ts';
+import { deleteExpiredRateLimits } from '../db/repositories/rate-limits.ts';
 import { deleteEndedSessions } from '../db/repositories/sessions.ts';
 
 /** What one purge removed. */
@@ -8,10 +9,11 @@ export interface PurgeResult {
   challenges: number;
   sessions: number;
   refreshTokens: number;
+  rateLimitCounters: number;
 }
 
 export interface AuthPurger {
-  /** Deletes expired challenges, ended sessions and expired refresh tokens once. */
+  /** Deletes expired challenges, ended sessions, expired refresh tokens and ended rate-limit windows once. */
   runOnce(): Promise<PurgeResult>;
   /** Runs `runOnce` every `intervalMs` until `stop` (a no-op when the interval is 0). */
   start(): void;
@@ -30,7 +32,8 @@ export function createAuthPurger(deps: { knex: Knex; logger: Logger; intervalMs:
   async function runOnce(): Promise<PurgeResult> {
     const challenges = await deleteStaleChallenges(deps.knex, 0);
     const { sessions, refreshTokens } = await deleteEndedSessions(deps.knex);
-    return { challenges, sessions, refreshTokens };
+    const rateLimitCounters = await deleteExpiredRateLimits(deps.knex);
+    return { challenges, sessions, refreshTokens, rateLimitCounters };
   }
 
   return {

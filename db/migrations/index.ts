@@ -4,6 +4,7 @@ import * as adsTrades from './20261122_0002_ads_trades.ts';
 import * as auth from './20261122_0003_auth.ts';
 import * as merkle from './20261122_0004_merkle.ts';
 import * as sessionLifetime from './20261123_1001_session_lifetime.ts';
+import * as rateLimits from './20261123_1002_rate_limits.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -15,6 +16,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122_0003_auth': auth,
   '20261122_0004_merkle': merkle,
   '20261123_1001_session_lifetime': sessionLifetime,
+  '20261123_1002_rate_limits': rateLimits,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
