@@ -12,6 +12,11 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** HTTP port of the API; 0 picks a free one (tests). */
   PORT: intFromEnv(0, 65535).default(3000),
+  /**
+   * Port of a separate listener (same HOST) serving only GET /metrics, so Prometheus scrapes are not
+   * public with the API; 0 picks a free one. Unset: /metrics is served on the API port.
+   */
+  METRICS_PORT: intFromEnv(0, 65535).optional(),
   /** Interface the API binds to. */
   HOST: z.string().min(1).default('0.0.0.0'),
   /** PostgreSQL connection string. Unset: an embedded PostgreSQL whose data lives in DATA_DIR. */

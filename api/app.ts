@@ -30,7 +30,7 @@ export function createApp(deps: AppDeps): Express {
   app.use('/v1/auth', limiters.auth);
   app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));
 
-  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics }));
+  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsElsewhere: deps.config.METRICS_PORT !== undefined }));
   app.use('/v1', rememberMountPath);
   for (const router of v1Routers(deps)) app.use('/v1', router);
 

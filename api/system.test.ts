@@ -62,6 +62,31 @@ describe('documentation and metrics', () => {
   });
 });
 
+describe('metrics on their own port (METRICS_PORT)', () => {
+  let service: TestService;
+  beforeAll(async () => { service = await startTestService({ METRICS_PORT: '0' }); });
+  afterAll(async () => { await service.close(); });
+
+  it('serves /metrics only on the metrics port; the API port answers 404 for it', async () => {
+    expect(service.metricsUrl).toBeDefined();
+    expect(service.metricsUrl).not.toBe(service.url);
+    await service.request('/v1/chains');
+    const scraped = await fetch(`${service.metricsUrl}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/http_request_duration_seconds_bucket\{le="[^"]+",route="\/v1\/chains",method="GET",status="200"\}/);
+    const onApi = await service.request('/metrics');
+    expect(onApi.status).toBe(404);
+    expect(await onApi.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found' });
+    expect((await service.request('/metrics', { method: 'POST' })).status).toBe(404);
+  });
+
+  it('serves nothing else on the metrics port', async () => {
+    for (const path of ['/v1/chains', '/health', '/docs/', '/openapi.json']) {
+      expect((await fetch(`${service.metricsUrl}${path}`)).status, path).toBe(404);
+    }
+  });
+});
+
 describe('health without a database', () => {
   it('answers 503 with the failing check when PostgreSQL is unreachable', async () => {
     const { createApp } = await import('./app.ts');
