@@ -74,6 +74,11 @@ export const configSchema = z.object({
   SEP10_SIGNING_SECRET: z.string().optional(),
   SEP10_HOME_DOMAIN: z.string().min(1).default('localhost'),
   SEP10_WEB_AUTH_DOMAIN: z.string().min(1).default('localhost'),
+  /**
+   * Horizon of that network. Set: SEP-10 sign-in checks an existing account's signers and medium
+   * threshold there (an account Horizon does not know signs with its master key). Unset: master key only.
+   */
+  STELLAR_HORIZON_URL: z.string().url().optional(),
   /** Stellar network passphrase for SEP-10 challenges (default: the public test network). */
   STELLAR_NETWORK_PASSPHRASE: z.string().min(1).default('Test SDF Network ; September 2015'),
 

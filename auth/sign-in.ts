@@ -3,6 +3,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import type { Knex } from 'knex';
 import { canonicalAddress } from '../chains/address.ts';
 import { type ChainKind } from '../domain/index.ts';
+import type { StellarAccountReader } from '../chains/stellar/horizon.ts';
 import type { Config } from '../config.ts';
 import { insertChallenge } from '../db/repositories/challenges.ts';
 import {
@@ -13,7 +14,7 @@ import {
 } from '../db/repositories/users.ts';
 import type { Secrets } from '../secrets.ts';
 import { SignInRejected, WalletConflict } from './errors.ts';
-import { proveWallet, type WalletProof } from './proof.ts';
+import { consumeProof, verifyWalletProof, type WalletProof } from './proof.ts';
 import { buildStellarChallenge, type Sep10Settings } from './sep10.ts';
 import { buildSiweMessage, type SiweSettings } from './siwe.ts';
 import { hashRefreshToken, issueAccessToken, issueRefreshToken, verifyToken, type TokenSettings } from './tokens.ts';
@@ -22,6 +23,8 @@ export interface AuthDeps {
   config: Config;
   secrets: Secrets;
   knex: Knex;
+  /** Horizon's account records (STELLAR_HORIZON_URL): SEP-10 then checks signers and thresholds. */
+  stellarAccounts?: StellarAccountReader;
 }
 
 /** The authenticated caller: its user and that user's wallet address per chain kind (for ownership checks). */
@@ -77,6 +80,7 @@ export function createAuthService(deps: AuthDeps) {
     homeDomain: config.SEP10_HOME_DOMAIN,
     webAuthDomain: config.SEP10_WEB_AUTH_DOMAIN,
     networkPassphrase: config.STELLAR_NETWORK_PASSPHRASE,
+    accounts: deps.stellarAccounts,
   };
 
   async function openSession(trx: Knex.Transaction, userId: string): Promise<TokenPair> {
@@ -114,8 +118,9 @@ export function createAuthService(deps: AuthDeps) {
 
     /** Verifies the signed challenge, creates the user on a wallet's first login, opens a session. */
     async login(proof: WalletProof): Promise<{ user: UserRecord; tokens: TokenPair }> {
+      const verified = await verifyWalletProof({ siwe, sep10 }, proof);
       const { userId, pair } = await knex.transaction(async (trx) => {
-        const wallet = await proveWallet(trx, { siwe, sep10 }, proof);
+        const wallet = await consumeProof(trx, verified);
         const userId = await findOrCreateUserByWallet(trx, wallet.chainKind, wallet.address);
         return { userId, pair: await openSession(trx, userId) };
       });
@@ -124,8 +129,9 @@ export function createAuthService(deps: AuthDeps) {
 
     /** Records a proven wallet of another chain kind on the caller's user; existing tokens now cover it. */
     async link(principal: Principal, proof: WalletProof): Promise<UserRecord> {
+      const verified = await verifyWalletProof({ siwe, sep10 }, proof);
       await knex.transaction(async (trx) => {
-        const wallet = await proveWallet(trx, { siwe, sep10 }, proof);
+        const wallet = await consumeProof(trx, verified);
         const current = await findUserById(trx, principal.userId);
         if (!current) throw new SignInRejected('user no longer exists');
         if (current.wallets.some((w) => w.chainKind === wallet.chainKind)) {

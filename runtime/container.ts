@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
 import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
+import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import type { Config } from '../config.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
@@ -66,7 +67,10 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     registryCache: new RegistryCache(knex),
     verifier: createTransactionVerifier(options.chainClients),
     merkleStore: new MerkleTreeStore(knex),
-    auth: createAuthService({ config, secrets, knex }),
+    auth: createAuthService({
+      config, secrets, knex,
+      stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
+    }),
     authPurger,
     prover() {
       if (!pool) {
