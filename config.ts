@@ -98,7 +98,34 @@ export const configSchema = z.object({
   PROVER_POOL_SIZE: intFromEnv(1, 256).optional(),
   /** Proofs that may wait for a worker; beyond this, callers get a "prover busy" error. */
   PROVER_QUEUE_MAX: intFromEnv(0, 100_000).default(256),
+}).superRefine((config, ctx) => {
+  if (config.NODE_ENV !== 'production') return;
+  // A production sign-in names the public site: a wallet shown "localhost" cannot tell a phishing page from the dApp.
+  for (const key of SIGN_IN_DOMAIN_KEYS) {
+    if (isLoopbackHost(config[key])) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must name the public domain in production, not localhost or a loopback address' });
+    }
+  }
 });
+
+/** The settings whose host a wallet shows the user when signing in. */
+const SIGN_IN_DOMAIN_KEYS = ['SIWE_DOMAIN', 'SIWE_URI', 'SEP10_HOME_DOMAIN', 'SEP10_WEB_AUTH_DOMAIN'] as const;
+
+/**
+ * True when `value` (a host, host:port or URL) names this machine: localhost and *.localhost,
+ * 127.0.0.0/8, 0.0.0.0, ::1 and ::.
+ */
+export function isLoopbackHost(value: string): boolean {
+  let host: string;
+  try {
+    host = (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? new URL(value) : new URL(`http://${value}`)).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  host = host.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '0.0.0.0'
+    || host === '::1' || host === '::' || host === '0:0:0:0:0:0:0:1';
+}
 
 export type Config = z.infer<typeof configSchema>;
 
