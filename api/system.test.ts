@@ -20,7 +20,7 @@ describe('documentation and metrics', () => {
 
   const SPEC_ENDPOINTS = [
     'get /health', 'get /docs',
-    'post /v1/auth/challenge', 'post /v1/auth/login', 'post /v1/auth/refresh', 'post /v1/auth/link',
+    'post /v1/auth/challenge', 'post /v1/auth/login', 'post /v1/auth/refresh', 'post /v1/auth/link', 'post /v1/auth/logout',
     'get /v1/ads', 'get /v1/ads/{id}', 'post /v1/ads/create', 'post /v1/ads/{id}/fund', 'post /v1/ads/{id}/withdraw',
     'post /v1/ads/{id}/confirm', 'patch /v1/ads/{id}/update', 'post /v1/ads/{id}/close',
     'get /v1/trades/all', 'get /v1/trades/{id}', 'post /v1/trades/create', 'get /v1/trades/{id}/params',
