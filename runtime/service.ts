@@ -1,18 +1,21 @@
 import type { Knex } from 'knex';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../api/app.ts';
+import { createMetricsApp } from '../api/metrics-app.ts';
 import { loadConfig, type Config } from '../config.ts';
 import type { Devnet } from '../deploy/devnet/index.ts';
 import { resolveSecrets } from '../secrets.ts';
 import { buildContainer, type Container } from './container.ts';
 import { openDatabase } from './database.ts';
-import { listen } from './http-server.ts';
+import { listen, type HttpServer } from './http-server.ts';
 import { startLocalDevnet } from './local-devnet.ts';
 
 /** A running API: its URL and how to stop it (HTTP first, then the container, then the database). */
 export interface RunningService {
   url: string;
   port: number;
+  /** Where GET /metrics is served when METRICS_PORT is set (else it is on `url`). */
+  metricsUrl?: string;
   config: Config;
   knex: Knex;
   logger: Logger;
@@ -54,10 +57,15 @@ export async function start(
     await database.close();
     throw error;
   }
-  let http;
+  let http: HttpServer | undefined;
+  let metricsHttp: HttpServer | undefined;
   try {
     http = await listen(createApp(container), config.HOST, config.PORT, logger);
+    if (config.METRICS_PORT !== undefined) {
+      metricsHttp = await listen(createMetricsApp(container.metrics), config.HOST, config.METRICS_PORT, logger, 'metrics');
+    }
   } catch (error) {
+    await http?.close();
     await container.close();
     await devnet?.stop();
     await database.close();
@@ -67,6 +75,7 @@ export async function start(
   return {
     url: http.url,
     port: http.port,
+    metricsUrl: metricsHttp?.url,
     config,
     knex: database.knex,
     logger,
@@ -75,6 +84,7 @@ export async function start(
     stop: () =>
       (stopping ??= (async () => {
         await http!.close();
+        await metricsHttp?.close();
         await container.close();
         await devnet?.stop();
         await database.close();
