@@ -4,9 +4,11 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { loadConfig, type Config } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { resolveProverBackend } from '../prover/backend.ts';
+import { NativeProverUnavailableError } from '../prover/errors.ts';
 import { loadDemoRegistryIfEmpty } from '../registry/demo.ts';
 import { resolveSecrets } from '../secrets.ts';
 import { createApp } from './app.ts';
@@ -25,6 +27,17 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up. */
+function logProverBackend(config: Config, logger: Logger): void {
+  try {
+    const { backend, reason } = resolveProverBackend(config.PROVER_BACKEND);
+    logger.info({ backend, threads: backend === 'native' ? config.PROVER_NATIVE_THREADS : undefined }, `prover backend: ${backend} (${reason})`);
+  } catch (error) {
+    if (error instanceof NativeProverUnavailableError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 /**
  * Starts the whole service from a config: PostgreSQL (embedded unless DATABASE_URL is set),
  * migrations, the demo registry on an empty embedded database, the local devnet chains
@@ -33,6 +46,7 @@ export interface RunningService {
  */
 export async function start(config: Config = loadConfig(), logger: Logger = pino({ level: config.LOG_LEVEL })): Promise<RunningService> {
   const secrets = resolveSecrets(config);
+  logProverBackend(config, logger);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {

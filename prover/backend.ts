@@ -1,0 +1,30 @@
+import { NATIVE_PROVER_BINARY, nativeProverBuilt } from './native/binary.ts';
+import { NativeProverUnavailableError } from './errors.ts';
+
+/** What proves inside the pool: the Rust binary (`prover/native/`) or snarkjs's wasm prover. */
+export type ProverBackend = 'native' | 'snarkjs';
+/** `PROVER_BACKEND`: a backend, or `auto` (native when built, else snarkjs). */
+export type ProverBackendChoice = 'auto' | ProverBackend;
+
+/** The backend a pool will use, the binary when native, and a sentence saying why (for the start-up log). */
+export interface ResolvedProverBackend {
+  backend: ProverBackend;
+  binary?: string;
+  reason: string;
+}
+
+/**
+ * Resolves `PROVER_BACKEND`: `snarkjs` always works; `native` needs the binary and throws
+ * `NativeProverUnavailableError` without it; `auto` takes native when it is built, else snarkjs.
+ */
+export function resolveProverBackend(choice: ProverBackendChoice = 'auto', binary: string = NATIVE_PROVER_BINARY): ResolvedProverBackend {
+  if (choice === 'snarkjs') return { backend: 'snarkjs', reason: 'PROVER_BACKEND=snarkjs' };
+  const built = nativeProverBuilt(binary);
+  if (choice === 'native') {
+    if (!built) throw new NativeProverUnavailableError(binary);
+    return { backend: 'native', binary, reason: 'PROVER_BACKEND=native' };
+  }
+  return built
+    ? { backend: 'native', binary, reason: `PROVER_BACKEND=auto and the native prover is built (${binary})` }
+    : { backend: 'snarkjs', reason: 'PROVER_BACKEND=auto and the native prover is not built (npm run build:native needs cargo): proving with snarkjs' };
+}
