@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Contract, ContractFactory, JsonRpcProvider, Wallet } from 'ethers';
@@ -9,6 +10,7 @@ import { startAnvil, type AnvilInstance } from '../../deploy/devnet/anvil.ts';
 import { compileSolidity } from '../../deploy/devnet/compile.ts';
 import { expectedPublicSignals, type CircuitInput } from '../proof-input.ts';
 import { toSolidityCallArgs } from '../solidity.ts';
+import { cargoAvailable } from './binary.ts';
 import { NativeProver, NativeProverError } from './client.ts';
 
 interface WitnessCalculator { calculateWTNSBin(input: CircuitInput, sanityCheck: boolean): Promise<Uint8Array> }
@@ -90,6 +92,12 @@ describe.skipIf(!binary)('native Groth16 prover (relayer-groth16) against snarkj
     const { publicSignals, proof } = await prover.prove(good);
     expect(await snarkjs.groth16.verify(vkey, publicSignals, proof)).toBe(true);
   });
+
+  it.skipIf(!cargoAvailable())('passes its Rust unit tests (cargo test: the multi-exponentiation against arkworks)', () => {
+    const run = spawnSync('cargo', ['test', '--profile', 'prover', '--locked', '--target-dir', 'target', '-p', 'relayer-prover-native'], { encoding: 'utf8', timeout: 600_000 });
+    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.stdout).toMatch(/test result: ok\. [1-9]\d* passed; 0 failed/);
+  }, 600_000);
 
   describe('in a real EVM', () => {
     let anvil: AnvilInstance;

@@ -12,6 +12,7 @@
 //! proof's FFTs and multi-exponentiations share (default 1: the proof pool is the parallelism).
 
 mod json;
+mod msm;
 mod prove;
 mod wtns;
 mod zkey;

@@ -7,12 +7,14 @@
 //! never divides by Z: it interpolates A, B and C over the domain, evaluates them on the odd coset
 //! and feeds A·B − C to the H multi-exponentiation.
 
-use ark_bn254::{Fr, G1Projective, G2Projective};
-use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
-use ark_ff::{BigInt, BigInteger, One, PrimeField, UniformRand, Zero};
+use ark_bn254::{g1, g2, Fr};
+use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
+use ark_ec::{AffineRepr, CurveGroup};
+use ark_ff::{BigInt, PrimeField, UniformRand, Zero};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use rand::{CryptoRng, RngCore};
 
+use crate::msm::FixedBaseMsm;
 use crate::zkey::{ProvingKey, SparseQuery};
 
 /// A proof in affine coordinates.
@@ -28,36 +30,34 @@ pub struct Prover {
     pub key: ProvingKey,
     domain: Radix2EvaluationDomain<Fr>,
     odd_coset: Radix2EvaluationDomain<Fr>,
+    a: Query<g1::Config>,
+    b_g1: Query<g1::Config>,
+    b_g2: Query<g2::Config>,
+    c: Query<g1::Config>,
+    h: FixedBaseMsm<g1::Config>,
 }
 
-/// Σ scalarᵢ·baseᵢ over the bases a query holds, with scalars taken from the full witness by
-/// signal index. Zeros are skipped and ones added directly: circom witnesses are full of both
-/// (bits, flags), and the multi-exponentiation would otherwise treat them as 254-bit scalars.
-fn msm<G>(query: &SparseQuery<G::Affine>, witness: &[BigInt<4>]) -> G
-where
-    G: CurveGroup<ScalarField = Fr> + VariableBaseMSM<MulBase = <G as CurveGroup>::Affine>,
-{
-    let one = Fr::one().into_bigint();
-    let mut ones = G::zero();
-    let mut bases = Vec::with_capacity(query.points.len());
-    let mut scalars = Vec::with_capacity(query.points.len());
-    for (&signal, point) in query.signals.iter().zip(&query.points) {
-        let scalar = witness[signal as usize];
-        if scalar.is_zero() {
-            continue;
-        }
-        if scalar == one {
-            ones += point;
-        } else {
-            bases.push(*point);
-            scalars.push(scalar);
-        }
+/// A query's signals and its precomputed multi-exponentiation.
+struct Query<P: SWCurveConfig> {
+    signals: Vec<u32>,
+    msm: FixedBaseMsm<P>,
+}
+
+impl<P: SWCurveConfig> Query<P> {
+    fn new(query: &SparseQuery<ark_ec::short_weierstrass::Affine<P>>) -> Self {
+        Query { signals: query.signals.clone(), msm: FixedBaseMsm::new(&query.points) }
     }
-    ones + G::msm_bigint(&bases, &scalars)
+
+    /// Σ witness[signal]·base over the query's (non-infinity) bases.
+    fn eval(&self, witness: &[BigInt<4>]) -> Projective<P> {
+        let scalars: Vec<BigInt<4>> = self.signals.iter().map(|&s| witness[s as usize]).collect();
+        self.msm.msm(&scalars)
+    }
 }
 
 impl Prover {
-    /// Prepares the evaluation domains for `key`.
+    /// Prepares the evaluation domains for `key` and the tables of its fixed-base
+    /// multi-exponentiations (tens of MB, about a second of CPU once per process).
     pub fn new(key: ProvingKey) -> Result<Self, String> {
         let n = key.domain_size;
         let domain = Radix2EvaluationDomain::<Fr>::new(n).filter(|d| d.size() == n).ok_or("domain size not supported")?;
@@ -65,7 +65,8 @@ impl Prover {
         // generator (5), so this is snarkjs's Fr.w[power + 1].
         let root_2n = Radix2EvaluationDomain::<Fr>::new(2 * n).ok_or("domain size not supported")?.group_gen();
         let odd_coset = domain.get_coset(root_2n).ok_or("cannot build the odd coset")?;
-        Ok(Prover { key, domain, odd_coset })
+        let (a, b_g1, b_g2, c, h) = (Query::new(&key.a), Query::new(&key.b_g1), Query::new(&key.b_g2), Query::new(&key.c), FixedBaseMsm::new(&key.h));
+        Ok(Prover { key, domain, odd_coset, a, b_g1, b_g2, c, h })
     }
 
     /// Proves for a full circom witness (signal 0 = 1, then the public signals, then the rest),
@@ -98,11 +99,8 @@ impl Prover {
 
         let w: Vec<BigInt<4>> = witness.iter().map(|x| x.into_bigint()).collect();
         let ((a_acc, b1_acc), (b2_acc, (c_acc, h_acc))) = rayon::join(
-            || rayon::join(|| msm::<G1Projective>(&key.a, &w), || msm::<G1Projective>(&key.b_g1, &w)),
-            || rayon::join(
-                || msm::<G2Projective>(&key.b_g2, &w),
-                || rayon::join(|| msm::<G1Projective>(&key.c, &w), || G1Projective::msm_bigint(&key.h, &h)),
-            ),
+            || rayon::join(|| self.a.eval(&w), || self.b_g1.eval(&w)),
+            || rayon::join(|| self.b_g2.eval(&w), || rayon::join(|| self.c.eval(&w), || self.h.msm(&h))),
         );
 
         let r = Fr::rand(rng);
