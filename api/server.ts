@@ -7,7 +7,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
-import { resolveProverBackend } from '../prover/backend.ts';
+import { announceProverBackend } from '../prover/backend.ts';
 import { NativeProverUnavailableError } from '../prover/errors.ts';
 import { loadDemoRegistryIfEmpty } from '../registry/demo.ts';
 import { resolveSecrets } from '../secrets.ts';
@@ -30,8 +30,7 @@ export interface RunningService {
 /** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up. */
 function logProverBackend(config: Config, logger: Logger): void {
   try {
-    const { backend, reason } = resolveProverBackend(config.PROVER_BACKEND);
-    logger.info({ backend, threads: backend === 'native' ? config.PROVER_NATIVE_THREADS : undefined }, `prover backend: ${backend} (${reason})`);
+    announceProverBackend(logger, { choice: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS });
   } catch (error) {
     if (error instanceof NativeProverUnavailableError) throw new ConfigError(error.message);
     throw error;

@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sampleProofInput } from '../circuits/test-vectors.ts';
 import { nullifierHashOf, randomSecret } from './commitments.ts';
-import { resolveProverBackend } from './backend.ts';
+import { announceProverBackend, resolveProverBackend } from './backend.ts';
 import { InvalidProofInputError, NativeProverUnavailableError } from './errors.ts';
 import { ProverPool } from './pool.ts';
 import type { CircuitInput } from './proof-input.ts';
@@ -32,6 +32,18 @@ describe('resolveProverBackend (PROVER_BACKEND)', () => {
 
   it('snarkjs never needs the binary', () => {
     expect(resolveProverBackend('snarkjs', missing)).toEqual({ backend: 'snarkjs', reason: 'PROVER_BACKEND=snarkjs' });
+  });
+
+  it('logs at start-up that a run without the native prover proves with snarkjs, and which binary a native run uses', () => {
+    const lines: [object, string][] = [];
+    const logger = { info: (details: object, message: string) => void lines.push([details, message]) };
+    announceProverBackend(logger, { binary: missing });
+    announceProverBackend(logger, { binary: present, nativeThreads: 2 });
+    expect(lines).toEqual([
+      [{ backend: 'snarkjs' }, expect.stringMatching(/^prover backend: snarkjs \(PROVER_BACKEND=auto and the native prover is not built/)],
+      [{ backend: 'native', binary: present, nativeThreads: 2 }, expect.stringMatching(/^prover backend: native \(PROVER_BACKEND=auto and the native prover is built/)],
+    ]);
+    expect(() => announceProverBackend(logger, { choice: 'native', binary: missing })).toThrow(NativeProverUnavailableError);
   });
 });
 

@@ -28,3 +28,17 @@ export function resolveProverBackend(choice: ProverBackendChoice = 'auto', binar
     ? { backend: 'native', binary, reason: `PROVER_BACKEND=auto and the native prover is built (${binary})` }
     : { backend: 'snarkjs', reason: 'PROVER_BACKEND=auto and the native prover is not built (npm run build:native needs cargo): proving with snarkjs' };
 }
+
+/**
+ * Resolves `PROVER_BACKEND` and logs, once at start-up, which backend proofs will use and why
+ * (so a run without cargo says it proves with snarkjs). Throws like `resolveProverBackend`.
+ */
+export function announceProverBackend(
+  logger: { info(details: object, message: string): void },
+  { choice = 'auto', nativeThreads = 1, binary = NATIVE_PROVER_BINARY }: { choice?: ProverBackendChoice; nativeThreads?: number; binary?: string } = {},
+): ResolvedProverBackend {
+  const resolved = resolveProverBackend(choice, binary);
+  const details = resolved.backend === 'native' ? { backend: 'native', binary: resolved.binary, nativeThreads } : { backend: 'snarkjs' };
+  logger.info(details, `prover backend: ${resolved.backend} (${resolved.reason})`);
+  return resolved;
+}
