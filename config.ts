@@ -100,6 +100,13 @@ export const configSchema = z.object({
   PROVER_POOL_SIZE: intFromEnv(1, 256).optional(),
   /** Proofs that may wait for a worker; beyond this, callers get a "prover busy" error. */
   PROVER_QUEUE_MAX: intFromEnv(0, 100_000).default(256),
+  /**
+   * What proves: `native` (the Rust prover of prover/native/, built by `npm run build:native`),
+   * `snarkjs`, or `auto`: native when built, else snarkjs. Logged at start-up.
+   */
+  PROVER_BACKEND: z.enum(['auto', 'native', 'snarkjs']).default('auto'),
+  /** rayon threads one native proof may use (measured on 2 cores: 1, the pool is the parallelism). */
+  PROVER_NATIVE_THREADS: intFromEnv(1, 256).default(1),
 }).superRefine((config, ctx) => {
   if (config.NODE_ENV !== 'production') return;
   // A production sign-in names the public site: a wallet shown "localhost" cannot tell a phishing page from the dApp.

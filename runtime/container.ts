@@ -77,7 +77,10 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const merkleStore = new MerkleTreeStore(knex);
   const prover = () => {
     if (!pool) {
-      pool = new ProverPool({ size: config.PROVER_POOL_SIZE, maxQueue: config.PROVER_QUEUE_MAX, registry: metrics });
+      pool = new ProverPool({
+        size: config.PROVER_POOL_SIZE, maxQueue: config.PROVER_QUEUE_MAX, registry: metrics,
+        backend: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS,
+      });
       logger.info({ size: pool.size }, 'prover pool started');
     }
     return pool;

@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../api/app.ts';
 import { createMetricsApp } from '../api/metrics-app.ts';
-import { loadConfig, type Config } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import type { Devnet } from '../deploy/devnet/index.ts';
+import { announceProverBackend } from '../prover/backend.ts';
+import { NativeProverUnavailableError } from '../prover/errors.ts';
 import { resolveSecrets } from '../secrets.ts';
 import { buildContainer, type Container } from './container.ts';
 import { openDatabase } from './database.ts';
@@ -40,8 +42,9 @@ export async function start(
   logger: Logger = pino({ level: config.LOG_LEVEL }),
   options: StartOptions = {},
 ): Promise<RunningService> {
-  // Secrets first: a production config without them stops here, before anything has started.
+  // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
   const secrets = resolveSecrets(config);
+  announceProverBackendOrStop(config, logger);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
   const container = buildContainer(config, logger, database.knex, { secrets });
   let devnet: Devnet | undefined;
@@ -90,4 +93,14 @@ export async function start(
         await database.close();
       })()),
   };
+}
+
+/** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up (exit 78). */
+function announceProverBackendOrStop(config: Config, logger: Logger): void {
+  try {
+    announceProverBackend(logger, { choice: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS });
+  } catch (error) {
+    if (error instanceof NativeProverUnavailableError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
