@@ -1,0 +1,265 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Asset, Keypair, hash as stellarHash } from '@stellar/stellar-sdk';
+import type { Knex } from 'knex';
+import { computeOrderHash, encodeOrderParams, type OrderParams } from '../../chains/order.ts';
+import type { ActionFields, ActionName } from '../../chains/request-schema.ts';
+import { buildSignedCallData } from '../../chains/signed-call-data.ts';
+import { createRelayerSigners, type RelayerSigners } from '../../chains/signers.ts';
+import { startEmbeddedDatabase } from '../../db/embedded.ts';
+import { createKnex, migrateToLatest } from '../../db/knex.ts';
+import { leafOf, nullifierHashOf, secretCommitment } from '../../prover/commitments.ts';
+import { FIELD_MODULUS } from '../../prover/field.ts';
+import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/index.ts';
+import { buildProofInput, type CircuitInput } from '../../prover/proof-input.ts';
+import { encodeProof, type Groth16Proof } from '../../prover/solidity.ts';
+import { anvilAccounts } from '../devnet/accounts.ts';
+
+/**
+ * Test vectors for the Soroban contracts (deploy/soroban/tests), made by the service's own code:
+ * signed call data from chains/ (`buildSignedCallData`, Stellar layout, fixed keys, fixed
+ * authTokens and a fixed clock, so every signature is reproducible: ed25519 is deterministic),
+ * order hashes from chains/order.ts, deposit trees built by prover/merkle's MerkleTreeStore in
+ * PostgreSQL, and Groth16 proofs from the prover's circuit. Two trades:
+ *   - `adManager`: ad chain Stellar (148), order chain EVM devnet A (31337): create, fund,
+ *     withdraw, lock, unlock with a proof against the EVM portal's tree, close;
+ *   - `orderPortal`: order chain Stellar (148), ad chain EVM devnet B (31338): four deposits
+ *     into the Soroban portal (roots after each, from MerkleTreeStore) and the unlock of one.
+ * Everything but the proofs is deterministic; vectors.test.ts regenerates it and compares.
+ *
+ * Run: `npx tsx deploy/soroban/vectors.ts` (embedded PostgreSQL, or DATABASE_URL) writes vectors.json.
+ */
+
+/** Path of the committed vectors file the Rust tests read. */
+export const VECTORS_JSON = join(dirname(fileURLToPath(import.meta.url)), 'vectors.json');
+
+export const PASSPHRASE = 'Test SDF Network ; September 2015';
+export const STELLAR_CHAIN_ID = '148';
+/** Ledger time the Rust tests run at; every request's deadline is this + TTL. */
+export const LEDGER_TIMESTAMP = 1_800_000_000;
+const TTL = 600;
+const DOMAIN = { name: 'ProofBridge', version: '1' };
+/** The demo registry's Stellar AdManager and OrderPortal ids (deploy/devnet/registry.json). */
+const AD_MANAGER = 'CAAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQC526';
+const ORDER_PORTAL = 'CABAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAFNSZ';
+/** Devnet A/B contracts (same addresses on both chains, deploy/devnet/README.md). */
+const EVM = {
+  adManager: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9',
+  orderPortal: '0xDc64a140Aa3E981100a9becA4E685f962f0cF6C9',
+  token: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
+};
+
+const label = (text: string) => createHash('sha256').update(`relayer-soroban vectors: ${text}`).digest();
+const keypair = (name: string) => Keypair.fromRawEd25519Seed(label(name));
+const token32 = (name: string) => `0x${label(`authToken ${name}`).toString('hex')}`;
+const fieldOf = (name: string) => BigInt(`0x${label(name).toString('hex')}`) % FIELD_MODULUS;
+const uuidOf = (name: string) => {
+  const h = label(name).toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
+
+/** A proof as the vectors carry it: the unlock's `proof` bytes and the public signals. */
+export interface VectorProof {
+  /** prover/solidity.ts `encodeProof`: pA ‖ pB ‖ pC, 256 bytes, 0x hex. */
+  proof: string;
+  /** [root, orderHashHi, orderHashLo, nullifierHash], decimal. */
+  publicSignals: string[];
+}
+
+/** Turns a circuit input into a proof; `null` leaves proofs out (the deterministic part only). */
+export type Prove = ((input: CircuitInput) => Promise<{ proof: Groth16Proof; publicSignals: string[] }>) | null;
+
+interface OrderVector {
+  params: OrderParams;
+  /** The Order struct's words: bytes32 as 0x hex, integers as decimal strings. */
+  words: Record<string, string>;
+  hash: string;
+}
+
+function orderVector(params: OrderParams): OrderVector {
+  const words = Object.fromEntries(Object.entries(encodeOrderParams(params)).map(([k, v]) => [k, String(v)]));
+  return { params, words, hash: computeOrderHash(params, DOMAIN) };
+}
+
+/** Every value the vectors hold, as JSON. */
+export type Vectors = Awaited<ReturnType<typeof buildVectors>>;
+
+/**
+ * Builds the vectors with `knex` (a migrated, empty database: the trees start empty) and
+ * `prove` (null: proofs left out).
+ */
+export async function buildVectors(knex: Knex, prove: Prove) {
+  const relayer = keypair('relayer');
+  const impostor = keypair('impostor');
+  const issuer = keypair('issuer');
+  const maker = keypair('maker');
+  const bridger = keypair('bridger');
+  const [, evmMaker, evmBridger] = anvilAccounts(3);
+  const token = new Asset('TUSD', issuer.publicKey()).contractId(PASSPHRASE);
+  const signersOf = (key: Keypair): RelayerSigners =>
+    createRelayerSigners({ relayerEvmPrivateKey: `0x${label('evm relayer').toString('hex')}`, relayerStellarSecret: key.secret() }, DOMAIN);
+  const signers = signersOf(relayer);
+
+  const sign = <A extends ActionName>(contract: string, action: A, fields: ActionFields<A>, name: string, by = signers) =>
+    buildSignedCallData({
+      target: { kind: 'STELLAR', chainId: STELLAR_CHAIN_ID, contractAddress: contract, networkPassphrase: PASSPHRASE },
+      action,
+      fields,
+      signers: by,
+      ttlSeconds: TTL,
+      now: LEDGER_TIMESTAMP * 1000,
+      authToken: token32(name),
+    });
+
+  const store = new MerkleTreeStore(knex);
+  const proofOf = async (key: TreeKey, index: number, secret: bigint, orderHash: string): Promise<VectorProof | null> => {
+    if (!prove) return null;
+    const path = await store.getPath(key, index);
+    const { proof, publicSignals } = await prove(buildProofInput({ secret, orderHash, path }));
+    return { proof: encodeProof(proof), publicSignals };
+  };
+
+  // Trade 1: the ad on Stellar, the deposit on EVM devnet A, mirrored into the prover's tree.
+  const adId = uuidOf('ad');
+  const tradeOrder = (salt: string, amount: string) =>
+    orderVector({
+      orderChainToken: EVM.token, adChainToken: token, amount, bridger: evmBridger!.address, orderRecipient: evmMaker!.address,
+      adId, adCreator: maker.publicKey(), adRecipient: bridger.publicKey(), salt, orderChainId: '31337',
+      orderPortal: EVM.orderPortal, adChainId: STELLAR_CHAIN_ID, adManager: AD_MANAGER,
+    });
+  const order = tradeOrder(fieldOf('ad order salt').toString(), '250000');
+  const secondOrder = tradeOrder(fieldOf('second ad order salt').toString(), '100000');
+  const adSecret = fieldOf('ad order secret');
+  const evmKey: TreeKey = { chainId: '31337', portalAddress: EVM.orderPortal };
+  const evmLeaves = [leafOf(`0x${label('evm leaf 0').toString('hex')}`, 7n), leafOf(`0x${label('evm leaf 1').toString('hex')}`, 8n), leafOf(order.hash, secretCommitment(adSecret))];
+  for (const [index, leaf] of evmLeaves.entries()) await store.insertLeaf(evmKey, index, leaf);
+  const evmRoot = (await store.getState(evmKey)).root;
+  const adNullifier = nullifierHashOf(adSecret);
+  const adUnlockFields = { orderHash: order.hash, nullifierHash: adNullifier, targetRoot: evmRoot };
+
+  const adManager = {
+    adId,
+    order,
+    secondOrder,
+    nullifierHash: adNullifier.toString(),
+    targetRoot: evmRoot.toString(),
+    proof: await proofOf(evmKey, 2, adSecret, order.hash),
+    createAd: sign(AD_MANAGER, 'createAd', { adId, adCreator: maker.publicKey(), adToken: token, initialAmount: '1000000', orderChainId: '31337', adRecipient: evmMaker!.address }, 'createAd'),
+    fundAd: sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd'),
+    fundAdWrongSigner: sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd by impostor', signersOf(impostor)),
+    withdrawFromAd: sign(AD_MANAGER, 'withdrawFromAd', { adId, amount: '200000', to: maker.publicKey() }, 'withdrawFromAd'),
+    lockForOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: order.hash }, 'lockForOrder'),
+    lockSecondOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: secondOrder.hash }, 'lockForOrder second'),
+    unlock: sign(AD_MANAGER, 'unlock', adUnlockFields, 'unlock'),
+    /** The second order unlocked with the first one's nullifier (and proof): the nullifier is spent. */
+    unlockSecondOrderSpentNullifier: sign(AD_MANAGER, 'unlock', { ...adUnlockFields, orderHash: secondOrder.hash }, 'unlock second'),
+    closeAd: sign(AD_MANAGER, 'closeAd', { adId, to: maker.publicKey() }, 'closeAd'),
+  };
+
+  // Trade 2: the deposit on Stellar (with three other deposits around it), the ad on EVM devnet B.
+  const stellarKey: TreeKey = { chainId: STELLAR_CHAIN_ID, portalAddress: ORDER_PORTAL };
+  const ours = 2;
+  const deposits = [];
+  for (let i = 0; i < 4; i++) {
+    const secret = fieldOf(`deposit secret ${i}`);
+    const deposit = orderVector({
+      orderChainToken: token, adChainToken: EVM.token, amount: String(100_000 * (i + 1)), bridger: bridger.publicKey(),
+      orderRecipient: maker.publicKey(), adId: uuidOf(`evm ad ${i}`), adCreator: evmMaker!.address, adRecipient: evmBridger!.address,
+      salt: fieldOf(`deposit salt ${i}`).toString(), orderChainId: STELLAR_CHAIN_ID, orderPortal: ORDER_PORTAL, adChainId: '31338',
+      adManager: EVM.adManager,
+    });
+    const commitment = secretCommitment(secret);
+    const leaf = leafOf(deposit.hash, commitment);
+    const state = await store.insertLeaf(stellarKey, i, leaf);
+    deposits.push({
+      order: deposit,
+      secretCommitment: commitment.toString(),
+      nullifierHash: nullifierHashOf(secret).toString(),
+      createOrder: sign(ORDER_PORTAL, 'createOrder', { orderHash: deposit.hash, secretCommitment: commitment }, `createOrder ${i}`),
+      leafIndex: i,
+      leaf: leaf.toString(),
+      root: state.root.toString(),
+      secret,
+    });
+  }
+  const root = deposits[deposits.length - 1]!.root;
+  const our = deposits[ours]!;
+  const portalUnlockFields = { orderHash: our.order.hash, nullifierHash: our.nullifierHash, targetRoot: root };
+  const orderPortal = {
+    ours,
+    deposits: deposits.map(({ secret: _secret, ...rest }) => rest),
+    targetRoot: root,
+    proof: await proofOf(stellarKey, ours, our.secret, our.order.hash),
+    unlock: sign(ORDER_PORTAL, 'unlock', portalUnlockFields, 'portal unlock'),
+    /** Signed by the relayer, but against a root the portal never had. */
+    unlockUnknownRoot: sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, targetRoot: '12345' }, 'portal unlock unknown root'),
+    /** Deposit 0 unlocked with our nullifier, root and proof: the nullifier is spent. */
+    unlockSpentNullifier: sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, orderHash: deposits[0]!.order.hash }, 'portal unlock spent'),
+  };
+
+  return {
+    generatedBy: 'deploy/soroban/vectors.ts',
+    network: {
+      passphrase: PASSPHRASE,
+      networkId: `0x${stellarHash(Buffer.from(PASSPHRASE)).toString('hex')}`,
+      chainId: STELLAR_CHAIN_ID,
+      ledgerTimestamp: LEDGER_TIMESTAMP,
+      domain: DOMAIN,
+    },
+    relayer: { publicKey: relayer.publicKey(), key: `0x${relayer.rawPublicKey().toString('hex')}` },
+    accounts: { issuer: issuer.publicKey(), maker: maker.publicKey(), bridger: bridger.publicKey() },
+    contracts: { adManager: AD_MANAGER, orderPortal: ORDER_PORTAL, token, tokenAsset: { code: 'TUSD', issuer: issuer.publicKey() } },
+    adManager,
+    orderPortal,
+  };
+}
+
+/** The vectors without the proofs (a Groth16 proof is randomised; everything else is not). */
+export function deterministicPart(vectors: Vectors): unknown {
+  return JSON.parse(JSON.stringify(vectors, (key, value) => (key === 'proof' ? null : value)));
+}
+
+async function main(): Promise<void> {
+  const { ProverPool } = await import('../../prover/pool.ts');
+  let url = process.env.DATABASE_URL;
+  let stop = async () => {};
+  if (!url) {
+    const dir = mkdtempSync(join(tmpdir(), 'soroban-vectors-pg-'));
+    chmodSync(dir, 0o755);
+    const server = await startEmbeddedDatabase({ dataDir: join(dir, 'data'), port: 40000 + Math.floor(Math.random() * 20000), persistent: false });
+    url = server.url;
+    stop = async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const adminKnex = createKnex(url, 1);
+  const name = `soroban_vectors_${process.pid}`;
+  await adminKnex.raw(`CREATE DATABASE ${name}`);
+  const dbUrl = new URL(url);
+  dbUrl.pathname = `/${name}`;
+  const knex = createKnex(dbUrl.toString(), 2);
+  const pool = new ProverPool({ size: 1, maxQueue: 4 });
+  try {
+    await migrateToLatest(knex);
+    const vectors = await buildVectors(knex, (input) => pool.prove(input));
+    writeFileSync(VECTORS_JSON, `${JSON.stringify(vectors, null, 2)}\n`);
+    console.log(`wrote ${VECTORS_JSON}`);
+  } finally {
+    await pool.close();
+    await knex.destroy();
+    await adminKnex.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await adminKnex.destroy();
+    await stop();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
