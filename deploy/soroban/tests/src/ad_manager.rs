@@ -2,7 +2,7 @@
 use crate::support::*;
 use relayer_soroban_ad_manager::OrderState;
 use relayer_soroban_shared::Error;
-use soroban_sdk::{Bytes, U256};
+use soroban_sdk::Bytes;
 
 /// Creates the ad with the vectors' signed createAd; returns the world.
 fn with_ad() -> World {
@@ -125,7 +125,7 @@ fn creates_funds_withdraws_locks_unlocks_and_closes_with_the_relayers_requests()
 fn refuses_a_request_signed_by_another_key() {
     let w = with_ad();
     // The impostor's signature is over the very same request hash: only the key differs.
-    assert_eq!(text(&w.v["adManager"]["fundAdWrongSigner"], "signerPublicKey") != text(&w.v["relayer"], "publicKey"), true);
+    assert_ne!(text(&w.v["adManager"]["fundAdWrongSigner"], "signerPublicKey"), text(&w.v["relayer"], "publicKey"));
     assert_eq!(fund(&w, "fundAdWrongSigner"), Err(None), "ed25519_verify traps");
     assert_eq!(w.ad_manager.ad(&uuid_word(&w.env, text(&w.v["adManager"], "adId"))).unwrap().available, 1_000_000);
 }
@@ -197,5 +197,4 @@ fn refuses_an_order_it_did_not_lock_and_an_order_whose_fields_differ_from_the_si
     tampered.amount += 1;
     // The relayer signed the real order's hash: another order hashes differently and fails the signature.
     assert!(w.ad_manager.try_lock_for_order(&tampered, &s.auth_token, &s.deadline, &s.signature).is_err());
-    let _ = U256::from_u32(env, 0);
 }
