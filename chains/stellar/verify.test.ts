@@ -1,4 +1,5 @@
-import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { Keypair, type xdr } from '@stellar/stellar-sdk';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   NotFinalError,
@@ -10,20 +11,31 @@ import {
 } from '../errors.ts';
 import { startSorobanRpcStub, type SorobanRpcStub } from '../../test/support/fake-soroban-rpc.ts';
 import {
-  bridgeEvent,
   getTransactionResult,
+  hostEvent,
+  hostEvents,
   invokeEnvelope,
   transactionMeta,
   transactionResult,
 } from '../../test/support/stellar-fixtures.ts';
+import { ACTION_NAMES, type ActionName } from '../request-schema.ts';
 import { verifyReportedTransaction } from '../verify.ts';
+import { keyTopicName } from './events.ts';
 import { createStellarClient, verifyStellarTransaction } from './verify.ts';
 
-const portal = StrKey.encodeContract(Buffer.alloc(32, 3));
-const otherContract = StrKey.encodeContract(Buffer.alloc(32, 4));
+// Real events: what deploy/soroban's OrderPortal and AdManager emitted in the Soroban host.
+const deposit = hostEvent('OrderCreated', 2);
+const otherDeposit = hostEvent('OrderCreated', 0);
+const adManagerEvent = hostEvent('AdFunded');
+const portal = deposit.contractId;
+const otherContract = adManagerEvent.contractId;
 const bridger = Keypair.random();
-const orderHash = `0x${'5a'.repeat(32)}`;
-const reqHash = `0x${'c3'.repeat(32)}`;
+const orderHash = deposit.key;
+const reqHash = deposit.reqHash;
+const vectors = JSON.parse(readFileSync(new URL('../../deploy/soroban/vectors.json', import.meta.url), 'utf8'));
+const ours = vectors.orderPortal.deposits[2];
+/** The data fields the portal put in the event, as the chains module reads them. */
+const depositArgs = { leafIndex: '2', leaf: ours.leaf, secretCommitment: ours.secretCommitment, root: ours.root };
 
 let stub: SorobanRpcStub;
 const transactions = new Map<string, Record<string, unknown>>();
@@ -31,7 +43,7 @@ const transactions = new Map<string, Record<string, unknown>>();
 /** Registers a transaction calling `called` that emitted `events`, included in `ledger`; returns its hash. */
 function addTransaction(options: {
   called?: string;
-  events?: ReturnType<typeof bridgeEvent>[];
+  events?: xdr.ContractEvent[];
   success?: boolean;
   ledger?: number;
   latestLedger?: number;
@@ -53,12 +65,7 @@ function addTransaction(options: {
   return hash;
 }
 
-const orderCreated = (hash = orderHash, request = reqHash, contract = portal) =>
-  bridgeEvent(contract, 'OrderCreated', request, hash, {
-    leafIndex: { value: 7, type: 'u32' },
-    amount: { value: 2_500n, type: 'i128' },
-    root: { value: 12345678901234567890n, type: 'u256' },
-  });
+const orderCreated = () => deposit.xdr;
 
 const verify = (txHash: string, overrides: Partial<Parameters<typeof verifyStellarTransaction>[1]> = {}) =>
   verifyStellarTransaction(createStellarClient(stub.url), {
@@ -94,7 +101,7 @@ describe('verifyStellarTransaction', () => {
       ledger: 1000,
       from: bridger.publicKey(),
       event: 'OrderCreated',
-      args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
+      args: { reqHash, orderHash, ...depositArgs },
       confirmations: 1,
     });
   });
@@ -111,9 +118,22 @@ describe('verifyStellarTransaction', () => {
       block: '990',
       from: bridger.publicKey(),
       event: 'OrderCreated',
-      args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
+      args: { reqHash, orderHash, ...depositArgs },
       confirmations: 11,
     });
+  });
+
+  it('verifies the event of every action as the Soroban contracts emit it', async () => {
+    const all = hostEvents();
+    expect(new Set(all.map((e) => e.action))).toEqual(new Set(ACTION_NAMES));
+    for (const event of all) {
+      const txHash = addTransaction({ called: event.contractId, events: [event.xdr] });
+      const verified = await verifyReportedTransaction(
+        { kind: 'STELLAR', chainId: '148', rpcUrl: stub.url },
+        { txHash, contractAddress: event.contractId, action: event.action as ActionName, args: { reqHash: event.reqHash, [keyTopicName(event.event)]: event.key } },
+      );
+      expect(verified.event).toBe(event.event);
+    }
   });
 
   it('reads events from protocol-23 (v4) transaction meta too', async () => {
@@ -122,12 +142,12 @@ describe('verifyStellarTransaction', () => {
   });
 
   it('rejects the receipt of another request to the same contract as the wrong event', async () => {
-    const txHash = addTransaction({ events: [orderCreated(`0x${'11'.repeat(32)}`, `0x${'22'.repeat(32)}`)] });
+    const txHash = addTransaction({ events: [otherDeposit.xdr] });
     await expect(verify(txHash)).rejects.toThrow(WrongEventError);
   });
 
   it('rejects a transaction that invoked another contract', async () => {
-    const txHash = addTransaction({ called: otherContract, events: [orderCreated(orderHash, reqHash, otherContract)] });
+    const txHash = addTransaction({ called: otherContract, events: [adManagerEvent.xdr] });
     await expect(verify(txHash)).rejects.toThrow(WrongContractError);
   });
 

@@ -1,47 +1,47 @@
-import {
-  Account,
-  type Keypair,
-  Operation,
-  StrKey,
-  TransactionBuilder,
-  nativeToScVal,
-  xdr,
-} from '@stellar/stellar-sdk';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Account, type Keypair, Operation, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 
 /**
- * Builders of real Stellar XDR for tests: a signed InvokeHostFunction envelope, its
- * TransactionResult and a TransactionMeta carrying contract events, and the raw `getTransaction`
- * result Soroban RPC returns for them.
+ * Real Stellar XDR for tests: the contract events deploy/soroban's contracts emitted in the
+ * Soroban host, a signed InvokeHostFunction envelope, its TransactionResult and a
+ * TransactionMeta carrying contract events, and the raw `getTransaction` result Soroban RPC
+ * returns for them.
  */
 
 export const TEST_PASSPHRASE = 'Test SDF Network ; September 2015';
 
-/** A contract event in the bridge layout (chains/stellar/events.ts). */
-export function bridgeEvent(
-  contractId: string,
-  name: string,
-  reqHash: string,
-  key: string,
-  data: Record<string, { value: unknown; type: string }>,
-): xdr.ContractEvent {
-  const bytes = (hex: string) => xdr.ScVal.scvBytes(Buffer.from(hex.replace(/^0x/, ''), 'hex'));
-  return new xdr.ContractEvent({
-    ext: new xdr.ExtensionPoint(0),
-    contractId: StrKey.decodeContract(contractId) as unknown as xdr.Hash,
-    type: xdr.ContractEventType.contract(),
-    body: new xdr.ContractEventBody(
-      0,
-      new xdr.ContractEventV0({
-        topics: [xdr.ScVal.scvSymbol(name), bytes(reqHash), bytes(key)],
-        data: xdr.ScVal.scvMap(
-          Object.entries(data).map(
-            ([field, { value, type }]) =>
-              new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol(field), val: nativeToScVal(value, { type }) }),
-          ),
-        ),
-      }),
-    ),
-  });
+/** One contract event the reference Soroban contracts emitted in the real Soroban host. */
+export interface HostEventFixture {
+  /** The service action whose request the call carried (chains/request-schema.ts). */
+  action: string;
+  /** The contract function called. */
+  function: string;
+  contractId: string;
+  event: string;
+  reqHash: string;
+  /** adId or orderHash (topic 2). */
+  key: string;
+  xdr: xdr.ContractEvent;
+}
+
+const EVENTS_FILE = fileURLToPath(new URL('../../deploy/soroban/fixtures/events.json', import.meta.url));
+
+/**
+ * Every event of one whole run of deploy/soroban's AdManager and OrderPortal for
+ * deploy/soroban/vectors.json, in call order, as the Soroban host serialised it
+ * (deploy/soroban/fixtures/events.json, written and checked by `cargo test`).
+ */
+export function hostEvents(): HostEventFixture[] {
+  const file = JSON.parse(readFileSync(EVENTS_FILE, 'utf8')) as { events: Array<Omit<HostEventFixture, 'xdr'> & { xdr: string }> };
+  return file.events.map((event) => ({ ...event, xdr: xdr.ContractEvent.fromXDR(Buffer.from(event.xdr, 'hex')) }));
+}
+
+/** The `nth` (0-based) host event named `event`; throws when there is none. */
+export function hostEvent(event: string, nth = 0): HostEventFixture {
+  const found = hostEvents().filter((e) => e.event === event)[nth];
+  if (!found) throw new Error(`deploy/soroban/fixtures/events.json has no ${event} #${nth}`);
+  return found;
 }
 
 /** A signed transaction calling `fn` on `contractId`; returns its hash and base64 envelope. */
