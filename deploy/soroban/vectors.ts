@@ -133,9 +133,16 @@ export async function buildVectors(knex: Knex, prove: Prove) {
   const order = tradeOrder(fieldOf('ad order salt').toString(), '250000');
   const secondOrder = tradeOrder(fieldOf('second ad order salt').toString(), '100000');
   const adSecret = fieldOf('ad order secret');
+  // The EVM portal's deposits: two other orders of the same Bridger, then ours (cross-chain.test.ts
+  // makes exactly these on devnet A, so the portal there reaches the same root).
   const evmKey: TreeKey = { chainId: '31337', portalAddress: EVM.orderPortal };
-  const evmLeaves = [leafOf(`0x${label('evm leaf 0').toString('hex')}`, 7n), leafOf(`0x${label('evm leaf 1').toString('hex')}`, 8n), leafOf(order.hash, secretCommitment(adSecret))];
-  for (const [index, leaf] of evmLeaves.entries()) await store.insertLeaf(evmKey, index, leaf);
+  const orderChainDeposits = [];
+  for (const [index, deposit] of [tradeOrder(fieldOf('evm deposit salt 0').toString(), '1'), tradeOrder(fieldOf('evm deposit salt 1').toString(), '2'), order].entries()) {
+    const commitment = index === 2 ? secretCommitment(adSecret) : secretCommitment(fieldOf(`evm deposit secret ${index}`));
+    const leaf = leafOf(deposit.hash, commitment);
+    const state = await store.insertLeaf(evmKey, index, leaf);
+    orderChainDeposits.push({ order: deposit, secretCommitment: commitment.toString(), leafIndex: index, leaf: leaf.toString(), root: state.root.toString() });
+  }
   const evmRoot = (await store.getState(evmKey)).root;
   const adNullifier = nullifierHashOf(adSecret);
   const adUnlockFields = { orderHash: order.hash, nullifierHash: adNullifier, targetRoot: evmRoot };
@@ -144,6 +151,8 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     adId,
     order,
     secondOrder,
+    /** The order chain's (EVM devnet A) deposits, ours last, with MerkleTreeStore's root after each. */
+    orderChainDeposits,
     nullifierHash: adNullifier.toString(),
     targetRoot: evmRoot.toString(),
     proof: await proofOf(evmKey, 2, adSecret, order.hash),
