@@ -62,6 +62,17 @@ describe('buildSignedCallData on EVM', () => {
     expect(build().authToken).not.toBe(build().authToken);
   });
 
+  it('uses a given authToken (pinned vectors) and refuses a malformed one', () => {
+    const authToken = `0x${'ab'.repeat(32)}`;
+    const pinned = () =>
+      buildSignedCallData({ target: { kind: 'EVM', chainId: '31337', contractAddress: adManager }, action: 'fundAd', fields: { adId, amount: 1_000n }, signers, ttlSeconds: 600, now: NOW, authToken });
+    expect(pinned().authToken).toBe(authToken);
+    expect(pinned().reqHash).toBe(pinned().reqHash);
+    expect(() =>
+      buildSignedCallData({ target: { kind: 'EVM', chainId: '31337', contractAddress: adManager }, action: 'fundAd', fields: { adId, amount: 1_000n }, signers, ttlSeconds: 600, authToken: '0x12' }),
+    ).toThrow(/authToken must be 0x and 64 lower-case hex digits, received '0x12'/);
+  });
+
   it('rejects a field that does not fit, naming it', () => {
     expect(() =>
       buildSignedCallData({
