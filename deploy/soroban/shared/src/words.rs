@@ -40,11 +40,6 @@ pub fn u64_word(value: u64) -> [u8; 32] {
     out
 }
 
-/// A U256 as its 32 big-endian bytes.
-pub fn u256_word(value: &U256) -> Bytes {
-    value.to_be_bytes()
-}
-
 /// Appends words to a message under construction.
 pub trait WordSink {
     /// Appends a 32-byte word given as bytes.
