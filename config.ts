@@ -75,6 +75,8 @@ export const configSchema = z.object({
   RELAYER_STELLAR_SECRET: z.string().optional(),
   /** Seconds a signed request stays valid (its on-chain deadline). */
   SIGNED_REQUEST_TTL_SECONDS: intFromEnv(30, 86_400).default(600),
+  CONFIRM_GRACE_SECONDS: intFromEnv(0, 7 * 86_400).default(900),
+  TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(1800),
   /** EIP-712 domain name and version the contracts are deployed with. */
   EIP712_DOMAIN_NAME: z.string().min(1).default('ProofBridge'),
   EIP712_DOMAIN_VERSION: z.string().min(1).default('1'),

@@ -1,26 +1,12 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
-import { RegistryCache } from '../db/repositories/registry-cache.ts';
-import type { Config } from '../config.ts';
-import type { Secrets } from '../secrets.ts';
+import type { AppDeps } from './deps.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
 import { v1Routers } from './routes/index.ts';
 import { systemRouter } from './routes/system.ts';
-
-/** Everything the HTTP layer needs, injected so tests build the same app on their own database. */
-export interface AppDeps {
-  config: Config;
-  secrets: Secrets;
-  knex: Knex;
-  logger: Logger;
-  metrics: Registry;
-}
 
 /**
  * Builds the Express app (no listen). Order matters: security headers and rate limits first,
@@ -46,8 +32,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics }));
   app.use('/v1', rememberMountPath);
-  const registryCache = new RegistryCache(deps.knex);
-  for (const router of v1Routers({ ...deps, registryCache })) app.use('/v1', router);
+  for (const router of v1Routers(deps)) app.use('/v1', router);
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

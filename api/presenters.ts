@@ -75,6 +75,18 @@ export function presentAd(ad: AdRecord, tokens: Map<string, TokenWithChain>) {
   };
 }
 
+/** What PATCH /v1/ads/:id/update answers. */
+export function presentAdUpdate(ad: AdRecord) {
+  return {
+    id: ad.id,
+    status: ad.status,
+    creatorAddress: ad.creatorAddress,
+    minAmount: ad.minAmount,
+    maxAmount: ad.maxAmount,
+    metadata: ad.metadata ?? null,
+  };
+}
+
 export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTokens>) {
   const route = routes.get(trade.routeId)!;
   return {

@@ -68,13 +68,12 @@ describe('health without a database', () => {
     const { createKnex } = await import('../db/knex.ts');
     const { loadConfig } = await import('../config.ts');
     const { pino } = await import('pino');
-    const { Registry } = await import('prom-client');
+    const { buildContainer } = await import('../runtime/container.ts');
     const knex = createKnex('postgres://nobody:nothing@127.0.0.1:1/none', 1);
-    const { resolveSecrets } = await import('../secrets.ts');
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: mkdtempSync(`${tmpdir()}/health-`) });
-    const app = createApp({ config, secrets: resolveSecrets(config), knex, logger: pino({ level: 'silent' }), metrics: new Registry() });
+    const app = createApp(buildContainer(config, pino({ level: 'silent' }), knex));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {

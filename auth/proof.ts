@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ChainKind } from '../chains/address.ts';
+import type { ChainKind } from '../domain/index.ts';
 import { consumeChallenge, findChallengeByNonce } from '../db/repositories/challenges.ts';
 import { SignInInputError, SignInRejected } from './errors.ts';
 import { checkSiweClaims, checkSiweSignature, parseSiweMessage, type SiweSettings } from './siwe.ts';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
 import type { Knex } from 'knex';
-import { canonicalAddress, type ChainKind } from '../chains/address.ts';
+import { canonicalAddress } from '../chains/address.ts';
+import { type ChainKind } from '../domain/index.ts';
 import type { Config } from '../config.ts';
 import { deleteStaleChallenges, insertChallenge } from '../db/repositories/challenges.ts';
 import {

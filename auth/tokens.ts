@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { SignInRejected } from './errors.ts';
+import { isUuid } from '../domain/index.ts';
 
 /** Every token says what it is for; one kind is never accepted in place of the other. */
 export type TokenType = 'access' | 'refresh';
@@ -31,7 +32,6 @@ export interface IssuedRefreshToken {
 /** The only algorithm accepted: HS256. An explicit list, so `none` or an RS/HS confusion can never verify. */
 export const JWT_ALGORITHMS: jwt.Algorithm[] = ['HS256'];
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** SHA-256 of a refresh token, hex: what the database stores instead of the token. */
 export function hashRefreshToken(token: string): string {
@@ -76,7 +76,7 @@ export function readClaims(payload: unknown, expected: TokenType): TokenClaims {
   const claims = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
   if (claims.typ !== expected) throw new SignInRejected(expected === 'access' ? 'not an access token' : 'not a refresh token');
   const { sub, sid, jti } = claims;
-  if (typeof sub !== 'string' || !UUID.test(sub) || typeof sid !== 'string' || !UUID.test(sid) || typeof jti !== 'string' || !UUID.test(jti)) {
+  if (!isUuid(sub) || !isUuid(sid) || !isUuid(jti)) {
     throw new SignInRejected(`${expected} token is malformed`);
   }
   return { userId: sub, sessionId: sid, tokenId: jti };

@@ -1,11 +1,10 @@
 import { StrKey } from '@stellar/stellar-sdk';
 import { getAddress, isAddress } from 'ethers';
 
-export type ChainKind = 'EVM' | 'STELLAR';
-export const CHAIN_KINDS = ['EVM', 'STELLAR'] as const;
+import { UUID_PATTERN, type ChainKind } from '../domain/index.ts';
 
-/** The all-zero EVM address: how the spec writes a native token's address. */
-export const NATIVE_TOKEN_ADDRESS = '0x0000000000000000000000000000000000000000';
+// Kept here too so chain callers find the vocabulary beside the address rules; defined in domain/.
+export { CHAIN_KINDS, NATIVE_TOKEN_ADDRESS, type ChainKind } from '../domain/index.ts';
 
 const EVM_HEX = /^0x[0-9a-fA-F]{40}$/;
 
@@ -59,7 +58,6 @@ export function canonicalAddressLoose(value: string): string {
 /** Raised when a value cannot be turned into the 32-byte form signed requests and order hashes use. */
 export class AddressEncodingError extends Error {}
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The 32-byte value an address takes inside a signed request or the order struct, as 0x-prefixed
@@ -89,6 +87,6 @@ export function bytes32ToEvmAddress(value: string): string {
  * i.e. `bytes32(uint256(uint128(uuid)))`. Any contract can compare it as an opaque key.
  */
 export function uuidToBytes32(value: string): string {
-  if (!UUID.test(value)) throw new AddressEncodingError(`expected a UUID, received '${value}'`);
+  if (!UUID_PATTERN.test(value)) throw new AddressEncodingError(`expected a UUID, received '${value}'`);
   return `0x${'0'.repeat(32)}${value.replaceAll('-', '').toLowerCase()}`;
 }

@@ -1,9 +1,11 @@
+import { DomainError } from '../domain/index.ts';
+
 /**
  * Why a transaction a client reported does not (yet) prove what it should. Callers (the API, the
  * workflow) map these to HTTP statuses and retry decisions; `retryable` says whether asking again
  * later can succeed without the client doing anything.
  */
-export abstract class ChainVerificationError extends Error {
+export abstract class ChainVerificationError extends DomainError {
   abstract readonly code:
     | 'TX_NOT_FOUND'
     | 'TX_FAILED'
@@ -11,41 +13,42 @@ export abstract class ChainVerificationError extends Error {
     | 'WRONG_EVENT'
     | 'NOT_FINAL'
     | 'RPC_UNAVAILABLE';
-  abstract readonly retryable: boolean;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
+  abstract override readonly retryable: boolean;
 }
 
 /** The chain knows no such transaction (wrong hash, wrong chain, or dropped). */
 export class TransactionNotFoundError extends ChainVerificationError {
+  readonly kind = 'invalid';
   readonly code = 'TX_NOT_FOUND';
-  readonly retryable = false;
+  override readonly retryable = false;
 }
 
 /** The transaction was included but reverted / failed. */
 export class TransactionFailedError extends ChainVerificationError {
+  readonly kind = 'invalid';
   readonly code = 'TX_FAILED';
-  readonly retryable = false;
+  override readonly retryable = false;
 }
 
 /** The transaction called some other contract than the one the request was signed for. */
 export class WrongContractError extends ChainVerificationError {
+  readonly kind = 'invalid';
   readonly code = 'WRONG_CONTRACT';
-  readonly retryable = false;
+  override readonly retryable = false;
 }
 
 /** The contract did not emit the expected event with the expected arguments (another call, another request). */
 export class WrongEventError extends ChainVerificationError {
+  readonly kind = 'invalid';
   readonly code = 'WRONG_EVENT';
-  readonly retryable = false;
+  override readonly retryable = false;
 }
 
 /** Seen, but not yet final: pending, or fewer confirmations than the chain requires. Nothing should be recorded yet. */
 export class NotFinalError extends ChainVerificationError {
+  readonly kind = 'not_ready';
   readonly code = 'NOT_FINAL';
-  readonly retryable = true;
+  override readonly retryable = true;
   constructor(
     message: string,
     /** Confirmations so far (0 while pending) and how many are required. */
@@ -65,6 +68,7 @@ export function assertFinal(txHash: string, confirmations: number, required: num
 
 /** The chain's RPC could not be reached or answered with an error: nothing is known about the transaction. */
 export class RpcUnavailableError extends ChainVerificationError {
+  readonly kind = 'unavailable';
   readonly code = 'RPC_UNAVAILABLE';
-  readonly retryable = true;
+  override readonly retryable = true;
 }

@@ -22,6 +22,10 @@ export interface OrderParams {
   orderPortal: string;
   adChainId: string;
   adManager: string;
+  /** Unix seconds: the Bridger's unlock on the ad chain before it, the Maker's release from it on (chains/timing.ts). */
+  lockExpiry: string;
+  /** Unix seconds: the Maker's unlock on the order chain before it, the Bridger's refund from it on. */
+  refundTime: string;
 }
 
 /** The Order struct, in hashing order; every address is a 32-byte value so either chain kind fits. */
@@ -39,6 +43,8 @@ export const ORDER_FIELDS: FieldSpec[] = [
   { name: 'orderPortal', kind: 'address' },
   { name: 'adChainId', kind: 'uint' },
   { name: 'adManager', kind: 'address' },
+  { name: 'lockExpiry', kind: 'uint' },
+  { name: 'refundTime', kind: 'uint' },
 ];
 
 /**

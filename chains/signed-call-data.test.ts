@@ -3,7 +3,8 @@ import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { TypedDataEncoder, Wallet, recoverAddress } from 'ethers';
 import { describe, expect, it } from 'vitest';
 import { computeOrderHash, type OrderParams } from './order.ts';
-import { RequestFieldError } from './request-schema.ts';
+import { RequestFieldError, structFields } from './request-schema.ts';
+import { stellarRequestMessage } from './stellar/request-layout.ts';
 import { buildSignedCallData, CallTargetError } from './signed-call-data.ts';
 import { createRelayerSigners } from './signers.ts';
 
@@ -73,6 +74,53 @@ describe('buildSignedCallData on EVM', () => {
     ).toThrow(/authToken must be 0x and 64 lower-case hex digits, received '0x12'/);
   });
 
+  it('keeps a given authToken when the fields carry another', () => {
+    const authToken = `0x${'ab'.repeat(32)}`;
+    const data = buildSignedCallData({
+      target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
+      action: 'fundAd',
+      fields: { adId, amount: 1_000n, authToken: `0x${'ee'.repeat(32)}`, deadline: '99999999999' } as never,
+      signers,
+      ttlSeconds: 600,
+      now: NOW,
+      authToken,
+    });
+    expect(data.authToken).toBe(authToken);
+    expect(data.deadline).toBe(String(NOW / 1000 + 600));
+  });
+
+  it('signs and returns its own authToken and deadline even when the fields carry others', () => {
+    const callerToken = `0x${'ee'.repeat(32)}`;
+    const data = buildSignedCallData({
+      target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
+      action: 'fundAd',
+      fields: { adId, amount: 1_000n, authToken: callerToken, deadline: '99999999999' } as never,
+      signers,
+      ttlSeconds: 600,
+      now: NOW,
+    });
+    expect(data.deadline).toBe(String(NOW / 1000 + 600));
+    expect(data.authToken).not.toBe(callerToken);
+    const digest = TypedDataEncoder.hash(
+      { name: 'ProofBridge', version: '1', chainId: 31337, verifyingContract: adManager },
+      { FundAd: ['authToken:bytes32', 'deadline:uint256', 'adId:bytes32', 'amount:uint256'].map((e) => ({ name: e.split(':')[0]!, type: e.split(':')[1]! })) },
+      { authToken: data.authToken, deadline: NOW / 1000 + 600, adId: `0x${'0'.repeat(32)}${adId.replaceAll('-', '')}`, amount: 1000 },
+    );
+    expect(data.reqHash).toBe(digest);
+  });
+
+  it('still rejects a field the action does not declare', () => {
+    expect(() =>
+      buildSignedCallData({
+        target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
+        action: 'fundAd',
+        fields: { adId, amount: 1n, to: adManager } as never,
+        signers,
+        ttlSeconds: 600,
+      }),
+    ).toThrow(new RequestFieldError('unknown fields: to'));
+  });
+
   it('rejects a field that does not fit, naming it', () => {
     expect(() =>
       buildSignedCallData({
@@ -135,6 +183,25 @@ describe('buildSignedCallData on Stellar', () => {
     expect(data.chainKind).toBe('STELLAR');
   });
 
+  it('signs its own deadline even when the fields carry a later one', () => {
+    const data = buildSignedCallData({
+      target: { kind: 'STELLAR', chainId: '148', contractAddress: stellarContract, networkPassphrase: passphrase },
+      action: 'closeAd',
+      fields: { adId, to: recipient, deadline: '99999999999' } as never,
+      signers,
+      ttlSeconds: 300,
+      now: NOW,
+    });
+    expect(data.deadline).toBe(String(NOW / 1000 + 300));
+    const honest = stellarRequestMessage(
+      { name: 'ProofBridge', version: '1', networkPassphrase: passphrase, chainId: '148', contract: stellarContract },
+      'CloseAd',
+      structFields('closeAd'),
+      { authToken: data.authToken, deadline: data.deadline, adId, to: recipient },
+    );
+    expect(data.reqHash).toBe(`0x${createHash('sha256').update(honest).digest('hex')}`);
+  });
+
   it('requires the network passphrase', () => {
     expect(() =>
       buildSignedCallData({
@@ -163,6 +230,8 @@ describe('computeOrderHash', () => {
     orderPortal: stellarContract,
     adChainId: '31337',
     adManager,
+    lockExpiry: '1700021600',
+    refundTime: '1700043200',
   };
 
   it('equals the EIP-712 digest of the Order struct under the {name, version} domain', () => {
@@ -172,7 +241,7 @@ describe('computeOrderHash', () => {
       Order: [
         'bytes32 orderChainToken', 'bytes32 adChainToken', 'uint256 amount', 'bytes32 bridger', 'bytes32 orderRecipient',
         'bytes32 adId', 'bytes32 adCreator', 'bytes32 adRecipient', 'uint256 salt', 'uint256 orderChainId',
-        'bytes32 orderPortal', 'uint256 adChainId', 'bytes32 adManager',
+        'bytes32 orderPortal', 'uint256 adChainId', 'bytes32 adManager', 'uint256 lockExpiry', 'uint256 refundTime',
       ].map((entry) => ({ type: entry.split(' ')[0]!, name: entry.split(' ')[1]! })),
     };
     const expected = TypedDataEncoder.hash({ name: 'ProofBridge', version: '1' }, types, {
@@ -189,6 +258,8 @@ describe('computeOrderHash', () => {
       orderPortal: `0x${'07'.repeat(32)}`,
       adChainId: 31337,
       adManager: pad(adManager),
+      lockExpiry: 1700021600,
+      refundTime: 1700043200,
     });
     expect(computeOrderHash(params, { name: 'ProofBridge', version: '1' })).toBe(expected);
   });
@@ -197,6 +268,8 @@ describe('computeOrderHash', () => {
     const base = computeOrderHash(params, { name: 'ProofBridge', version: '1' });
     expect(computeOrderHash({ ...params, adChainId: '31338' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
     expect(computeOrderHash({ ...params, salt: '123456790' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+    expect(computeOrderHash({ ...params, lockExpiry: '1700021601' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+    expect(computeOrderHash({ ...params, refundTime: '1700043201' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
   });
 
   it('rejects a malformed adId', () => {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { isEvmAddress, isStellarContract, type ChainKind } from './address.ts';
+import { isEvmAddress, isStellarContract } from './address.ts';
+import { type ChainKind } from '../domain/index.ts';
 import { typedDataDigest } from './evm/typed-data.ts';
 import { assertI128Amount } from './stellar/amounts.ts';
-import { ACTIONS, structFields, type ActionFields, type ActionName } from './request-schema.ts';
+import { ACTIONS, RequestFieldError, structFields, type ActionFields, type ActionName } from './request-schema.ts';
 import type { RelayerSigners } from './signers.ts';
 import { stellarRequestHash } from './stellar/request-layout.ts';
 
@@ -76,10 +77,9 @@ export function buildSignedCallData<A extends ActionName>(
     throw new RangeError(`authToken must be 0x and 64 lower-case hex digits, received '${input.authToken}'`);
   }
   const authToken = input.authToken ?? `0x${randomBytes(32).toString('hex')}`;
-  const returned = Object.fromEntries(
-    Object.entries(input.fields).map(([name, value]) => [name, typeof value === 'bigint' ? value.toString() : value]),
-  ) as ReturnedFields<A>;
-  const values: Record<string, unknown> = { authToken, deadline, ...returned };
+  const returned = actionFieldsOnly(action, input.fields);
+  // The header is the service's alone (or the explicit input's): set last, so no field can replace it.
+  const values: Record<string, unknown> = { ...returned, authToken, deadline };
   const { primaryType } = ACTIONS[action];
   const fields = structFields(action);
 
@@ -91,11 +91,11 @@ export function buildSignedCallData<A extends ActionName>(
     const domain = { ...signers.domain, chainId: target.chainId, verifyingContract: target.contractAddress };
     const reqHash = typedDataDigest(domain, primaryType, fields, values);
     return {
+      ...returned,
       ...common,
       contractAddress: target.contractAddress,
       signature: signers.evm.sign(reqHash).serialized,
       reqHash,
-      ...returned,
     };
   }
   if (!isStellarContract(target.contractAddress)) {
@@ -113,11 +113,31 @@ export function buildSignedCallData<A extends ActionName>(
     values,
   );
   return {
+    ...returned,
     ...common,
     contractAddress: target.contractAddress,
     signature: `0x${signers.stellar.sign(hash).toString('hex')}`,
     signerPublicKey: signers.stellar.publicKey(),
     reqHash: `0x${hash.toString('hex')}`,
-    ...returned,
   };
+}
+
+/** Header fields only the service sets (chains/request-schema.ts REQUEST_HEADER). */
+const SERVICE_ONLY = new Set(['authToken', 'deadline']);
+
+/**
+ * The caller's values for the action's own fields, integers as decimal strings. `authToken` and
+ * `deadline` given among the fields (a request body passed through, say) are dropped: the service
+ * draws and sets them, and the caller's never reach the signature or the response. Any other key
+ * the action does not declare is a `RequestFieldError`, as before.
+ */
+function actionFieldsOnly<A extends ActionName>(action: A, fields: ActionFields<A>): ReturnedFields<A> {
+  const declared = new Set<string>(ACTIONS[action].fields.map((field) => field.name));
+  const unknown = Object.keys(fields).filter((name) => !declared.has(name) && !SERVICE_ONLY.has(name));
+  if (unknown.length > 0) throw new RequestFieldError(`unknown fields: ${unknown.join(', ')}`);
+  return Object.fromEntries(
+    Object.entries(fields as Record<string, string | bigint>)
+      .filter(([name]) => declared.has(name))
+      .map(([name, value]) => [name, typeof value === 'bigint' ? value.toString() : value]),
+  ) as ReturnedFields<A>;
 }

@@ -1,19 +1,22 @@
 import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
-import type { ChainKind } from './address.ts';
+import type { ChainKind } from '../domain/index.ts';
 import { EVENT_OF_ACTION, type BridgeEventName } from './evm/abi.ts';
 import { createEvmClient } from './evm/rpc.ts';
-import { verifyEvmTransaction } from './evm/verify.ts';
+import { isEvmBlockCanonical, verifyEvmTransaction, type Finality } from './evm/verify.ts';
+import { RpcUnavailableError } from './errors.ts';
 import type { ActionName } from './request-schema.ts';
-import { createStellarClient, verifyStellarTransaction } from './stellar/verify.ts';
+import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction } from './stellar/verify.ts';
 
 /** The registry facts verification needs about a chain. */
 export interface VerifiableChain {
   kind: ChainKind;
   chainId: string;
   rpcUrl: string;
-  /** Required confirmations (registry `confirmations`, 1 when unset). */
+  /** Required confirmations (registry `confirmations`, 1 when unset); 0 is refused (RangeError). */
   confirmations?: number;
+  /** EVM: `finalized` also waits for the node's finalized block; `depth` (default) trusts the confirmations. */
+  finality?: Finality;
 }
 
 /** What the service issued and now expects to see on chain. */
@@ -26,11 +29,21 @@ export interface ExpectedAction {
   args: Record<string, string | bigint>;
 }
 
-/** A verified event, the same shape for both chain kinds. */
+/**
+ * A verified event, the same shape for both chain kinds. Record it under the unique key
+ * `(chainId, txHash, logIndex)` so one event answers one request; keep `block` and `blockHash` to
+ * re-check with `isCanonical` before signing anything that depends on it.
+ */
 export interface VerifiedAction {
+  /** The registry chain id the event was verified on. */
+  chainId: string;
   txHash: string;
+  /** The event's index: in its block (EVM), among its transaction's contract events (Stellar). */
+  logIndex: number;
   /** Block number (EVM) or ledger sequence (Stellar), as a decimal string. */
   block: string;
+  /** Hash of that block or ledger, 0x hex. */
+  blockHash: string;
   /** The account that sent the transaction. */
   from: string;
   event: BridgeEventName;
@@ -39,43 +52,76 @@ export interface VerifiedAction {
   confirmations: number;
 }
 
-const evmClients = new Map<string, Web3>();
-const stellarClients = new Map<string, rpc.Server>();
-
-/**
- * Verifies that `expected.txHash` performed `expected.action` on the chain: success, right
- * contract, the action's event with the expected arguments, enough confirmations. Throws the
- * typed errors of chains/errors.ts; `NotFinalError` and `RpcUnavailableError` are retryable.
- * One RPC client per endpoint is kept for the life of the process.
- */
-export async function verifyReportedTransaction(chain: VerifiableChain, expected: ExpectedAction): Promise<VerifiedAction> {
-  const event = EVENT_OF_ACTION[expected.action];
-  const confirmations = chain.confirmations ?? 1;
-  if (chain.kind === 'EVM') {
-    let client = evmClients.get(chain.rpcUrl);
-    if (!client) evmClients.set(chain.rpcUrl, (client = createEvmClient(chain.rpcUrl)));
-    const verified = await verifyEvmTransaction(client, {
-      txHash: expected.txHash,
-      contractAddress: expected.contractAddress,
-      event,
-      args: expected.args,
-      confirmations,
-    });
-    return { ...pick(verified), block: verified.blockNumber.toString() };
-  }
-  let server = stellarClients.get(chain.rpcUrl);
-  if (!server) stellarClients.set(chain.rpcUrl, (server = createStellarClient(chain.rpcUrl)));
-  const verified = await verifyStellarTransaction(server, {
-    txHash: expected.txHash,
-    contractId: expected.contractAddress,
-    event,
-    args: expected.args,
-    confirmations,
-  });
-  return { ...pick(verified), block: String(verified.ledger) };
+/** Builds RPC clients; injected so tests and the composition root decide how chains are reached. */
+export interface ChainClientFactory {
+  evm(rpcUrl: string): Web3;
+  stellar(rpcUrl: string): rpc.Server;
 }
 
-function pick(verified: Omit<VerifiedAction, 'block'>): Omit<VerifiedAction, 'block'> {
-  const { txHash, from, event, args, confirmations } = verified;
-  return { txHash, from, event, args, confirmations };
+export const defaultChainClients: ChainClientFactory = { evm: createEvmClient, stellar: createStellarClient };
+
+/** Verifies reported transactions; one instance per process keeps one RPC client per endpoint. */
+export interface TransactionVerifier {
+  verify(chain: VerifiableChain, expected: ExpectedAction): Promise<VerifiedAction>;
+  /**
+   * Whether `block` (number or ledger sequence, decimal) still has `blockHash` on the chain's
+   * canonical history: false once a reorg replaced it. Throws `RpcUnavailableError`.
+   */
+  isCanonical(chain: VerifiableChain, ref: Pick<VerifiedAction, 'block' | 'blockHash'>): Promise<boolean>;
+}
+
+/**
+ * A verifier whose RPC clients come from `clients` (one per endpoint, kept by this instance for
+ * its life). `verify` checks that `expected.txHash` performed `expected.action` on the chain:
+ * success, right contract, the action's event with the expected arguments, enough confirmations.
+ * It throws the typed errors of chains/errors.ts; `NotFinalError` and `RpcUnavailableError` are retryable.
+ */
+export function createTransactionVerifier(clients: ChainClientFactory = defaultChainClients): TransactionVerifier {
+  const evmClients = new Map<string, Web3>();
+  const stellarClients = new Map<string, rpc.Server>();
+  const cached = <T>(map: Map<string, T>, key: string, make: (key: string) => T): T => {
+    let client = map.get(key);
+    if (!client) map.set(key, (client = make(key)));
+    return client;
+  };
+  return {
+    async verify(chain, expected) {
+      const event = EVENT_OF_ACTION[expected.action];
+      const confirmations = chain.confirmations ?? 1;
+      if (chain.kind === 'EVM') {
+        const verified = await verifyEvmTransaction(cached(evmClients, chain.rpcUrl, clients.evm), {
+          txHash: expected.txHash,
+          contractAddress: expected.contractAddress,
+          event,
+          args: expected.args,
+          confirmations,
+          finality: chain.finality,
+        });
+        // The registry's id must be the node's: an RPC URL pointing at another chain proves nothing.
+        if (verified.chainId !== chain.chainId) {
+          throw new RpcUnavailableError(`RPC ${chain.rpcUrl} serves chain ${verified.chainId}, not ${chain.chainId}`);
+        }
+        return { ...pick(verified), chainId: chain.chainId, block: verified.blockNumber.toString() };
+      }
+      const verified = await verifyStellarTransaction(cached(stellarClients, chain.rpcUrl, clients.stellar), {
+        txHash: expected.txHash,
+        contractId: expected.contractAddress,
+        event,
+        args: expected.args,
+        confirmations,
+      });
+      return { ...pick(verified), chainId: chain.chainId, block: String(verified.ledger) };
+    },
+    async isCanonical(chain, ref) {
+      if (chain.kind === 'EVM') {
+        return isEvmBlockCanonical(cached(evmClients, chain.rpcUrl, clients.evm), BigInt(ref.block), ref.blockHash);
+      }
+      return isStellarLedgerCanonical(cached(stellarClients, chain.rpcUrl, clients.stellar), Number(ref.block), ref.blockHash);
+    },
+  };
+}
+
+function pick(verified: Omit<VerifiedAction, 'block' | 'chainId'>): Omit<VerifiedAction, 'block' | 'chainId'> {
+  const { txHash, logIndex, blockHash, from, event, args, confirmations } = verified;
+  return { txHash, logIndex, blockHash, from, event, args, confirmations };
 }

@@ -7,7 +7,7 @@ import { poseidon } from '../prover/poseidon.ts';
 import { buildProofInput, type CircuitInput } from '../prover/proof-input.ts';
 import type { Groth16Proof } from '../prover/solidity.ts';
 import { artifacts } from './artifacts.ts';
-import { SAMPLE_ORDER_HASH, samplePath, sampleProofInput } from './test-vectors.ts';
+import { SAMPLE_ORDER_HASH, samplePath, sampleProofInput } from '../test/support/circuit-vectors.ts';
 
 interface WitnessCalculator { calculateWTNSBin(input: CircuitInput, sanityCheck: boolean): Promise<Uint8Array> }
 

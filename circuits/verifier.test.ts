@@ -6,7 +6,7 @@ import { compileSolidity } from '../deploy/devnet/compile.ts';
 import { toSolidityCallArgs, type SolidityCallArgs } from '../prover/solidity.ts';
 import { startAnvil, type AnvilInstance } from '../deploy/devnet/anvil.ts';
 import { artifacts } from './artifacts.ts';
-import { sampleProofInput } from './test-vectors.ts';
+import { sampleProofInput } from '../test/support/circuit-vectors.ts';
 
 // anvil's well-known development account 0.
 const DEV_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { DomainError, isUuid } from '../domain/index.ts';
 
 /** Position of the last row of a page in the (created_at DESC, id DESC) order every list uses. */
 export interface CursorPosition {
@@ -7,10 +8,15 @@ export interface CursorPosition {
 }
 
 /** Raised for a cursor this service did not issue; the API answers 422 naming `cursor`. */
-export class InvalidCursorError extends Error {}
+export class InvalidCursorError extends DomainError {
+  readonly code = 'INVALID_CURSOR';
+  readonly kind = 'invalid';
+  constructor(message: string) {
+    super(message, { field: 'cursor' });
+  }
+}
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Opaque to clients: base64url of the last row's exact timestamp (microseconds) and id. */
 export function encodeCursor(position: CursorPosition): string {
@@ -26,7 +32,7 @@ export function decodeCursor(cursor: string): CursorPosition {
   }
   if (!Array.isArray(parsed) || parsed.length !== 2) throw new InvalidCursorError('cursor is not a cursor this service issued');
   const [createdAt, id] = parsed;
-  if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt) || typeof id !== 'string' || !UUID.test(id)) {
+  if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt) || !isUuid(id)) {
     throw new InvalidCursorError('cursor is not a cursor this service issued');
   }
   return { createdAt, id };

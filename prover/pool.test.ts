@@ -6,7 +6,7 @@ import * as snarkjs from 'snarkjs';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifacts } from '../circuits/artifacts.ts';
-import { sampleProofInput } from '../circuits/test-vectors.ts';
+import { sampleProofInput } from '../test/support/circuit-vectors.ts';
 import { InvalidProofInputError, ProverBusyError, ProverClosedError } from './errors.ts';
 import { ProverPool } from './pool.ts';
 import { expectedPublicSignals } from './proof-input.ts';
@@ -91,7 +91,7 @@ describe('ProverPool', () => {
     const script = join(mkdtempSync(join(tmpdir(), 'prover-exit-')), 'exit.mts');
     writeFileSync(script, `
       import { ProverPool } from '${new URL('prover/pool.ts', root).href}';
-      import { sampleProofInput } from '${new URL('circuits/test-vectors.ts', root).href}';
+      import { sampleProofInput } from '${new URL('test/support/circuit-vectors.ts', root).href}';
       const pool = new ProverPool({ size: 1 });
       await pool.prove(sampleProofInput().input);
       await pool.close();

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import {
-  canonicalAddress, isEvmAddress, isStellarContract, NATIVE_TOKEN_ADDRESS, type ChainKind,
-} from '../chains/address.ts';
+import { canonicalAddress, isEvmAddress, isStellarContract } from '../chains/address.ts';
+import { NATIVE_TOKEN_ADDRESS, type ChainKind } from '../domain/index.ts';
 
 /**
  * The registry file operators import (`npm run registry -- import FILE`) and the devnet writes.
@@ -15,7 +14,8 @@ const chainEntry = z.strictObject({
   adManagerAddress: z.string(),
   orderPortalAddress: z.string(),
   rpcUrl: z.string().url().optional(),
-  confirmations: z.number().int().min(0).max(10_000).optional(),
+  // A depth of 0 would accept a transaction still pending: at least the including block.
+  confirmations: z.number().int().min(1, 'must be at least 1 (0 would accept a pending transaction)').max(10_000).optional(),
   networkPassphrase: z.string().min(1).optional(),
 });
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ChainKind } from '../chains/address.ts';
+import type { ChainKind } from '../domain/index.ts';
 import { RegistryFileError, validateRegistryFile, type ChainEntry, type RouteEntry, type TokenEntry } from './file.ts';
 
 type Outcome = 'created' | 'updated' | 'unchanged';

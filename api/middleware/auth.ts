@@ -3,7 +3,7 @@ import { Passport } from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import jwt from 'jsonwebtoken';
 import { SignInRejected } from '../../auth/errors.ts';
-import { createAuthService, type AuthDeps, type AuthService, type Principal } from '../../auth/sign-in.ts';
+import type { AuthService, Principal } from '../../auth/sign-in.ts';
 import { JWT_ALGORITHMS, readClaims } from '../../auth/tokens.ts';
 import { unauthorized } from '../errors.ts';
 
@@ -64,11 +64,6 @@ function reason(req: Request, info: unknown): string {
   if (info instanceof jwt.TokenExpiredError) return 'access token expired';
   if (info instanceof jwt.JsonWebTokenError || info instanceof jwt.NotBeforeError) return 'access token is invalid';
   return req.headers.authorization ? 'Authorization header must be "Bearer <access token>"' : 'missing Authorization: Bearer <access token>';
-}
-
-/** `requireAuth` for a router that has the app's deps (`{config, secrets, knex}`): `router.post('/x', requireAuth(deps), ...)`. */
-export function requireAuth(deps: AuthDeps): RequestHandler {
-  return createRequireAuth(createAuthService(deps));
 }
 
 /** The caller set by `requireAuth`; throws 401 if the route forgot to require it. */

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { InvalidCursorError } from '../../db/pagination.ts';
+import { DomainError, type ErrorKind } from '../../domain/index.ts';
 import { AppError, errorBody } from '../errors.ts';
 import { allowedMethods } from '../openapi/paths.ts';
 
@@ -15,6 +15,17 @@ export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
 };
 
+/** The one place domain errors become HTTP statuses. */
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid: 422,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  not_ready: 409,
+  unavailable: 503,
+};
+
 /** body-parser's error types and the status each maps to. */
 const BODY_ERRORS: Record<string, { status: number; message: string }> = {
   'entity.parse.failed': { status: 400, message: 'body is not valid JSON' },
@@ -27,7 +38,8 @@ const BODY_ERRORS: Record<string, { status: number; message: string }> = {
 };
 
 /**
- * Turns anything thrown into the spec's error body. `AppError`s carry their status; body-parser's
+ * Turns anything thrown into the spec's error body. `AppError`s carry their status, `DomainError`s
+ * map by kind (retryable ones add `Retry-After`); body-parser's
  * errors map by type; anything else is a bug: logged with the request id, answered as a bare 500.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -40,8 +52,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(err.status).json(err.toBody());
       return;
     }
-    if (err instanceof InvalidCursorError) {
-      res.status(422).json(errorBody(422, [err.message]));
+    if (err instanceof DomainError) {
+      const status = STATUS_OF_KIND[err.kind];
+      if (status >= 500) logger.warn({ err, reqId: req.id }, 'dependency unavailable');
+      if (err.retryable) res.setHeader('Retry-After', '2');
+      res.status(status).json(errorBody(status, err.kind === 'invalid' ? [err.message] : err.message));
       return;
     }
     const bodyError = typeof err?.type === 'string' ? BODY_ERRORS[err.type] : undefined;

@@ -14,8 +14,8 @@ function toPattern(path: string): RegExp {
 }
 
 /**
- * Methods the API answers on `path`, read from the OpenAPI registry (every endpoint, built or
- * planned, is registered there), so 405 answers and the document can never disagree.
+ * Methods the API answers on `path`, read from the OpenAPI registry (every endpoint is registered
+ * there), so 405 answers and the document can never disagree.
  */
 export function allowedMethods(path: string): string[] {
   patterns ??= registry.definitions.flatMap((definition) =>

@@ -10,7 +10,7 @@ import { createAuthService } from '../../auth/sign-in.ts';
 import { loadConfig } from '../../config.ts';
 import { resolveSecrets } from '../../secrets.ts';
 import { startTestService, type TestService } from '../../test/support/service.ts';
-import { start } from '../server.ts';
+import { start } from '../../runtime/service.ts';
 import {
   call, evmProof, loginEvm, loginStellar, newEvmAccount, newStellarKeypair, stellarProof,
 } from '../../test/support/wallets.ts';

@@ -1,10 +1,8 @@
 import { parseOrThrow } from '../validation.ts';
-import { Router, type Request, type Response } from 'express';
-import { SignInInputError, SignInRejected, WalletConflict } from '../../auth/errors.ts';
-import { createAuthService, type AuthDeps, type Challenge } from '../../auth/sign-in.ts';
+import { Router, type RequestHandler } from 'express';
+import type { AuthService, Challenge } from '../../auth/sign-in.ts';
 import type { UserRecord } from '../../db/repositories/users.ts';
-import { conflict, unauthorized, unprocessable } from '../errors.ts';
-import { createRequireAuth, principalOf } from '../middleware/auth.ts';
+import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
 import {
   challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
@@ -46,42 +44,24 @@ registry.registerPath({
   responses: { 200: json(userSchema, 'The user'), ...errorResponses(401, 429) },
 });
 
-/** Sign-in's domain errors in HTTP terms. */
-function toHttpError(error: unknown): unknown {
-  if (error instanceof SignInRejected) return unauthorized(error.message);
-  if (error instanceof SignInInputError) return unprocessable([error.message]);
-  if (error instanceof WalletConflict) return conflict(error.message);
-  return error;
-}
-
-const handle = (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
-  try {
-    await fn(req, res);
-  } catch (error) {
-    throw toHttpError(error);
-  }
-};
-
 /** /v1/auth/*: challenge, login, refresh (public), link and me (Bearer). */
-export function authRouter(deps: AuthDeps): Router {
-  const auth = createAuthService(deps);
-  const requireAuth = createRequireAuth(auth);
+export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAuth: RequestHandler }): Router {
   const router = Router();
-  router.post('/auth/challenge', handle(async (req, res) => {
+  router.post('/auth/challenge', (async (req, res) => {
     res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body))));
   }));
-  router.post('/auth/login', handle(async (req, res) => {
+  router.post('/auth/login', (async (req, res) => {
     const { user, tokens } = await auth.login(parseWalletProof(req.body));
     res.json({ user: presentUser(user), tokens });
   }));
-  router.post('/auth/refresh', handle(async (req, res) => {
+  router.post('/auth/refresh', (async (req, res) => {
     const { refresh } = parseOrThrow(refreshBody, req.body);
     res.json({ tokens: await auth.refresh(refresh) });
   }));
-  router.post('/auth/link', requireAuth, handle(async (req, res) => {
+  router.post('/auth/link', requireAuth, (async (req, res) => {
     res.json(presentUser(await auth.link(principalOf(req), parseWalletProof(req.body))));
   }));
-  router.get('/auth/me', requireAuth, handle(async (req, res) => {
+  router.get('/auth/me', requireAuth, (async (req, res) => {
     res.json(presentUser(await auth.currentUser(principalOf(req).userId)));
   }));
   return router;

@@ -143,7 +143,7 @@ describe('GET /v1/ads', () => {
     const bad = await getJson('/v1/ads?routeId=1&status=OPEN&limit=101&adChainId=x');
     expect(bad.status).toBe(422);
     expect(bad.body.message).toEqual(expect.arrayContaining([
-      'routeId must be a UUID', 'status must be one of ACTIVE, PAUSED, EXHAUSTED, CLOSED',
+      'routeId must be a UUID', 'status must be one of PENDING, ACTIVE, PAUSED, EXHAUSTED, CLOSED',
       'limit must be between 1 and 100', 'adChainId must be a numeric chain ID string',
     ]));
   });

@@ -1,14 +1,20 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { Knex } from 'knex';
+import type { TradesService } from '../../trades/service.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
 import { findTrade, listTrades } from '../../db/repositories/trades.ts';
 import { badRequest, notFound } from '../errors.ts';
-import { registry } from '../openapi/registry.ts';
+import { principalOf } from '../middleware/auth.ts';
+import { bearerAuth, registry } from '../openapi/registry.ts';
 import { presentTrade } from '../presenters.ts';
 import { errorResponses, page } from '../schemas/common.ts';
 import { idParams, tradesQuery } from '../schemas/queries.ts';
 import { tradeSchema } from '../schemas/resources.ts';
+import {
+  confirmTradeBody, confirmTradeResponse, createTradeBody, createTradeResponse, lockTradeResponse, orderParamsSchema,
+  unlockTradeBody, unlockTradeResponse,
+} from '../schemas/trades.ts';
 import { parseOrThrow } from '../validation.ts';
 
 registry.registerPath({
@@ -22,9 +28,87 @@ registry.registerPath({
   responses: { 200: { description: 'The trade', content: { 'application/json': { schema: tradeSchema } } }, ...errorResponses(404, 422, 429) },
 });
 
-/** GET /v1/trades/all and /v1/trades/:id (public reads). */
-export function tradesRouter(deps: { knex: Knex; registryCache: RegistryCache }): Router {
+const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const body = <T>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
+const secured = { security: [{ [bearerAuth.name]: [] }] };
+const CONFIRM = 'Verified on chain (contract, event for this order hash, finality) and applied once; the same transaction again answers the same. Not final yet: 409 with Retry-After. A transaction that is not this trade\'s: 422, nothing changes. Either party may confirm.';
+
+registry.registerPath({
+  method: 'post', path: '/v1/trades/create', tags: ['Trades'], summary: 'Create a trade (signed OrderPortal.createOrder call data)', ...secured,
+  description: "The Bridger's step 1. The route must be the ad's, the ad ACTIVE, the amount within its bounds; the amount is reserved against the ad's available balance in one row-locked transaction (409 when it cannot be covered). Nobody trades against their own ad (403). The reservation returns to the ad after TRADE_RESERVATION_TTL_SECONDS without a confirmed deposit (EXPIRED).",
+  request: body(createTradeBody),
+  responses: { 200: json(createTradeResponse, 'The trade id and the deposit call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
+});
+registry.registerPath({
+  method: 'get', path: '/v1/trades/{id}/params', tags: ['Trades'], summary: 'Order parameters of a trade', ...secured,
+  description: 'Either party of the trade; others get 403.',
+  request: { params: idParams },
+  responses: { 200: json(orderParamsSchema, 'The order parameters'), ...errorResponses(401, 403, 404, 422, 429) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/trades/{id}/confirm', tags: ['Trades'], summary: 'Confirm the deposit (order chain), later the lock (ad chain)', ...secured,
+  description: `While the trade is PENDING the transaction is the Bridger's deposit; it then goes into the mirrored tree and the proof starts. After that it is the Maker's lock. ${CONFIRM}`,
+  request: { params: idParams, ...body(confirmTradeBody) },
+  responses: { 200: json(confirmTradeResponse, 'Recorded'), ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/trades/{id}/lock', tags: ['Trades'], summary: "The Maker's lock (signed AdManager.lockForOrder call data)", ...secured,
+  description: "The ad's Maker only (403 for others), once the deposit is confirmed (409 before) and while the lock window is open.",
+  request: { params: idParams },
+  responses: { 200: json(lockTradeResponse, 'Signed call data and the order'), ...errorResponses(401, 403, 404, 409, 422, 429) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/trades/{id}/unlock', tags: ['Trades'], summary: 'Unlock with the proof (signed call data)', ...secured,
+  description: "Needs LOCKED and a finished proof (409 saying which is missing). The Maker's call data targets the AdManager on the ad chain (pays the Bridger) and comes first; the Bridger's targets the OrderPortal on the order chain (pays the Maker) once the ad-chain unlock is confirmed, and the Maker may then ask for it too. The body is the caller's wallet signature over the 32 bytes of the order hash.",
+  request: { params: idParams, ...body(unlockTradeBody) },
+  responses: { 200: json(unlockTradeResponse, 'Signed call data with the proof'), ...errorResponses(401, 403, 404, 409, 422, 429) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/trades/{id}/unlock/confirm', tags: ['Trades'], summary: 'Confirm an unlock transaction', ...secured,
+  description: `Sets that side's claimed flag (bridgerClaimed: the ad-chain unlock paid the Bridger; adCreatorClaimed: the order-chain unlock paid the Maker); SETTLED when both are set. ${CONFIRM}`,
+  request: { params: idParams, ...body(confirmTradeBody) },
+  responses: { 200: json(confirmTradeResponse, 'Recorded'), ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
+});
+
+export interface TradesRouterDeps {
+  knex: Knex;
+  registryCache: RegistryCache;
+  trades: TradesService;
+  requireAuth: RequestHandler;
+}
+
+/** /v1/trades: the public reads and the parties' steps. */
+export function tradesRouter(deps: TradesRouterDeps): Router {
+  const { trades, requireAuth } = deps;
   const router = Router();
+  router.post('/trades/create', requireAuth, async (req, res) => {
+    res.json(await trades.create(principalOf(req), parseOrThrow(createTradeBody, req.body)));
+  });
+  router.get('/trades/:id/params', requireAuth, async (req, res) => {
+    const { id } = parseOrThrow(idParams, req.params);
+    res.json(await trades.params(principalOf(req), id));
+  });
+  router.post('/trades/:id/lock', requireAuth, async (req, res) => {
+    const { id } = parseOrThrow(idParams, req.params);
+    res.json(await trades.lock(principalOf(req), id));
+  });
+  router.post('/trades/:id/unlock', requireAuth, async (req, res) => {
+    const { id } = parseOrThrow(idParams, req.params);
+    const { signature } = parseOrThrow(unlockTradeBody, req.body);
+    res.json(await trades.unlock(principalOf(req), id, signature));
+  });
+  router.post('/trades/:id/confirm', requireAuth, async (req, res) => {
+    const { id } = parseOrThrow(idParams, req.params);
+    const { txHash } = parseOrThrow(confirmTradeBody, req.body);
+    await trades.confirm(principalOf(req), id, 'deposit-or-lock', txHash);
+    res.json({ tradeId: id, success: true });
+  });
+  router.post('/trades/:id/unlock/confirm', requireAuth, async (req, res) => {
+    const { id } = parseOrThrow(idParams, req.params);
+    const { txHash } = parseOrThrow(confirmTradeBody, req.body);
+    await trades.confirm(principalOf(req), id, 'unlock', txHash);
+    res.json({ tradeId: id, success: true });
+  });
   router.get('/trades/all', async (req, res) => {
     const { cursor, limit = 25, ...filter } = parseOrThrow(tradesQuery, req.query);
     if (filter.minAmount !== undefined && filter.maxAmount !== undefined && BigInt(filter.minAmount) > BigInt(filter.maxAmount)) {

@@ -1,3 +1,4 @@
+import { CHAIN_KINDS, DECIMAL_INTEGER, MAX_UINT256, UUID_PATTERN } from '../../domain/index.ts';
 import { z } from '../openapi/registry.ts';
 
 /**
@@ -5,18 +6,11 @@ import { z } from '../openapi/registry.ts';
  * validation message, so a 422 reads "id must be a UUID", "limit must be between 1 and 100".
  */
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export const uuid = z
   .string({ error: 'must be a UUID' })
   .regex(UUID_PATTERN, { error: 'must be a UUID' })
   .transform((value) => value.toLowerCase())
   .openapi({ type: 'string', format: 'uuid', example: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a' });
-
-/** Largest value that fits in numeric(78,0) and in a uint256 on chain. */
-export const MAX_UINT256 = (1n << 256n) - 1n;
-
-const DECIMAL_INTEGER = /^(0|[1-9][0-9]*)$/;
 
 /** A non-negative integer amount in the token's smallest unit, as a decimal string. */
 export const amount = z
@@ -32,7 +26,7 @@ export const chainId = z
   .regex(/^[0-9]{1,78}$/, { error: 'must be a numeric chain ID string' })
   .openapi({ type: 'string', example: '31337' });
 
-export const chainKind = z.enum(['EVM', 'STELLAR'], { error: 'must be EVM or STELLAR' });
+export const chainKind = z.enum(CHAIN_KINDS, { error: 'must be EVM or STELLAR' });
 
 /** A short free-text filter (names, symbols, addresses): bounded so nothing huge reaches the database. */
 export const shortText = (max = 128) =>

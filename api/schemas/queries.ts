@@ -1,5 +1,6 @@
 import { z } from '../openapi/registry.ts';
 import { amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
+import { AD_STATUSES } from '../../domain/index.ts';
 
 /** Query schemas of the list endpoints. Unknown parameters are rejected: a typo must not silently match everything. */
 const listQuery = <T extends z.ZodRawShape>(shape: T) => z.strictObject({ ...shape, cursor, limit });
@@ -27,8 +28,9 @@ export const adsQuery = listQuery({
   adTokenId: uuid.optional(),
   orderTokenId: uuid.optional(),
   status: z
-    .enum(['ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'], { error: 'must be one of ACTIVE, PAUSED, EXHAUSTED, CLOSED' })
-    .optional(),
+    .enum(AD_STATUSES, { error: `must be one of ${AD_STATUSES.join(', ')}` })
+    .optional()
+    .openapi({ description: "PENDING (create not yet confirmed) lists the caller's own pending ads and needs a Bearer token." }),
 });
 
 export const tradesQuery = listQuery({

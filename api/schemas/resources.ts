@@ -1,5 +1,6 @@
 import { z } from '../openapi/registry.ts';
 import { timestamp } from './common.ts';
+import { AD_STATUSES, TRADE_STATUSES } from '../../domain/index.ts';
 
 /** Response schemas of the read API, named as architecture.md fixes them. */
 
@@ -65,7 +66,7 @@ export const adSchema = z
     lockedAmount: amountOut.openapi({ description: 'Reserved or locked for trades in progress.' }),
     minAmount: amountOut.nullable(),
     maxAmount: amountOut.nullable(),
-    status: z.enum(['PENDING', 'ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED']),
+    status: z.enum(AD_STATUSES),
     metadata: z.unknown().nullable(),
     adToken: tokenSummarySchema,
     orderToken: tokenSummarySchema,
@@ -84,7 +85,7 @@ export const tradeSchema = z
     orderChainId: z.string(),
     bridgerAddress: z.string(),
     amount: amountOut,
-    status: z.enum(['PENDING', 'DEPOSITED', 'LOCKED', 'SETTLED', 'EXPIRED']),
+    status: z.enum(TRADE_STATUSES),
     adCreatorClaimed: z.boolean(),
     bridgerClaimed: z.boolean(),
     createdAt: timestamp,

@@ -11,11 +11,13 @@ export const AD_MANAGER_ABI = [
   'event AdClosed(bytes32 indexed adId, bytes32 indexed reqHash, uint256 amount, address to)',
   'event OrderLocked(bytes32 indexed orderHash, bytes32 indexed reqHash, bytes32 indexed adId, uint256 amount)',
   'event OrderUnlocked(bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed nullifierHash, address recipient, uint256 amount)',
+  'event LockReleased(bytes32 indexed orderHash, bytes32 indexed adId, uint256 amount)',
 ] as const;
 
 export const ORDER_PORTAL_ABI = [
   'event OrderCreated(bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed leafIndex, uint256 leaf, uint256 secretCommitment, uint256 root)',
   'event OrderUnlocked(bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed nullifierHash, address recipient, uint256 amount)',
+  'event OrderRefunded(bytes32 indexed orderHash, address recipient, uint256 amount)',
   'function currentRoot() view returns (uint256)',
   'function nextLeafIndex() view returns (uint256)',
   'function isKnownRoot(uint256 root) view returns (bool)',
@@ -35,7 +37,10 @@ export type BridgeEventName =
   | 'AdClosed'
   | 'OrderLocked'
   | 'OrderCreated'
-  | 'OrderUnlocked';
+  | 'OrderUnlocked'
+  /** Timeouts (no relayer request, so no reqHash): the Maker's lock released, the Bridger's deposit refunded. */
+  | 'LockReleased'
+  | 'OrderRefunded';
 
 /** Which event proves each signed action happened (the action names of chains/request-schema.ts). */
 export const EVENT_OF_ACTION = {

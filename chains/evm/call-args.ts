@@ -1,4 +1,5 @@
-import { NATIVE_TOKEN_ADDRESS, addressToBytes32, uuidToBytes32 } from '../address.ts';
+import { addressToBytes32, uuidToBytes32 } from '../address.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { encodeOrderParams, type OrderParams } from '../order.ts';
 import type { ActionName } from '../request-schema.ts';
 import type { SignedCallData } from '../signed-call-data.ts';
@@ -87,4 +88,16 @@ export function evmContractCall(action: ActionName, signed: Signed, extras: Call
         value: 0n,
       };
   }
+}
+
+/** The two ways out that need no relayer request (deploy/devnet/README.md "Timeouts"). */
+export type TimeoutAction = 'refund' | 'releaseLock';
+
+/**
+ * The call that takes an order's funds back after its timeout: `refund` on the OrderPortal (from
+ * refundTime on, pays the Bridger) or `releaseLock` on the AdManager (from lockExpiry on, back to
+ * the Maker's ad). Anyone may submit it; the contract decides whom it pays.
+ */
+export function evmTimeoutCall(action: TimeoutAction, orderParams: OrderParams): EvmContractCall {
+  return { functionName: action, args: [encodeOrderParams(orderParams)], value: 0n };
 }

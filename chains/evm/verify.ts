@@ -8,7 +8,7 @@ import {
   WrongContractError,
   WrongEventError,
 } from '../errors.ts';
-import { sameArgValue } from '../event-args.ts';
+import { assertBindingArgs, assertConfirmations, sameArgValue } from '../event-args.ts';
 import { BRIDGE_INTERFACE, type BridgeEventName } from './abi.ts';
 import { isTransactionNotFound, rpcCall } from './rpc.ts';
 
@@ -20,15 +20,31 @@ export interface ExpectedEvmTransaction {
   event: BridgeEventName;
   /** Event arguments that must match, by name: typically `{ reqHash }` and/or `{ orderHash }`. */
   args: Record<string, string | bigint>;
-  /** The chain's configured number of confirmations (the including block counts as one). */
+  /** The chain's configured number of confirmations (the including block counts as one); at least 1. */
   confirmations: number;
+  /**
+   * `finalized`: the including block must also be at or below the node's `finalized` block (chains
+   * with a consensus finality gadget, such as Ethereum since the merge). `depth` (default): the
+   * confirmations alone decide (chains without the tag; devnets).
+   */
+  finality?: Finality;
 }
 
-/** A verified event: where it is and all its arguments (integers as decimal strings). */
+/** How a chain decides that a block can no longer be reorganised away. */
+export type Finality = 'finalized' | 'depth';
+
+/**
+ * A verified event: where it is and all its arguments (integers as decimal strings).
+ * `(chainId, txHash, logIndex)` names the event uniquely (record it under a unique key so one event
+ * answers one request); `blockHash` is what `isEvmBlockCanonical` re-checks later.
+ */
 export interface VerifiedEvmEvent {
+  /** The chain id the node reports (eth_chainId), decimal. */
+  chainId: string;
   txHash: string;
   blockNumber: bigint;
   blockHash: string;
+  /** The log's index in its block. */
   logIndex: number;
   /** The account that sent the transaction. */
   from: string;
@@ -46,6 +62,8 @@ export interface VerifiedEvmEvent {
  */
 export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTransaction): Promise<VerifiedEvmEvent> {
   const { txHash } = expected;
+  assertBindingArgs(expected.args);
+  assertConfirmations(expected.confirmations);
   if (!/^0x[0-9a-fA-F]{64}$/.test(txHash)) throw new TransactionNotFoundError(`not an EVM transaction hash: '${txHash}'`);
   let receipt;
   try {
@@ -92,11 +110,25 @@ export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTran
     );
   }
 
-  const latest = await rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber());
+  const [latest, chainId] = await Promise.all([
+    rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber()),
+    rpcCall('eth_chainId', () => web3.eth.getChainId()),
+  ]);
   const blockNumber = BigInt(receipt.blockNumber);
   const confirmations = Number(BigInt(latest) - blockNumber + 1n);
   assertFinal(txHash, confirmations, expected.confirmations);
+  if (expected.finality === 'finalized') {
+    const finalized = await blockHeader(web3, 'finalized');
+    if (!finalized || BigInt(finalized.number) < blockNumber) {
+      throw new NotFinalError(
+        `transaction ${txHash} in block ${blockNumber} is not finalized yet (finalized: ${finalized?.number ?? 'none'})`,
+        confirmations,
+        expected.confirmations,
+      );
+    }
+  }
   return {
+    chainId: BigInt(chainId).toString(),
     txHash,
     blockNumber,
     blockHash: String(receipt.blockHash),
@@ -106,6 +138,25 @@ export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTran
     args: match.args,
     confirmations,
   };
+}
+
+/**
+ * Whether the block `blockNumber` on the node's canonical chain still has `blockHash`: false once
+ * it was reorganised away (another block at that height, or the chain is now shorter). Call it
+ * before signing anything that depends on an event verified earlier. Throws `RpcUnavailableError`.
+ */
+export async function isEvmBlockCanonical(web3: Web3, blockNumber: bigint, blockHash: string): Promise<boolean> {
+  const block = await blockHeader(web3, `0x${blockNumber.toString(16)}`);
+  return !!block && block.hash.toLowerCase() === blockHash.toLowerCase();
+}
+
+/** Number and hash of a block by number or tag, null when the node has no such block. */
+async function blockHeader(web3: Web3, block: string): Promise<{ number: string; hash: string } | null> {
+  const result = await rpcCall(`eth_getBlockByNumber ${block}`, () =>
+    web3.requestManager.send({ method: 'eth_getBlockByNumber', params: [block, false] }),
+  );
+  const header = result as { number?: string; hash?: string } | null;
+  return header?.number && header.hash ? { number: header.number, hash: header.hash } : null;
 }
 
 function stringify(value: unknown): string {

@@ -43,7 +43,10 @@ export function decodeBridgeTopics(contractId: string, topics: xdr.ScVal[], data
   if (data.switch() === xdr.ScValType.scvMap()) {
     for (const entry of data.map() ?? []) {
       if (entry.key().switch() !== xdr.ScValType.scvSymbol()) continue;
-      args[entry.key().sym().toString()] = stringifyNative(scValToNative(entry.val()));
+      const field = entry.key().sym().toString();
+      // Topics are what the service matches on: a data field of the same name never replaces one.
+      if (field in args) continue;
+      args[field] = stringifyNative(scValToNative(entry.val()));
     }
   }
   return { contractId, event: eventName, args };

@@ -1,4 +1,4 @@
-import { Keypair, type xdr } from '@stellar/stellar-sdk';
+import { Keypair, xdr } from '@stellar/stellar-sdk';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,9 +19,11 @@ import {
   transactionResult,
 } from '../../test/support/stellar-fixtures.ts';
 import { ACTION_NAMES, type ActionName } from '../request-schema.ts';
-import { verifyReportedTransaction } from '../verify.ts';
+import { createTransactionVerifier } from '../verify.ts';
 import { keyTopicName } from './events.ts';
-import { createStellarClient, verifyStellarTransaction } from './verify.ts';
+import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction } from './verify.ts';
+
+const verifier = createTransactionVerifier();
 
 // Real events: what deploy/soroban's OrderPortal and AdManager emitted in the Soroban host.
 const deposit = hostEvent('OrderCreated', 2);
@@ -39,6 +41,8 @@ const depositArgs = { leafIndex: '2', leaf: ours.leaf, secretCommitment: ours.se
 
 let stub: SorobanRpcStub;
 const transactions = new Map<string, Record<string, unknown>>();
+/** Ledger hashes the stub's getLedgers serves (only hash and sequence are read). */
+const ledgerHashes = new Map<number, string>([[990, 'aa'.repeat(32)], [1000, 'bb'.repeat(32)]]);
 
 /** Registers a transaction calling `called` that emitted `events`, included in `ledger`; returns its hash. */
 function addTransaction(options: {
@@ -87,6 +91,12 @@ beforeAll(async () => {
       oldestLedger: 1,
       oldestLedgerCloseTime: '1690000000',
     };
+  stub.handlers.getLedgers = ({ startLedger }) => {
+    const sequence = Number(startLedger);
+    if (sequence < 900) throw { code: -32600, message: 'startLedger must be between the oldest ledger: 900 and the latest ledger: 1001' };
+    const hash = ledgerHashes.get(sequence);
+    return { ledgers: hash ? [{ hash, sequence, ledgerCloseTime: '1700000000' }] : [], latestLedger: 1001, oldestLedger: 900 };
+  };
 });
 
 afterAll(async () => {
@@ -99,6 +109,8 @@ describe('verifyStellarTransaction', () => {
     await expect(verify(txHash)).resolves.toEqual({
       txHash,
       ledger: 1000,
+      blockHash: `0x${'bb'.repeat(32)}`,
+      logIndex: 0,
       from: bridger.publicKey(),
       event: 'OrderCreated',
       args: { reqHash, orderHash, ...depositArgs },
@@ -106,16 +118,19 @@ describe('verifyStellarTransaction', () => {
     });
   });
 
-  it('is what verifyReportedTransaction runs for a STELLAR chain, by action', async () => {
+  it('is what the transaction verifier runs for a STELLAR chain, by action', async () => {
     const txHash = addTransaction({ events: [orderCreated()], ledger: 990, latestLedger: 1000 });
     await expect(
-      verifyReportedTransaction(
+      verifier.verify(
         { kind: 'STELLAR', chainId: '148', rpcUrl: stub.url },
         { txHash, contractAddress: portal, action: 'createOrder', args: { orderHash, reqHash } },
       ),
     ).resolves.toEqual({
+      chainId: '148',
       txHash,
+      logIndex: 0,
       block: '990',
+      blockHash: `0x${'aa'.repeat(32)}`,
       from: bridger.publicKey(),
       event: 'OrderCreated',
       args: { reqHash, orderHash, ...depositArgs },
@@ -128,7 +143,7 @@ describe('verifyStellarTransaction', () => {
     expect(new Set(all.map((e) => e.action))).toEqual(new Set(ACTION_NAMES));
     for (const event of all) {
       const txHash = addTransaction({ called: event.contractId, events: [event.xdr] });
-      const verified = await verifyReportedTransaction(
+      const verified = await verifier.verify(
         { kind: 'STELLAR', chainId: '148', rpcUrl: stub.url },
         { txHash, contractAddress: event.contractId, action: event.action as ActionName, args: { reqHash: event.reqHash, [keyTopicName(event.event)]: event.key } },
       );
@@ -184,9 +199,47 @@ describe('verifyStellarTransaction', () => {
       txHash: 'ab'.repeat(32),
       contractId: portal,
       event: 'OrderCreated',
-      args: {},
+      args: { orderHash },
       confirmations: 1,
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcUnavailableError);
+  });
+
+  it('refuses to verify without reqHash or orderHash to bind the event, and refuses a depth of 0', async () => {
+    const txHash = addTransaction({ events: [orderCreated()] });
+    await expect(verify(txHash, { args: {} })).rejects.toThrow(/reqHash or orderHash/);
+    await expect(verify(txHash, { args: { leafIndex: '7' } })).rejects.toThrow(/reqHash or orderHash/);
+    await expect(verify(txHash, { confirmations: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('never lets a data field override a topic: a forged orderHash in the data does not match', async () => {
+    const forged = `0x${'99'.repeat(32)}`;
+    // The portal's real event with orderHash and reqHash fields slipped into its data map.
+    const event = xdr.ContractEvent.fromXDR(deposit.xdr.toXDR());
+    event.body().v0().data().map()!.push(
+      new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol('orderHash'), val: xdr.ScVal.scvBytes(Buffer.from(forged.slice(2), 'hex')) }),
+      new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol('reqHash'), val: xdr.ScVal.scvBytes(Buffer.from('88'.repeat(32), 'hex')) }),
+    );
+    const txHash = addTransaction({ events: [event] });
+    await expect(verify(txHash, { args: { orderHash: forged } })).rejects.toThrow(WrongEventError);
+    await expect(verify(txHash)).resolves.toMatchObject({ args: { orderHash, reqHash, ...depositArgs } });
+  });
+
+  it('gives the index of the matching event among the transaction\'s events', async () => {
+    const txHash = addTransaction({ events: [otherDeposit.xdr, orderCreated()] });
+    await expect(verify(txHash)).resolves.toMatchObject({ logIndex: 1 });
+  });
+});
+
+describe('isStellarLedgerCanonical', () => {
+  const server = () => createStellarClient(stub.url);
+
+  it('is true for the ledger hash the RPC serves and false for another', async () => {
+    await expect(isStellarLedgerCanonical(server(), 1000, `0x${'bb'.repeat(32)}`)).resolves.toBe(true);
+    await expect(isStellarLedgerCanonical(server(), 1000, `0x${'cc'.repeat(32)}`)).resolves.toBe(false);
+  });
+
+  it('reads a ledger older than the retention window as canonical (closed ledgers are final)', async () => {
+    await expect(isStellarLedgerCanonical(server(), 10, `0x${'cc'.repeat(32)}`)).resolves.toBe(true);
   });
 });

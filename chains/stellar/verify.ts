@@ -8,7 +8,7 @@ import {
   WrongContractError,
   WrongEventError,
 } from '../errors.ts';
-import { sameArgValue } from '../event-args.ts';
+import { assertBindingArgs, assertConfirmations, sameArgValue } from '../event-args.ts';
 import { contractEventsOfMeta, decodeBridgeEvent } from './events.ts';
 
 /** A Soroban RPC client for one Stellar network (`allowHttp` only for loopback test servers). */
@@ -25,13 +25,21 @@ export interface ExpectedStellarTransaction {
   event: BridgeEventName;
   /** Arguments that must match, by name (reqHash, adId, orderHash or data fields). */
   args: Record<string, string | bigint>;
-  /** Closed ledgers required, counting the including ledger; 1 suffices (Stellar ledgers are final once closed). */
+  /** Closed ledgers required, counting the including ledger; 1 suffices (Stellar ledgers are final once closed); at least 1. */
   confirmations: number;
 }
 
+/**
+ * A verified Stellar event. `(txHash, logIndex)` names it uniquely on its network; `blockHash` is the
+ * hash of the including ledger (Soroban RPC `getLedgers`), which `isStellarLedgerCanonical` re-checks.
+ */
 export interface VerifiedStellarEvent {
   txHash: string;
   ledger: number;
+  /** The including ledger's hash, 0x hex. */
+  blockHash: string;
+  /** The event's index among the transaction's contract events. */
+  logIndex: number;
   /** The transaction's source account (G...). */
   from: string;
   event: BridgeEventName;
@@ -50,6 +58,8 @@ export async function verifyStellarTransaction(
   server: rpc.Server,
   expected: ExpectedStellarTransaction,
 ): Promise<VerifiedStellarEvent> {
+  assertBindingArgs(expected.args);
+  assertConfirmations(expected.confirmations);
   const txHash = expected.txHash.replace(/^0x/, '').toLowerCase();
   if (!/^[0-9a-f]{64}$/.test(txHash)) throw new TransactionNotFoundError(`not a Stellar transaction hash: '${expected.txHash}'`);
   let response: rpc.Api.GetTransactionResponse;
@@ -66,10 +76,10 @@ export async function verifyStellarTransaction(
   }
 
   const invoked = invokedContracts(response.envelopeXdr);
-  const events = [...response.events.contractEventsXdr.flat(), ...contractEventsOfMeta(response.resultMetaXdr)]
-    .map(decodeBridgeEvent)
-    .filter((event) => event !== null)
-    .filter((event) => event.contractId === expected.contractId);
+  // The response's own event list when the RPC gives one, else the meta's: one list, so an index is stable.
+  const listed = response.events?.contractEventsXdr?.flat() ?? [];
+  const all = (listed.length > 0 ? listed : contractEventsOfMeta(response.resultMetaXdr)).map(decodeBridgeEvent);
+  const events = all.filter((event) => event !== null).filter((event) => event.contractId === expected.contractId);
   if (events.length === 0 && !invoked.includes(expected.contractId)) {
     throw new WrongContractError(`transaction ${txHash} invoked ${invoked.join(', ') || 'no contract'}, not ${expected.contractId}`);
   }
@@ -83,14 +93,55 @@ export async function verifyStellarTransaction(
   }
   const confirmations = response.latestLedger - response.ledger + 1;
   assertFinal(txHash, confirmations, expected.confirmations);
+  const blockHash = await ledgerHash(server, response.ledger);
+  if (!blockHash) throw new RpcUnavailableError(`Soroban RPC has no ledger ${response.ledger} in getLedgers`);
   return {
     txHash,
     ledger: response.ledger,
+    blockHash,
+    logIndex: all.indexOf(match),
     from: sourceAccount(response.envelopeXdr),
     event: expected.event,
     args: match.args,
     confirmations,
   };
+}
+
+/**
+ * Whether ledger `sequence` still has `hash`. Stellar's consensus (SCP) closes ledgers final, so this
+ * is false only if the RPC serves another network or history was rewritten; a ledger outside the
+ * RPC's retention window reads as unknown and is reported canonical (nothing can have replaced it).
+ * Throws `RpcUnavailableError`.
+ */
+export async function isStellarLedgerCanonical(server: rpc.Server, sequence: number, hash: string): Promise<boolean> {
+  const found = await ledgerHash(server, sequence);
+  return found === undefined || found === hash.toLowerCase();
+}
+
+/**
+ * The hash of ledger `sequence` (0x hex), undefined when the RPC no longer keeps it. Raw JSON-RPC
+ * `getLedgers`: only `hash` and `sequence` are read, so the ledger's header and meta XDR are not decoded.
+ */
+async function ledgerHash(server: rpc.Server, sequence: number): Promise<string | undefined> {
+  let body: { result?: { ledgers?: { hash?: string; sequence?: number }[] }; error?: { code?: number; message?: string } };
+  try {
+    const response = await fetch(server.serverURL.toString(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getLedgers', params: { startLedger: sequence, pagination: { limit: 1 } } }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    body = (await response.json()) as typeof body;
+  } catch (error) {
+    throw new RpcUnavailableError(`Soroban RPC failed on getLedgers: ${(error as Error).message}`, { cause: error });
+  }
+  if (body.error) {
+    // Soroban RPC answers -32600 "startLedger must be between the oldest ledger ... and the latest" outside retention.
+    if (/must be between/i.test(body.error.message ?? '')) return undefined;
+    throw new RpcUnavailableError(`Soroban RPC failed on getLedgers: ${body.error.message ?? body.error.code}`);
+  }
+  const ledger = body.result?.ledgers?.find((entry) => entry.sequence === sequence);
+  return ledger?.hash ? `0x${ledger.hash.replace(/^0x/, '').toLowerCase()}` : undefined;
 }
 
 function innerTransaction(envelope: xdr.TransactionEnvelope): xdr.Transaction | null {

@@ -3,6 +3,9 @@ import * as registry from './20261122_0001_registry.ts';
 import * as adsTrades from './20261122_0002_ads_trades.ts';
 import * as auth from './20261122_0003_auth.ts';
 import * as merkle from './20261122_0004_merkle.ts';
+import * as adRequests from './20261123_0001_ad_requests.ts';
+import * as chainEvents from './20261123_0002_chain_events.ts';
+import * as tradeLifecycle from './20261123_0003_trade_lifecycle.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -13,6 +16,9 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122_0002_ads_trades': adsTrades,
   '20261122_0003_auth': auth,
   '20261122_0004_merkle': merkle,
+  '20261123_0001_ad_requests': adRequests,
+  '20261123_0002_chain_events': chainEvents,
+  '20261123_0003_trade_lifecycle': tradeLifecycle,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

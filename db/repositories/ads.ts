@@ -2,9 +2,8 @@ import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
 import { runPrepared } from '../prepared.ts';
 import { isoTimestamp } from '../sql.ts';
+import { LISTED_AD_STATUSES, type AdStatus } from '../../domain/index.ts';
 
-export type AdStatus = 'PENDING' | 'ACTIVE' | 'PAUSED' | 'EXHAUSTED' | 'CLOSED';
-export const AD_STATUSES = ['ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'] as const;
 
 /** An ad as stored. Amounts are decimal strings (numeric(78,0)); `status` is the derived one. */
 export interface AdRecord {
@@ -20,11 +19,17 @@ export interface AdRecord {
   availableAmount: string;
   reservedAmount: string;
   lockedAmount: string;
+  /** What left the pool: withdrawals, the close payout, unlocks paid to Bridgers. */
+  paidOutAmount: string;
+  /** Held by withdraw and close requests not yet confirmed or expired. */
+  withdrawingAmount: string;
   /** reserved + locked: everything held for trades in progress (the management view's "locked"). */
   heldAmount: string;
   minAmount: string | null;
   maxAmount: string | null;
   status: AdStatus;
+  /** What the Maker or the lifecycle set (never EXHAUSTED, which `status` derives from balances). */
+  baseStatus: 'PENDING' | 'ACTIVE' | 'PAUSED' | 'CLOSED';
   metadata: unknown;
   /** ISO 8601, UTC, milliseconds. */
   createdAt: string;
@@ -44,9 +49,12 @@ const COLUMNS = {
   availableAmount: 'available_amount',
   reservedAmount: 'reserved_amount',
   lockedAmount: 'locked_amount',
+  paidOutAmount: 'paid_out_amount',
+  withdrawingAmount: 'withdrawing_amount',
   minAmount: 'min_amount',
   maxAmount: 'max_amount',
   status: 'status',
+  baseStatus: 'base_status',
   metadata: 'metadata',
   createdAt: 'created_at',
   updatedAt: 'updated_at',
@@ -79,14 +87,17 @@ export interface AdFilter {
 /**
  * Ads matching every given filter, newest first, one page. Without a status filter only
  * published ads are listed: PENDING ones (create not yet confirmed on chain) stay out of sight.
+ * `creators` restricts the page to ads of these creator addresses.
  */
-export async function listAds(knex: Knex, filter: AdFilter, limit: number, cursor?: string) {
+export async function listAds(knex: Knex, filter: AdFilter, limit: number, cursor?: string, creators?: string[]) {
   const query = knex('ads').select(selectList(knex));
+  // PENDING ads are their creator's business: whoever asks for them sees only their own.
+  if (creators !== undefined) query.whereIn('ads.creator_address', creators);
   for (const key of ['routeId', 'creatorAddress', 'adChainId', 'orderChainId', 'adTokenId', 'orderTokenId', 'status'] as const) {
     const value = filter[key];
     if (value !== undefined) query.where(`ads.${COLUMNS[key]}`, value);
   }
-  if (filter.status === undefined) query.whereIn('ads.status', AD_STATUSES as unknown as string[]);
+  if (filter.status === undefined) query.whereIn('ads.status', [...LISTED_AD_STATUSES]);
   const { rows, nextCursor } = toPage<AdRecord & { cursor_created_at: string }>(await runPrepared(knex, paginate(query, 'ads', limit, cursor)), limit);
   return { items: rows as AdRecord[], nextCursor };
 }
@@ -96,3 +107,76 @@ export async function findAd(knex: Knex, id: string): Promise<AdRecord | undefin
   const [ad] = await runPrepared<AdRecord>(knex, knex('ads').select(selectList(knex)).where('ads.id', id));
   return ad;
 }
+
+/** The ad row locked for the rest of `trx` (SELECT ... FOR UPDATE): every balance change goes through it. */
+export async function lockAd(trx: Knex.Transaction, id: string): Promise<AdRecord | undefined> {
+  return trx('ads').select(selectList(trx)).where('ads.id', id).forUpdate().first();
+}
+
+/** The columns a new ad starts with; balances start at zero and status PENDING until its create is confirmed. */
+export interface NewAd {
+  id: string;
+  creatorAddress: string;
+  creatorDstAddress: string;
+  routeId: string;
+  adTokenId: string;
+  orderTokenId: string;
+  adChainId: string;
+  orderChainId: string;
+  minAmount: string | null;
+  maxAmount: string | null;
+  metadata: unknown;
+}
+
+export async function insertAd(trx: Knex.Transaction, ad: NewAd): Promise<void> {
+  await trx('ads').insert({
+    id: ad.id,
+    creator_address: ad.creatorAddress,
+    creator_dst_address: ad.creatorDstAddress,
+    route_id: ad.routeId,
+    ad_token_id: ad.adTokenId,
+    order_token_id: ad.orderTokenId,
+    ad_chain_id: ad.adChainId,
+    order_chain_id: ad.orderChainId,
+    min_amount: ad.minAmount,
+    max_amount: ad.maxAmount,
+    metadata: ad.metadata === undefined ? null : JSON.stringify(ad.metadata),
+    base_status: 'PENDING',
+  });
+}
+
+/** Signed changes to an ad's balances, applied in one UPDATE; amounts as bigint. */
+export interface BalanceDelta {
+  pool?: bigint;
+  paidOut?: bigint;
+  reserved?: bigint;
+  locked?: bigint;
+  withdrawing?: bigint;
+}
+
+const BALANCE_COLUMNS = { pool: 'pool_amount', paidOut: 'paid_out_amount', reserved: 'reserved_amount', locked: 'locked_amount', withdrawing: 'withdrawing_amount' } as const;
+
+/**
+ * Applies `delta` (and a new base status if given) to a row the caller locked with `lockAd`.
+ * The table's CHECK constraints refuse any result below zero, so a wrong delta fails loudly
+ * instead of corrupting a balance.
+ */
+export async function changeAd(
+  trx: Knex.Transaction,
+  id: string,
+  delta: BalanceDelta,
+  set: { baseStatus?: NewBaseStatus; minAmount?: string | null; maxAmount?: string | null; metadata?: unknown } = {},
+): Promise<void> {
+  const update: Record<string, unknown> = { updated_at: trx.fn.now() };
+  for (const [key, column] of Object.entries(BALANCE_COLUMNS) as [keyof BalanceDelta, string][]) {
+    const value = delta[key];
+    if (value !== undefined && value !== 0n) update[column] = trx.raw(`${column} + ?::numeric`, [value.toString()]);
+  }
+  if (set.baseStatus !== undefined) update.base_status = set.baseStatus;
+  if (set.minAmount !== undefined) update.min_amount = set.minAmount;
+  if (set.maxAmount !== undefined) update.max_amount = set.maxAmount;
+  if (set.metadata !== undefined) update.metadata = JSON.stringify(set.metadata);
+  await trx('ads').where({ id }).update(update);
+}
+
+export type NewBaseStatus = AdRecord['baseStatus'];

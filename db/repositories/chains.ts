@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
 import { runPrepared } from '../prepared.ts';
-import type { ChainKind } from '../../chains/address.ts';
+import type { ChainKind } from '../../domain/index.ts';
 
 /** A registered chain as the API shows it. */
 export interface Chain {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ChainKind } from '../../chains/address.ts';
+import type { ChainKind } from '../../domain/index.ts';
 
 /** A sign-in challenge as issued. */
 export interface ChallengeRecord {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertRouteWithChains } from '../../test/support/fixtures.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
-import { seedAdsAndTrades } from '../seed-ads.ts';
+import { seedAdsAndTrades } from '../../tools/seed-ads.ts';
 import { listAds, type AdFilter } from './ads.ts';
 import { listTrades, type TradeFilter } from './trades.ts';
 import { listChains } from './chains.ts';

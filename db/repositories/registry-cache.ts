@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ChainKind } from '../../chains/address.ts';
+import type { ChainKind } from '../../domain/index.ts';
 
 /** A token with the chain it lives on, as nested in routes (and, summarised, in ads and trades). */
 export interface TokenWithChain {
@@ -12,6 +12,22 @@ export interface TokenWithChain {
   chain: { id: string; name: string; chainId: string; kind: ChainKind };
 }
 
+/**
+ * Everything signing and verification need about a chain, including what the API never shows
+ * (RPC URL, confirmations, Stellar network passphrase).
+ */
+export interface ChainConnection {
+  id: string;
+  name: string;
+  chainId: string;
+  kind: ChainKind;
+  adManagerAddress: string;
+  orderPortalAddress: string;
+  rpcUrl: string | null;
+  confirmations: number;
+  networkPassphrase: string | null;
+}
+
 export interface RouteWithTokens {
   id: string;
   metadata: Record<string, unknown>;
@@ -22,7 +38,7 @@ export interface RouteWithTokens {
 }
 
 /**
- * Tokens and routes held in memory. The registry is small and changes only through the admin CLI,
+ * Chains, tokens and routes held in memory. The registry is small and changes only through the admin CLI,
  * yet every ad and trade in a list nests its tokens: resolving them here instead of joining four
  * tables per row keeps list queries single-table index scans. A lookup that misses reloads at
  * once (so anything just imported is found); otherwise entries refresh after `ttlMs`.
@@ -30,6 +46,7 @@ export interface RouteWithTokens {
 export class RegistryCache {
   private tokens = new Map<string, TokenWithChain>();
   private routes = new Map<string, RouteWithTokens>();
+  private chains = new Map<string, ChainConnection>();
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
 
@@ -38,6 +55,12 @@ export class RegistryCache {
   async route(id: string): Promise<RouteWithTokens | undefined> {
     await this.fresh(this.routes.has(id));
     return this.routes.get(id);
+  }
+
+  /** A chain by its public chain id, with its connection details. */
+  async chain(chainId: string): Promise<ChainConnection | undefined> {
+    await this.fresh(this.chains.has(chainId));
+    return this.chains.get(chainId);
   }
 
   /** Resolves many ids with at most one reload. */
@@ -63,6 +86,20 @@ export class RegistryCache {
   }
 
   private async load(): Promise<void> {
+    const chains = new Map<string, ChainConnection>();
+    for (const row of await this.knex('chains').select('*')) {
+      chains.set(row.chain_id, {
+        id: row.id,
+        name: row.name,
+        chainId: row.chain_id,
+        kind: row.kind,
+        adManagerAddress: row.ad_manager_address,
+        orderPortalAddress: row.order_portal_address,
+        rpcUrl: row.rpc_url,
+        confirmations: row.confirmations,
+        networkPassphrase: row.network_passphrase,
+      });
+    }
     const tokenRows = await this.knex('tokens')
       .join('chains', 'chains.id', 'tokens.chain_id')
       .select(
@@ -88,6 +125,7 @@ export class RegistryCache {
       if (!adToken || !orderToken) continue; // a token inserted after the token query ran; next reload has it
       routes.set(row.id, { id: row.id, metadata: row.metadata, createdAt: row.created_at, updatedAt: row.updated_at, adToken, orderToken });
     }
+    this.chains = chains;
     this.tokens = tokens;
     this.routes = routes;
     this.loadedAt = Date.now();

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ChainKind } from '../../chains/address.ts';
+import type { ChainKind } from '../../domain/index.ts';
 
 /**
  * Sessions (one per sign-in) and their refresh-token family. Refresh tokens are kept as SHA-256

@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { paginate, toPage } from '../pagination.ts';
 import { runPrepared } from '../prepared.ts';
 import { isoTimestamp } from '../sql.ts';
+import type { TradeStatus } from '../../domain/index.ts';
 
-export type TradeStatus = 'PENDING' | 'DEPOSITED' | 'LOCKED' | 'SETTLED' | 'EXPIRED';
 
 /** A trade as stored. `amount` is a decimal string (numeric(78,0)). */
 export interface TradeRecord {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ChainKind } from '../../chains/address.ts';
+import type { ChainKind } from '../../domain/index.ts';
 
 /** A wallet a user signed in with (or linked), in its canonical spelling. */
 export interface WalletRecord {

@@ -12,18 +12,21 @@ import {
 } from '../../chains/errors.ts';
 import { readPortalDeposits, readPortalRoot } from '../../chains/evm/portal.ts';
 import { createEvmClient } from '../../chains/evm/rpc.ts';
-import { verifyEvmTransaction } from '../../chains/evm/verify.ts';
-import { verifyReportedTransaction } from '../../chains/verify.ts';
-import { NATIVE_TOKEN_ADDRESS } from '../../chains/address.ts';
+import { isEvmBlockCanonical, verifyEvmTransaction } from '../../chains/evm/verify.ts';
+import { createTransactionVerifier } from '../../chains/verify.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import { computeOrderHash, encodeOrderParams, ORDER_FIELDS, randomSalt, type OrderParams } from '../../chains/order.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
+import { computeOrderTimes } from '../../chains/timing.ts';
 import { ACTION_NAMES, ACTIONS, structFields, typeString, type ActionFields, type ActionName } from '../../chains/request-schema.ts';
 import { leafOf, randomSecret, secretCommitment, TREE_DEPTH, zeroHashes } from '../../prover/commitments.ts';
 import { poseidon2 } from '../../prover/poseidon.ts';
 import { loadDevnetArtifacts } from './artifacts.ts';
 import { anvilAccounts, startDevnet, type Devnet } from './index.ts';
+
+const verifier = createTransactionVerifier();
 
 const domain = { name: 'ProofBridge', version: '1' };
 const relayerKey = Wallet.createRandom().privateKey;
@@ -185,14 +188,14 @@ describe('relayer-signed requests on the contracts', () => {
     expect(((await maker.token.getFunction('balanceOf')(to)) as bigint) - before).toBe(1_000n);
     const contractAddress = devnet.deployments[A]!.adManager;
     await expect(
-      verifyReportedTransaction(chain, { txHash: withdrawTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+      verifier.verify(chain, { txHash: withdrawTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
     ).resolves.toMatchObject({ event: 'AdWithdrawn', from: makerAccount!.address, args: { amount: '300', to } });
     await expect(
-      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'closeAd', args: { reqHash: close.reqHash } }),
+      verifier.verify(chain, { txHash: closeTx, contractAddress, action: 'closeAd', args: { reqHash: close.reqHash } }),
     ).resolves.toMatchObject({ event: 'AdClosed', args: { amount: '700' } });
     // The close's receipt is not the withdrawal the service issued.
     await expect(
-      verifyReportedTransaction(chain, { txHash: closeTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
+      verifier.verify(chain, { txHash: closeTx, contractAddress, action: 'withdrawFromAd', args: { reqHash: withdraw.reqHash } }),
     ).rejects.toThrow(WrongEventError);
   });
 
@@ -228,6 +231,20 @@ describe('relayer-signed requests on the contracts', () => {
     expect(await revertName(adManager.getFunction('withdrawFromAd')(adIdWord(adId), 1n, makerAccount!.address, data.authToken, data.deadline, data.signature))).toBe('RequestExpired');
   });
 
+  it('signs its own deadline when the caller supplies a far-future one: the contract then rejects the expired request', async () => {
+    const { adId } = await createAd(A, 100n);
+    const issuedAt = Date.now() - 3_600_000; // the service's deadline has passed by now
+    const farFuture = String(Math.floor(Date.now() / 1000) + 10 * 365 * 86_400);
+    const data = sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address, deadline: farFuture } as never, issuedAt);
+    expect(data.deadline).toBe(String(Math.floor(issuedAt / 1000) + 600));
+    const call = evmContractCall('withdrawFromAd', { ...data, deadline: farFuture });
+    const { adManager } = contracts(A, makerAccount!);
+    // With the caller's deadline the signature does not match; with the service's, the request has expired.
+    expect(await revertName(adManager.getFunction(call.functionName)(...call.args))).toBe('InvalidSignature');
+    const honest = evmContractCall('withdrawFromAd', data);
+    expect(await revertName(adManager.getFunction(honest.functionName)(...honest.args))).toBe('RequestExpired');
+  });
+
   it('rejects on chain B a request signed for chain A, though the contract address is the same', async () => {
     expect(devnet.deployments[A]!.adManager).toBe(devnet.deployments[B]!.adManager);
     const { adId } = await createAd(B, 100n, A);
@@ -255,6 +272,7 @@ function orderOn(adId: string, amount: bigint): OrderParams {
     orderPortal: devnet.deployments[A]!.orderPortal,
     adChainId: B,
     adManager: devnet.deployments[B]!.adManager,
+    ...computeOrderTimes(Math.floor(Date.now() / 1000)),
   };
 }
 
@@ -353,7 +371,7 @@ describe('verifyEvmTransaction', () => {
       txHash,
       contractAddress: devnet.deployments[A]!.orderPortal,
       event: 'OrderCreated',
-      args: {},
+      args: { orderHash: `0x${'01'.repeat(32)}` },
       confirmations: 1,
       ...overrides,
     });
@@ -406,12 +424,62 @@ describe('verifyEvmTransaction', () => {
     await expect(check(txHash, { args: { orderHash }, confirmations: 3 })).resolves.toMatchObject({ confirmations: 3 });
   });
 
+  it('refuses to verify without reqHash or orderHash to bind the event, and refuses a depth of 0', async () => {
+    const { txHash, commitment, orderHash } = await deposit(orderOn(randomUUID(), 2n));
+    await expect(check(txHash, { args: {} })).rejects.toThrow(/reqHash or orderHash/);
+    await expect(check(txHash, { args: { secretCommitment: commitment } })).rejects.toThrow(/reqHash or orderHash/);
+    await expect(check(txHash, { args: { orderHash }, confirmations: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('names the event by (chainId, txHash, logIndex) and its block by hash', async () => {
+    const { txHash, orderHash } = await deposit(orderOn(randomUUID(), 2n));
+    const receipt = (await provider(A).getTransactionReceipt(txHash))!;
+    const created = receipt.logs.find((log) => log.address === devnet.deployments[A]!.orderPortal)!;
+    await expect(check(txHash, { args: { orderHash } })).resolves.toMatchObject({
+      chainId: A, txHash, logIndex: created.index, blockHash: receipt.blockHash, blockNumber: BigInt(receipt.blockNumber),
+    });
+    const chain = { kind: 'EVM' as const, chainId: A, rpcUrl: devnet.rpcUrls[A]!, confirmations: 1 };
+    const args = { orderHash };
+    await expect(verifier.verify(chain, { txHash, contractAddress: devnet.deployments[A]!.orderPortal, action: 'createOrder', args }))
+      .resolves.toMatchObject({ chainId: A, txHash, logIndex: created.index, blockHash: receipt.blockHash, block: String(receipt.blockNumber) });
+    // A registry entry whose RPC serves another chain proves nothing.
+    await expect(verifier.verify({ ...chain, chainId: B }, { txHash, contractAddress: devnet.deployments[A]!.orderPortal, action: 'createOrder', args }))
+      .rejects.toThrow(RpcUnavailableError);
+  });
+
+  it('with finality "finalized", waits for the node\'s finalized block, not just the depth', async () => {
+    const { txHash, orderHash } = await deposit(orderOn(randomUUID(), 2n));
+    await expect(check(txHash, { args: { orderHash }, finality: 'finalized' })).rejects.toThrow(NotFinalError);
+    await expect(check(txHash, { args: { orderHash }, finality: 'depth' })).resolves.toMatchObject({ confirmations: 1 });
+    // anvil finalizes 64 blocks behind its head.
+    await provider(A).send('anvil_mine', ['0x41']);
+    await expect(check(txHash, { args: { orderHash }, finality: 'finalized' })).resolves.toMatchObject({ txHash });
+  });
+
+  it('reports a confirmed deposit as no longer canonical once a reorg replaced its block, and then cannot verify it', async () => {
+    const web3 = createEvmClient(devnet.rpcUrls[A]!);
+    const chain = { kind: 'EVM' as const, chainId: A, rpcUrl: devnet.rpcUrls[A]!, confirmations: 2 };
+    const snapshot = await provider(A).send('evm_snapshot', []);
+    const { txHash, orderHash, data } = await deposit(orderOn(randomUUID(), 2n));
+    await provider(A).send('evm_mine', []);
+    const expected = { txHash, contractAddress: devnet.deployments[A]!.orderPortal, action: 'createOrder' as const, args: { orderHash, reqHash: data.reqHash } };
+    const verified = await verifier.verify(chain, expected);
+    await expect(verifier.isCanonical(chain, verified)).resolves.toBe(true);
+    await expect(isEvmBlockCanonical(web3, BigInt(verified.block), verified.blockHash)).resolves.toBe(true);
+
+    // The reorg: back to before the deposit, and other blocks at the same heights and beyond.
+    await provider(A).send('evm_revert', [snapshot]);
+    await provider(A).send('anvil_mine', ['0x3']);
+    await expect(verifier.isCanonical(chain, verified)).resolves.toBe(false);
+    await expect(verifier.verify(chain, expected)).rejects.toThrow(TransactionNotFoundError);
+  });
+
   it('reports an unreachable RPC as unavailable (retryable)', async () => {
     const error = await verifyEvmTransaction(createEvmClient('http://127.0.0.1:1'), {
       txHash: `0x${'ab'.repeat(32)}`,
       contractAddress: devnet.deployments[A]!.orderPortal,
       event: 'OrderCreated',
-      args: {},
+      args: { orderHash: `0x${'01'.repeat(32)}` },
       confirmations: 1,
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcUnavailableError);

@@ -1,4 +1,4 @@
-import { NATIVE_TOKEN_ADDRESS } from '../../chains/address.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { TEST_TOKEN, type BridgeDeployment } from './deploy.ts';
 
 /** The registry file format `npm run registry -- import FILE` reads (see the API's registry import). */
@@ -41,8 +41,13 @@ export interface DevnetChain {
   deployment: BridgeDeployment;
 }
 
+/** Confirmations the devnet chains require. DEVNET ONLY: anvil is one node that never reorganises on
+ * its own, so the including block suffices; a public EVM chain needs its real depth (e.g. 12 to 64
+ * on Ethereum, or `finalized`), see deploy/devnet/README.md "Confirmations". */
+export const DEVNET_CONFIRMATIONS = 1;
+
 /**
- * The registry of a devnet: each chain with its contracts (one confirmation: anvil mines each
+ * The registry of a devnet: each chain with its contracts (DEVNET_CONFIRMATIONS: anvil mines each
  * transaction at once), native ETH and the test ERC-20 on each, and routes in both directions
  * between every pair of chains for each of the two tokens.
  */
@@ -57,7 +62,7 @@ export function devnetRegistry(chains: DevnetChain[]): RegistryFile {
       adManagerAddress: chain.deployment.adManager,
       orderPortalAddress: chain.deployment.orderPortal,
       rpcUrl: chain.rpcUrl,
-      confirmations: 1,
+      confirmations: DEVNET_CONFIRMATIONS,
     });
     registry.tokens.push(
       { chainId, symbol: 'ETH', name: 'Ether', address: NATIVE_TOKEN_ADDRESS, decimals: 18, kind: 'NATIVE' },

@@ -12,6 +12,7 @@ import { computeOrderHash, randomSalt, type OrderParams } from '../../chains/ord
 import type { ActionFields, ActionName } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
+import { computeOrderTimes } from '../../chains/timing.ts';
 import { artifacts as circuit } from '../../circuits/artifacts.ts';
 import { nullifierHashOf, randomSecret, secretCommitment } from '../../prover/commitments.ts';
 import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/index.ts';
@@ -121,6 +122,7 @@ describe('a trade settled with a real proof', () => {
       orderChainToken: devnet.deployments[A]!.testErc20, adChainToken: devnet.deployments[B]!.testErc20, amount: amount.toString(),
       bridger: bridger!.address, orderRecipient: maker!.address, adId, adCreator: maker!.address, adRecipient: bridger!.address,
       salt: randomSalt(), orderChainId: A, orderPortal: devnet.deployments[A]!.orderPortal, adChainId: B, adManager: devnet.deployments[B]!.adManager,
+      ...computeOrderTimes(Math.floor(Date.now() / 1000)),
     };
     orderHash = computeOrderHash(order, domain);
     await approve(A, bridger!, 'orderPortal', 10n ** 12n);

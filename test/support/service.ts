@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../config.ts';
-import { start, type RunningService } from '../../api/server.ts';
+import { start, type RunningService } from '../../runtime/service.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface TestService extends RunningService {

@@ -7,7 +7,8 @@ import {Order, RelayerRequests} from "./RelayerRequests.sol";
 /// Reference AdManager (ad chain): Makers' liquidity pools. Every call carries a request the relayer
 /// signed (EIP-712, chains/README.md); orders are locked against an ad and released to the Bridger
 /// with the trade's Groth16 proof against the order chain's root, which the relayer's unlock
-/// signature attests.
+/// signature attests, before the order's lockExpiry; from lockExpiry on, a lock never unlocked goes
+/// back to the Maker's ad (releaseLock), and then it can no longer be unlocked.
 contract AdManager is RelayerRequests {
     error AdExists();
     error UnknownAd();
@@ -41,7 +42,8 @@ contract AdManager is RelayerRequests {
     enum OrderState {
         None,
         Locked,
-        Unlocked
+        Unlocked,
+        Released
     }
 
     mapping(bytes32 => Ad) public ads;
@@ -63,6 +65,8 @@ contract AdManager is RelayerRequests {
     event OrderUnlocked(
         bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed nullifierHash, address recipient, uint256 amount
     );
+
+    event LockReleased(bytes32 indexed orderHash, bytes32 indexed adId, uint256 amount);
 
     constructor(address relayer_, IGroth16Verifier verifier_, string memory name, string memory version)
         RelayerRequests(relayer_, verifier_, name, version)
@@ -151,9 +155,14 @@ contract AdManager is RelayerRequests {
             _consume(keccak256(abi.encode(LOCK_TYPEHASH, authToken, deadline, orderHash)), authToken, deadline, signature);
         if (o.adChainId != block.chainid || o.adManager != _self()) revert NotForThisContract();
         Ad storage ad = _ownAd(o.adId);
-        if (o.adChainToken != _word(ad.token) || o.orderChainId != ad.orderChainId || o.adCreator != _word(ad.creator)) {
+        // The deposit must pay the Maker where the ad said (creatorDstAddress), in the ad's token and chains.
+        if (
+            o.adChainToken != _word(ad.token) || o.orderChainId != ad.orderChainId || o.adCreator != _word(ad.creator)
+                || o.orderRecipient != ad.adRecipient
+        ) {
             revert OrderMismatch();
         }
+        _checkTimes(o);
         if (orders[orderHash] != OrderState.None) revert WrongOrderState();
         if (o.amount > ad.available) revert InsufficientLiquidity();
         ad.available -= o.amount;
@@ -177,10 +186,26 @@ contract AdManager is RelayerRequests {
             _unlockStructHash(authToken, deadline, orderHash, nullifierHash, targetRoot), authToken, deadline, signature
         );
         if (orders[orderHash] != OrderState.Locked) revert WrongOrderState();
+        // Strictly before lockExpiry: at lockExpiry itself only the release is possible, never both.
+        if (block.timestamp >= o.lockExpiry) revert TooLate();
         // The root is the order chain's: this chain cannot read it, the relayer's signature above vouches for it.
         _spendWithProof(orderHash, targetRoot, nullifierHash, proof);
         orders[orderHash] = OrderState.Unlocked;
         _release(o, orderHash, reqHash, nullifierHash);
+    }
+
+    /// From the order's lockExpiry on, returns a lock the Bridger never unlocked to the ad's available
+    /// balance (to the Maker directly when the ad is closed). Needs no relayer signature; anyone may submit it.
+    function releaseLock(Order calldata o) external {
+        bytes32 orderHash = orderHashOf(o);
+        if (orders[orderHash] != OrderState.Locked) revert WrongOrderState();
+        if (block.timestamp < o.lockExpiry) revert TooEarly();
+        orders[orderHash] = OrderState.Released;
+        Ad storage ad = ads[o.adId];
+        ad.locked -= o.amount;
+        if (ad.closed) _push(ad.token, ad.creator, o.amount);
+        else ad.available += o.amount;
+        emit LockReleased(orderHash, o.adId, o.amount);
     }
 
     function _release(Order calldata o, bytes32 orderHash, bytes32 reqHash, uint256 nullifierHash) private {

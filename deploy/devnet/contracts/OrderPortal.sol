@@ -8,7 +8,8 @@ import {Order, RelayerRequests} from "./RelayerRequests.sol";
 /// Reference OrderPortal (order chain): takes the Bridger's deposit under a relayer-signed request,
 /// appends `Poseidon3(orderHashHi, orderHashLo, secretCommitment)` to its Poseidon tree, and releases
 /// the deposit to the order-chain recipient (the Maker) with the trade's Groth16 proof against one
-/// of its recent roots.
+/// of its recent roots, before the order's refundTime; from refundTime on, a deposit never unlocked
+/// goes back to the Bridger (refund), and then it can no longer be unlocked.
 contract OrderPortal is RelayerRequests, PoseidonTree {
     error OrderMismatch();
     error WrongOrderState();
@@ -20,7 +21,8 @@ contract OrderPortal is RelayerRequests, PoseidonTree {
     enum OrderState {
         None,
         Deposited,
-        Unlocked
+        Unlocked,
+        Refunded
     }
 
     IPoseidon3 public immutable poseidon3;
@@ -38,6 +40,7 @@ contract OrderPortal is RelayerRequests, PoseidonTree {
     event OrderUnlocked(
         bytes32 indexed orderHash, bytes32 indexed reqHash, uint256 indexed nullifierHash, address recipient, uint256 amount
     );
+    event OrderRefunded(bytes32 indexed orderHash, address recipient, uint256 amount);
 
     constructor(
         address relayer_,
@@ -68,6 +71,7 @@ contract OrderPortal is RelayerRequests, PoseidonTree {
         if (o.orderChainId != block.chainid || o.orderPortal != _self()) revert NotForThisContract();
         if (o.bridger != _word(msg.sender)) revert OrderMismatch();
         if (secretCommitment >= FIELD) revert NotAField();
+        _checkTimes(o);
         if (orders[orderHash] != OrderState.None) revert WrongOrderState();
         orders[orderHash] = OrderState.Deposited;
         uint256 leaf =
@@ -92,10 +96,25 @@ contract OrderPortal is RelayerRequests, PoseidonTree {
             _unlockStructHash(authToken, deadline, orderHash, nullifierHash, targetRoot), authToken, deadline, signature
         );
         if (orders[orderHash] != OrderState.Deposited) revert WrongOrderState();
+        // Strictly before refundTime: at refundTime itself only the refund is possible, never both.
+        if (block.timestamp >= o.refundTime) revert TooLate();
         if (!isKnownRoot(targetRoot)) revert UnknownRoot();
         _spendWithProof(orderHash, targetRoot, nullifierHash, proof);
         orders[orderHash] = OrderState.Unlocked;
         _release(o, orderHash, reqHash, nullifierHash);
+    }
+
+    /// From the order's refundTime on, returns a deposit that was never unlocked to the Bridger. Needs
+    /// no relayer signature (the way out when the service is gone); anyone may submit it, the
+    /// Bridger is paid.
+    function refund(Order calldata o) external {
+        bytes32 orderHash = orderHashOf(o);
+        if (orders[orderHash] != OrderState.Deposited) revert WrongOrderState();
+        if (block.timestamp < o.refundTime) revert TooEarly();
+        orders[orderHash] = OrderState.Refunded;
+        address recipient = _toAddress(o.bridger);
+        _push(_toAddress(o.orderChainToken), recipient, o.amount);
+        emit OrderRefunded(orderHash, recipient, o.amount);
     }
 
     function _release(Order calldata o, bytes32 orderHash, bytes32 reqHash, uint256 nullifierHash) private {

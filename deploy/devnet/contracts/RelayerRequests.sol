@@ -19,10 +19,15 @@ struct Order {
     bytes32 orderPortal;
     uint256 adChainId;
     bytes32 adManager;
+    /// Unix seconds. Ad chain: the Bridger's unlock is accepted before it, the Maker's release from it on.
+    uint256 lockExpiry;
+    /// Unix seconds, at least MIN_REFUND_MARGIN after lockExpiry. Order chain: the Maker's unlock is
+    /// accepted before it, the Bridger's refund from it on.
+    uint256 refundTime;
 }
 
-/// Verification of relayer-signed requests (EIP-712), single-use auth tokens, the order hash,
-/// Groth16 settlement proofs and token movements: what AdManager and OrderPortal share.
+/// Verification of relayer-signed requests (EIP-712), single-use auth tokens, the order hash and its
+/// time limits, Groth16 settlement proofs and token movements: what AdManager and OrderPortal share.
 abstract contract RelayerRequests {
     error InvalidSignature();
     error RequestExpired();
@@ -34,6 +39,17 @@ abstract contract RelayerRequests {
     error NullifierSpent();
     error InvalidProof();
     error NotAField();
+    error ZeroRelayer();
+    error InvalidTimes();
+    error TooEarly();
+    error TooLate();
+
+    /// The Bridger's shortest time to unlock on the ad chain: a lock is refused later than lockExpiry - this.
+    uint256 public constant MIN_UNLOCK_WINDOW = 1 hours;
+    /// The Maker's shortest time to unlock on the order chain after the Bridger's last chance (lockExpiry).
+    uint256 public constant MIN_REFUND_MARGIN = 1 hours;
+    /// No order keeps a deposit longer than this: refundTime is at most this far ahead at creation and lock.
+    uint256 public constant MAX_ORDER_LIFETIME = 30 days;
 
     uint256 internal constant FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617;
     uint256 private constant HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0;
@@ -42,7 +58,7 @@ abstract contract RelayerRequests {
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
     bytes32 private constant ORDER_DOMAIN_TYPEHASH = keccak256("EIP712Domain(string name,string version)");
     bytes32 internal constant ORDER_TYPEHASH = keccak256(
-        "Order(bytes32 orderChainToken,bytes32 adChainToken,uint256 amount,bytes32 bridger,bytes32 orderRecipient,bytes32 adId,bytes32 adCreator,bytes32 adRecipient,uint256 salt,uint256 orderChainId,bytes32 orderPortal,uint256 adChainId,bytes32 adManager)"
+        "Order(bytes32 orderChainToken,bytes32 adChainToken,uint256 amount,bytes32 bridger,bytes32 orderRecipient,bytes32 adId,bytes32 adCreator,bytes32 adRecipient,uint256 salt,uint256 orderChainId,bytes32 orderPortal,uint256 adChainId,bytes32 adManager,uint256 lockExpiry,uint256 refundTime)"
     );
     bytes32 internal constant UNLOCK_TYPEHASH = keccak256(
         "Unlock(bytes32 authToken,uint256 deadline,bytes32 orderHash,uint256 nullifierHash,uint256 targetRoot)"
@@ -58,6 +74,8 @@ abstract contract RelayerRequests {
     mapping(uint256 => bool) public nullifierSpent;
 
     constructor(address relayer_, IGroth16Verifier verifier_, string memory name, string memory version) {
+        // With a zero relayer, any signature ecrecover rejects (it returns zero) would authorize everything.
+        if (relayer_ == address(0)) revert ZeroRelayer();
         relayer = relayer_;
         verifier = verifier_;
         nameHash = keccak256(bytes(name));
@@ -82,7 +100,8 @@ abstract contract RelayerRequests {
     {
         if (block.timestamp > deadline) revert RequestExpired();
         reqHash = keccak256(abi.encodePacked("\x19\x01", domainSeparator(), structHash));
-        if (_recover(reqHash, signature) != relayer) revert InvalidSignature();
+        address signer = _recover(reqHash, signature);
+        if (signer == address(0) || signer != relayer) revert InvalidSignature();
         if (authTokenUsed[authToken]) revert AuthTokenUsed();
         authTokenUsed[authToken] = true;
     }
@@ -95,6 +114,17 @@ abstract contract RelayerRequests {
         // Reject the malleable high-s twin of a signature.
         if (uint256(s) > HALF_ORDER || (v != 27 && v != 28)) return address(0);
         return ecrecover(digest, v, r, s);
+    }
+
+    /// The order's times as a hash time-lock needs them (deploy/devnet/README.md "Timeouts"): the lock
+    /// can still leave the Bridger MIN_UNLOCK_WINDOW, the Maker keeps MIN_REFUND_MARGIN after the
+    /// Bridger's last chance, and the deposit is not held beyond MAX_ORDER_LIFETIME. Checked at
+    /// createOrder and again at lockForOrder (each chain checks what it is about to hold).
+    function _checkTimes(Order calldata o) internal view {
+        if (
+            o.lockExpiry < block.timestamp + MIN_UNLOCK_WINDOW || o.refundTime < o.lockExpiry + MIN_REFUND_MARGIN
+                || o.refundTime > block.timestamp + MAX_ORDER_LIFETIME
+        ) revert InvalidTimes();
     }
 
     /// Verifies the settlement proof for (root, orderHash, nullifier) and spends the nullifier.
@@ -138,7 +168,7 @@ abstract contract RelayerRequests {
             return;
         }
         if (msg.value != 0) revert WrongPayment();
-        if (!IERC20(token).transferFrom(msg.sender, address(this), amount)) revert TransferFailed();
+        _callToken(token, abi.encodeCall(IERC20.transferFrom, (msg.sender, address(this), amount)));
     }
 
     function _push(address token, address to, uint256 amount) internal {
@@ -148,6 +178,18 @@ abstract contract RelayerRequests {
             if (!ok) revert TransferFailed();
             return;
         }
-        if (!IERC20(token).transfer(to, amount)) revert TransferFailed();
+        _callToken(token, abi.encodeCall(IERC20.transfer, (to, amount)));
+    }
+
+    /// SafeERC20's rule: the call must succeed and return either nothing (tokens that predate the
+    /// standard's bool, such as USDT) from an address holding code, or exactly `true`.
+    function _callToken(address token, bytes memory data) private {
+        (bool ok, bytes memory returned) = token.call(data);
+        if (!ok) revert TransferFailed();
+        if (returned.length == 0) {
+            if (token.code.length == 0) revert TransferFailed();
+        } else if (returned.length < 32 || abi.decode(returned, (uint256)) != 1) {
+            revert TransferFailed();
+        }
     }
 }

@@ -19,9 +19,9 @@ import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
-import { seedAdsAndTrades } from '../db/seed-ads.ts';
+import { seedAdsAndTrades } from './seed-ads.ts';
 import { importRegistry } from '../registry/import.ts';
-import { start } from './server.ts';
+import { start } from '../runtime/service.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);

@@ -1,6 +1,6 @@
-import { leafOf, randomSecret, secretCommitment, TREE_DEPTH, zeroHashes } from '../prover/commitments.ts';
-import { poseidon2 } from '../prover/poseidon.ts';
-import { buildProofInput, type CircuitInput, type InclusionPath } from '../prover/proof-input.ts';
+import { leafOf, randomSecret, secretCommitment, TREE_DEPTH, zeroHashes } from '../../prover/commitments.ts';
+import { poseidon2 } from '../../prover/poseidon.ts';
+import { buildProofInput, type CircuitInput, type InclusionPath } from '../../prover/proof-input.ts';
 
 /** An order hash used across the circuit tests and the bench. */
 export const SAMPLE_ORDER_HASH = '0xd1c7a9e5b3f18264c0e9a7b5d3f1e8c6a4b2d0f9e7c5a3b1d8f6e4c2a0b9d7f5';

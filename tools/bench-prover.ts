@@ -11,9 +11,9 @@ import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
 import * as snarkjs from 'snarkjs';
 import { Registry } from 'prom-client';
 import { artifacts } from '../circuits/artifacts.ts';
-import { sampleProofInput } from '../circuits/test-vectors.ts';
-import { ProverPool } from './pool.ts';
-import type { CircuitInput } from './proof-input.ts';
+import { sampleProofInput } from '../test/support/circuit-vectors.ts';
+import { ProverPool } from '../prover/pool.ts';
+import type { CircuitInput } from '../prover/proof-input.ts';
 
 interface RunStats { label: string; proofs: number; perMinute: number; p50: number; p95: number; peakRssMb: number; maxBlockMs: number; mainBusy: number; load: string }
 

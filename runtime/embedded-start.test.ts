@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
 import { anvilAccounts } from '../deploy/devnet/index.ts';
-import { start } from './server.ts';
+import { start } from './service.ts';
 
 describe('the embedded run (npm start with no DATABASE_URL)', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-embedded-'));
@@ -25,6 +25,10 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
     const first = await start(config(), pino({ level: 'silent' }));
     let portalBefore: string;
     try {
+      // The prover's metrics are on the registry /metrics serves, before any proof was asked for.
+      const metrics = await (await fetch(`${first.url}/metrics`)).text();
+      expect(metrics).toContain('relayer_prover_proofs_total');
+      expect(metrics).toContain('relayer_prover_queue_depth 0');
       const chains = await (await fetch(`${first.url}/v1/chains`)).json();
       expect(chains.data.map((c: { chainId: string }) => c.chainId)).toEqual(expect.arrayContaining(['31337', '31338', '148']));
       const chainA = await first.knex('chains').where({ chain_id: '31337' }).first();

@@ -1,0 +1,54 @@
+import { DomainError } from '../domain/index.ts';
+
+/** Domain errors of ad management; the API maps them by `kind`. */
+
+export class AdNotFoundError extends DomainError {
+  readonly code = 'AD_NOT_FOUND';
+  readonly kind = 'not_found';
+  constructor(adId: string) {
+    super(`ad ${adId} not found`);
+  }
+}
+
+/** The caller is signed in but is not the ad's creator (or has no wallet of the ad chain's kind). */
+export class NotAdCreatorError extends DomainError {
+  readonly code = 'NOT_AD_CREATOR';
+  readonly kind = 'forbidden';
+}
+
+/** The ad's state forbids the action (closed, not yet confirmed, a close under way). */
+export class AdStateError extends DomainError {
+  readonly code = 'AD_STATE';
+  readonly kind = 'conflict';
+}
+
+/** The ad's available balance cannot cover the amount asked for. */
+export class InsufficientLiquidityError extends DomainError {
+  readonly code = 'INSUFFICIENT_LIQUIDITY';
+  readonly kind = 'conflict';
+}
+
+/** A field is valid on its own but not for this ad or route; `field` names it. */
+export class AdInputError extends DomainError {
+  readonly code = 'AD_INPUT';
+  readonly kind = 'invalid';
+  constructor(field: string, problem: string) {
+    super(`${field} ${problem}`, { field });
+  }
+}
+
+/** The reported transaction answers no confirmable request of this ad. */
+export class TransactionMismatchError extends DomainError {
+  readonly code = 'TX_MISMATCH';
+  readonly kind = 'invalid';
+  constructor(problem: string) {
+    super(`txHash ${problem}`, { field: 'txHash' });
+  }
+}
+
+/** The ad chain cannot be reached for verification (not registered, or no RPC configured). */
+export class ChainUnavailableError extends DomainError {
+  readonly code = 'CHAIN_UNAVAILABLE';
+  readonly kind = 'unavailable';
+  override readonly retryable = true;
+}

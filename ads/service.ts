@@ -1,0 +1,315 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Principal } from '../auth/sign-in.ts';
+import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
+import { RequestFieldError, type ActionFields } from '../chains/request-schema.ts';
+import { buildSignedCallData, type ReturnedFields, type SignedCallData } from '../chains/signed-call-data.ts';
+import type { RelayerSigners } from '../chains/signers.ts';
+import type { TransactionVerifier } from '../chains/verify.ts';
+import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
+import { changeAd, findAd, insertAd, lockAd, type AdRecord } from '../db/repositories/ads.ts';
+import {
+  hasLiveClose, insertAdRequest, lockAdRequest, markAdRequestConfirmed, voidOtherRequests,
+  type AdAction, type AdRequestRecord,
+} from '../db/repositories/ad-requests.ts';
+import { ChainEventTakenError, recordChainEvent } from '../db/repositories/chain-events.ts';
+import { findAnsweredRequest } from './confirm.ts';
+import { releaseExpiredHolds } from './holds.ts';
+import {
+  AdInputError, AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
+  TransactionMismatchError,
+} from './errors.ts';
+
+export interface AdsSettings {
+  /** SIGNED_REQUEST_TTL_SECONDS: how long signed call data stays valid. */
+  signedRequestTtlSeconds: number;
+  /** CONFIRM_GRACE_SECONDS: how long after its deadline a request's transaction may still be confirmed. */
+  confirmGraceSeconds: number;
+}
+
+export interface AdsDeps {
+  knex: Knex;
+  registryCache: RegistryCache;
+  signers: RelayerSigners;
+  verifier: TransactionVerifier;
+  settings: AdsSettings;
+  /** Milliseconds since the epoch; tests pin it. */
+  now?: () => number;
+}
+
+export interface CreateAdInput {
+  routeId: string;
+  creatorDstAddress: string;
+  fundAmount: string;
+  minAmount?: string | null;
+  maxAmount?: string | null;
+  metadata?: unknown;
+}
+
+export interface UpdateAdInput {
+  status?: 'ACTIVE' | 'PAUSED';
+  minAmount?: string | null;
+  maxAmount?: string | null;
+  metadata?: unknown;
+}
+
+/** Signed call data for an ad action, with the action's own fields. */
+export type SignedAdRequest<A extends AdAction> = SignedCallData & ReturnedFields<A>;
+
+/**
+ * The Maker's use cases on ads. Every mutation is the ad creator's alone (the caller's wallet of
+ * the ad chain's kind), runs in one transaction holding the ad row lock, and changes balances only
+ * when the chain has confirmed the matching request.
+ */
+export function createAdsService(deps: AdsDeps) {
+  const { knex, registryCache, settings } = deps;
+  const now = () => new Date(deps.now?.() ?? Date.now());
+  /** Requests whose deadline is before this can no longer be confirmed. */
+  const confirmCutoff = () => new Date(now().getTime() - settings.confirmGraceSeconds * 1000);
+
+  async function chainOf(chainId: string): Promise<ChainConnection> {
+    const chain = await registryCache.chain(chainId);
+    if (!chain) throw new ChainUnavailableError(`chain ${chainId} is not registered`);
+    return chain;
+  }
+
+  /** The caller's wallet of the chain's kind: who the contract will see as the Maker. */
+  function makerWallet(principal: Principal, chain: ChainConnection): string {
+    const wallet = principal.wallets[chain.kind];
+    if (!wallet) throw new NotAdCreatorError(`sign in with (or link) a ${chain.kind} wallet to manage ads on chain ${chain.chainId}`);
+    return wallet;
+  }
+
+  function recipient(field: string, chain: ChainConnection, value: string): string {
+    if (!isRecipientAddress(chain.kind, value)) {
+      throw new AdInputError(field, `must be a ${chain.kind} address of chain ${chain.chainId}, received '${value}'`);
+    }
+    return canonicalAddress(chain.kind, value);
+  }
+
+  function sign<A extends AdAction>(chain: ChainConnection, action: A, fields: ActionFields<A>, amountField: string): SignedAdRequest<A> {
+    try {
+      return buildSignedCallData({
+        target: {
+          kind: chain.kind,
+          chainId: chain.chainId,
+          contractAddress: chain.adManagerAddress,
+          networkPassphrase: chain.networkPassphrase ?? undefined,
+        },
+        action,
+        fields,
+        signers: deps.signers,
+        ttlSeconds: settings.signedRequestTtlSeconds,
+        now: now().getTime(),
+      });
+    } catch (error) {
+      // The only field-level refusal left at this point: a Stellar amount beyond i128.
+      if (error instanceof RequestFieldError) throw new AdInputError(amountField, `does not fit chain ${chain.chainId}: ${error.message}`);
+      throw error;
+    }
+  }
+
+  const requestRow = <A extends AdAction>(adId: string, action: A, signed: SignedAdRequest<A>, chain: ChainConnection,
+    amount: string | null, recipientAddress: string | null, held = '0') => ({
+    adId, action, amount, recipient: recipientAddress, chainId: chain.chainId, contractAddress: signed.contractAddress,
+    reqHash: signed.reqHash, authToken: signed.authToken, deadline: new Date(Number(signed.deadline) * 1000), heldAmount: held,
+  });
+
+  /**
+   * Locks the caller's own ad for a mutation: 404 unknown, 403 not the creator; releases the holds
+   * of requests whose confirmation window has closed, so an abandoned request blocks nothing.
+   */
+  async function lockOwnAd(trx: Knex.Transaction, principal: Principal, adId: string): Promise<{ ad: AdRecord; chain: ChainConnection }> {
+    const ad = await lockAd(trx, adId);
+    if (!ad) throw new AdNotFoundError(adId);
+    const chain = await chainOf(ad.adChainId);
+    assertCreator(principal, ad, chain);
+    if (await releaseExpiredHolds(trx, adId, confirmCutoff()) > 0n) return { ad: (await lockAd(trx, adId))!, chain };
+    return { ad, chain };
+  }
+
+  function assertCreator(principal: Principal, ad: AdRecord, chain: ChainConnection): void {
+    if (principal.wallets[chain.kind] !== ad.creatorAddress) throw new NotAdCreatorError(`only the ad's creator may change ad ${ad.id}`);
+  }
+
+  function assertOpen(ad: AdRecord): void {
+    if (ad.baseStatus === 'PENDING') throw new AdStateError(`ad ${ad.id} is not on chain yet: confirm its create transaction first`);
+    if (ad.baseStatus === 'CLOSED') throw new AdStateError(`ad ${ad.id} is closed`);
+  }
+
+  async function assertNoCloseUnderWay(trx: Knex.Transaction, ad: AdRecord): Promise<void> {
+    if (await hasLiveClose(trx, ad.id, confirmCutoff())) throw new AdStateError(`ad ${ad.id} has a close under way`);
+  }
+
+  return {
+    /** Records a PENDING ad and its create request; returns the signed `createAd` call data. */
+    async create(principal: Principal, input: CreateAdInput): Promise<SignedAdRequest<'createAd'>> {
+      const route = await registryCache.route(input.routeId);
+      if (!route) throw new AdInputError('routeId', `is not a known route: '${input.routeId}'`);
+      const adChain = await chainOf(route.adToken.chain.chainId);
+      const orderChain = await chainOf(route.orderToken.chain.chainId);
+      const creator = makerWallet(principal, adChain);
+      // The Maker is paid on the order chain: that is where the recipient must live.
+      const adRecipient = recipient('creatorDstAddress', orderChain, input.creatorDstAddress);
+      assertBounds(input.minAmount ?? null, input.maxAmount ?? null);
+      const adId = randomUUID();
+      const signed = sign(adChain, 'createAd', {
+        adId,
+        adCreator: creator,
+        adToken: route.adToken.address,
+        initialAmount: input.fundAmount,
+        orderChainId: orderChain.chainId,
+        adRecipient,
+      }, 'fundAmount');
+      await knex.transaction(async (trx) => {
+        await insertAd(trx, {
+          id: adId,
+          creatorAddress: creator,
+          creatorDstAddress: adRecipient,
+          routeId: route.id,
+          adTokenId: route.adToken.id,
+          orderTokenId: route.orderToken.id,
+          adChainId: adChain.chainId,
+          orderChainId: orderChain.chainId,
+          minAmount: input.minAmount ?? null,
+          maxAmount: input.maxAmount ?? null,
+          metadata: input.metadata,
+        });
+        await insertAdRequest(trx, requestRow(adId, 'createAd', signed, adChain, input.fundAmount, adRecipient));
+      });
+      return signed;
+    },
+
+    /** Signed `fundAd` call data; the pool grows when its transaction is confirmed. */
+    async fund(principal: Principal, adId: string, amount: string): Promise<SignedAdRequest<'fundAd'>> {
+      return knex.transaction(async (trx) => {
+        const { ad, chain } = await lockOwnAd(trx, principal, adId);
+        assertOpen(ad);
+        await assertNoCloseUnderWay(trx, ad);
+        const signed = sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
+        await insertAdRequest(trx, requestRow(adId, 'fundAd', signed, chain, amount, null));
+        return signed;
+      });
+    },
+
+    /**
+     * Signed `withdrawFromAd` call data for at most the available balance. The amount is held from
+     * now until the transaction is confirmed or the request expires, so no trade can reserve it.
+     */
+    async withdraw(principal: Principal, adId: string, amount: string, to: string): Promise<SignedAdRequest<'withdrawFromAd'>> {
+      return knex.transaction(async (trx) => {
+        const { ad, chain } = await lockOwnAd(trx, principal, adId);
+        const payout = recipient('to', chain, to);
+        assertOpen(ad);
+        if (BigInt(amount) > BigInt(ad.availableAmount)) {
+          throw new InsufficientLiquidityError(`poolAmountWithdraw ${amount} exceeds the available balance ${ad.availableAmount} of ad ${adId}`);
+        }
+        const signed = sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
+        await changeAd(trx, adId, { withdrawing: BigInt(amount) });
+        await insertAdRequest(trx, requestRow(adId, 'withdrawFromAd', signed, chain, amount, payout, amount));
+        return signed;
+      });
+    },
+
+    /**
+     * Signed `closeAd` call data: the whole available balance goes to `to` and the ad closes for
+     * good. Refused while trades hold reservations (their Bridgers would wait for a refund); from
+     * now on no trade can reserve against the ad.
+     */
+    async close(principal: Principal, adId: string, to: string): Promise<SignedAdRequest<'closeAd'>> {
+      return knex.transaction(async (trx) => {
+        const { ad, chain } = await lockOwnAd(trx, principal, adId);
+        const payout = recipient('to', chain, to);
+        assertOpen(ad);
+        if (BigInt(ad.reservedAmount) > 0n) {
+          throw new AdStateError(`ad ${adId} has ${ad.reservedAmount} reserved for trades awaiting their lock: close it after they lock or expire`);
+        }
+        const signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
+        await changeAd(trx, adId, { withdrawing: BigInt(ad.availableAmount) });
+        await insertAdRequest(trx, requestRow(adId, 'closeAd', signed, chain, null, payout, ad.availableAmount));
+        return signed;
+      });
+    },
+
+    /**
+     * Applies the confirmed transaction `txHash` to the ad: finds the pending request it answers
+     * (verified on the ad chain: contract, event, arguments, finality) and applies it once. The
+     * same transaction again succeeds and changes nothing.
+     */
+    async confirm(principal: Principal, adId: string, txHash: string): Promise<void> {
+      const ad = await findAd(knex, adId);
+      if (!ad) throw new AdNotFoundError(adId);
+      const chain = await chainOf(ad.adChainId);
+      assertCreator(principal, ad, chain);
+      const answered = await findAnsweredRequest({ knex, verifier: deps.verifier, chain, ad, txHash, cutoff: confirmCutoff() });
+      if (answered.alreadyConfirmed) return;
+      const { request, event } = answered;
+      await knex.transaction(async (trx) => {
+        await lockAd(trx, adId);
+        const locked = (await lockAdRequest(trx, request.id))!;
+        if (locked.status === 'CONFIRMED') return; // a concurrent confirm of the same transaction won the race
+        if (locked.status === 'EXPIRED') throw new AdStateError(`the request ${request.reqHash} expired before its transaction was confirmed`);
+        try {
+          await recordChainEvent(trx, { ...event, subjectKind: 'ad_request', subjectId: request.id });
+        } catch (error) {
+          if (error instanceof ChainEventTakenError) throw new TransactionMismatchError(error.message);
+          throw error;
+        }
+        await applyConfirmed(trx, locked, BigInt(event.args.amount ?? '0'), answered.txHash);
+      });
+    },
+
+    /** Status, bounds or metadata; no transaction. Allowed from ACTIVE, PAUSED and EXHAUSTED. */
+    async update(principal: Principal, adId: string, input: UpdateAdInput): Promise<AdRecord> {
+      return knex.transaction(async (trx) => {
+        const { ad } = await lockOwnAd(trx, principal, adId);
+        if (ad.baseStatus === 'PENDING' || ad.baseStatus === 'CLOSED') throw new AdStateError(`ad ${adId} is ${ad.baseStatus} and cannot be updated`);
+        const minAmount = input.minAmount !== undefined ? input.minAmount : ad.minAmount;
+        const maxAmount = input.maxAmount !== undefined ? input.maxAmount : ad.maxAmount;
+        assertBounds(minAmount, maxAmount);
+        await changeAd(trx, adId, {}, {
+          baseStatus: input.status,
+          minAmount: input.minAmount,
+          maxAmount: input.maxAmount,
+          metadata: input.metadata,
+        });
+        return (await lockAd(trx, adId))!;
+      });
+    },
+  };
+}
+
+export type AdsService = ReturnType<typeof createAdsService>;
+
+function assertBounds(minAmount: string | null, maxAmount: string | null): void {
+  if (minAmount !== null && maxAmount !== null && BigInt(minAmount) > BigInt(maxAmount)) {
+    throw new AdInputError('minAmount', `must not exceed maxAmount (${minAmount} > ${maxAmount})`);
+  }
+}
+
+/** The balance change a confirmed request makes (the caller holds the ad and request locks). */
+async function applyConfirmed(trx: Knex.Transaction, request: AdRequestRecord, eventAmount: bigint, txHash: string): Promise<void> {
+  const held = BigInt(request.heldAmount);
+  switch (request.action) {
+    case 'createAd':
+      await changeAd(trx, request.adId, { pool: eventAmount }, { baseStatus: 'ACTIVE' });
+      break;
+    case 'fundAd':
+      await changeAd(trx, request.adId, { pool: eventAmount });
+      break;
+    case 'withdrawFromAd':
+      await changeAd(trx, request.adId, { paidOut: eventAmount, withdrawing: -held });
+      break;
+    case 'closeAd': {
+      // On chain only the locked balance stays in a closed ad: everything else was paid out,
+      // including any withdrawal sent but never confirmed here. Every other request is void: the
+      // contract refuses them from now on.
+      const ad = (await lockAd(trx, request.adId))!;
+      await voidOtherRequests(trx, request.adId, request.id);
+      const leaving = BigInt(ad.availableAmount) + BigInt(ad.withdrawingAmount);
+      await changeAd(trx, request.adId, { paidOut: leaving, withdrawing: -BigInt(ad.withdrawingAmount) }, { baseStatus: 'CLOSED' });
+      break;
+    }
+  }
+  await markAdRequestConfirmed(trx, request.id, txHash);
+}

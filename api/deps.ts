@@ -1,0 +1,20 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { AdsService } from '../ads/service.ts';
+import type { AuthService } from '../auth/sign-in.ts';
+import type { TradesService } from '../trades/service.ts';
+import type { Config } from '../config.ts';
+import type { RegistryCache } from '../db/repositories/registry-cache.ts';
+
+/** Everything the HTTP layer needs, built once by the composition root (runtime/container.ts). */
+export interface AppDeps {
+  config: Config;
+  knex: Knex;
+  logger: Logger;
+  metrics: Registry;
+  registryCache: RegistryCache;
+  auth: AuthService;
+  ads: AdsService;
+  trades: TradesService;
+}

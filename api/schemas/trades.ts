@@ -1,0 +1,62 @@
+import { z } from '../openapi/registry.ts';
+import { confirmBody, positiveAmount, signedCallDataShape } from './ads.ts';
+import { shortText, uuid } from './common.ts';
+
+/** Request and response bodies of the trade endpoints (architecture.md "Field names"). */
+
+export const createTradeBody = z
+  .strictObject({
+    adId: uuid,
+    routeId: uuid.openapi({ description: "Must be the ad's route." }),
+    amount: positiveAmount.openapi({ description: "Deposit amount, smallest unit; within the ad's minimum and maximum." }),
+    bridgerDstAddress: shortText(128).openapi({ description: "Where the Bridger is paid: an address of the ad chain." }),
+  })
+  .openapi('CreateTradeBody', {
+    example: { adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', routeId: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a', amount: '1000000', bridgerDstAddress: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' },
+  });
+
+export const orderParamsSchema = z
+  .object({
+    orderChainToken: z.string(), adChainToken: z.string(), amount: z.string(), bridger: z.string(), orderRecipient: z.string(),
+    adId: z.string().uuid(), adCreator: z.string(), adRecipient: z.string(), salt: z.string(), orderChainId: z.string(),
+    orderPortal: z.string(), adChainId: z.string(), adManager: z.string(),
+    lockExpiry: z.string().openapi({ description: 'Unix seconds: the ad-chain unlock before it, the Maker may release the lock from it on.' }),
+    refundTime: z.string().openapi({ description: 'Unix seconds: the order-chain unlock before it, the Bridger may refund from it on.' }),
+  })
+  .openapi('OrderParams');
+
+export const createTradeResponse = z
+  .object({
+    tradeId: z.string().uuid(),
+    reqContractDetails: z.object({
+      ...signedCallDataShape,
+      orderHash: z.string(),
+      secretCommitment: z.string().openapi({ description: 'Poseidon commitment to the relayer-held secret; an argument of createOrder.' }),
+      orderParams: orderParamsSchema,
+    }),
+  })
+  .openapi('CreateTradeResponse');
+
+export const lockTradeResponse = z
+  .object({ ...signedCallDataShape, orderHash: z.string(), orderParams: orderParamsSchema })
+  .openapi('LockTradeResponse');
+
+export const unlockTradeBody = z
+  .strictObject({
+    signature: shortText(256).openapi({ description: "Your wallet's signature over the 32 bytes of the order hash: EIP-191 personal_sign on EVM, SEP-53 on Stellar." }),
+  })
+  .openapi('UnlockTradeBody');
+
+export const unlockTradeResponse = z
+  .object({
+    ...signedCallDataShape,
+    orderParams: orderParamsSchema,
+    nullifierHash: z.string(),
+    targetRoot: z.string().openapi({ description: "The order chain's tree root the proof was made against." }),
+    proof: z.string().openapi({ description: 'Groth16 proof, abi.encode(uint[2] a, uint[2][2] b, uint[2] c) as 0x hex.' }),
+    orderHash: z.string(),
+  })
+  .openapi('UnlockTradeResponse');
+
+export const confirmTradeBody = confirmBody;
+export const confirmTradeResponse = z.object({ tradeId: z.string().uuid(), success: z.boolean() }).openapi('ConfirmTradeResponse');

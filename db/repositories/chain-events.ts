@@ -1,0 +1,67 @@
+import type { Knex } from 'knex';
+
+/** A verified contract event as recorded (chains/verify.ts VerifiedAction, plus what it answered). */
+export interface ChainEventRecord {
+  chainId: string;
+  txHash: string;
+  logIndex: number;
+  block: string;
+  blockHash: string;
+  event: string;
+  subjectKind: 'ad_request' | 'trade';
+  subjectId: string;
+}
+
+/** Raised when the event is already recorded as the answer to something else. */
+export class ChainEventTakenError extends Error {}
+
+/**
+ * Records `event` inside the caller's transaction. The unique key (chain, tx, log index) makes
+ * one event answer one subject: recording it for the same subject again is a no-op, for another
+ * subject throws `ChainEventTakenError`.
+ */
+export async function recordChainEvent(trx: Knex.Transaction, event: ChainEventRecord): Promise<void> {
+  const inserted = await trx('chain_events')
+    .insert({
+      chain_id: event.chainId,
+      tx_hash: event.txHash,
+      log_index: event.logIndex,
+      block: event.block,
+      block_hash: event.blockHash,
+      event: event.event,
+      subject_kind: event.subjectKind,
+      subject_id: event.subjectId,
+    })
+    .onConflict(['chain_id', 'tx_hash', 'log_index'])
+    .ignore()
+    .returning('id');
+  if (inserted.length > 0) return;
+  const existing = await trx('chain_events')
+    .where({ chain_id: event.chainId, tx_hash: event.txHash, log_index: event.logIndex })
+    .first('subject_kind', 'subject_id');
+  if (existing.subject_kind !== event.subjectKind || existing.subject_id !== event.subjectId) {
+    throw new ChainEventTakenError(`event ${event.txHash}#${event.logIndex} on chain ${event.chainId} already answered another request`);
+  }
+}
+
+/** The recorded event of a transaction on a chain, if any (its first log, which is the one we record). */
+export async function findChainEvent(knex: Knex, chainId: string, txHash: string): Promise<ChainEventRecord | undefined> {
+  const row = await knex('chain_events').where({ chain_id: chainId, tx_hash: txHash }).orderBy('log_index').first();
+  return row ? toRecord(row) : undefined;
+}
+
+/** The recorded `event` that answered a subject on a chain, if any. */
+export async function findSubjectEvent(
+  knex: Knex, subjectKind: ChainEventRecord['subjectKind'], subjectId: string, chainId: string, event: string,
+): Promise<ChainEventRecord | undefined> {
+  const row = await knex('chain_events').where({ subject_kind: subjectKind, subject_id: subjectId, chain_id: chainId, event }).first();
+  if (!row) return undefined;
+  return toRecord(row);
+}
+
+function toRecord(row: Record<string, any>): ChainEventRecord {
+  return {
+    chainId: row.chain_id, txHash: row.tx_hash, logIndex: row.log_index, block: row.block, blockHash: row.block_hash,
+    event: row.event, subjectKind: row.subject_kind, subjectId: row.subject_id,
+  };
+}

@@ -1,0 +1,125 @@
+import type { Knex } from 'knex';
+import type { TradeStatus } from '../../domain/index.ts';
+
+/**
+ * The trade as its lifecycle sees it (trades.ts holds the read model the API lists): the order,
+ * the secret, the state the machine works on, the deposit's leaf and the proof.
+ */
+export interface TradeLifecycleRecord {
+  id: string;
+  adId: string;
+  routeId: string;
+  adChainId: string;
+  orderChainId: string;
+  adCreatorAddress: string;
+  bridgerAddress: string;
+  amount: string;
+  status: TradeStatus;
+  proofState: 'none' | 'running' | 'ready';
+  bridgerClaimed: boolean;
+  adCreatorClaimed: boolean;
+  /** chains/order.ts OrderParams. */
+  orderParams: Record<string, string>;
+  orderHash: string;
+  secret: string;
+  secretCommitment: string;
+  reservationExpiresAt: Date;
+  lockDeadline: Date;
+  leafIndex: number | null;
+  leaf: string | null;
+  proof: StoredProof | null;
+}
+
+export interface StoredProof {
+  proof: unknown;
+  publicSignals: string[];
+  nullifierHash: string;
+  targetRoot: string;
+}
+
+const SELECT = [
+  'id', 'ad_id as adId', 'route_id as routeId', 'ad_chain_id as adChainId', 'order_chain_id as orderChainId',
+  'ad_creator_address as adCreatorAddress', 'bridger_address as bridgerAddress', 'amount', 'status', 'proof_state as proofState',
+  'bridger_claimed as bridgerClaimed', 'ad_creator_claimed as adCreatorClaimed', 'order_params as orderParams', 'order_hash as orderHash',
+  'secret', 'secret_commitment as secretCommitment', 'reservation_expires_at as reservationExpiresAt', 'lock_deadline as lockDeadline',
+  'leaf_index as leafIndex', 'leaf', 'proof',
+];
+
+export interface NewTrade {
+  id: string;
+  routeId: string;
+  adId: string;
+  adCreatorAddress: string;
+  bridgerAddress: string;
+  bridgerDstAddress: string;
+  adChainId: string;
+  orderChainId: string;
+  adTokenId: string;
+  orderTokenId: string;
+  amount: string;
+  orderParams: Record<string, string>;
+  orderHash: string;
+  secret: string;
+  secretCommitment: string;
+  reservationExpiresAt: Date;
+  lockDeadline: Date;
+}
+
+export async function insertTrade(trx: Knex.Transaction, trade: NewTrade): Promise<void> {
+  await trx('trades').insert({
+    id: trade.id,
+    route_id: trade.routeId,
+    ad_id: trade.adId,
+    ad_creator_address: trade.adCreatorAddress,
+    bridger_address: trade.bridgerAddress,
+    bridger_dst_address: trade.bridgerDstAddress,
+    ad_chain_id: trade.adChainId,
+    order_chain_id: trade.orderChainId,
+    ad_token_id: trade.adTokenId,
+    order_token_id: trade.orderTokenId,
+    amount: trade.amount,
+    order_params: JSON.stringify(trade.orderParams),
+    order_hash: trade.orderHash,
+    secret: trade.secret,
+    secret_commitment: trade.secretCommitment,
+    reservation_expires_at: trade.reservationExpiresAt,
+    lock_deadline: trade.lockDeadline,
+  });
+}
+
+/** One trade's lifecycle view, or undefined. */
+export async function findTradeLifecycle(knex: Knex, id: string): Promise<TradeLifecycleRecord | undefined> {
+  return knex('trades').select(SELECT).where({ id }).first();
+}
+
+/** The same, locked for the rest of `trx`: every state change goes through it. */
+export async function lockTrade(trx: Knex.Transaction, id: string): Promise<TradeLifecycleRecord | undefined> {
+  return trx('trades').select(SELECT).where({ id }).forUpdate().first();
+}
+
+/** Writes the machine's state (and the deposit's leaf when it is first known). */
+export async function saveTradeState(
+  trx: Knex.Transaction,
+  id: string,
+  state: { status: TradeStatus; proofState: string; bridgerClaimed: boolean; adCreatorClaimed: boolean },
+  leaf?: { index: number; leaf: string },
+): Promise<void> {
+  await trx('trades').where({ id }).update({
+    status: state.status,
+    proof_state: state.proofState,
+    bridger_claimed: state.bridgerClaimed,
+    ad_creator_claimed: state.adCreatorClaimed,
+    ...(leaf ? { leaf_index: leaf.index, leaf: leaf.leaf } : {}),
+    updated_at: trx.fn.now(),
+  });
+}
+
+/** Stores the verified proof once; a second writer (a retried or duplicated proof job) changes nothing. */
+export async function storeProof(knex: Knex, id: string, proof: StoredProof): Promise<void> {
+  await knex('trades').where({ id }).whereNull('proof').update({ proof: JSON.stringify(proof), updated_at: knex.fn.now() });
+}
+
+/** Trades not yet settled or expired, for an orchestrator resuming after a restart. */
+export async function openTrades(knex: Knex): Promise<TradeLifecycleRecord[]> {
+  return knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']);
+}

@@ -1,0 +1,6 @@
+// The pure domain vocabulary every layer shares. It imports nothing, so anyone may import it.
+export * from './amounts.ts';
+export * from './chain-kind.ts';
+export * from './errors.ts';
+export * from './ids.ts';
+export * from './statuses.ts';

@@ -1,0 +1,15 @@
+/**
+ * Ad and trade states (architecture.md, "States"). `PENDING` ads exist only until their create is
+ * confirmed; `EXHAUSTED` is derived from balances, never stored.
+ */
+export const AD_STATUSES = ['PENDING', 'ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'] as const;
+export type AdStatus = (typeof AD_STATUSES)[number];
+
+/** The statuses a published (confirmed) ad can show, and that lists filter on by default. */
+export const LISTED_AD_STATUSES = ['ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'] as const satisfies readonly AdStatus[];
+
+/** What a Maker may set by update (no on-chain transaction). */
+export const SETTABLE_AD_STATUSES = ['ACTIVE', 'PAUSED'] as const satisfies readonly AdStatus[];
+
+export const TRADE_STATUSES = ['PENDING', 'DEPOSITED', 'LOCKED', 'SETTLED', 'EXPIRED'] as const;
+export type TradeStatus = (typeof TRADE_STATUSES)[number];

@@ -1,0 +1,83 @@
+import type { Knex } from 'knex';
+import { pino, type Logger } from 'pino';
+import { createApp } from '../api/app.ts';
+import { loadConfig, type Config } from '../config.ts';
+import type { Devnet } from '../deploy/devnet/index.ts';
+import { resolveSecrets } from '../secrets.ts';
+import { buildContainer, type Container } from './container.ts';
+import { openDatabase } from './database.ts';
+import { listen } from './http-server.ts';
+import { startLocalDevnet } from './local-devnet.ts';
+
+/** A running API: its URL and how to stop it (HTTP first, then the container, then the database). */
+export interface RunningService {
+  url: string;
+  port: number;
+  config: Config;
+  knex: Knex;
+  logger: Logger;
+  container: Container;
+  /** The local devnet this process started (DEVNET), if any. */
+  devnet?: Devnet;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Bring the schema up to date first (default true; the production API leaves it to `npm run migrate`). */
+  migrate?: boolean;
+}
+
+/**
+ * Starts the API over a database: `DATABASE_URL`, or (the embedded run, `npm start`) its own
+ * PostgreSQL with the demo registry and the local devnet chains (see DEVNET). Tests call it with
+ * PORT 0 and their own DATABASE_URL.
+ */
+export async function start(
+  config: Config = loadConfig(),
+  logger: Logger = pino({ level: config.LOG_LEVEL }),
+  options: StartOptions = {},
+): Promise<RunningService> {
+  // Secrets first: a production config without them stops here, before anything has started.
+  const secrets = resolveSecrets(config);
+  const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
+  const container = buildContainer(config, logger, database.knex, { secrets });
+  let devnet: Devnet | undefined;
+  // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
+  try {
+    if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
+      devnet = await startLocalDevnet(config, container.secrets, database.knex, logger);
+    }
+    await container.startOrchestrator(database.url);
+  } catch (error) {
+    await container.close();
+    await devnet?.stop();
+    await database.close();
+    throw error;
+  }
+  let http;
+  try {
+    http = await listen(createApp(container), config.HOST, config.PORT, logger);
+  } catch (error) {
+    await container.close();
+    await devnet?.stop();
+    await database.close();
+    throw error;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    url: http.url,
+    port: http.port,
+    config,
+    knex: database.knex,
+    logger,
+    container,
+    devnet,
+    stop: () =>
+      (stopping ??= (async () => {
+        await http!.close();
+        await container.close();
+        await devnet?.stop();
+        await database.close();
+      })()),
+  };
+}

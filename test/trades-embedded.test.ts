@@ -1,0 +1,168 @@
+import { Web3 } from 'web3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anvilAccounts } from '../deploy/devnet/accounts.ts';
+import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import { startTestService, type TestService } from './support/service.ts';
+import { call, loginEvm } from './support/wallets.ts';
+
+/**
+ * Whole trades through HTTP on the two-chain devnet with the embedded orchestrator: the Maker's ad
+ * on chain 31338, the Bridger's deposit on 31337, the lock, both unlocks with a real proof, and the
+ * contracts paying out; the expiry path; and concurrent creates against one ad.
+ */
+
+const web3 = new Web3();
+const [, makerKey, bridgerKey] = anvilAccounts(3);
+const maker = web3.eth.accounts.privateKeyToAccount(makerKey!.privateKey);
+const bridger = web3.eth.accounts.privateKeyToAccount(bridgerKey!.privateKey);
+const AD_CHAIN = '31338';
+const ORDER_CHAIN = '31337';
+
+let service: TestService;
+let devnet: DevnetClient;
+let makerToken: string;
+let bridgerToken: string;
+let routeId: string;
+
+const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
+const adOf = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
+
+async function createAd(amount: bigint, bounds: { minAmount?: string; maxAmount?: string } = {}, on: TestService = service, token = makerToken): Promise<string> {
+  const created = await call(on, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: amount.toString(), ...bounds }, token);
+  expect(created.status).toBe(200);
+  await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', amount);
+  const txHash = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
+  expect((await call(on, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash }, token)).status).toBe(200);
+  return created.body.adId;
+}
+
+beforeAll(async () => {
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
+  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
+  makerToken = (await loginEvm(service, maker)).body.tokens.access;
+  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
+  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+});
+
+afterAll(async () => {
+  devnet?.close();
+  await service?.close();
+});
+
+describe('a whole trade with the embedded orchestrator', () => {
+  it('settles on both chains: deposit, proof, lock, both unlocks, and the contracts pay out', async () => {
+    const adId = await createAd(1000n);
+    const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(created.status).toBe(200);
+    const { tradeId, reqContractDetails: order } = created.body;
+    expect(order).toMatchObject({ chainId: ORDER_CHAIN, chainKind: 'EVM', contractAddress: service.devnet!.deployments[ORDER_CHAIN]!.orderPortal });
+    expect(order.orderParams).toMatchObject({ amount: '100', bridger: bridger.address, orderRecipient: maker.address, adRecipient: bridger.address, adId });
+    expect(await trade(tradeId)).toMatchObject({ status: 'PENDING', amount: '100', bridgerClaimed: false, adCreatorClaimed: false });
+    expect(await adOf(adId)).toMatchObject({ availableAmount: '900', lockedAmount: '100' });
+    expect((await call(service, 'GET', `/v1/trades/${tradeId}/params`, undefined, bridgerToken)).body).toEqual(order.orderParams);
+
+    // Nothing before its time: no lock before the deposit, no unlock before the lock.
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken)).status).toBe(409);
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, bridgerToken)).status).toBe(403);
+
+    // Step 2-3: the Bridger deposits on the order chain and confirms; the proof starts.
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true });
+    expect((await trade(tradeId)).status).toBe('DEPOSITED');
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+
+    // Step 4: the Maker locks on the ad chain.
+    const lock = await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+    expect(lock.status).toBe(200);
+    expect(lock.body).toMatchObject({ chainId: AD_CHAIN, orderHash: order.orderHash });
+    const lockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    expect((await trade(tradeId)).status).toBe('LOCKED');
+
+    // Step 5: the Bridger's order-side unlock waits for the ad side; the Maker's comes once the proof is ready.
+    const early = await call(service, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, order.orderHash) }, bridgerToken);
+    expect(early.status).toBe(409);
+    const badSig = await call(service, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, order.orderHash) }, makerToken);
+    expect(badSig.status).toBe(422);
+    const makerUnlock = await eventually('the proof', () => call(service, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, order.orderHash) }, makerToken), (r) => r.status !== 409);
+    expect(makerUnlock.status).toBe(200);
+    expect(makerUnlock.body).toMatchObject({ chainId: AD_CHAIN, contractAddress: service.devnet!.deployments[AD_CHAIN]!.adManager, orderHash: order.orderHash });
+    expect(makerUnlock.body.proof).toMatch(/^0x[0-9a-f]{512}$/);
+
+    const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridger.address);
+    const adUnlockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
+    expect(await devnet.balanceOf(AD_CHAIN, bridger.address)).toBe(bridgerBefore + 100n);
+    expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: true, adCreatorClaimed: false });
+
+    // Step 6: the Bridger's unlock on the order chain pays the Maker; the trade settles.
+    const bridgerUnlock = await call(service, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, order.orderHash) }, bridgerToken);
+    expect(bridgerUnlock.status).toBe(200);
+    expect(bridgerUnlock.body).toMatchObject({ chainId: ORDER_CHAIN, contractAddress: order.contractAddress });
+    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, maker.address);
+    const orderUnlockTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.body, bridgerUnlock.body);
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
+    expect(await devnet.balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 100n);
+    expect(await trade(tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
+    expect(await adOf(adId)).toMatchObject({ poolAmount: '1000', availableAmount: '900', lockedAmount: '0' });
+    // Repeats change nothing; another trade's transaction is refused.
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).status).toBe(200);
+
+    const metrics = await (await service.request('/metrics')).text();
+    expect(metrics).toMatch(/relayer_trades\{status="SETTLED"\} [1-9]/);
+    expect(metrics).toMatch(/relayer_trade_deposit_to_proof_seconds_count [1-9]/);
+  });
+
+  it('refuses a trade against your own ad, outside the bounds, or on a route that is not the ad\'s', async () => {
+    const adId = await createAd(500n, { minAmount: '10', maxAmount: '200' });
+    const own = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '50', bridgerDstAddress: maker.address }, makerToken);
+    expect(own.status).toBe(403);
+    const big = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '201', bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(big.status).toBe(422);
+    expect(big.body.message).toEqual([expect.stringMatching(/^amount must lie within the ad's bounds \[10, 200\]/)]);
+    const otherRoute = (await call(service, 'GET', `/v1/routes?adChainId=${ORDER_CHAIN}`)).body.data[0].id;
+    const wrong = await call(service, 'POST', '/v1/trades/create', { adId, routeId: otherRoute, amount: '50', bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(wrong.status).toBe(422);
+    expect((await adOf(adId)).availableAmount).toBe('500');
+  });
+
+  it('lets exactly as many of 50 concurrent creates succeed as the ad can cover', async () => {
+    const adId = await createAd(1000n);
+    const answers = await Promise.all(Array.from({ length: 50 }, () =>
+      call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(40);
+    expect(await adOf(adId)).toMatchObject({ availableAmount: '0', lockedAmount: '1000', status: 'EXHAUSTED' });
+  });
+});
+
+describe('a reservation never deposited', () => {
+  let short: TestService;
+  beforeAll(async () => {
+    // Same relayer key as the devnet's contracts trust, same chains; only the reservation TTL differs.
+    short = await startTestService({
+      TRADE_RESERVATION_TTL_SECONDS: '2',
+      RELAYER_EVM_PRIVATE_KEY: service.container.secrets.relayerEvmPrivateKey,
+      RELAYER_STELLAR_SECRET: service.container.secrets.relayerStellarSecret,
+    });
+    await short.knex('chains').insert((await service.knex('chains').select('*')).map(({ id, ...row }) => ({ id, ...row })));
+    await short.knex('tokens').insert(await service.knex('tokens').select('*'));
+    await short.knex('routes').insert(await service.knex('routes').select('*'));
+  });
+  afterAll(async () => {
+    await short?.close();
+  });
+
+  it('expires after TRADE_RESERVATION_TTL_SECONDS and gives the amount back to the ad', async () => {
+    const makerAccess = (await loginEvm(short, maker)).body.tokens.access;
+    const bridgerAccess = (await loginEvm(short, bridger)).body.tokens.access;
+    const adId = await createAd(300n, {}, short, makerAccess);
+    const res = await call(short, 'POST', '/v1/trades/create', { adId, routeId, amount: '120', bridgerDstAddress: bridger.address }, bridgerAccess);
+    expect(res.status).toBe(200);
+    expect((await call(short, 'GET', `/v1/ads/${adId}`)).body.availableAmount).toBe('180');
+    await eventually('expiry', async () => (await call(short, 'GET', `/v1/trades/${res.body.tradeId}`)).body.status, (s) => s === 'EXPIRED', 20_000);
+    expect((await call(short, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
+  });
+});

@@ -1,0 +1,24 @@
+import { DomainError } from '../domain/index.ts';
+
+/** Use-case errors of trades; the lifecycle's own are in workflows/errors.ts. */
+
+/** The caller is not a party of the trade, or not the party the action is for. */
+export class NotTradePartyError extends DomainError {
+  readonly code = 'NOT_TRADE_PARTY';
+  readonly kind = 'forbidden';
+}
+
+/** A field is valid on its own but not for this ad or route; `field` names it. */
+export class TradeInputError extends DomainError {
+  readonly code = 'TRADE_INPUT';
+  readonly kind = 'invalid';
+  constructor(field: string, problem: string) {
+    super(`${field} ${problem}`, { field });
+  }
+}
+
+/** The trade's state does not allow the action yet (or any more); the message says what is missing. */
+export class TradeNotReadyError extends DomainError {
+  readonly code = 'TRADE_NOT_READY';
+  readonly kind = 'conflict';
+}

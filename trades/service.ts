@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError } from '../ads/errors.ts';
+import { releaseExpiredHolds } from '../ads/holds.ts';
+import type { Principal } from '../auth/sign-in.ts';
+import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
+import { computeOrderHash, randomSalt, type OrderParams } from '../chains/order.ts';
+import { RequestFieldError } from '../chains/request-schema.ts';
+import { buildSignedCallData } from '../chains/signed-call-data.ts';
+import type { RelayerSigners } from '../chains/signers.ts';
+import { computeOrderTimes, lockDeadline, ttlWithin, type OrderTimingPolicy } from '../chains/timing.ts';
+import type { TransactionVerifier } from '../chains/verify.ts';
+import { isWalletSignature } from '../chains/wallet-signature.ts';
+import { hasLiveClose } from '../db/repositories/ad-requests.ts';
+import { changeAd, findAd, lockAd } from '../db/repositories/ads.ts';
+import { findSubjectEvent } from '../db/repositories/chain-events.ts';
+import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
+import { findTradeLifecycle, insertTrade, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
+import { randomSecret, secretCommitment } from '../prover/commitments.ts';
+import { encodeProof, type Groth16Proof } from '../prover/solidity.ts';
+import { stateOf } from '../workflows/activities.ts';
+import { TradeNotFoundError } from '../workflows/errors.ts';
+import { unlockDue } from '../workflows/machine.ts';
+import type { AppliedEvent, ConfirmationKind, Orchestrator } from '../workflows/orchestrator.ts';
+import { NotTradePartyError, TradeInputError, TradeNotReadyError } from './errors.ts';
+
+export interface TradesSettings {
+  signedRequestTtlSeconds: number;
+  confirmGraceSeconds: number;
+  /** TRADE_RESERVATION_TTL_SECONDS: an undeposited reservation returns to the ad after this. */
+  reservationTtlSeconds: number;
+  orderTiming?: OrderTimingPolicy;
+}
+
+export interface TradesDeps {
+  knex: Knex;
+  registryCache: RegistryCache;
+  signers: RelayerSigners;
+  verifier: TransactionVerifier;
+  orchestrator: () => Orchestrator;
+  settings: TradesSettings;
+  now?: () => number;
+}
+
+export interface CreateTradeInput {
+  adId: string;
+  routeId: string;
+  amount: string;
+  bridgerDstAddress: string;
+}
+
+type Role = 'maker' | 'bridger';
+
+/**
+ * The trade use cases: reserve and sign (create), hand out lock and unlock call data to the right
+ * party at the right time, and pass confirmations to the orchestrator, which drives the lifecycle.
+ */
+export function createTradesService(deps: TradesDeps) {
+  const { knex, registryCache, settings } = deps;
+  const nowMs = () => deps.now?.() ?? Date.now();
+  const nowSeconds = () => Math.floor(nowMs() / 1000);
+
+  async function chainOf(chainId: string): Promise<ChainConnection> {
+    const chain = await registryCache.chain(chainId);
+    if (!chain) throw new ChainUnavailableError(`chain ${chainId} is not registered`);
+    return chain;
+  }
+
+  const target = (chain: ChainConnection, contractAddress: string) => ({
+    kind: chain.kind, chainId: chain.chainId, contractAddress, networkPassphrase: chain.networkPassphrase ?? undefined,
+  });
+
+  /** The caller's role in the trade, or 403. */
+  function roleOf(principal: Principal, trade: TradeLifecycleRecord): Role {
+    const wallets = Object.values(principal.wallets);
+    if (wallets.includes(trade.adCreatorAddress)) return 'maker';
+    if (wallets.includes(trade.bridgerAddress)) return 'bridger';
+    throw new NotTradePartyError(`only the trade's Bridger and the ad's Maker may do this on trade ${trade.id}`);
+  }
+
+  async function partyTrade(principal: Principal, tradeId: string): Promise<{ trade: TradeLifecycleRecord; role: Role }> {
+    const trade = await findTradeLifecycle(knex, tradeId);
+    if (!trade) throw new TradeNotFoundError(tradeId);
+    return { trade, role: roleOf(principal, trade) };
+  }
+
+  /** Before signing on a deposit, it must still be in the order chain's canonical history. */
+  async function assertDepositCanonical(trade: TradeLifecycleRecord): Promise<void> {
+    const orderChain = await chainOf(trade.orderChainId);
+    const deposit = await findSubjectEvent(knex, 'trade', trade.id, orderChain.chainId, 'OrderCreated');
+    if (!deposit || !orderChain.rpcUrl) return;
+    const canonical = await deps.verifier.isCanonical(
+      { kind: orderChain.kind, chainId: orderChain.chainId, rpcUrl: orderChain.rpcUrl },
+      { block: deposit.block, blockHash: deposit.blockHash },
+    );
+    if (!canonical) throw new TradeNotReadyError(`the deposit of trade ${trade.id} is no longer in the order chain's history (reorganised away)`);
+  }
+
+  return {
+    /**
+     * Reserves `amount` of the ad in one transaction holding the ad row lock, and returns signed
+     * `OrderPortal.createOrder` call data with the order it commits to.
+     */
+    async create(principal: Principal, input: CreateTradeInput) {
+      const ad = await findAd(knex, input.adId);
+      if (!ad || ad.status === 'PENDING') throw new AdNotFoundError(input.adId);
+      if (ad.routeId !== input.routeId) throw new TradeInputError('routeId', `must be the ad's route ${ad.routeId}, received '${input.routeId}'`);
+      const adChain = await chainOf(ad.adChainId);
+      const orderChain = await chainOf(ad.orderChainId);
+      const bridger = principal.wallets[orderChain.kind];
+      if (!bridger) throw new NotTradePartyError(`sign in with (or link) a ${orderChain.kind} wallet: the deposit is made on chain ${orderChain.chainId}`);
+      if (Object.values(principal.wallets).includes(ad.creatorAddress)) throw new NotTradePartyError('nobody trades against their own ad');
+      if (!isRecipientAddress(adChain.kind, input.bridgerDstAddress)) {
+        throw new TradeInputError('bridgerDstAddress', `must be a ${adChain.kind} address of chain ${adChain.chainId}, received '${input.bridgerDstAddress}'`);
+      }
+      const bridgerDst = canonicalAddress(adChain.kind, input.bridgerDstAddress);
+      const amount = BigInt(input.amount);
+      if ((ad.minAmount !== null && amount < BigInt(ad.minAmount)) || (ad.maxAmount !== null && amount > BigInt(ad.maxAmount))) {
+        throw new TradeInputError('amount', `must lie within the ad's bounds [${ad.minAmount ?? '0'}, ${ad.maxAmount ?? 'no maximum'}], received ${input.amount}`);
+      }
+      const route = (await registryCache.route(ad.routeId))!;
+      const createdAt = nowSeconds();
+      const times = computeOrderTimes(createdAt, settings.orderTiming, settings.signedRequestTtlSeconds);
+      const orderParams: OrderParams = {
+        orderChainToken: route.orderToken.address,
+        adChainToken: route.adToken.address,
+        amount: input.amount,
+        bridger,
+        orderRecipient: ad.creatorDstAddress,
+        adId: ad.id,
+        adCreator: ad.creatorAddress,
+        adRecipient: bridgerDst,
+        salt: randomSalt(),
+        orderChainId: orderChain.chainId,
+        orderPortal: orderChain.orderPortalAddress,
+        adChainId: adChain.chainId,
+        adManager: adChain.adManagerAddress,
+        ...times,
+      };
+      const secret = randomSecret();
+      const commitment = secretCommitment(secret).toString();
+      let orderHash: string;
+      let signed;
+      try {
+        orderHash = computeOrderHash(orderParams, deps.signers.domain);
+        signed = buildSignedCallData({
+          target: target(orderChain, orderChain.orderPortalAddress),
+          action: 'createOrder',
+          fields: { orderHash, secretCommitment: commitment },
+          signers: deps.signers,
+          ttlSeconds: settings.signedRequestTtlSeconds,
+          now: nowMs(),
+        });
+      } catch (error) {
+        if (error instanceof RequestFieldError) throw new TradeInputError('amount', `does not fit the chains of this route: ${error.message}`);
+        throw error;
+      }
+      const tradeId = randomUUID();
+      const reservationExpiresAt = new Date(nowMs() + settings.reservationTtlSeconds * 1000);
+      const deadline = new Date(Number(lockDeadline(times)) * 1000);
+      await knex.transaction(async (trx) => {
+        const cutoff = new Date(nowMs() - settings.confirmGraceSeconds * 1000);
+        await lockAd(trx, ad.id);
+        await releaseExpiredHolds(trx, ad.id, cutoff);
+        const current = (await lockAd(trx, ad.id))!;
+        if (current.baseStatus !== 'ACTIVE') throw new AdStateError(`ad ${ad.id} is ${current.status}: it takes no trades`);
+        if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
+        if (BigInt(current.availableAmount) < amount) {
+          throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${input.amount}: ${current.availableAmount} available`);
+        }
+        await changeAd(trx, ad.id, { reserved: amount });
+        await insertTrade(trx, {
+          id: tradeId, routeId: ad.routeId, adId: ad.id, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
+          bridgerDstAddress: bridgerDst, adChainId: adChain.chainId, orderChainId: orderChain.chainId, adTokenId: ad.adTokenId,
+          orderTokenId: ad.orderTokenId, amount: input.amount, orderParams: { ...orderParams }, orderHash, secret: secret.toString(),
+          secretCommitment: commitment, reservationExpiresAt, lockDeadline: deadline,
+        });
+      });
+      await deps.orchestrator().startTrade({ tradeId, adId: ad.id, routeId: ad.routeId, reservationExpiresAt, lockDeadline: deadline });
+      return { tradeId, reqContractDetails: { ...signed, orderParams, orderHash, secretCommitment: commitment } };
+    },
+
+    /** The order parameters, for either party. */
+    async params(principal: Principal, tradeId: string) {
+      const { trade } = await partyTrade(principal, tradeId);
+      return trade.orderParams;
+    },
+
+    /** Signed `AdManager.lockForOrder` call data: the Maker's, once the deposit is confirmed and while the lock window is open. */
+    async lock(principal: Principal, tradeId: string) {
+      const { trade, role } = await partyTrade(principal, tradeId);
+      if (role !== 'maker') throw new NotTradePartyError(`only the ad's Maker locks trade ${tradeId}`);
+      if (trade.status !== 'DEPOSITED') throw new TradeNotReadyError(`trade ${tradeId} is ${trade.status}: lock needs a confirmed deposit (DEPOSITED)`);
+      const ttl = ttlWithin(lockDeadline({ lockExpiry: trade.orderParams.lockExpiry! }), nowSeconds(), settings.signedRequestTtlSeconds);
+      if (ttl <= 0) throw new TradeNotReadyError(`the lock window of trade ${tradeId} has closed`);
+      await assertDepositCanonical(trade);
+      const adChain = await chainOf(trade.adChainId);
+      const signed = buildSignedCallData({
+        target: target(adChain, trade.orderParams.adManager!),
+        action: 'lockForOrder',
+        fields: { orderHash: trade.orderHash },
+        signers: deps.signers,
+        ttlSeconds: ttl,
+        now: nowMs(),
+      });
+      return { ...signed, orderParams: trade.orderParams, orderHash: trade.orderHash };
+    },
+
+    /**
+     * Signed unlock call data with the proof for the unlock due to the caller (workflows/machine.ts
+     * `unlockDue`): the Maker gets the ad side (pays the Bridger) first; the order side (pays the
+     * Maker) only once the ad side is confirmed. `signature` is the caller's wallet signature over
+     * the 32 bytes of the order hash.
+     */
+    async unlock(principal: Principal, tradeId: string, signature: string) {
+      const { trade, role } = await partyTrade(principal, tradeId);
+      const adChain = await chainOf(trade.adChainId);
+      const orderChain = await chainOf(trade.orderChainId);
+      const [kind, address] = role === 'maker' ? [adChain.kind, trade.adCreatorAddress] : [orderChain.kind, trade.bridgerAddress];
+      if (!isWalletSignature(kind, address, Buffer.from(trade.orderHash.slice(2), 'hex'), signature)) {
+        throw new TradeInputError('signature', `must be your wallet's signature (${address}) over the 32 bytes of the order hash ${trade.orderHash}`);
+      }
+      const due = unlockDue(stateOf(trade), role);
+      if ('missing' in due) throw new TradeNotReadyError(`trade ${tradeId}: ${due.missing}`);
+      const proof = trade.proof!;
+      await assertDepositCanonical(trade);
+      const [chain, contract, cap] = due.side === 'ad'
+        ? [adChain, trade.orderParams.adManager!, trade.orderParams.lockExpiry!]
+        : [orderChain, trade.orderParams.orderPortal!, trade.orderParams.refundTime!];
+      const ttl = ttlWithin(cap, nowSeconds(), settings.signedRequestTtlSeconds);
+      if (ttl <= 0) throw new TradeNotReadyError(`the ${due.side}-chain unlock window of trade ${tradeId} has closed`);
+      const signed = buildSignedCallData({
+        target: target(chain, contract),
+        action: 'unlock',
+        fields: { orderHash: trade.orderHash, nullifierHash: proof.nullifierHash, targetRoot: proof.targetRoot },
+        signers: deps.signers,
+        ttlSeconds: ttl,
+        now: nowMs(),
+      });
+      return {
+        ...signed,
+        orderParams: trade.orderParams,
+        proof: encodeProof(proof.proof as Groth16Proof),
+        orderHash: trade.orderHash,
+      };
+    },
+
+    /** A deposit or lock transaction (`/confirm`), or an unlock (`/unlock/confirm`), passed to the orchestrator. */
+    async confirm(principal: Principal, tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
+      await partyTrade(principal, tradeId);
+      return deps.orchestrator().confirm(tradeId, { kind, txHash });
+    },
+  };
+}
+
+export type TradesService = ReturnType<typeof createTradesService>;
