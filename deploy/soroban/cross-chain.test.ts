@@ -9,7 +9,7 @@ import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
 import { loadDevnetArtifacts } from '../devnet/artifacts.ts';
 import { anvilAccounts, startDevnet, type Devnet } from '../devnet/index.ts';
-import { VECTORS_JSON, type Vectors } from './vectors.ts';
+import { LEDGER_TIMESTAMP, VECTORS_JSON, type Vectors } from './vectors.ts';
 
 /**
  * The EVM half of the two cross-chain trades whose Stellar half cargo test runs in the Soroban
@@ -20,7 +20,9 @@ import { VECTORS_JSON, type Vectors } from './vectors.ts';
  *     OrderPortal takes the very proof the Soroban AdManager took;
  *   - order chain Stellar, ad chain EVM devnet B: the Maker's ad and lock on B, then the unlock on
  *     B's AdManager with the proof made against the Soroban OrderPortal's root.
- * Requests are signed afresh for each EVM contract (EIP-712) over the same fields.
+ * Requests are signed afresh for each EVM contract (EIP-712) over the same fields. Both anvil
+ * clocks start at the Soroban ledger's time, so the orders' lockExpiry/refundTime pass the same
+ * time checks on both sides.
  */
 const vectors = JSON.parse(readFileSync(VECTORS_JSON, 'utf8')) as Vectors;
 const domain = vectors.network.domain;
@@ -36,6 +38,7 @@ let devnet: Devnet;
 let abi: Record<'adManager' | 'orderPortal' | 'token', InterfaceAbi>;
 let errors: Interface;
 const providers: JsonRpcProvider[] = [];
+const clocks: Record<string, JsonRpcProvider> = {};
 
 function contract(chainId: string, name: 'adManager' | 'orderPortal' | 'testErc20', account: { privateKey: string }): Contract {
   const provider = new JsonRpcProvider(devnet.rpcUrls[chainId], undefined, { staticNetwork: true, cacheTimeout: -1, pollingInterval: 50 });
@@ -57,6 +60,7 @@ async function submit<T extends ActionName>(
     fields,
     signers,
     ttlSeconds: 600,
+    now: (await chainSeconds(chainId)) * 1000,
   });
   const call = evmContractCall(action, data, extras);
   try {
@@ -72,11 +76,24 @@ async function approve(chainId: string, account: { privateKey: string }, spender
   await (await contract(chainId, 'testErc20', account).getFunction('approve')(devnet.deployments[chainId]![spender], amount)).wait();
 }
 
+/** The chain's clock: the latest block's timestamp (unix seconds). */
+async function chainSeconds(chainId: string): Promise<number> {
+  const block = await clocks[chainId]!.getBlock('latest');
+  return block!.timestamp;
+}
+
 const balance = (chainId: string, who: string) =>
   contract(chainId, 'testErc20', maker!).getFunction('balanceOf')(who) as Promise<bigint>;
 
 beforeAll(async () => {
   devnet = await startDevnet({ ports: [0, 0], relayerEvmAddress: signers.evmAddress, domain });
+  for (const chainId of [A, B]) {
+    const provider = new JsonRpcProvider(devnet.rpcUrls[chainId], undefined, { staticNetwork: true, cacheTimeout: -1 });
+    providers.push(provider);
+    clocks[chainId] = provider;
+    await provider.send('evm_setNextBlockTimestamp', [LEDGER_TIMESTAMP]);
+    await provider.send('evm_mine', []);
+  }
   const compiled = await loadDevnetArtifacts();
   abi = {
     adManager: compiled.adManager.abi as InterfaceAbi,
@@ -125,7 +142,7 @@ describe('one proof settles both chains of a Stellar/EVM trade', () => {
     const order: OrderParams = ours.order.params;
     await approve(B, maker!, 'adManager', 10n ** 12n);
     await submit(B, 'adManager', maker!, 'createAd', {
-      adId: order.adId, adCreator: maker!.address, adToken: order.adChainToken, initialAmount: 10n ** 9n, orderChainId: order.orderChainId, adRecipient: maker!.address,
+      adId: order.adId, adCreator: maker!.address, adToken: order.adChainToken, initialAmount: 10n ** 9n, orderChainId: order.orderChainId, adRecipient: order.orderRecipient,
     });
     await submit(B, 'adManager', maker!, 'lockForOrder', { orderHash: ours.order.hash }, { orderParams: order });
 

@@ -9,6 +9,7 @@ import { computeOrderHash, encodeOrderParams, type OrderParams } from '../../cha
 import type { ActionFields, ActionName } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners, type RelayerSigners } from '../../chains/signers.ts';
+import { HTLC_LIMITS, computeOrderTimes } from '../../chains/timing.ts';
 import { startEmbeddedDatabase } from '../../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../../db/knex.ts';
 import { leafOf, nullifierHashOf, secretCommitment } from '../../prover/commitments.ts';
@@ -51,6 +52,25 @@ const EVM = {
   orderPortal: '0xDc64a140Aa3E981100a9becA4E685f962f0cF6C9',
   token: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
 };
+
+/** Every order's lockExpiry and refundTime: the service's default times for an order created at LEDGER_TIMESTAMP. */
+const TIMES = computeOrderTimes(LEDGER_TIMESTAMP);
+
+/** Long enough for an unlock request to outlive the order's refundTime (the boundary tests). */
+const LATE_TTL = 13 * 3_600;
+const { minUnlockWindowSeconds: WINDOW, minRefundMarginSeconds: MARGIN, maxOrderLifetimeSeconds: LIFETIME } = HTLC_LIMITS;
+/** lockExpiry and refundTime at the contracts' limits exactly, at LEDGER_TIMESTAMP. */
+const EDGE_TIMES = { lockExpiry: String(LEDGER_TIMESTAMP + WINDOW), refundTime: String(LEDGER_TIMESTAMP + WINDOW + MARGIN) };
+/** Times one second past each limit (contract error InvalidTimes). */
+const TIMES_REFUSED: Array<{ why: string; changes: Partial<OrderParams> }> = [
+  { why: 'InvalidTimes: lockExpiry leaves less than the unlock window', changes: { lockExpiry: String(LEDGER_TIMESTAMP + WINDOW - 1), refundTime: String(LEDGER_TIMESTAMP + WINDOW - 1 + MARGIN) } },
+  { why: 'InvalidTimes: refundTime less than the margin after lockExpiry', changes: { refundTime: String(Number(TIMES.lockExpiry) + MARGIN - 1) } },
+  { why: 'InvalidTimes: refundTime beyond the order lifetime', changes: { lockExpiry: String(LEDGER_TIMESTAMP + LIFETIME - MARGIN), refundTime: String(LEDGER_TIMESTAMP + LIFETIME + 1) } },
+];
+const refusals = (times: typeof TIMES_REFUSED, ...more: Array<{ why: string } & Partial<OrderParams>>) => [
+  ...more.map(({ why, ...changes }) => ({ why, changes })),
+  ...times,
+];
 
 const label = (text: string) => createHash('sha256').update(`relayer-soroban vectors: ${text}`).digest();
 const keypair = (name: string) => Keypair.fromRawEd25519Seed(label(name));
@@ -103,13 +123,13 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     createRelayerSigners({ relayerEvmPrivateKey: `0x${label('evm relayer').toString('hex')}`, relayerStellarSecret: key.secret() }, DOMAIN);
   const signers = signersOf(relayer);
 
-  const sign = <A extends ActionName>(contract: string, action: A, fields: ActionFields<A>, name: string, by = signers) =>
+  const sign = <A extends ActionName>(contract: string, action: A, fields: ActionFields<A>, name: string, by = signers, ttlSeconds = TTL) =>
     buildSignedCallData({
       target: { kind: 'STELLAR', chainId: STELLAR_CHAIN_ID, contractAddress: contract, networkPassphrase: PASSPHRASE },
       action,
       fields,
       signers: by,
-      ttlSeconds: TTL,
+      ttlSeconds,
       now: LEDGER_TIMESTAMP * 1000,
       authToken: token32(name),
     });
@@ -124,11 +144,11 @@ export async function buildVectors(knex: Knex, prove: Prove) {
 
   // Trade 1: the ad on Stellar, the deposit on EVM devnet A, mirrored into the prover's tree.
   const adId = uuidOf('ad');
-  const tradeOrder = (salt: string, amount: string) =>
+  const tradeOrder = (salt: string, amount: string, changes: Partial<OrderParams> = {}) =>
     orderVector({
       orderChainToken: EVM.token, adChainToken: token, amount, bridger: evmBridger!.address, orderRecipient: evmMaker!.address,
       adId, adCreator: maker.publicKey(), adRecipient: bridger.publicKey(), salt, orderChainId: '31337',
-      orderPortal: EVM.orderPortal, adChainId: STELLAR_CHAIN_ID, adManager: AD_MANAGER,
+      orderPortal: EVM.orderPortal, adChainId: STELLAR_CHAIN_ID, adManager: AD_MANAGER, ...TIMES, ...changes,
     });
   const order = tradeOrder(fieldOf('ad order salt').toString(), '250000');
   const secondOrder = tradeOrder(fieldOf('second ad order salt').toString(), '100000');
@@ -166,20 +186,34 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     /** The second order unlocked with the first one's nullifier (and proof): the nullifier is spent. */
     unlockSecondOrderSpentNullifier: sign(AD_MANAGER, 'unlock', { ...adUnlockFields, orderHash: secondOrder.hash }, 'unlock second'),
     closeAd: sign(AD_MANAGER, 'closeAd', { adId, to: maker.publicKey() }, 'closeAd'),
+    /** The unlock valid past the order's lockExpiry, so the contract's time rule decides at the boundary. */
+    unlockLate: sign(AD_MANAGER, 'unlock', adUnlockFields, 'unlock late', signers, LATE_TTL),
+    /** Orders the AdManager must refuse to lock, each with a signed lock request. */
+    lockRefused: refusals(TIMES_REFUSED, { orderRecipient: evmBridger!.address, why: 'OrderMismatch: pays another recipient than the ad records' })
+      .map(({ why, changes }, i) => {
+        const refused = tradeOrder(fieldOf(`refused lock salt ${i}`).toString(), '1000', changes);
+        return { why, order: refused, lockForOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: refused.hash }, `lock refused ${i}`) };
+      }),
+    /** An order at every limit exactly (the least unlock window and refund margin): accepted. */
+    edge: (() => {
+      const edge = tradeOrder(fieldOf('edge lock salt').toString(), '1000', EDGE_TIMES);
+      return { order: edge, lockForOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: edge.hash }, 'lock edge') };
+    })(),
   };
 
   // Trade 2: the deposit on Stellar (with three other deposits around it), the ad on EVM devnet B.
   const stellarKey: TreeKey = { chainId: STELLAR_CHAIN_ID, portalAddress: ORDER_PORTAL };
   const ours = 2;
   const deposits = [];
-  for (let i = 0; i < 4; i++) {
-    const secret = fieldOf(`deposit secret ${i}`);
-    const deposit = orderVector({
+  const depositOrder = (i: number, salt: string, changes: Partial<OrderParams> = {}) =>
+    orderVector({
       orderChainToken: token, adChainToken: EVM.token, amount: String(100_000 * (i + 1)), bridger: bridger.publicKey(),
       orderRecipient: maker.publicKey(), adId: uuidOf(`evm ad ${i}`), adCreator: evmMaker!.address, adRecipient: evmBridger!.address,
-      salt: fieldOf(`deposit salt ${i}`).toString(), orderChainId: STELLAR_CHAIN_ID, orderPortal: ORDER_PORTAL, adChainId: '31338',
-      adManager: EVM.adManager,
+      salt, orderChainId: STELLAR_CHAIN_ID, orderPortal: ORDER_PORTAL, adChainId: '31338', adManager: EVM.adManager, ...TIMES, ...changes,
     });
+  for (let i = 0; i < 4; i++) {
+    const secret = fieldOf(`deposit secret ${i}`);
+    const deposit = depositOrder(i, fieldOf(`deposit salt ${i}`).toString());
     const commitment = secretCommitment(secret);
     const leaf = leafOf(deposit.hash, commitment);
     const state = await store.insertLeaf(stellarKey, i, leaf);
@@ -207,6 +241,20 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     unlockUnknownRoot: sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, targetRoot: '12345' }, 'portal unlock unknown root'),
     /** Deposit 0 unlocked with our nullifier, root and proof: the nullifier is spent. */
     unlockSpentNullifier: sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, orderHash: deposits[0]!.order.hash }, 'portal unlock spent'),
+    /** The unlock valid past the order's refundTime, so the contract's time rule decides at the boundary. */
+    unlockLate: sign(ORDER_PORTAL, 'unlock', portalUnlockFields, 'portal unlock late', signers, LATE_TTL),
+    /** Orders whose times the OrderPortal must refuse at createOrder, each with a signed request. */
+    createRefused: refusals(TIMES_REFUSED).map(({ why, changes }, i) => {
+      const refused = depositOrder(0, fieldOf(`refused deposit salt ${i}`).toString(), changes);
+      const commitment = secretCommitment(fieldOf(`refused deposit secret ${i}`));
+      return { why, order: refused, secretCommitment: commitment.toString(), createOrder: sign(ORDER_PORTAL, 'createOrder', { orderHash: refused.hash, secretCommitment: commitment }, `create refused ${i}`) };
+    }),
+    /** A deposit at every limit exactly: accepted. */
+    edge: (() => {
+      const edge = depositOrder(0, fieldOf('edge deposit salt').toString(), EDGE_TIMES);
+      const commitment = secretCommitment(fieldOf('edge deposit secret'));
+      return { order: edge, secretCommitment: commitment.toString(), createOrder: sign(ORDER_PORTAL, 'createOrder', { orderHash: edge.hash, secretCommitment: commitment }, 'create edge') };
+    })(),
   };
 
   return {

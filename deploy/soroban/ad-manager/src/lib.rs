@@ -2,14 +2,16 @@
 //! Makers' liquidity pools. Every call carries a request the relayer signed (ed25519 over the
 //! Stellar layout of chains/README.md); orders are locked against an ad and released to the
 //! Bridger with the trade's Groth16 proof against the order chain's root, which the relayer's
-//! unlock signature attests.
+//! unlock signature attests, before the order's lock_expiry; from lock_expiry on, a lock never
+//! unlocked goes back to the Maker's ad (release_lock), and then it can no longer be unlocked.
 #![no_std]
 
 use relayer_soroban_shared::{
-    events::{AdClosed, AdCreated, AdFunded, AdWithdrawn, OrderLocked, OrderUnlocked},
+    events::{AdClosed, AdCreated, AdFunded, AdWithdrawn, LockReleased, OrderLocked, OrderUnlocked},
     order::{order_hash, Order},
     requests::{self, consume, types, Request},
     settle::{is_spent, spend_with_proof},
+    times,
     tokens::{pull, push},
     words::{address_word, amount_word, word_address, WordSink},
     Error,
@@ -36,6 +38,7 @@ pub enum OrderState {
     None = 0,
     Locked = 1,
     Unlocked = 2,
+    Released = 3,
 }
 
 #[contracttype]
@@ -221,12 +224,15 @@ impl AdManager {
             return Err(Error::NotForThisContract);
         }
         let mut ad = own_ad(&env, &order.ad_id)?;
+        // The deposit must pay the Maker where the ad said (creatorDstAddress), in the ad's token and chains.
         if order.ad_chain_token != address_word(&ad.token)
             || order.order_chain_id != ad.order_chain_id
             || order.ad_creator != address_word(&ad.creator)
+            || order.order_recipient != ad.ad_recipient
         {
             return Err(Error::OrderMismatch);
         }
+        times::check_times(&env, &order)?;
         if Self::order_state(env.clone(), hash.clone()) != OrderState::None {
             return Err(Error::WrongOrderState);
         }
@@ -265,6 +271,7 @@ impl AdManager {
         if Self::order_state(env.clone(), hash.clone()) != OrderState::Locked {
             return Err(Error::WrongOrderState);
         }
+        times::before(&env, order.lock_expiry)?;
         spend_with_proof(&env, &hash, &target_root, &nullifier_hash, &proof)?;
         env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Unlocked);
         let mut ad = ad_of(&env, &order.ad_id).ok_or(Error::UnknownAd)?;
@@ -274,6 +281,28 @@ impl AdManager {
         push(&env, &ad.token, &recipient, order.amount);
         OrderUnlocked { reqHash: req_hash, orderHash: hash, nullifierHash: nullifier_hash, recipient, amount: order.amount }
             .publish(&env);
+        Ok(())
+    }
+
+    /// From the order's lock_expiry on, returns a lock the Bridger never unlocked to the ad's
+    /// available balance (to the Maker directly when the ad is closed). Needs no relayer signature
+    /// and no authorisation: anyone may submit it.
+    pub fn release_lock(env: Env, order: Order) -> Result<(), Error> {
+        let hash = order_hash(&env, &requests::config(&env).order_domain, &order)?;
+        if Self::order_state(env.clone(), hash.clone()) != OrderState::Locked {
+            return Err(Error::WrongOrderState);
+        }
+        times::from(&env, order.lock_expiry)?;
+        env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Released);
+        let mut ad = ad_of(&env, &order.ad_id).ok_or(Error::UnknownAd)?;
+        ad.locked -= order.amount;
+        if ad.closed {
+            push(&env, &ad.token, &ad.creator, order.amount);
+        } else {
+            ad.available += order.amount;
+        }
+        save_ad(&env, &order.ad_id, &ad);
+        LockReleased { orderHash: hash, adId: order.ad_id, amount: order.amount }.publish(&env);
         Ok(())
     }
 

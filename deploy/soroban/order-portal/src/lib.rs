@@ -2,15 +2,17 @@
 //! takes the Bridger's deposit under a relayer-signed request, appends
 //! `Poseidon3(orderHashHi, orderHashLo, secretCommitment)` to its depth-20 Poseidon tree, and
 //! releases the deposit to the order-chain recipient (the Maker) with the trade's Groth16 proof
-//! against one of its last 100 roots.
+//! against one of its last 100 roots, before the order's refund_time; from refund_time on, a deposit
+//! never unlocked goes back to the Bridger (refund), and then it can no longer be unlocked.
 #![no_std]
 
 use relayer_soroban_shared::{
-    events::{OrderCreated, OrderUnlocked},
+    events::{OrderCreated, OrderRefunded, OrderUnlocked},
     order::{order_hash, split, Order},
     poseidon::{is_field, Poseidon},
     requests::{self, consume, types, Request},
     settle::{is_spent, spend_with_proof},
+    times,
     tokens::{pull, push},
     tree,
     words::{address_word, word_address, WordSink},
@@ -25,6 +27,7 @@ pub enum OrderState {
     None = 0,
     Deposited = 1,
     Unlocked = 2,
+    Refunded = 3,
 }
 
 #[contracttype]
@@ -72,6 +75,7 @@ impl OrderPortal {
         if !is_field(&env, &secret_commitment) {
             return Err(Error::NotAField);
         }
+        times::check_times(&env, &order)?;
         if Self::order_state(env.clone(), hash.clone()) != OrderState::None {
             return Err(Error::WrongOrderState);
         }
@@ -107,6 +111,7 @@ impl OrderPortal {
         if Self::order_state(env.clone(), hash.clone()) != OrderState::Deposited {
             return Err(Error::WrongOrderState);
         }
+        times::before(&env, order.refund_time)?;
         if !tree::is_known_root(&env, &target_root) {
             return Err(Error::UnknownRoot);
         }
@@ -116,6 +121,22 @@ impl OrderPortal {
         push(&env, &word_address(&env, &order.order_chain_token), &recipient, order.amount);
         OrderUnlocked { reqHash: req_hash, orderHash: hash, nullifierHash: nullifier_hash, recipient, amount: order.amount }
             .publish(&env);
+        Ok(())
+    }
+
+    /// From the order's refund_time on, returns a deposit that was never unlocked to the Bridger.
+    /// Needs no relayer signature (the way out when the service is gone) and no authorisation:
+    /// anyone may submit it, the Bridger is paid.
+    pub fn refund(env: Env, order: Order) -> Result<(), Error> {
+        let hash = order_hash(&env, &requests::config(&env).order_domain, &order)?;
+        if Self::order_state(env.clone(), hash.clone()) != OrderState::Deposited {
+            return Err(Error::WrongOrderState);
+        }
+        times::from(&env, order.refund_time)?;
+        env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Refunded);
+        let recipient = word_address(&env, &order.bridger);
+        push(&env, &word_address(&env, &order.order_chain_token), &recipient, order.amount);
+        OrderRefunded { orderHash: hash, recipient, amount: order.amount }.publish(&env);
         Ok(())
     }
 

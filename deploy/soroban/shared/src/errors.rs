@@ -30,4 +30,10 @@ pub enum Error {
     /// A negative amount.
     InvalidAmount = 15,
     TreeFull = 16,
+    /// The order's times are not those of a hash time-lock (times.rs: unlock window, refund margin, lifetime).
+    InvalidTimes = 17,
+    /// A refund or release before the order's time.
+    TooEarly = 18,
+    /// An unlock at or after the order's time (the refund or release is the only way out then).
+    TooLate = 19,
 }

@@ -1,6 +1,8 @@
 //! The events chains/stellar reads (chains/stellar/events.ts): topics `[Symbol(name), BytesN<32>
 //! reqHash, BytesN<32> adId | orderHash]`, data a map of Symbol to value for the other fields, named
 //! as the EVM events' arguments (so the map keys are camelCase). Amounts are i128, tree values U256.
+//! OrderRefunded and LockReleased answer no relayer request: their topics are `[Symbol(name),
+//! BytesN<32> orderHash]` only, so they never read as a request's receipt.
 #![allow(non_snake_case)]
 use soroban_sdk::{contractevent, Address, BytesN, U256};
 
@@ -84,5 +86,23 @@ pub struct OrderUnlocked {
     pub orderHash: BytesN<32>,
     pub nullifierHash: U256,
     pub recipient: Address,
+    pub amount: i128,
+}
+
+/// OrderPortal.refund: a deposit never unlocked went back to the Bridger.
+#[contractevent(topics = ["OrderRefunded"], data_format = "map")]
+pub struct OrderRefunded {
+    #[topic]
+    pub orderHash: BytesN<32>,
+    pub recipient: Address,
+    pub amount: i128,
+}
+
+/// AdManager.release_lock: a lock never unlocked went back to the ad (to the Maker if the ad is closed).
+#[contractevent(topics = ["LockReleased"], data_format = "map")]
+pub struct LockReleased {
+    #[topic]
+    pub orderHash: BytesN<32>,
+    pub adId: BytesN<32>,
     pub amount: i128,
 }

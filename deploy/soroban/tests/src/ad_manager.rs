@@ -5,7 +5,7 @@ use relayer_soroban_shared::Error;
 use soroban_sdk::Bytes;
 
 /// Creates the ad with the vectors' signed createAd; returns the world.
-fn with_ad() -> World {
+pub(crate) fn with_ad() -> World {
     let w = world();
     let env = &w.env;
     let v = &w.v["adManager"];
@@ -25,7 +25,7 @@ fn with_ad() -> World {
     w
 }
 
-fn lock(w: &World, call_key: &str, order_key: &str) -> Result<(), Error> {
+pub(crate) fn lock(w: &World, call_key: &str, order_key: &str) -> Result<(), Error> {
     let env = &w.env;
     let v = &w.v["adManager"];
     let s = signed(env, &v[call_key]);
@@ -37,7 +37,7 @@ fn lock(w: &World, call_key: &str, order_key: &str) -> Result<(), Error> {
 }
 
 /// Submits an unlock vector for `order_key` with `proof`; a contract error or a host trap is Err.
-fn unlock(w: &World, call_key: &str, order_key: &str, proof: &Bytes) -> Result<(), Option<Error>> {
+pub(crate) fn unlock(w: &World, call_key: &str, order_key: &str, proof: &Bytes) -> Result<(), Option<Error>> {
     let env = &w.env;
     let v = &w.v["adManager"];
     let call = &v[call_key];
@@ -57,7 +57,7 @@ fn unlock(w: &World, call_key: &str, order_key: &str, proof: &Bytes) -> Result<(
     }
 }
 
-fn proof(w: &World) -> Bytes {
+pub(crate) fn proof(w: &World) -> Bytes {
     bytes(&w.env, text(&w.v["adManager"]["proof"], "proof"))
 }
 

@@ -10,3 +10,5 @@ mod event_fixtures;
 mod order_portal;
 #[cfg(test)]
 mod support;
+#[cfg(test)]
+mod timeouts;

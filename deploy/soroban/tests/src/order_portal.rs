@@ -6,7 +6,7 @@ use relayer_soroban_shared::Error;
 use serde_json::Value;
 use soroban_sdk::{Bytes, BytesN};
 
-fn deposit(w: &World, d: &Value) -> Result<(), Option<Error>> {
+pub(crate) fn deposit(w: &World, d: &Value) -> Result<(), Option<Error>> {
     let env = &w.env;
     let call = &d["createOrder"];
     let s = signed(env, call);
@@ -24,12 +24,12 @@ fn deposit(w: &World, d: &Value) -> Result<(), Option<Error>> {
     }
 }
 
-fn deposits(w: &World) -> Vec<Value> {
+pub(crate) fn deposits(w: &World) -> Vec<Value> {
     w.v["orderPortal"]["deposits"].as_array().unwrap().clone()
 }
 
 /// Makes every deposit of the vectors, in order.
-fn with_deposits() -> World {
+pub(crate) fn with_deposits() -> World {
     let w = world();
     for d in deposits(&w) {
         deposit(&w, &d).unwrap();
@@ -37,7 +37,7 @@ fn with_deposits() -> World {
     w
 }
 
-fn unlock(w: &World, call_key: &str, order_index: usize, proof: &Bytes) -> Result<(), Option<Error>> {
+pub(crate) fn unlock(w: &World, call_key: &str, order_index: usize, proof: &Bytes) -> Result<(), Option<Error>> {
     let env = &w.env;
     let call = &w.v["orderPortal"][call_key];
     let s = signed(env, call);
@@ -56,11 +56,11 @@ fn unlock(w: &World, call_key: &str, order_index: usize, proof: &Bytes) -> Resul
     }
 }
 
-fn ours(w: &World) -> usize {
+pub(crate) fn ours(w: &World) -> usize {
     w.v["orderPortal"]["ours"].as_u64().unwrap() as usize
 }
 
-fn proof(w: &World) -> Bytes {
+pub(crate) fn proof(w: &World) -> Bytes {
     bytes(&w.env, text(&w.v["orderPortal"]["proof"], "proof"))
 }
 

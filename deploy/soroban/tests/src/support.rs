@@ -113,6 +113,8 @@ pub fn order(env: &Env, o: &Value) -> Order {
         order_portal: b("orderPortal"),
         ad_chain_id: n("adChainId"),
         ad_manager: b("adManager"),
+        lock_expiry: text(w, "lockExpiry").parse().expect("lockExpiry"),
+        refund_time: text(w, "refundTime").parse().expect("refundTime"),
     }
 }
 
