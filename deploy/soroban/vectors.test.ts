@@ -45,7 +45,7 @@ describe('deploy/soroban committed inputs', () => {
 
   it('vectors.json is what vectors.ts builds now (signatures, hashes, MerkleTreeStore roots), proofs aside', async () => {
     const fresh = await buildVectors(db.knex, null);
-    expect(deterministicPart(committed), 'run `npx tsx deploy/soroban/vectors.ts` and commit').toEqual(deterministicPart(fresh));
+    expect(deterministicPart(committed), 'run `npx tsx tools/soroban-vectors.ts` and commit').toEqual(deterministicPart(fresh));
   });
 
   it('its proofs verify against the committed verification key for the signed root, order hash and nullifier', async () => {

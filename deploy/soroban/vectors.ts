@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Asset, Keypair, hash as stellarHash } from '@stellar/stellar-sdk';
@@ -10,8 +8,6 @@ import type { ActionFields, ActionName } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners, type RelayerSigners } from '../../chains/signers.ts';
 import { HTLC_LIMITS, computeOrderTimes } from '../../chains/timing.ts';
-import { startEmbeddedDatabase } from '../../db/embedded.ts';
-import { createKnex, migrateToLatest } from '../../db/knex.ts';
 import { leafOf, nullifierHashOf, secretCommitment } from '../../prover/commitments.ts';
 import { FIELD_MODULUS } from '../../prover/field.ts';
 import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/index.ts';
@@ -31,7 +27,8 @@ import { anvilAccounts } from '../devnet/accounts.ts';
  *     into the Soroban portal (roots after each, from MerkleTreeStore) and the unlock of one.
  * Everything but the proofs is deterministic; vectors.test.ts regenerates it and compares.
  *
- * Run: `npx tsx deploy/soroban/vectors.ts` (embedded PostgreSQL, or DATABASE_URL) writes vectors.json.
+ * Run: `npx tsx tools/soroban-vectors.ts` (embedded PostgreSQL, or DATABASE_URL) writes vectors.json
+ * (the database set-up lives there: deploy/ imports no db/ module, .dependency-cruiser.cjs).
  */
 
 /** Path of the committed vectors file the Rust tests read. */
@@ -277,46 +274,4 @@ export async function buildVectors(knex: Knex, prove: Prove) {
 /** The vectors without the proofs (a Groth16 proof is randomised; everything else is not). */
 export function deterministicPart(vectors: Vectors): unknown {
   return JSON.parse(JSON.stringify(vectors, (key, value) => (key === 'proof' ? null : value)));
-}
-
-async function main(): Promise<void> {
-  const { ProverPool } = await import('../../prover/pool.ts');
-  let url = process.env.DATABASE_URL;
-  let stop = async () => {};
-  if (!url) {
-    const dir = mkdtempSync(join(tmpdir(), 'soroban-vectors-pg-'));
-    chmodSync(dir, 0o755);
-    const server = await startEmbeddedDatabase({ dataDir: join(dir, 'data'), port: 40000 + Math.floor(Math.random() * 20000), persistent: false });
-    url = server.url;
-    stop = async () => {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    };
-  }
-  const adminKnex = createKnex(url, 1);
-  const name = `soroban_vectors_${process.pid}`;
-  await adminKnex.raw(`CREATE DATABASE ${name}`);
-  const dbUrl = new URL(url);
-  dbUrl.pathname = `/${name}`;
-  const knex = createKnex(dbUrl.toString(), 2);
-  const pool = new ProverPool({ size: 1, maxQueue: 4 });
-  try {
-    await migrateToLatest(knex);
-    const vectors = await buildVectors(knex, (input) => pool.prove(input));
-    writeFileSync(VECTORS_JSON, `${JSON.stringify(vectors, null, 2)}\n`);
-    console.log(`wrote ${VECTORS_JSON}`);
-  } finally {
-    await pool.close();
-    await knex.destroy();
-    await adminKnex.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await adminKnex.destroy();
-    await stop();
-  }
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
 }
