@@ -5,11 +5,14 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { promisify } from 'node:util';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
+import { buildNativeProver, cargoAvailable, NATIVE_PROVER_BINARY, nativeProverBuilt } from '../prover/native/binary.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Admin URL of the PostgreSQL server tests create their databases on. */
     postgresAdminUrl: string;
+    /** The native prover binary the tests may use, or null when it could not be built here (no cargo). */
+    nativeProver: string | null;
   }
 }
 
@@ -22,8 +25,9 @@ let dataDir: string | undefined;
  */
 export async function setup(project: TestProject): Promise<void> {
   // The deploy checks' tools (hadolint, kubectl, promtool, prometheus), pinned into .tools/deploy
-  // when missing, while the database starts: no deploy test skips for want of them.
+  // when missing, while the rest starts: no deploy test skips for want of them.
   const tools = promisify(execFile)(process.execPath, [new URL('../scripts/install-deploy-tools.mjs', import.meta.url).pathname]);
+  project.provide('nativeProver', prepareNativeProver());
   await startDatabase(project);
   await tools;
 }
@@ -45,4 +49,20 @@ async function startDatabase(project: TestProject): Promise<void> {
 export async function teardown(): Promise<void> {
   await server?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Builds the native prover when cargo is here (a failed build fails the run); without cargo, uses a
+ * binary built earlier, or lets its tests skip with a warning, unless PROVER_NATIVE_REQUIRED=1
+ * (CI sets it) makes that an error.
+ */
+function prepareNativeProver(): string | null {
+  if (cargoAvailable()) {
+    buildNativeProver({ quiet: true });
+    return NATIVE_PROVER_BINARY;
+  }
+  if (process.env.PROVER_NATIVE_REQUIRED === '1') throw new Error('PROVER_NATIVE_REQUIRED=1 but cargo is not installed: the native prover cannot be built');
+  if (nativeProverBuilt()) return NATIVE_PROVER_BINARY;
+  console.warn('\n*** cargo not found: the native prover is not built and its tests are SKIPPED (install Rust to run them) ***\n');
+  return null;
 }
