@@ -1,9 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, runTool } from '../test/support/deploy-tools.ts';
 
 const dockerfile = readFileSync(new URL('./Dockerfile', import.meta.url), 'utf8');
 const dockerignore = readFileSync(new URL('../.dockerignore', import.meta.url), 'utf8').split('\n').map((l) => l.trim());
+
+/** True when .dockerignore keeps `file` (a path from the repository root) out of the build context. */
+function ignored(file: string): boolean {
+  const patterns = dockerignore.filter((line) => line && !line.startsWith('#'));
+  const regexes = patterns.map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*\//g, '(?:.*/)?').replace(/\*/g, '[^/]*')}$`));
+  const parts = file.split('/');
+  return parts.some((_, i) => regexes.some((r) => r.test(parts.slice(0, i + 1).join('/'))));
+}
 
 /** The instructions of the last stage (the image that runs). */
 const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
@@ -21,6 +30,31 @@ describe('deploy/Dockerfile', () => {
     expect(finalStage).toMatch(/^USER [1-9]\d*:[1-9]\d*$/m);
     expect(finalStage).toMatch(/^ENTRYPOINT \["npm", "run", "--silent"\]$/m);
     expect(finalStage).toMatch(/^CMD \["api"\]$/m);
+  });
+
+  it('copies only sources that exist and that .dockerignore lets through', () => {
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(?:--\S+ )*(.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
+    expect(sources).toContain('prover/native');
+    for (const source of sources.filter((s) => s !== '.')) {
+      expect(existsSync(path.join(ROOT, source)), source).toBe(true);
+      expect(ignored(source), source).toBe(false);
+    }
+  });
+
+  it('keeps in the build context what the processes load at run time', () => {
+    for (const file of ['runtime/api-main.ts', 'runtime/migrate-main.ts', 'db/migrations', 'prover/proof-worker.mjs', 'circuits/build/deposit_final.zkey',
+      'circuits/build/deposit.wasm', 'deploy/devnet/registry.json', 'deploy/devnet/contracts', 'package-lock.json']) {
+      expect(existsSync(path.join(ROOT, file)), file).toBe(true);
+      expect(ignored(file), file).toBe(false);
+    }
+    for (const file of ['.data/secrets.json', 'deploy/relayer.env', 'runtime/service.test.ts', 'test/global-setup.ts', '.tools/deploy/bin/kubectl', 'target/prover/relayer-groth16']) {
+      expect(ignored(file), file).toBe(true);
+    }
+  });
+
+  it('builds the native prover with its package script and ships only its binary', () => {
+    expect(dockerfile).toMatch(/AS native[\s\S]*RUN npm run build:native -- --package relayer-prover-native/);
+    expect(finalStage).toContain('COPY --from=native --chown=0:0 /app/target/prover/relayer-groth16 /app/target/prover/relayer-groth16');
   });
 
   it('keeps secrets, local state and tools out of the build context', () => {
