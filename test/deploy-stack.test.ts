@@ -49,7 +49,7 @@ let databaseUrl: string;
 let dropDatabase: () => Promise<void>;
 let devnet: Devnet;
 let chain: DevnetClient;
-let api: Running & { url: string };
+let api: Running & { url: string; metrics: string };
 let prometheus: Running & { url: string };
 let scrapeJobs: { scraped: string[]; dropped: string[] };
 
@@ -84,7 +84,9 @@ async function stop(running: Running | undefined, group = true): Promise<void> {
 }
 
 const productionEnv = (): Record<string, string> => ({
-  NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info',
+  NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info',
+  // Production wants the public site's names (a wallet shows them); nothing resolves them here.
+  SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
   JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
   RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),
   RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',
@@ -183,9 +185,13 @@ beforeAll(async () => {
     if (running.child.exitCode !== null) throw new Error(`npm run api exited ${running.child.exitCode}:\n${running.output()}`);
     return /"msg":"ready: (http:\/\/[^ "]+)/.exec(running.output())?.[1];
   }, (found) => found !== undefined, 60_000);
-  api = { ...running, url: url! };
+  // /metrics on its own port (METRICS_PORT), as in the compose stack and the manifests.
+  const metricsPort = /"port":(\d+)[^\n]*"msg":"metrics listening"/.exec(running.output())?.[1];
+  if (!metricsPort) throw new Error(`the api did not open its metrics port:\n${running.output()}`);
+  api = { ...running, url: url!, metrics: `127.0.0.1:${metricsPort}` };
+  expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
 
-  const local = localScrapeConfig({ api: [new URL(api.url).host] }, { scrapeInterval: '1s' });
+  const local = localScrapeConfig({ api: [api.metrics] }, { scrapeInterval: '1s' });
   scrapeJobs = local;
   const configFile = path.join(workDir, 'prometheus.yml');
   writeFileSync(configFile, local.yaml);

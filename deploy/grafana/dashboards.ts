@@ -7,9 +7,9 @@ import type { Dashboard, Panel } from './model.ts';
  * process that proves), `temporal_*` (Temporal SDK metrics of the worker and prover processes).
  */
 
-const quantiles = (metric: string, by: string, legend: (q: string) => string, filter = ''): Panel['queries'] =>
+const quantiles = (metric: string, by: string, legend: (q: string) => string, filter = '', scale = ''): Panel['queries'] =>
   ['0.5', '0.95', '0.99'].map((q) => ({
-    expr: `histogram_quantile(${q}, sum by (le${by ? `, ${by}` : ''}) (rate(${metric}_bucket${filter}[5m])))`,
+    expr: `histogram_quantile(${q}, sum by (le${by ? `, ${by}` : ''}) (rate(${metric}_bucket${filter}[5m])))${scale}`,
     legend: legend(q === '0.5' ? 'p50' : q === '0.95' ? 'p95' : 'p99'),
   }));
 
@@ -167,9 +167,9 @@ export const tradesDashboard: Dashboard = {
       panels: [
         {
           title: 'Schedule-to-start on task queue proofs',
-          description: 'How long generateProof activities wait before a prover starts them (Temporal SDK metric; alert ProofScheduleToStartSlow at p95 > 1 s).',
+          description: 'How long generateProof activities wait before a prover starts them (Temporal SDK metric, recorded in ms; alert ProofScheduleToStartSlow at p95 > 1 s).',
           unit: 's',
-          queries: quantiles('temporal_activity_schedule_to_start_latency', '', (q) => q, '{task_queue="proofs"}'),
+          queries: quantiles('temporal_activity_schedule_to_start_latency', '', (q) => q, '{task_queue="proofs"}', ' / 1000'),
         },
       ],
     },

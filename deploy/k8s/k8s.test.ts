@@ -74,6 +74,21 @@ describe.each(overlays)('%s', (overlay) => {
     expect(service.spec.ports).toEqual([expect.objectContaining({ targetPort: 'http' })]);
   });
 
+  it('probes worker and prover on /health of their metrics port, and every pod is scraped on METRICS_PORT', () => {
+    const metricsPort = Number(objects().find((o) => o.kind === 'ConfigMap')!.data!.METRICS_PORT);
+    expect(metricsPort).toBeGreaterThan(0);
+    for (const name of ['relayer-worker', 'relayer-prover']) {
+      const container = named(objects(), 'Deployment', name)!.spec.template.spec.containers[0];
+      expect(container.readinessProbe.httpGet, name).toEqual({ path: '/health', port: 'metrics' });
+      expect(container.livenessProbe.httpGet, name).toEqual({ path: '/health', port: 'metrics' });
+    }
+    for (const deployment of objects().filter((o) => o.kind === 'Deployment')) {
+      const template = deployment.spec.template;
+      expect(template.metadata.annotations, deployment.metadata.name).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(metricsPort), 'prometheus.io/path': '/metrics' });
+      expect(template.spec.containers[0].ports, deployment.metadata.name).toContainEqual({ name: 'metrics', containerPort: metricsPort });
+    }
+  });
+
   it('has a disruption budget for each Deployment, selecting its pods', () => {
     for (const deployment of objects().filter((o) => o.kind === 'Deployment')) {
       const budget = named(objects(), 'PodDisruptionBudget', deployment.metadata.name);
