@@ -86,6 +86,18 @@ export const configSchema = z.object({
   PROVER_POOL_SIZE: intFromEnv(1, 256).optional(),
   /** Proofs that may wait for a worker; beyond this, callers get a "prover busy" error. */
   PROVER_QUEUE_MAX: intFromEnv(0, 100_000).default(256),
+
+  // --- Temporal (production orchestrator) ---
+  /** host:port of the Temporal frontend. Set: trades run as Temporal workflows; unset: the embedded pg-boss runner. */
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port').optional(),
+  /** Temporal namespace of the trade workflows. */
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Task queue of the trade workflows and their light activities (the `worker` process). */
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('trade-lifecycle'),
+  /** Task queue of `generateProof` (the `prover` processes). */
+  TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
+  /** Port of `/metrics` of the worker and prover processes (0: a free port, logged). */
+  METRICS_PORT: intFromEnv(0, 65535).default(9464),
 });
 
 export type Config = z.infer<typeof configSchema>;
