@@ -265,8 +265,12 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect(Number((await db.knex('chain_events').where({ subject_id: tradeId, event: 'OrderCreated' }).count({ n: '*' }))[0]!.n)).toBe(1);
     expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND RouteId='${routeId}'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
 
+    // The history shows it: generateProof's first attempt timed out on its heartbeat, the second completed.
+    const history = await orchestrator.client.workflow.getHandle(workflowId).fetchHistory();
+    const retried = history.events!.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) > 1);
+    expect(retried).toHaveLength(1);
+    expect(retried[0]!.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(4); // TIMEOUT_TYPE_HEARTBEAT
     if (process.env.RECORD_HISTORIES === '1') {
-      const history = await orchestrator.client.workflow.getHandle(workflowId).fetchHistory();
       mkdirSync(path.join(root, 'workflows/temporal/histories'), { recursive: true });
       writeFileSync(path.join(root, 'workflows/temporal/histories/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
     }
