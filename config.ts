@@ -12,6 +12,11 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** HTTP port of the API; 0 picks a free one (tests). */
   PORT: intFromEnv(0, 65535).default(3000),
+  /**
+   * Port of a separate listener (same HOST) serving only GET /metrics, so Prometheus scrapes are not
+   * public with the API; 0 picks a free one. Unset: /metrics is served on the API port.
+   */
+  METRICS_PORT: intFromEnv(0, 65535).optional(),
   /** Interface the API binds to. */
   HOST: z.string().min(1).default('0.0.0.0'),
   /** PostgreSQL connection string. Unset: an embedded PostgreSQL whose data lives in DATA_DIR. */
@@ -54,6 +59,10 @@ export const configSchema = z.object({
   /** `iss` and `aud` claims of every JWT the service issues; tokens carrying others are refused. */
   JWT_ISSUER: z.string().min(1).default('cross-chain-relayer'),
   JWT_AUDIENCE: z.string().min(1).default('cross-chain-relayer-api'),
+  /** Absolute lifetime of a session (one sign-in), seconds: refreshing never extends it past this. */
+  SESSION_MAX_AGE_SECONDS: intFromEnv(60, 31_536_000).default(2_592_000),
+  /** How often expired challenges, ended sessions and expired refresh tokens are deleted, seconds; 0: never. */
+  AUTH_PURGE_INTERVAL_SECONDS: intFromEnv(0, 86_400).default(3_600),
   /** Lifetime of a sign-in challenge, seconds. */
   CHALLENGE_TTL_SECONDS: intFromEnv(10, 3_600).default(300),
   /** SIWE domain (host[:port] of the dApp) and URI the messages name. */
@@ -65,6 +74,11 @@ export const configSchema = z.object({
   SEP10_SIGNING_SECRET: z.string().optional(),
   SEP10_HOME_DOMAIN: z.string().min(1).default('localhost'),
   SEP10_WEB_AUTH_DOMAIN: z.string().min(1).default('localhost'),
+  /**
+   * Horizon of that network. Set: SEP-10 sign-in checks an existing account's signers and medium
+   * threshold there (an account Horizon does not know signs with its master key). Unset: master key only.
+   */
+  STELLAR_HORIZON_URL: z.string().url().optional(),
   /** Stellar network passphrase for SEP-10 challenges (default: the public test network). */
   STELLAR_NETWORK_PASSPHRASE: z.string().min(1).default('Test SDF Network ; September 2015'),
 
@@ -86,6 +100,13 @@ export const configSchema = z.object({
   PROVER_POOL_SIZE: intFromEnv(1, 256).optional(),
   /** Proofs that may wait for a worker; beyond this, callers get a "prover busy" error. */
   PROVER_QUEUE_MAX: intFromEnv(0, 100_000).default(256),
+  /**
+   * What proves: `native` (the Rust prover of prover/native/, built by `npm run build:native`),
+   * `snarkjs`, or `auto`: native when built, else snarkjs. Logged at start-up.
+   */
+  PROVER_BACKEND: z.enum(['auto', 'native', 'snarkjs']).default('auto'),
+  /** rayon threads one native proof may use (measured on 2 cores: 1, the pool is the parallelism). */
+  PROVER_NATIVE_THREADS: intFromEnv(1, 256).default(1),
 
   // --- Temporal (production orchestrator) ---
   /** host:port of the Temporal frontend. Set: trades run as Temporal workflows; unset: the embedded pg-boss runner. */
@@ -96,9 +117,34 @@ export const configSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('trade-lifecycle'),
   /** Task queue of `generateProof` (the `prover` processes). */
   TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
-  /** Port of `/metrics` of the worker and prover processes (0: a free port, logged). */
-  METRICS_PORT: intFromEnv(0, 65535).default(9464),
+}).superRefine((config, ctx) => {
+  if (config.NODE_ENV !== 'production') return;
+  // A production sign-in names the public site: a wallet shown "localhost" cannot tell a phishing page from the dApp.
+  for (const key of SIGN_IN_DOMAIN_KEYS) {
+    if (isLoopbackHost(config[key])) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must name the public domain in production, not localhost or a loopback address' });
+    }
+  }
 });
+
+/** The settings whose host a wallet shows the user when signing in. */
+const SIGN_IN_DOMAIN_KEYS = ['SIWE_DOMAIN', 'SIWE_URI', 'SEP10_HOME_DOMAIN', 'SEP10_WEB_AUTH_DOMAIN'] as const;
+
+/**
+ * True when `value` (a host, host:port or URL) names this machine: localhost and *.localhost,
+ * 127.0.0.0/8, 0.0.0.0, ::1 and ::.
+ */
+export function isLoopbackHost(value: string): boolean {
+  let host: string;
+  try {
+    host = (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? new URL(value) : new URL(`http://${value}`)).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  host = host.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '0.0.0.0'
+    || host === '::1' || host === '::' || host === '0:0:0:0:0:0:0:1';
+}
 
 export type Config = z.infer<typeof configSchema>;
 

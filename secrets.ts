@@ -29,13 +29,13 @@ const generators: Record<SecretName, () => string> = {
   relayerStellarSecret: () => Keypair.random().secret(),
 };
 
-/** Why a value is unusable as the named secret, or null when it is fine. */
-function weakness(name: SecretName, value: string): string | null {
+/** Why a value is unusable as the named secret, or null when it is fine. Production asks more of the JWT key. */
+function weakness(name: SecretName, value: string, production: boolean): string | null {
   switch (name) {
     case 'jwtSecret':
       if (Buffer.byteLength(value) < 32) return 'must be at least 32 bytes';
       if (new Set(value).size < 10) return 'is too repetitive to be a secret';
-      return null;
+      return production ? jwtSecretWeakness(value) : null;
     case 'sep10SigningSecret':
     case 'relayerStellarSecret':
       return StrKey.isValidEd25519SecretSeed(value) ? null : 'must be a Stellar secret seed (S...)';
@@ -50,14 +50,90 @@ function weakness(name: SecretName, value: string): string | null {
   }
 }
 
-const WELL_KNOWN_DEV_KEYS = new Set([
+/**
+ * The private keys of the ten accounts anvil (and Hardhat) fund by default: derived from the public
+ * mnemonic "test test test test test test test test test test test junk" (m/44'/60'/0'/0/0..9), so
+ * anyone can sign with them. `secrets.test.ts` derives them again to check this list.
+ */
+export const WELL_KNOWN_DEV_KEYS: ReadonlySet<string> = new Set([
   '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
   '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
+  '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
+  '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e',
+  '0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356',
+  '0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97',
+  '0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6',
 ]);
+
+/** Bits of entropy a production JWT key must carry at least (HS256's full strength). */
+const MIN_JWT_ENTROPY_BITS = 256;
+
+/**
+ * An upper bound on the entropy of `value` if it were drawn at random from the alphabet it appears to
+ * use: hex 16 symbols, base64 64, otherwise the size of each character class present. Patterns are
+ * caught separately (below): this bound is only honest for random-looking strings.
+ */
+export function estimatedEntropyBits(value: string): number {
+  const chars = [...value];
+  let alphabet: number;
+  if (/^[0-9a-f]+$/.test(value) || /^[0-9A-F]+$/.test(value)) alphabet = 16;
+  else if (/^[A-Za-z0-9+/_-]+=*$/.test(value)) alphabet = 64;
+  else {
+    alphabet = 0;
+    if (/[a-z]/.test(value)) alphabet += 26;
+    if (/[A-Z]/.test(value)) alphabet += 26;
+    if (/[0-9]/.test(value)) alphabet += 10;
+    if (/[^A-Za-z0-9]/.test(value)) alphabet += 33;
+  }
+  return chars.length * Math.log2(alphabet);
+}
+
+/**
+ * Why `value` is not a production-grade JWT key, or null: below 256 bits of entropy, or an obvious
+ * pattern (one character class only, a character repeated through it, a short cycle repeated, a long
+ * run of consecutive characters like "abcdefgh" or "98765432"). A random key of 32 bytes or more, hex
+ * or base64 encoded (`openssl rand -hex 32`, `openssl rand -base64 32`), passes.
+ */
+export function jwtSecretWeakness(value: string): string | null {
+  const chars = [...value];
+  const bits = Math.floor(estimatedEntropyBits(value));
+  if (bits < MIN_JWT_ENTROPY_BITS) {
+    return `carries at most ${bits} bits of entropy; at least ${MIN_JWT_ENTROPY_BITS} are needed (e.g. openssl rand -hex 32)`;
+  }
+  const classes = [/^[a-z]+$/, /^[A-Z]+$/, /^[0-9]+$/, /^[^A-Za-z0-9]+$/];
+  if (classes.some((only) => only.test(value))) return 'uses a single character class: not a random key';
+  const counts = new Map<string, number>();
+  for (const c of chars) counts.set(c, (counts.get(c) ?? 0) + 1);
+  if (Math.max(...counts.values()) > chars.length / 4) return 'repeats one character through a quarter of its length: not a random key';
+  // The smallest period p with chars[i] === chars[i - p] everywhere: a random key has none below its length.
+  for (let period = 1; period <= chars.length / 2; period += 1) {
+    if (chars.every((c, i) => i < period || c === chars[i - period])) return `repeats a ${period}-character cycle: not a random key`;
+  }
+  // A cycle repeated with something around it ("Secret1!Secret1!Secret1!xyz"): its 4-character windows
+  // recur, where a random key's (of 16^4 or more possible) almost never do.
+  const windows = chars.slice(3).map((_, i) => chars.slice(i, i + 4).join(''));
+  if (new Set(windows).size < windows.length * 0.75) return 'repeats short cycles: not a random key';
+  // Characters run up or down one code point at a time ("abcdefgh", "98765432").
+  let run = 1;
+  let lastStep = 0;
+  for (let i = 1; i < chars.length; i += 1) {
+    const step = chars[i]!.codePointAt(0)! - chars[i - 1]!.codePointAt(0)!;
+    const sequential = step === 1 || step === -1;
+    run = sequential ? (step === lastStep ? run + 1 : 2) : 1;
+    lastStep = step;
+    if (run >= 8) return 'contains a run of consecutive characters: not a random key';
+  }
+  return null;
+}
 
 /**
  * Resolves every secret from config. In production each must be set and strong, else start-up
- * fails naming it. Outside production a missing secret is generated once and kept in
+ * fails naming it (ConfigError; the process exits 78): anvil's ten public development keys, a
+ * SEP-10 key that is also the relayer's Stellar key, and a JWT key below 256 bits or of an obvious
+ * pattern are refused. Outside production a missing secret is generated once and kept in
  * `DATA_DIR/secrets.json` (mode 0600), so sessions and keys survive restarts.
  */
 export function resolveSecrets(config: Config): Secrets {
@@ -79,9 +155,14 @@ export function resolveSecrets(config: Config): Secrets {
       value = generators[name]();
       generated[name] = value;
     }
-    const problem = weakness(name, value);
+    const problem = weakness(name, value, config.NODE_ENV === 'production');
     if (problem) problems.push(`${envName}: ${problem}`);
     resolved[name] = value;
+  }
+  if (config.NODE_ENV === 'production' && resolved.sep10SigningSecret !== undefined && resolved.sep10SigningSecret === resolved.relayerStellarSecret) {
+    // One key would then both sign sign-in challenges and authorise contract calls: a challenge
+    // signature must never be usable as a relayer signature.
+    problems.push('SEP10_SIGNING_SECRET: must not be the same key as RELAYER_STELLAR_SECRET');
   }
   if (problems.length > 0) throw new ConfigError(`invalid secrets:\n  ${problems.join('\n  ')}`);
   // Only generated values are written: a secret given in the environment never lands on disk.

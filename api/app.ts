@@ -25,12 +25,12 @@ export function createApp(deps: AppDeps): Express {
   app.use(httpMetrics(deps.metrics));
   // The docs page is served over plain HTTP in development: do not force its assets to https.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
-  const limiters = createRateLimiters(deps.config);
+  const limiters = createRateLimiters(deps.config, deps.knex);
   app.use(limiters.general);
   app.use('/v1/auth', limiters.auth);
   app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));
 
-  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics }));
+  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsElsewhere: deps.config.METRICS_PORT !== undefined }));
   app.use('/v1', rememberMountPath);
   for (const router of v1Routers(deps)) app.use('/v1', router);
 

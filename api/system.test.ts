@@ -20,7 +20,7 @@ describe('documentation and metrics', () => {
 
   const SPEC_ENDPOINTS = [
     'get /health', 'get /docs',
-    'post /v1/auth/challenge', 'post /v1/auth/login', 'post /v1/auth/refresh', 'post /v1/auth/link',
+    'post /v1/auth/challenge', 'post /v1/auth/login', 'post /v1/auth/refresh', 'post /v1/auth/link', 'post /v1/auth/logout',
     'get /v1/ads', 'get /v1/ads/{id}', 'post /v1/ads/create', 'post /v1/ads/{id}/fund', 'post /v1/ads/{id}/withdraw',
     'post /v1/ads/{id}/confirm', 'patch /v1/ads/{id}/update', 'post /v1/ads/{id}/close',
     'get /v1/trades/all', 'get /v1/trades/{id}', 'post /v1/trades/create', 'get /v1/trades/{id}/params',
@@ -59,6 +59,31 @@ describe('documentation and metrics', () => {
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="[^"]+",route="\/v1\/ads\/:id",method="GET",status="404"\}/);
     expect(text).not.toContain('00000000-0000-4000-8000-000000000000');
+  });
+});
+
+describe('metrics on their own port (METRICS_PORT)', () => {
+  let service: TestService;
+  beforeAll(async () => { service = await startTestService({ METRICS_PORT: '0' }); });
+  afterAll(async () => { await service.close(); });
+
+  it('serves /metrics only on the metrics port; the API port answers 404 for it', async () => {
+    expect(service.metricsUrl).toBeDefined();
+    expect(service.metricsUrl).not.toBe(service.url);
+    await service.request('/v1/chains');
+    const scraped = await fetch(`${service.metricsUrl}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/http_request_duration_seconds_bucket\{le="[^"]+",route="\/v1\/chains",method="GET",status="200"\}/);
+    const onApi = await service.request('/metrics');
+    expect(onApi.status).toBe(404);
+    expect(await onApi.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found' });
+    expect((await service.request('/metrics', { method: 'POST' })).status).toBe(404);
+  });
+
+  it('serves nothing else on the metrics port', async () => {
+    for (const path of ['/v1/chains', '/health', '/docs/', '/openapi.json']) {
+      expect((await fetch(`${service.metricsUrl}${path}`)).status, path).toBe(404);
+    }
   });
 });
 

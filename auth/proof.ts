@@ -16,30 +16,36 @@ export interface ProvenWallet {
   address: string;
 }
 
-type Expected = { chainKind: ChainKind; address: string; nonce: string; message: string | null };
+/** A proof whose signature holds, and the challenge it must consume. */
+export type VerifiedProof = { chainKind: ChainKind; address: string; nonce: string; message: string | null };
+type Expected = VerifiedProof;
 
 /**
- * Verifies the signature against its challenge and consumes the challenge, inside `trx` (so a
- * failure later in the caller's transaction leaves the challenge unused). The signature is
- * checked first, so a failed attempt does not burn the wallet's challenge.
+ * Verifies the signature of a proof (SIWE, or SEP-10 with a Horizon lookup of the account's
+ * signers): outside any database transaction, since it may wait on the network. Throws the errors
+ * of `./errors.ts`.
  */
-export async function proveWallet(
-  trx: Knex.Transaction,
+export async function verifyWalletProof(
   settings: { siwe: SiweSettings; sep10: Sep10Settings },
   proof: WalletProof,
   now = new Date(),
-): Promise<ProvenWallet> {
-  let expected: Expected;
+): Promise<VerifiedProof> {
   if (proof.chainKind === 'EVM') {
     const message = parseSiweMessage(proof.message);
     checkSiweClaims(message, settings.siwe, now);
     checkSiweSignature(proof.message, proof.signature, message.address);
-    expected = { chainKind: 'EVM', address: message.address, nonce: message.nonce, message: proof.message };
-  } else {
-    const { account, nonce } = verifyStellarLogin(settings.sep10, proof.transaction);
-    expected = { chainKind: 'STELLAR', address: account, nonce, message: null };
+    return { chainKind: 'EVM', address: message.address, nonce: message.nonce, message: proof.message };
   }
+  const { account, nonce } = await verifyStellarLogin(settings.sep10, proof.transaction);
+  return { chainKind: 'STELLAR', address: account, nonce, message: null };
+}
 
+/**
+ * Consumes the challenge of a verified proof inside `trx` (so a failure later in the caller's
+ * transaction leaves it unused). Verifying first means a failed attempt does not burn the wallet's
+ * challenge.
+ */
+export async function consumeProof(trx: Knex.Transaction, expected: VerifiedProof): Promise<ProvenWallet> {
   const consumed = await consumeChallenge(trx, expected);
   if (consumed) return { chainKind: consumed.chainKind, address: consumed.address };
   throw await whyNotConsumed(trx, expected);

@@ -3,8 +3,9 @@ import { Keypair } from '@stellar/stellar-sdk';
 import type { Knex } from 'knex';
 import { canonicalAddress } from '../chains/address.ts';
 import { type ChainKind } from '../domain/index.ts';
+import type { StellarAccountReader } from '../chains/stellar/horizon.ts';
 import type { Config } from '../config.ts';
-import { deleteStaleChallenges, insertChallenge } from '../db/repositories/challenges.ts';
+import { insertChallenge } from '../db/repositories/challenges.ts';
 import {
   createSession, findLiveSessionPrincipal, insertRefreshToken, revokeSession, rotateRefreshToken, type RefreshTokenState,
 } from '../db/repositories/sessions.ts';
@@ -13,7 +14,7 @@ import {
 } from '../db/repositories/users.ts';
 import type { Secrets } from '../secrets.ts';
 import { SignInRejected, WalletConflict } from './errors.ts';
-import { proveWallet, type WalletProof } from './proof.ts';
+import { consumeProof, verifyWalletProof, type WalletProof } from './proof.ts';
 import { buildStellarChallenge, type Sep10Settings } from './sep10.ts';
 import { buildSiweMessage, type SiweSettings } from './siwe.ts';
 import { hashRefreshToken, issueAccessToken, issueRefreshToken, verifyToken, type TokenSettings } from './tokens.ts';
@@ -22,6 +23,8 @@ export interface AuthDeps {
   config: Config;
   secrets: Secrets;
   knex: Knex;
+  /** Horizon's account records (STELLAR_HORIZON_URL): SEP-10 then checks signers and thresholds. */
+  stellarAccounts?: StellarAccountReader;
 }
 
 /** The authenticated caller: its user and that user's wallet address per chain kind (for ownership checks). */
@@ -40,14 +43,12 @@ export interface TokenPair {
   refresh: string;
 }
 
-/** Challenges that lapsed longer ago than this are deleted when new ones are issued. */
-const STALE_CHALLENGE_SECONDS = 3600;
-
 const REFRESH_FAILURES: Record<RefreshTokenState, string> = {
   unknown: 'refresh token is not known',
   revoked: 'refresh token belongs to a revoked session: sign in again',
   reused: 'refresh token was already used: the whole session is revoked, sign in again',
   expired: 'refresh token expired: sign in again',
+  session_ended: 'session reached its maximum age: sign in again',
 };
 
 /** The token settings of a deployment (shared with the `requireAuth` middleware). */
@@ -79,13 +80,17 @@ export function createAuthService(deps: AuthDeps) {
     homeDomain: config.SEP10_HOME_DOMAIN,
     webAuthDomain: config.SEP10_WEB_AUTH_DOMAIN,
     networkPassphrase: config.STELLAR_NETWORK_PASSPHRASE,
+    accounts: deps.stellarAccounts,
   };
 
   async function openSession(trx: Knex.Transaction, userId: string): Promise<TokenPair> {
-    const sessionId = await createSession(trx, userId);
-    const refresh = issueRefreshToken(tokens, userId, sessionId);
+    // Whole seconds, as JWT `exp` counts them: a session's tokens can then live exactly up to its end.
+    const now = new Date();
+    const end = new Date((Math.floor(now.getTime() / 1000) + config.SESSION_MAX_AGE_SECONDS) * 1000);
+    const sessionId = await createSession(trx, userId, end);
+    const refresh = issueRefreshToken(tokens, userId, sessionId, end, now);
     await insertRefreshToken(trx, { id: refresh.id, sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
-    return { access: issueAccessToken(tokens, userId, sessionId), refresh: refresh.token };
+    return { access: issueAccessToken(tokens, userId, sessionId, end, now), refresh: refresh.token };
   }
 
   async function userOrFail(userId: string): Promise<UserRecord> {
@@ -98,7 +103,6 @@ export function createAuthService(deps: AuthDeps) {
     /** Issues a single-use challenge for a wallet (address already validated for its kind). */
     async issueChallenge(input: { chainKind: ChainKind; address: string }): Promise<Challenge> {
       const address = canonicalAddress(input.chainKind, input.address);
-      await deleteStaleChallenges(knex, STALE_CHALLENGE_SECONDS);
       if (input.chainKind === 'EVM') {
         const issuedAt = new Date();
         const expiresAt = new Date(issuedAt.getTime() + config.CHALLENGE_TTL_SECONDS * 1000);
@@ -114,8 +118,9 @@ export function createAuthService(deps: AuthDeps) {
 
     /** Verifies the signed challenge, creates the user on a wallet's first login, opens a session. */
     async login(proof: WalletProof): Promise<{ user: UserRecord; tokens: TokenPair }> {
+      const verified = await verifyWalletProof({ siwe, sep10 }, proof);
       const { userId, pair } = await knex.transaction(async (trx) => {
-        const wallet = await proveWallet(trx, { siwe, sep10 }, proof);
+        const wallet = await consumeProof(trx, verified);
         const userId = await findOrCreateUserByWallet(trx, wallet.chainKind, wallet.address);
         return { userId, pair: await openSession(trx, userId) };
       });
@@ -124,8 +129,9 @@ export function createAuthService(deps: AuthDeps) {
 
     /** Records a proven wallet of another chain kind on the caller's user; existing tokens now cover it. */
     async link(principal: Principal, proof: WalletProof): Promise<UserRecord> {
+      const verified = await verifyWalletProof({ siwe, sep10 }, proof);
       await knex.transaction(async (trx) => {
-        const wallet = await proveWallet(trx, { siwe, sep10 }, proof);
+        const wallet = await consumeProof(trx, verified);
         const current = await findUserById(trx, principal.userId);
         if (!current) throw new SignInRejected('user no longer exists');
         if (current.wallets.some((w) => w.chainKind === wallet.chainKind)) {
@@ -150,7 +156,8 @@ export function createAuthService(deps: AuthDeps) {
 
     /**
      * Exchanges a refresh token for a new pair. The presented token is spent; presenting a spent
-     * one again means it leaked: the whole session (every token of the family) is revoked.
+     * one again means it leaked: the whole session (every token of the family) is revoked. The new
+     * tokens expire no later than the session's absolute end (SESSION_MAX_AGE_SECONDS after sign-in).
      */
     async refresh(token: string): Promise<TokenPair> {
       const claims = verifyToken(tokens, token, 'refresh');
@@ -160,16 +167,22 @@ export function createAuthService(deps: AuthDeps) {
           if (rotated.state === 'reused' && rotated.sessionId) await revokeSession(trx, rotated.sessionId, 'refresh token reuse');
           return { ok: false as const, state: rotated.state };
         }
-        const refresh = issueRefreshToken(tokens, rotated.userId, rotated.sessionId);
+        const end = rotated.sessionExpiresAt;
+        const refresh = issueRefreshToken(tokens, rotated.userId, rotated.sessionId, end);
         await insertRefreshToken(trx, { id: refresh.id, sessionId: rotated.sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
-        return { ok: true as const, pair: { access: issueAccessToken(tokens, rotated.userId, rotated.sessionId), refresh: refresh.token } };
+        return { ok: true as const, pair: { access: issueAccessToken(tokens, rotated.userId, rotated.sessionId, end), refresh: refresh.token } };
       });
       // Thrown after commit, so a reuse revocation is kept.
       if (!outcome.ok) throw new SignInRejected(REFRESH_FAILURES[outcome.state]);
       return outcome.pair;
     },
 
-    /** The principal behind a verified access token's claims; null when the session is revoked or unknown. */
+    /** Ends the caller's session: its access and refresh tokens stop working at once. */
+    async logout(principal: Principal): Promise<void> {
+      await revokeSession(knex, principal.sessionId, 'logout');
+    },
+
+    /** The principal behind a verified access token's claims; null when the session is revoked, ended or unknown. */
     principal(userId: string, sessionId: string): Promise<Principal | null> {
       return findLiveSessionPrincipal(knex, sessionId, userId);
     },

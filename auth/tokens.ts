@@ -43,28 +43,44 @@ export function verifyOptions(settings: TokenSettings): jwt.VerifyOptions & { al
   return { algorithms: JWT_ALGORITHMS, issuer: settings.issuer, audience: settings.audience };
 }
 
-function sign(settings: TokenSettings, typ: TokenType, userId: string, sessionId: string, tokenId: string, ttl: number): string {
-  return jwt.sign({ typ, sid: sessionId }, settings.secret, {
+function sign(settings: TokenSettings, typ: TokenType, userId: string, sessionId: string, tokenId: string, ttl: number, now: Date): string {
+  const iat = Math.floor(now.getTime() / 1000);
+  return jwt.sign({ typ, sid: sessionId, iat, exp: iat + ttl }, settings.secret, {
     algorithm: 'HS256',
     subject: userId,
     issuer: settings.issuer,
     audience: settings.audience,
-    expiresIn: ttl,
     jwtid: tokenId,
   });
 }
 
-/** A short-lived access token for the session. */
-export function issueAccessToken(settings: TokenSettings, userId: string, sessionId: string): string {
-  return sign(settings, 'access', userId, sessionId, randomUUID(), settings.accessTtlSeconds);
+/**
+ * Seconds a token may live: its configured lifetime, cut so it never outlives the session's
+ * absolute end. Throws `SignInRejected` when the session has already ended.
+ */
+function lifetime(ttlSeconds: number, sessionEnd: Date | undefined, now: Date): number {
+  if (!sessionEnd) return ttlSeconds;
+  // Whole seconds, as jsonwebtoken counts `iat` and `exp`.
+  const left = Math.floor(sessionEnd.getTime() / 1000) - Math.floor(now.getTime() / 1000);
+  if (left <= 0) throw new SignInRejected('session reached its maximum age: sign in again');
+  return Math.min(ttlSeconds, left);
 }
 
-/** A long-lived refresh token for the session; the caller stores `id` and `hash`, never `token`. */
-export function issueRefreshToken(settings: TokenSettings, userId: string, sessionId: string, now = new Date()): IssuedRefreshToken {
+/** A short-lived access token for the session, expiring no later than `sessionEnd`. */
+export function issueAccessToken(settings: TokenSettings, userId: string, sessionId: string, sessionEnd?: Date, now = new Date()): string {
+  return sign(settings, 'access', userId, sessionId, randomUUID(), lifetime(settings.accessTtlSeconds, sessionEnd, now), now);
+}
+
+/**
+ * A long-lived refresh token for the session, expiring no later than `sessionEnd` (so rotation
+ * cannot extend a session); the caller stores `id` and `hash`, never `token`.
+ */
+export function issueRefreshToken(settings: TokenSettings, userId: string, sessionId: string, sessionEnd?: Date, now = new Date()): IssuedRefreshToken {
   const id = randomUUID();
-  const token = sign(settings, 'refresh', userId, sessionId, id, settings.refreshTtlSeconds);
-  // jsonwebtoken counts whole seconds from now: the stored expiry matches the token's `exp`.
-  const expiresAt = new Date((Math.floor(now.getTime() / 1000) + settings.refreshTtlSeconds) * 1000);
+  const ttl = lifetime(settings.refreshTtlSeconds, sessionEnd, now);
+  const token = sign(settings, 'refresh', userId, sessionId, id, ttl, now);
+  // Whole seconds from the same `now` as the token's `iat`: the stored expiry is the token's `exp`.
+  const expiresAt = new Date((Math.floor(now.getTime() / 1000) + ttl) * 1000);
   return { token, id, hash: hashRefreshToken(token), expiresAt };
 }
 

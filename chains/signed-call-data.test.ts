@@ -63,6 +63,32 @@ describe('buildSignedCallData on EVM', () => {
     expect(build().authToken).not.toBe(build().authToken);
   });
 
+  it('uses a given authToken (pinned vectors) and refuses a malformed one', () => {
+    const authToken = `0x${'ab'.repeat(32)}`;
+    const pinned = () =>
+      buildSignedCallData({ target: { kind: 'EVM', chainId: '31337', contractAddress: adManager }, action: 'fundAd', fields: { adId, amount: 1_000n }, signers, ttlSeconds: 600, now: NOW, authToken });
+    expect(pinned().authToken).toBe(authToken);
+    expect(pinned().reqHash).toBe(pinned().reqHash);
+    expect(() =>
+      buildSignedCallData({ target: { kind: 'EVM', chainId: '31337', contractAddress: adManager }, action: 'fundAd', fields: { adId, amount: 1_000n }, signers, ttlSeconds: 600, authToken: '0x12' }),
+    ).toThrow(/authToken must be 0x and 64 lower-case hex digits, received '0x12'/);
+  });
+
+  it('keeps a given authToken when the fields carry another', () => {
+    const authToken = `0x${'ab'.repeat(32)}`;
+    const data = buildSignedCallData({
+      target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
+      action: 'fundAd',
+      fields: { adId, amount: 1_000n, authToken: `0x${'ee'.repeat(32)}`, deadline: '99999999999' } as never,
+      signers,
+      ttlSeconds: 600,
+      now: NOW,
+      authToken,
+    });
+    expect(data.authToken).toBe(authToken);
+    expect(data.deadline).toBe(String(NOW / 1000 + 600));
+  });
+
   it('signs and returns its own authToken and deadline even when the fields carry others', () => {
     const callerToken = `0x${'ee'.repeat(32)}`;
     const data = buildSignedCallData({

@@ -49,6 +49,8 @@ export interface BuildSignedCallDataInput<A extends ActionName> {
   ttlSeconds: number;
   /** Current time in milliseconds; `Date.now()` by default (tests pin it). */
   now?: number;
+  /** The request's authToken (0x + 64 hex); 32 fresh random bytes by default (test vectors pin it). */
+  authToken?: string;
 }
 
 /** Raised when the target does not describe a contract of its chain kind. */
@@ -56,7 +58,7 @@ export class CallTargetError extends Error {}
 
 /**
  * Signs one contract action for one chain and returns the shared signed call data plus the
- * action's fields. A fresh random authToken is drawn per call. EVM: EIP-712 under
+ * action's fields. A fresh random authToken is drawn per call unless one is given. EVM: EIP-712 under
  * `{name, version, chainId, verifyingContract}`. Stellar: ed25519 over the hash of the byte
  * layout in chains/stellar/request-layout.ts. Throws `RequestFieldError` on a bad field value and
  * `CallTargetError` on a bad target.
@@ -71,9 +73,12 @@ export function buildSignedCallData<A extends ActionName>(
   if (!/^\d+$/.test(target.chainId)) throw new CallTargetError(`chainId must be a numeric string, received '${target.chainId}'`);
   const nowSeconds = Math.floor((input.now ?? Date.now()) / 1000);
   const deadline = String(nowSeconds + input.ttlSeconds);
-  const authToken = `0x${randomBytes(32).toString('hex')}`;
+  if (input.authToken !== undefined && !/^0x[0-9a-f]{64}$/.test(input.authToken)) {
+    throw new RangeError(`authToken must be 0x and 64 lower-case hex digits, received '${input.authToken}'`);
+  }
+  const authToken = input.authToken ?? `0x${randomBytes(32).toString('hex')}`;
   const returned = actionFieldsOnly(action, input.fields);
-  // The header is the service's alone: set last, so no caller-supplied key can replace it.
+  // The header is the service's alone (or the explicit input's): set last, so no field can replace it.
   const values: Record<string, unknown> = { ...returned, authToken, deadline };
   const { primaryType } = ACTIONS[action];
   const fields = structFields(action);

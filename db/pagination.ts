@@ -16,7 +16,27 @@ export class InvalidCursorError extends DomainError {
   }
 }
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)$/;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?(?:([+-])(\d{2})(?::?(\d{2}))?|Z)$/;
+
+/**
+ * True when `value` has the shape PostgreSQL prints a timestamptz in (or ISO 8601) and names an
+ * instant that exists: month 1..12, a day the month has (leap years included), hour < 24,
+ * minute and second < 60, offset within ±15:59, year from 1. PostgreSQL refuses anything else with an
+ * error, which must not be the first place an impossible date is noticed.
+ */
+export function isRealTimestamp(value: string): boolean {
+  const match = TIMESTAMP.exec(value);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const offsetHours = match[9] === undefined ? 0 : Number(match[9]);
+  const offsetMinutes = match[10] === undefined ? 0 : Number(match[10]);
+  if (year < 1 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return false;
+  if (offsetHours > 15 || offsetMinutes > 59) return false;
+  // Day 0 of the next month is the last day of this one (Date.UTC handles leap years; years < 100 are shifted).
+  const last = new Date(Date.UTC(2000, month, 0));
+  last.setUTCFullYear(year, month, 0);
+  return day >= 1 && day <= last.getUTCDate();
+}
 
 /** Opaque to clients: base64url of the last row's exact timestamp (microseconds) and id. */
 export function encodeCursor(position: CursorPosition): string {
@@ -32,7 +52,7 @@ export function decodeCursor(cursor: string): CursorPosition {
   }
   if (!Array.isArray(parsed) || parsed.length !== 2) throw new InvalidCursorError('cursor is not a cursor this service issued');
   const [createdAt, id] = parsed;
-  if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt) || !isUuid(id)) {
+  if (typeof createdAt !== 'string' || !isRealTimestamp(createdAt) || !isUuid(id)) {
     throw new InvalidCursorError('cursor is not a cursor this service issued');
   }
   return { createdAt, id };

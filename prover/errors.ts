@@ -33,3 +33,11 @@ export class ProofVerificationError extends Error {
     this.name = 'ProofVerificationError';
   }
 }
+
+/** `PROVER_BACKEND=native` was asked for but the native prover binary is not built (`npm run build:native`). */
+export class NativeProverUnavailableError extends Error {
+  constructor(readonly binary: string) {
+    super(`PROVER_BACKEND is native but the native prover is not built (${binary} is missing): run npm run build:native, which needs cargo`);
+    this.name = 'NativeProverUnavailableError';
+  }
+}

@@ -4,6 +4,7 @@ export { poseidon, poseidon2 } from './poseidon.ts';
 export { PUBLIC_SIGNAL_COUNT, encodeProof, toSolidityCallArgs, type Groth16Proof, type SolidityCallArgs } from './solidity.ts';
 export { buildProofInput, expectedPublicSignals, type CircuitInput, type InclusionPath } from './proof-input.ts';
 export { ProverPool, type ProofResult, type ProverPoolOptions } from './pool.ts';
-export { InvalidProofInputError, ProofVerificationError, ProverBusyError, ProverClosedError } from './errors.ts';
+export { announceProverBackend, resolveProverBackend, type ProverBackend, type ProverBackendChoice, type ResolvedProverBackend } from './backend.ts';
+export { InvalidProofInputError, NativeProverUnavailableError, ProofVerificationError, ProverBusyError, ProverClosedError } from './errors.ts';
 export { proverMetrics, type ProverMetrics } from './metrics.ts';
 export * from './merkle/index.ts';

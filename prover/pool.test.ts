@@ -4,12 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { artifacts } from '../circuits/artifacts.ts';
 import { sampleProofInput } from '../test/support/circuit-vectors.ts';
 import { InvalidProofInputError, ProverBusyError, ProverClosedError } from './errors.ts';
-import { ProverPool } from './pool.ts';
+import type { ProverBackend } from './backend.ts';
+import { ProverPool, type ProverPoolOptions } from './pool.ts';
 import { expectedPublicSignals } from './proof-input.ts';
+
+const nativeBinary = inject('nativeProver');
 
 const metricValue = async (registry: Registry, name: string, labels: Record<string, string> = {}) => {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
@@ -17,17 +20,27 @@ const metricValue = async (registry: Registry, name: string, labels: Record<stri
   return match?.value ?? 0;
 };
 
-describe('ProverPool', () => {
+describe('ProverPool (snarkjs backend)', () => poolBehaviour('snarkjs'));
+describe.skipIf(!nativeBinary)('ProverPool (native backend)', () => poolBehaviour('native'));
+
+/** The pool's contract, the same whatever proves behind it. */
+function poolBehaviour(backend: ProverBackend) {
   const registry = new Registry();
   let pool: ProverPool;
+  const newPool = (options: ProverPoolOptions) => new ProverPool({ ...options, backend, nativeBinary: nativeBinary ?? undefined });
 
   beforeAll(async () => {
-    pool = new ProverPool({ size: 1, maxQueue: 1, registry });
+    pool = newPool({ size: 1, maxQueue: 1, registry });
     await pool.ready();
   });
   afterAll(async () => {
     await pool?.close({ drain: false });
     await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
+  });
+
+  it(`proves with the ${backend} backend it was asked for`, () => {
+    expect(pool.backend).toBe(backend);
+    expect(pool.backendReason).toBe(`PROVER_BACKEND=${backend}`);
   });
 
   it('returns a proof that verifies, with the input public signals, and counts it', async () => {
@@ -67,7 +80,7 @@ describe('ProverPool', () => {
   });
 
   it('drains accepted proofs on close, then refuses new ones with ProverClosedError', async () => {
-    const draining = new ProverPool({ size: 1, registry: new Registry() });
+    const draining = newPool({ size: 1, registry: new Registry() });
     const accepted = [draining.prove(sampleProofInput().input), draining.prove(sampleProofInput().input)];
     await draining.close();
     await expect(Promise.all(accepted)).resolves.toHaveLength(2);
@@ -75,7 +88,7 @@ describe('ProverPool', () => {
   });
 
   it('rejects queued and running proofs with ProverClosedError when closed without draining', async () => {
-    const closing = new ProverPool({ size: 1, registry: new Registry() });
+    const closing = newPool({ size: 1, registry: new Registry() });
     const pending = [closing.prove(sampleProofInput().input), closing.prove(sampleProofInput().input)];
     const settled = Promise.allSettled(pending);
     await closing.close({ drain: false });
@@ -92,7 +105,7 @@ describe('ProverPool', () => {
     writeFileSync(script, `
       import { ProverPool } from '${new URL('prover/pool.ts', root).href}';
       import { sampleProofInput } from '${new URL('test/support/circuit-vectors.ts', root).href}';
-      const pool = new ProverPool({ size: 1 });
+      const pool = new ProverPool({ size: 1, backend: '${backend}' });
       await pool.prove(sampleProofInput().input);
       await pool.close();
       console.log('closed');`);
@@ -101,4 +114,4 @@ describe('ProverPool', () => {
     expect(child.stdout.trim()).toBe('closed');
     expect(child.status).toBe(0);
   });
-});
+}

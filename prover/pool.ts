@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { Registry } from 'prom-client';
 import { artifacts } from '../circuits/artifacts.ts';
+import { resolveProverBackend, type ProverBackend, type ProverBackendChoice } from './backend.ts';
 import { InvalidProofInputError, ProofVerificationError, ProverBusyError, ProverClosedError } from './errors.ts';
 import { proverMetrics, type ProverMetrics } from './metrics.ts';
 import type { CircuitInput } from './proof-input.ts';
@@ -16,7 +17,13 @@ export interface ProverPoolOptions {
   /** Where the metrics go; default: prom-client's global registry. */
   registry?: Registry;
   /** Circuit artifacts; default: the committed ones in circuits/build/. */
-  artifacts?: ProofWorkerData;
+  artifacts?: Pick<ProofWorkerData, 'wasm' | 'witnessCalculator' | 'zkey' | 'verificationKey'>;
+  /** `PROVER_BACKEND`: `auto` (default: native when built, else snarkjs), `native` or `snarkjs`. */
+  backend?: ProverBackendChoice;
+  /** `PROVER_NATIVE_THREADS`: rayon threads per native proof; default 1 (the pool is the parallelism). */
+  nativeThreads?: number;
+  /** The native binary; default the one `npm run build:native` builds. */
+  nativeBinary?: string;
 }
 
 /** A verified proof, its public signals `[root, orderHashHi, orderHashLo, nullifierHash]` and where the time went. */
@@ -30,12 +37,17 @@ const WORKER_FILE = new URL('./proof-worker.mjs', import.meta.url).href;
 
 /**
  * A pool of worker threads producing deposit-inclusion proofs off the event loop. Each thread
- * keeps snarkjs, a single-threaded curve, the zkey and the witness calculator loaded; each proof
- * is verified before `prove` resolves. Waiting work is bounded (`maxQueue`).
+ * keeps the witness calculator, snarkjs with a single-threaded curve, and its prover loaded (the
+ * zkey for snarkjs, or its own native prover process); each proof is verified with snarkjs before
+ * `prove` resolves. Waiting work is bounded (`maxQueue`). Throws `NativeProverUnavailableError`
+ * when `backend: 'native'` is asked for and the binary is not built.
  */
 export class ProverPool {
   readonly size: number;
   readonly maxQueue: number;
+  /** The backend in use and why it was chosen (log it at start). */
+  readonly backend: ProverBackend;
+  readonly backendReason: string;
   readonly #piscina: Piscina<CircuitInput, ProofTaskResult>;
   readonly #metrics: ProverMetrics;
   #outstanding = 0;
@@ -44,11 +56,18 @@ export class ProverPool {
   constructor(options: ProverPoolOptions = {}) {
     this.size = options.size ?? availableParallelism();
     this.maxQueue = options.maxQueue ?? 256;
-    const workerData: ProofWorkerData = options.artifacts ?? {
-      wasm: artifacts.wasm,
-      witnessCalculator: artifacts.witnessCalculator,
-      zkey: artifacts.zkey,
-      verificationKey: artifacts.verificationKey,
+    const resolved = resolveProverBackend(options.backend, options.nativeBinary);
+    this.backend = resolved.backend;
+    this.backendReason = resolved.reason;
+    const workerData: ProofWorkerData = {
+      ...(options.artifacts ?? {
+        wasm: artifacts.wasm,
+        witnessCalculator: artifacts.witnessCalculator,
+        zkey: artifacts.zkey,
+        verificationKey: artifacts.verificationKey,
+      }),
+      backend: resolved.backend,
+      native: resolved.binary ? { binary: resolved.binary, threads: options.nativeThreads ?? 1 } : undefined,
     };
     this.#piscina = new Piscina({
       filename: WORKER_FILE,
@@ -56,7 +75,7 @@ export class ProverPool {
       maxThreads: this.size,
       maxQueue: this.maxQueue,
       concurrentTasksPerWorker: 1,
-      // Loading a thread costs about a second (snarkjs, curve, zkey): never let one go idle-dead.
+      // Loading a thread costs about a second (snarkjs, curve, zkey, native process): never let one go idle-dead.
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData,
     });

@@ -1,13 +1,17 @@
 /**
  * Piscina worker: one deposit-inclusion proof per task. Everything expensive happens once per
- * thread when this module loads: snarkjs, a single-threaded BN254 curve, the zkey and
- * verification key in memory, and circom's generated witness calculator over the compiled wasm.
- * A task then costs witness + prove + verify. Never throws for a bad input: it returns a typed
- * failure, because an Error's class does not survive the trip back to the main thread.
+ * thread when this module loads: snarkjs, a single-threaded BN254 curve, the verification key,
+ * circom's generated witness calculator over the compiled wasm, and the prover: the zkey in memory
+ * for snarkjs, or this thread's own `relayer-groth16` process (which parses the zkey once) for the
+ * native backend. A task then costs witness + prove + verify; every proof is verified with snarkjs
+ * whatever proved it. Never throws for a bad input: it returns a typed failure, because an Error's
+ * class does not survive the trip back to the main thread.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { workerData } from 'node:worker_threads';
+import type { ProverBackend } from './backend.ts';
+import { NativeProver } from './native/client.ts';
 import type { Groth16Proof } from './solidity.ts';
 import { expectedPublicSignals, type CircuitInput } from './proof-input.ts';
 
@@ -16,6 +20,10 @@ export interface ProofWorkerData {
   witnessCalculator: string;
   zkey: string;
   verificationKey: string;
+  /** Default snarkjs. */
+  backend?: ProverBackend;
+  /** The native binary and its rayon threads per proof (backend `native`). */
+  native?: { binary: string; threads: number };
 }
 
 export type ProofTaskResult =
@@ -44,7 +52,10 @@ threads.isMainThread = wasMainThread;
 const curve = await snarkjs.curves.getCurveFromName('bn128', { singleThread: true });
 (globalThis as { curve_bn128?: unknown }).curve_bn128 = curve;
 
-const zkey = { type: 'mem' as const, data: new Uint8Array(readFileSync(paths.zkey)) };
+const backend = paths.backend ?? 'snarkjs';
+const zkey = backend === 'snarkjs' ? { type: 'mem' as const, data: new Uint8Array(readFileSync(paths.zkey)) } : undefined;
+const startNative = () => NativeProver.start({ binary: paths.native!.binary, zkey: paths.zkey, threads: paths.native!.threads });
+let native = backend === 'native' ? await startNative() : undefined;
 const verificationKey = JSON.parse(readFileSync(paths.verificationKey, 'utf8')) as object;
 const buildWitnessCalculator = require(paths.witnessCalculator) as WitnessCalculatorBuilder;
 const witnessCalculator = await buildWitnessCalculator(readFileSync(paths.wasm));
@@ -60,7 +71,9 @@ export default async function prove(input: CircuitInput): Promise<ProofTaskResul
     return { ok: false, reason: 'invalid_input', message: String((error as Error)?.message ?? error).split('\n')[0]! };
   }
   const witnessDone = performance.now();
-  const { proof, publicSignals } = await snarkjs.groth16.prove(zkey, { type: 'mem', data: witness });
+  // A native process that died (killed, crashed) is replaced on the next proof.
+  if (native && !native.alive) native = await startNative();
+  const { proof, publicSignals } = native ? await native.prove(witness) : await snarkjs.groth16.prove(zkey!, { type: 'mem', data: witness });
   const proveDone = performance.now();
   const valid = await snarkjs.groth16.verify(verificationKey, publicSignals, proof);
   const expected = expectedPublicSignals(input).map((s) => BigInt(s).toString());

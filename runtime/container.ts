@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createAdsService, type AdsService } from '../ads/service.ts';
+import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
 import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
+import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import type { Config } from '../config.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
@@ -34,6 +36,8 @@ export interface Container {
   verifier: TransactionVerifier;
   merkleStore: MerkleTreeStore;
   auth: AuthService;
+  /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS (started here, stopped by `close`). */
+  authPurger: AuthPurger;
   ads: AdsService;
   trades: TradesService;
   /** The lifecycle steps both orchestrators run. */
@@ -48,7 +52,7 @@ export interface Container {
    * `metrics` from the start.
    */
   prover(): ProverPool;
-  /** Stops what the container started (orchestrator, prover pool); the caller owns `knex`. */
+  /** Stops what the container started (purge schedule, orchestrator, prover pool); the caller owns `knex`. */
   close(): Promise<void>;
 }
 
@@ -73,7 +77,10 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const merkleStore = new MerkleTreeStore(knex);
   const prover = () => {
     if (!pool) {
-      pool = new ProverPool({ size: config.PROVER_POOL_SIZE, maxQueue: config.PROVER_QUEUE_MAX, registry: metrics });
+      pool = new ProverPool({
+        size: config.PROVER_POOL_SIZE, maxQueue: config.PROVER_QUEUE_MAX, registry: metrics,
+        backend: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS,
+      });
       logger.info({ size: pool.size }, 'prover pool started');
     }
     return pool;
@@ -81,6 +88,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar });
   const trades = tradeMetrics(metrics, knex);
   let orchestrator: Orchestrator | undefined;
+  const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
+  authPurger.start();
   const settings = { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS };
   return {
     config,
@@ -92,7 +101,11 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     registryCache,
     verifier,
     merkleStore,
-    auth: createAuthService({ config, secrets, knex }),
+    auth: createAuthService({
+      config, secrets, knex,
+      stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
+    }),
+    authPurger,
     ads: createAdsService({
       knex,
       registryCache,
@@ -132,6 +145,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     },
     prover,
     async close() {
+      await authPurger.stop();
       await orchestrator?.close();
       await pool?.close();
     },

@@ -1,18 +1,23 @@
 import type { Knex } from 'knex';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../api/app.ts';
-import { loadConfig, type Config } from '../config.ts';
+import { createMetricsApp } from '../api/metrics-app.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import type { Devnet } from '../deploy/devnet/index.ts';
+import { announceProverBackend } from '../prover/backend.ts';
+import { NativeProverUnavailableError } from '../prover/errors.ts';
 import { resolveSecrets } from '../secrets.ts';
 import { buildContainer, type Container } from './container.ts';
 import { openDatabase } from './database.ts';
-import { listen } from './http-server.ts';
+import { listen, type HttpServer } from './http-server.ts';
 import { startLocalDevnet } from './local-devnet.ts';
 
 /** A running API: its URL and how to stop it (HTTP first, then the container, then the database). */
 export interface RunningService {
   url: string;
   port: number;
+  /** Where GET /metrics is served when METRICS_PORT is set (else it is on `url`). */
+  metricsUrl?: string;
   config: Config;
   knex: Knex;
   logger: Logger;
@@ -37,8 +42,9 @@ export async function start(
   logger: Logger = pino({ level: config.LOG_LEVEL }),
   options: StartOptions = {},
 ): Promise<RunningService> {
-  // Secrets first: a production config without them stops here, before anything has started.
+  // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
   const secrets = resolveSecrets(config);
+  announceProverBackendOrStop(config, logger);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
   const container = buildContainer(config, logger, database.knex, { secrets });
   let devnet: Devnet | undefined;
@@ -54,10 +60,15 @@ export async function start(
     await database.close();
     throw error;
   }
-  let http;
+  let http: HttpServer | undefined;
+  let metricsHttp: HttpServer | undefined;
   try {
     http = await listen(createApp(container), config.HOST, config.PORT, logger);
+    if (config.METRICS_PORT !== undefined) {
+      metricsHttp = await listen(createMetricsApp(container.metrics), config.HOST, config.METRICS_PORT, logger, 'metrics');
+    }
   } catch (error) {
+    await http?.close();
     await container.close();
     await devnet?.stop();
     await database.close();
@@ -67,6 +78,7 @@ export async function start(
   return {
     url: http.url,
     port: http.port,
+    metricsUrl: metricsHttp?.url,
     config,
     knex: database.knex,
     logger,
@@ -75,9 +87,20 @@ export async function start(
     stop: () =>
       (stopping ??= (async () => {
         await http!.close();
+        await metricsHttp?.close();
         await container.close();
         await devnet?.stop();
         await database.close();
       })()),
   };
+}
+
+/** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up (exit 78). */
+function announceProverBackendOrStop(config: Config, logger: Logger): void {
+  try {
+    announceProverBackend(logger, { choice: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS });
+  } catch (error) {
+    if (error instanceof NativeProverUnavailableError) throw new ConfigError(error.message);
+    throw error;
+  }
 }

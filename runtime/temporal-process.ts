@@ -12,13 +12,17 @@ import { openDatabase } from './database.ts';
 import { listen } from './http-server.ts';
 import type { Stoppable } from './process.ts';
 
+/** Where worker and prover serve /metrics when METRICS_PORT is unset (they have no API port to share). */
+const DEFAULT_METRICS_PORT = 9464;
+
 export type TemporalProcessKind = 'worker' | 'prover';
 
 /**
  * The `worker` (queue `trade-lifecycle`: trade workflows, verification, state writes) or `prover`
  * (queue `proofs`: generateProof on the Piscina pool) process over DATABASE_URL and
  * TEMPORAL_ADDRESS. Serves `/metrics` on METRICS_PORT: the container's registry followed by the
- * Temporal SDK's own metrics (core's Prometheus exporter on a loopback port, forwarded).
+ * Temporal SDK's own metrics (core's Prometheus exporter on a loopback port, forwarded). METRICS_PORT
+ * defaults to 9464 here.
  */
 export async function startTemporalProcess(kind: TemporalProcessKind, config: Config, logger: Logger): Promise<Stoppable & { metricsUrl: string }> {
   if (!config.DATABASE_URL) throw new ConfigError(`DATABASE_URL is required for the ${kind} process`);
@@ -53,7 +57,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       const state = running!.worker.getState();
       res.status(state === 'RUNNING' ? 200 : 503).json({ status: state === 'RUNNING' ? 'ok' : 'unavailable', worker: state });
     });
-    http = await listen(app, config.HOST, config.METRICS_PORT, logger, `${kind} metrics`);
+    http = await listen(app, config.HOST, config.METRICS_PORT ?? DEFAULT_METRICS_PORT, logger, `${kind} metrics`);
   } catch (error) {
     await running?.stop();
     await container.close();

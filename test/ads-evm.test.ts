@@ -256,6 +256,8 @@ describe('bad ad input', () => {
       ['minAmount', { routeId, creatorDstAddress: maker.address, fundAmount: '5', minAmount: '10', maxAmount: '9' }, /^minAmount must not exceed maxAmount/],
       ['creator', { routeId, creatorDstAddress: maker.address, fundAmount: '5', creator: maker.address }, /unknown field creator/],
       ['metadata', { routeId, creatorDstAddress: maker.address, fundAmount: '5', metadata: { big: 'x'.repeat(5000) } }, /^metadata must be at most 4096 bytes/],
+      ['metadata', { routeId, creatorDstAddress: maker.address, fundAmount: '5', metadata: { deep: [{ 'k\u0000': 'v' }] } }, /^metadata must not contain NUL bytes/],
+      ['metadata', { routeId, creatorDstAddress: maker.address, fundAmount: '5', metadata: { name: '\uD800' } }, /^metadata must not contain NUL bytes or unpaired surrogates/],
     ];
     for (const [field, body, message] of cases) {
       const res = await call(service, 'POST', '/v1/ads/create', body, makerToken);

@@ -8,7 +8,7 @@ import { importRegistry } from '../registry/import.ts';
 import { startSorobanRpcStub, type SorobanRpcStub } from './support/fake-soroban-rpc.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import {
-  bridgeEvent, getTransactionResult, invokeEnvelope, transactionMeta, transactionResult, TEST_PASSPHRASE,
+  hostLayoutEvent, getTransactionResult, invokeEnvelope, transactionMeta, transactionResult, TEST_PASSPHRASE,
 } from './support/stellar-fixtures.ts';
 import { call, loginStellar } from './support/wallets.ts';
 
@@ -30,7 +30,9 @@ const transactions = new Map<string, Record<string, unknown>>();
 let ledger = 1000;
 
 /** What a Soroban AdManager emits for a signed request, served by the RPC double as a mined transaction. */
-function mine(signed: Record<string, string>, event: string, data: Record<string, { value: unknown; type: string }>): string {
+function mine<E extends 'AdCreated' | 'AdFunded' | 'AdWithdrawn'>(
+  signed: Record<string, string>, event: E, data: Parameters<typeof hostLayoutEvent<E>>[4],
+): string {
   const seq = ++ledger;
   // A distinct function name per transaction keeps every envelope (and so its hash) unique.
   const { hash, envelopeXdr } = invokeEnvelope(maker, adManager, `${event.toLowerCase()}${seq}`);
@@ -38,21 +40,25 @@ function mine(signed: Record<string, string>, event: string, data: Record<string
     status: 'SUCCESS',
     envelopeXdr,
     resultXdr: transactionResult(true),
-    resultMetaXdr: transactionMeta([bridgeEvent(adManager, event, signed.reqHash!, uuidToBytes32(signed.adId!), data)], 4),
+    resultMetaXdr: transactionMeta([hostLayoutEvent(adManager, event, signed.reqHash!, uuidToBytes32(signed.adId!), data)], 4),
     ledger: seq,
     latestLedger: seq,
   }));
   return hash;
 }
 
-const amount = (value: string) => ({ amount: { value: BigInt(value), type: 'i128' } });
+/** AdCreated's data as the contract emits it for the signed createAd. */
+const adCreatedData = (signed: Record<string, string>) => ({
+  creator: signed.adCreator!, token: signed.adToken!, amount: signed.initialAmount!, orderChainId: signed.orderChainId!,
+  adRecipient: `0x${signed.adRecipient!.slice(2).toLowerCase().padStart(64, '0')}`,
+});
 const confirm = (adId: string, txHash: string) => call(service, 'POST', `/v1/ads/${adId}/confirm`, { txHash }, token);
 const ad = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`, undefined, token)).body;
 
 async function confirmedAd(fund: string): Promise<string> {
   const created = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: evmRecipient, fundAmount: fund }, token);
   expect(created.status).toBe(200);
-  expect((await confirm(created.body.adId, mine(created.body, 'AdCreated', amount(fund)))).status).toBe(200);
+  expect((await confirm(created.body.adId, mine(created.body, 'AdCreated', adCreatedData(created.body)))).status).toBe(200);
   return created.body.adId;
 }
 
@@ -95,7 +101,7 @@ describe('an ad on a Stellar chain', () => {
     expect(`0x${hash.toString('hex')}`).toBe(signed.reqHash);
     expect(Keypair.fromPublicKey(signed.signerPublicKey).verify(hash, Buffer.from(signed.signature.slice(2), 'hex'))).toBe(true);
 
-    expect((await confirm(signed.adId, mine(signed, 'AdCreated', amount('5000')))).body).toEqual({ adId: signed.adId, success: true });
+    expect((await confirm(signed.adId, mine(signed, 'AdCreated', adCreatedData(signed)))).body).toEqual({ adId: signed.adId, success: true });
     expect(await ad(signed.adId)).toMatchObject({ status: 'ACTIVE', poolAmount: '5000', availableAmount: '5000' });
   });
 
@@ -108,7 +114,7 @@ describe('an ad on a Stellar chain', () => {
   it('rejects an event carrying another request\'s hash', async () => {
     const adId = await confirmedAd('100');
     const fund = (await call(service, 'POST', `/v1/ads/${adId}/fund`, { poolAmountTopUp: '10' }, token)).body;
-    const forged = mine({ ...fund, reqHash: `0x${'11'.repeat(32)}` }, 'AdFunded', amount('10'));
+    const forged = mine({ ...fund, reqHash: `0x${'11'.repeat(32)}` }, 'AdFunded', { amount: 10n, available: 110n });
     const res = await confirm(adId, forged);
     expect(res.status).toBe(422);
     expect((await ad(adId)).poolAmount).toBe('100');
@@ -129,8 +135,8 @@ describe('balances under concurrent confirmations', () => {
     expect(await ad(adId)).toMatchObject({ poolAmount: '1000', availableAmount: '0', status: 'EXHAUSTED' });
 
     const txs = [
-      ...funds.map((f) => mine(f.body, 'AdFunded', amount('10'))),
-      ...granted.map((w) => mine(w.body, 'AdWithdrawn', amount('100'))),
+      ...funds.map((f, i) => mine(f.body, 'AdFunded', { amount: 10n, available: BigInt(1000 + 10 * (i + 1)) })),
+      ...granted.map((w) => mine(w.body, 'AdWithdrawn', { amount: 100n, to: maker.publicKey() })),
     ];
     // Every confirmation twice, all at once.
     const answers = await Promise.all([...txs, ...txs].map((tx) => confirm(adId, tx)));

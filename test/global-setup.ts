@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
+import { buildNativeProver, cargoAvailable, NATIVE_PROVER_BINARY, nativeProverBuilt } from '../prover/native/binary.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,6 +13,8 @@ declare module 'vitest' {
     /** The pinned Temporal CLI (`temporal server start-dev`) and time-skipping test server (.tools/temporal). */
     temporalCli: string;
     temporalTestServer: string;
+    /** The native prover binary the tests may use, or null when it could not be built here (no cargo). */
+    nativeProver: string | null;
   }
 }
 
@@ -28,6 +31,7 @@ export async function setup(project: TestProject): Promise<void> {
   const temporal = JSON.parse(execFileSync(process.execPath, [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!) as { cli: string; testServer: string };
   project.provide('temporalCli', temporal.cli);
   project.provide('temporalTestServer', temporal.testServer);
+  project.provide('nativeProver', prepareNativeProver());
   const external = process.env.TEST_DATABASE_URL;
   if (external) {
     project.provide('postgresAdminUrl', external);
@@ -44,4 +48,20 @@ export async function setup(project: TestProject): Promise<void> {
 export async function teardown(): Promise<void> {
   await server?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Builds the native prover when cargo is here (a failed build fails the run); without cargo, uses a
+ * binary built earlier, or lets its tests skip with a warning, unless PROVER_NATIVE_REQUIRED=1
+ * (CI sets it) makes that an error.
+ */
+function prepareNativeProver(): string | null {
+  if (cargoAvailable()) {
+    buildNativeProver({ quiet: true });
+    return NATIVE_PROVER_BINARY;
+  }
+  if (process.env.PROVER_NATIVE_REQUIRED === '1') throw new Error('PROVER_NATIVE_REQUIRED=1 but cargo is not installed: the native prover cannot be built');
+  if (nativeProverBuilt()) return NATIVE_PROVER_BINARY;
+  console.warn('\n*** cargo not found: the native prover is not built and its tests are SKIPPED (install Rust to run them) ***\n');
+  return null;
 }

@@ -43,7 +43,7 @@ export function createRequireAuth(auth: AuthService): RequestHandler {
         return;
       }
       auth.principal(claims.userId, claims.sessionId).then(
-        (principal) => done(null, principal ?? false, principal ? undefined : new SignInRejected('session was revoked: sign in again')),
+        (principal) => done(null, principal ?? false, principal ? undefined : new SignInRejected('session was revoked or reached its maximum age: sign in again')),
         (error: unknown) => done(error),
       );
     },

@@ -1,11 +1,14 @@
-import { rateLimit, type RateLimitRequestHandler } from 'express-rate-limit';
+import { rateLimit, type RateLimitRequestHandler, type Store } from 'express-rate-limit';
+import type { Knex } from 'knex';
 import type { Config } from '../../config.ts';
 import { errorBody } from '../errors.ts';
+import { PostgresRateLimitStore } from './rate-limit-store.ts';
 
-function limiter(windowMs: number, limit: number, what: string): RateLimitRequestHandler {
+function limiter(windowMs: number, limit: number, what: string, store?: Store): RateLimitRequestHandler {
   return rateLimit({
     windowMs,
     limit,
+    ...(store ? { store } : {}),
     // IETF draft-8 `RateLimit` / `RateLimit-Policy` headers; no legacy X-RateLimit-*.
     standardHeaders: 'draft-8',
     legacyHeaders: false,
@@ -18,12 +21,16 @@ function limiter(windowMs: number, limit: number, what: string): RateLimitReques
 
 /**
  * Every endpoint shares the general budget; /v1/auth/* additionally has its own, stricter one
- * (sign-in is the brute-force target). Counters live in this process: behind a load balancer
- * with N replicas the effective budget is N times the setting.
+ * (sign-in is the brute-force target).
+ * - The sign-in budget's counters live in PostgreSQL (`rate_limits`), so it holds across every API
+ *   replica over the database: AUTH_RATE_LIMIT_MAX per client per window in total.
+ * - The general budget's counters live in this process (cheap on the read path): behind a load
+ *   balancer with N replicas a client gets up to N times RATE_LIMIT_MAX. The global limit on reads
+ *   is the gateway's job.
  */
-export function createRateLimiters(config: Config) {
+export function createRateLimiters(config: Config, knex: Knex) {
   return {
     general: limiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_MAX, 'general'),
-    auth: limiter(config.RATE_LIMIT_WINDOW_MS, config.AUTH_RATE_LIMIT_MAX, 'auth'),
+    auth: limiter(config.RATE_LIMIT_WINDOW_MS, config.AUTH_RATE_LIMIT_MAX, 'auth', new PostgresRateLimitStore(knex, 'auth')),
   };
 }

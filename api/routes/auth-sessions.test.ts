@@ -137,6 +137,114 @@ describe('POST /v1/auth/refresh', () => {
   });
 });
 
+describe('POST /v1/auth/logout', () => {
+  const logout = (token?: string) => service.request('/v1/auth/logout', { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+  it("ends the caller's session at once: its access and refresh tokens answer 401, other sessions keep working", async () => {
+    const account = newEvmAccount();
+    const { tokens } = (await loginEvm(service, account)).body;
+    const other = (await loginEvm(service, account)).body.tokens;
+    const rotated = (await refresh(tokens.refresh)).body.tokens;
+    const res = await logout(rotated.access);
+    expect(res.status).toBe(204);
+    expect401(await me(rotated.access), /revoked/);
+    expect401(await me(tokens.access), /revoked/);
+    expect401(await refresh(rotated.refresh), /revoked session/);
+    expect((await me(other.access)).status).toBe(200);
+    expect((await refresh(other.refresh)).status).toBe(200);
+  });
+
+  it('requires an access token, and a logged-out one cannot log out again', async () => {
+    expect(await logout().then((r) => r.status)).toBe(401);
+    const { tokens } = (await loginEvm(service, newEvmAccount())).body;
+    expect(await logout(tokens.refresh).then((r) => r.status)).toBe(401);
+    expect(await logout(tokens.access).then((r) => r.status)).toBe(204);
+    expect(await logout(tokens.access).then((r) => r.status)).toBe(401);
+  });
+});
+
+describe('absolute session lifetime', () => {
+  it('ends a session at its maximum age however often it is refreshed', async () => {
+    const { tokens } = (await loginEvm(service, newEvmAccount())).body;
+    const { sid } = jwt.decode(tokens.access) as { sid: string };
+    const session = await service.knex('sessions').where({ id: sid }).first();
+    // SESSION_MAX_AGE_SECONDS defaults to 30 days from sign-in (database clock).
+    expect(Math.abs(session.expires_at.getTime() - session.created_at.getTime() - 30 * 24 * 3600 * 1000)).toBeLessThan(2000);
+    expect((jwt.decode(tokens.refresh) as { exp: number }).exp * 1000).toBe(session.expires_at.getTime());
+    const rotated = (await refresh(tokens.refresh)).body.tokens;
+    // Time passes: the session reaches its end.
+    await service.knex('sessions').where({ id: sid }).update({ expires_at: service.knex.raw(`now() - interval '1 second'`) });
+    expect401(await refresh(rotated.refresh), /maximum age/);
+    expect401(await me(rotated.access), /maximum age/);
+  });
+
+  it('never issues a token that outlives the session, at sign-in or on refresh', async () => {
+    const short = await startTestService({ SESSION_MAX_AGE_SECONDS: '90', REFRESH_TOKEN_TTL_SECONDS: '3600', ACCESS_TOKEN_TTL_SECONDS: '900' });
+    try {
+      const { tokens } = (await loginEvm(short, newEvmAccount())).body;
+      const sid = (jwt.decode(tokens.access) as { sid: string }).sid;
+      const end = Math.floor((await short.knex('sessions').where({ id: sid }).first()).expires_at.getTime() / 1000);
+      const check = (pair: { access: string; refresh: string }) => {
+        for (const token of [pair.access, pair.refresh]) {
+          const { exp } = jwt.decode(token) as { exp: number };
+          expect(exp).toBeLessThanOrEqual(end);
+          expect(exp).toBeGreaterThan(end - 10);
+        }
+      };
+      check(tokens);
+      let pair = tokens;
+      for (let i = 0; i < 3; i += 1) {
+        const next = await call(short, 'POST', '/v1/auth/refresh', { refresh: pair.refresh });
+        expect(next.status).toBe(200);
+        pair = next.body.tokens;
+        check(pair);
+      }
+      const stored = await short.knex('refresh_tokens').where({ session_id: sid }).max('expires_at as latest').first();
+      expect(Math.floor(stored!.latest.getTime() / 1000)).toBeLessThanOrEqual(end);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('purging expired sign-in records', () => {
+  it('deletes expired challenges, ended sessions and expired refresh tokens, and keeps what can still be used', async () => {
+    const knex = service.knex;
+    const past = knex.raw(`now() - interval '1 second'`);
+    const account = newEvmAccount();
+    // A challenge that expired, and one still open.
+    const stale = (await call(service, 'POST', '/v1/auth/challenge', { address: account.address, chainKind: 'EVM' })).body.nonce;
+    await knex('auth_challenges').where({ nonce: stale }).update({ expires_at: past });
+    const open = (await call(service, 'POST', '/v1/auth/challenge', { address: account.address, chainKind: 'EVM' })).body.nonce;
+    // A session past its end, a logged-out one, a live one with a rotated-out token that expired.
+    const sessionOf = (pair: { access: string }) => (jwt.decode(pair.access) as { sid: string }).sid;
+    const ended = (await loginEvm(service, account)).body.tokens;
+    await knex('sessions').where({ id: sessionOf(ended) }).update({ expires_at: past });
+    const loggedOut = (await loginEvm(service, account)).body.tokens;
+    await service.request('/v1/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${loggedOut.access}` } });
+    await knex('refresh_tokens').where({ session_id: sessionOf(loggedOut) }).update({ expires_at: past });
+    const revokedRecently = (await loginEvm(service, account)).body.tokens;
+    await service.request('/v1/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${revokedRecently.access}` } });
+    const live = (await loginEvm(service, account)).body.tokens;
+    const { jti: oldJti } = jwt.decode(live.refresh) as { jti: string };
+    const current = (await refresh(live.refresh)).body.tokens;
+    await knex('refresh_tokens').where({ id: oldJti }).update({ expires_at: past });
+
+    const removed = await service.container.authPurger.runOnce();
+    expect(removed.challenges).toBeGreaterThanOrEqual(1);
+    expect(removed.sessions).toBeGreaterThanOrEqual(2);
+    expect(removed.refreshTokens).toBeGreaterThanOrEqual(2);
+    const nonces = (await knex('auth_challenges').whereIn('nonce', [stale, open]).pluck('nonce')) as string[];
+    expect(nonces).toEqual([open]);
+    const sessions = (await knex('sessions').whereIn('id', [ended, loggedOut, revokedRecently, live].map(sessionOf)).pluck('id')) as string[];
+    // A revoked session stays while one of its refresh tokens could still be presented (and answered "revoked").
+    expect(sessions.sort()).toEqual([sessionOf(revokedRecently), sessionOf(live)].sort());
+    expect(await knex('refresh_tokens').where({ id: oldJti }).first()).toBeUndefined();
+    expect((await me(current.access)).status).toBe(200);
+    expect((await refresh(current.refresh)).status).toBe(200);
+  });
+});
+
 describe('POST /v1/auth/link', () => {
   it("records a wallet of the other chain kind on the caller's user; the existing tokens stand for both", async () => {
     const account = newEvmAccount();
@@ -223,7 +331,10 @@ describe('configuration', () => {
 
   it('refuses to start in production when the signing secrets are missing or weak', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-auth-prod-'));
-    const base = { NODE_ENV: 'production', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://127.0.0.1:1/never' };
+    const base = {
+      NODE_ENV: 'production', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://127.0.0.1:1/never',
+      SIWE_DOMAIN: 'app.example.com', SIWE_URI: 'https://app.example.com', SEP10_HOME_DOMAIN: 'example.com', SEP10_WEB_AUTH_DOMAIN: 'auth.example.com',
+    };
     await expect(start(loadConfig(base))).rejects.toThrow(/JWT_SECRET: required in production[\s\S]*SEP10_SIGNING_SECRET: required in production/);
     await expect(start(loadConfig({ ...base, JWT_SECRET: 'short', SEP10_SIGNING_SECRET: 'not-a-seed' })))
       .rejects.toThrow(/JWT_SECRET: must be at least 32 bytes[\s\S]*SEP10_SIGNING_SECRET: must be a Stellar secret seed/);

@@ -39,12 +39,18 @@ registry.registerPath({
   responses: { 200: json(userSchema, 'The updated user'), ...errorResponses(401, 409, 422, 429) },
 });
 registry.registerPath({
+  method: 'post', path: '/v1/auth/logout', tags: ['Auth'], summary: "End the caller's session",
+  description: 'Revokes the session of the Bearer access token: that access token and every refresh token of the session stop working at once (401). Other sessions of the same user are untouched. No body.',
+  security: [{ [bearerAuth.name]: [] }],
+  responses: { 204: { description: 'The session is ended' }, ...errorResponses(401, 429) },
+});
+registry.registerPath({
   method: 'get', path: '/v1/auth/me', tags: ['Auth'], summary: "The caller's user and wallets",
   security: [{ [bearerAuth.name]: [] }],
   responses: { 200: json(userSchema, 'The user'), ...errorResponses(401, 429) },
 });
 
-/** /v1/auth/*: challenge, login, refresh (public), link and me (Bearer). */
+/** /v1/auth/*: challenge, login, refresh (public), link, logout and me (Bearer). */
 export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAuth: RequestHandler }): Router {
   const router = Router();
   router.post('/auth/challenge', (async (req, res) => {
@@ -60,6 +66,10 @@ export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAu
   }));
   router.post('/auth/link', requireAuth, (async (req, res) => {
     res.json(presentUser(await auth.link(principalOf(req), parseWalletProof(req.body))));
+  }));
+  router.post('/auth/logout', requireAuth, (async (req, res) => {
+    await auth.logout(principalOf(req));
+    res.status(204).end();
   }));
   router.get('/auth/me', requireAuth, (async (req, res) => {
     res.json(presentUser(await auth.currentUser(principalOf(req).userId)));

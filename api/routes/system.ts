@@ -1,7 +1,8 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
 import swaggerUi from 'swagger-ui-express';
+import { errorBody } from '../errors.ts';
 import { openApiDocument } from '../openapi/document.ts';
 import { registry, z } from '../openapi/registry.ts';
 
@@ -24,10 +25,25 @@ registry.registerPath({
 });
 registry.registerPath({ method: 'get', path: '/docs', summary: 'Interactive API documentation (works offline)', tags: ['System'], responses: { 200: { description: 'HTML' } } });
 registry.registerPath({ method: 'get', path: '/openapi.json', summary: 'This OpenAPI 3.1 document', tags: ['System'], responses: { 200: { description: 'OpenAPI document' } } });
-registry.registerPath({ method: 'get', path: '/metrics', summary: 'Prometheus metrics', tags: ['System'], responses: { 200: { description: 'Prometheus text format' } } });
+registry.registerPath({
+  method: 'get', path: '/metrics', summary: 'Prometheus metrics', tags: ['System'],
+  description: 'On the API port unless METRICS_PORT is set; then only on that port, and 404 here.',
+  responses: { 200: { description: 'Prometheus text format' }, 404: { description: 'Served on the metrics port (METRICS_PORT)' } },
+});
 
-/** /health, /docs, /openapi.json and /metrics. */
-export function systemRouter(deps: { knex: Knex; metrics: Registry; healthTimeoutMs?: number }): Router {
+/** Prometheus text of every metric on `registry`. */
+export function metricsHandler(registry: Registry): RequestHandler {
+  return async (_req, res) => {
+    res.setHeader('Content-Type', registry.contentType);
+    res.send(await registry.metrics());
+  };
+}
+
+/**
+ * /health, /docs, /openapi.json and /metrics. With `metricsElsewhere` (METRICS_PORT set) /metrics
+ * answers 404 here: it is served only by the metrics listener (`api/metrics-app.ts`).
+ */
+export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsElsewhere?: boolean; healthTimeoutMs?: number }): Router {
   const router = Router();
   router.get('/health', async (_req, res) => {
     const db = await probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000);
@@ -39,10 +55,14 @@ export function systemRouter(deps: { knex: Knex; metrics: Registry; healthTimeou
   });
   // swagger-ui-express serves its own bundled assets: the page needs no internet.
   router.use('/docs', swaggerUi.serveFiles(openApiDocument()), swaggerUi.setup(openApiDocument(), { customSiteTitle: 'Relayer API' }));
-  router.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', deps.metrics.contentType);
-    res.send(await deps.metrics.metrics());
-  });
+  if (deps.metricsElsewhere) {
+    // An explicit 404: the generic handler would answer 405 for a path the OpenAPI document lists.
+    router.all('/metrics', (req, res) => {
+      res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
+    });
+  } else {
+    router.get('/metrics', metricsHandler(deps.metrics));
+  }
   return router;
 }
 

@@ -1,16 +1,25 @@
 import { SETTABLE_AD_STATUSES } from '../../domain/index.ts';
 import { z } from '../openapi/registry.ts';
-import { amount, shortText, uuid } from './common.ts';
+import { amount, isStorableText, shortText, uuid } from './common.ts';
 
 /** Request and response bodies of the ad mutations (architecture.md "Field names"). */
 
 /** A positive amount in the smallest unit. */
 export const positiveAmount = amount.refine((value) => value !== '0', { error: 'must be greater than 0' });
 
+/** True when every key and string value inside a JSON value passes `ok`. */
+function everyString(value: unknown, ok: (s: string) => boolean): boolean {
+  if (typeof value === 'string') return ok(value);
+  if (Array.isArray(value)) return value.every((item) => everyString(item, ok));
+  if (value !== null && typeof value === 'object') return Object.entries(value).every(([key, item]) => ok(key) && everyString(item, ok));
+  return true;
+}
+
 /** Free-form Maker metadata: any JSON object, at most 4 KB once serialised. */
 export const MAX_METADATA_BYTES = 4096;
 const metadata = z
   .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
+  .refine((value) => everyString(value, isStorableText), { error: 'must not contain NUL bytes or unpaired surrogates', abort: true })
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_METADATA_BYTES, { error: `must be at most ${MAX_METADATA_BYTES} bytes of JSON` })
   .openapi({ example: { name: 'Fast lane', feeBps: 5 } });
 

@@ -3,7 +3,7 @@ import { isEvmAddress, isStellarAccount } from '../../chains/address.ts';
 import { unprocessable } from '../errors.ts';
 import { z } from '../openapi/registry.ts';
 import { issuesToMessages, parseOrThrow } from '../validation.ts';
-import { timestamp } from './common.ts';
+import { text, timestamp } from './common.ts';
 
 /** Request and response schemas of /v1/auth/*. Requests are strict: unknown fields are a 422. */
 
@@ -29,7 +29,7 @@ const chainKind = z.enum(['EVM', 'STELLAR'], { error: (issue) => (issue.input ==
 
 export const challengeBody = z
   .object({
-    address: z.string({ error: 'must be a wallet address string' }).openapi({ example: EVM_EXAMPLE }),
+    address: text('must be a wallet address string').openapi({ example: EVM_EXAMPLE }),
     chainKind,
   })
   .strict()
@@ -73,10 +73,10 @@ export const challengeResponse = z.discriminatedUnion('chainKind', [evmChallenge
 const evmLogin = z
   .object({
     chainKind: z.literal('EVM'),
-    message: z.string({ error: 'must be the SIWE message string of the challenge' })
+    message: text('must be the SIWE message string of the challenge')
       .min(1, { error: 'must not be empty' }).max(4096, { error: 'must be at most 4096 characters' })
       .openapi({ example: SIWE_EXAMPLE }),
-    signature: z.string({ error: 'must be a 0x-prefixed hex signature' })
+    signature: text('must be a 0x-prefixed hex signature')
       .regex(/^0x[0-9a-fA-F]{2,1024}$/, { error: 'must be a 0x-prefixed hex signature' })
       .openapi({ description: 'EIP-191 personal-message signature of `message` (65 bytes).', example: `0x${'ab'.repeat(65)}` }),
   })
@@ -86,7 +86,7 @@ const evmLogin = z
 const stellarLogin = z
   .object({
     chainKind: z.literal('STELLAR'),
-    transaction: z.string({ error: 'must be a base64 XDR string' })
+    transaction: text('must be a base64 XDR string')
       .max(16_384, { error: 'must be at most 16384 characters' })
       .regex(/^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, { error: 'must be base64 XDR' })
       .openapi({ description: 'The challenge transaction co-signed by the account key (base64 XDR).' }),
@@ -120,7 +120,7 @@ export function parseWalletProof(body: unknown): WalletProof {
 }
 
 export const refreshBody = z
-  .object({ refresh: z.string({ error: 'must be the refresh token string' }).min(1, { error: 'must not be empty' }).max(4096, { error: 'must be at most 4096 characters' }) })
+  .object({ refresh: text('must be the refresh token string').min(1, { error: 'must not be empty' }).max(4096, { error: 'must be at most 4096 characters' }) })
   .strict()
   .openapi('RefreshRequest');
 

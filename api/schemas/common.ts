@@ -4,25 +4,39 @@ import { z } from '../openapi/registry.ts';
 /**
  * Request and response building blocks shared by every router. Each carries the wording of its
  * validation message, so a 422 reads "id must be a UUID", "limit must be between 1 and 100".
+ * Every request string starts from `text`: none may carry a NUL byte (PostgreSQL's text refuses it,
+ * which used to surface as a 500) or a lone UTF-16 surrogate (not Unicode; it would be stored as U+FFFD).
  */
 
-export const uuid = z
-  .string({ error: 'must be a UUID' })
+/** An unpaired high or low surrogate code unit. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when `value` is a string PostgreSQL and JSON can carry unchanged: no NUL, no lone surrogate. */
+export function isStorableText(value: string): boolean {
+  return !value.includes('\u0000') && !LONE_SURROGATE.test(value);
+}
+
+/**
+ * A request string: rejects NUL bytes and lone surrogates first (and stops there), so later checks
+ * and the database only ever see well-formed text. `error` is the wording for a non-string.
+ */
+export const text = (error = 'must be a string') =>
+  z.string({ error }).refine(isStorableText, { error: 'must not contain NUL bytes or unpaired surrogates', abort: true });
+
+export const uuid = text('must be a UUID')
   .regex(UUID_PATTERN, { error: 'must be a UUID' })
   .transform((value) => value.toLowerCase())
   .openapi({ type: 'string', format: 'uuid', example: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a' });
 
 /** A non-negative integer amount in the token's smallest unit, as a decimal string. */
-export const amount = z
-  .string({ error: 'must be a non-negative integer decimal string' })
+export const amount = text('must be a non-negative integer decimal string')
   .regex(DECIMAL_INTEGER, { error: 'must be a non-negative integer decimal string without sign, decimals or leading zeros', abort: true })
   // zod runs refinements even after a failed check unless aborted; guard anyway, BigInt throws on junk.
   .refine((value) => DECIMAL_INTEGER.test(value) && value.length <= 78 && BigInt(value) <= MAX_UINT256, { error: 'must fit in 256 bits' })
   .openapi({ type: 'string', example: '1000000000000000000', description: 'Amount in the smallest unit, decimal string.' });
 
 /** A public numeric chain id as a string. */
-export const chainId = z
-  .string({ error: 'must be a numeric chain ID string' })
+export const chainId = text('must be a numeric chain ID string')
   .regex(/^[0-9]{1,78}$/, { error: 'must be a numeric chain ID string' })
   .openapi({ type: 'string', example: '31337' });
 
@@ -30,18 +44,16 @@ export const chainKind = z.enum(CHAIN_KINDS, { error: 'must be EVM or STELLAR' }
 
 /** A short free-text filter (names, symbols, addresses): bounded so nothing huge reaches the database. */
 export const shortText = (max = 128) =>
-  z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });
+  text().min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });
 
-export const limit = z
-  .string({ error: 'must be an integer between 1 and 100' })
+export const limit = text('must be an integer between 1 and 100')
   .regex(/^[0-9]{1,3}$/, { error: 'must be an integer between 1 and 100', abort: true })
   .transform(Number)
   .refine((value) => value >= 1 && value <= 100, { error: 'must be between 1 and 100' })
   .optional()
   .openapi({ type: 'integer', minimum: 1, maximum: 100, default: 25, description: 'Page size, default 25.' });
 
-export const cursor = z
-  .string({ error: 'must be a cursor string' })
+export const cursor = text('must be a cursor string')
   .max(512, { error: 'is not a cursor this service issued' })
   .optional()
   .openapi({ description: 'Opaque: pass back the nextCursor of the previous page.' });

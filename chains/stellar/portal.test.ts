@@ -1,24 +1,18 @@
-import { StrKey, nativeToScVal, xdr } from '@stellar/stellar-sdk';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcUnavailableError } from '../errors.ts';
 import { startSorobanRpcStub, type SorobanRpcStub } from '../../test/support/fake-soroban-rpc.ts';
+import { hostEvents } from '../../test/support/stellar-fixtures.ts';
 import { readStellarPortalDeposits } from './portal.ts';
 import { createStellarClient } from './verify.ts';
 
-const portal = StrKey.encodeContract(Buffer.alloc(32, 9));
-const hex = (byte: number) => `0x${byte.toString(16).padStart(2, '0').repeat(32)}`;
+/** The portal's real OrderCreated events (emitted in the Soroban host) as raw getEvents entries. */
+const created = hostEvents().filter((e) => e.event === 'OrderCreated');
+const portal = created[0]!.contractId;
+const vectors = JSON.parse(readFileSync(new URL('../../deploy/soroban/vectors.json', import.meta.url), 'utf8'));
 
-/** A raw getEvents entry for an OrderCreated of leaf `index`, encoded from real ScVal XDR. */
 function rawDeposit(index: number, ledger: number) {
-  const bytes = (h: string) => xdr.ScVal.scvBytes(Buffer.from(h.slice(2), 'hex')).toXDR('base64');
-  const value = xdr.ScVal.scvMap(
-    [
-      ['leaf', nativeToScVal(1000n + BigInt(index), { type: 'u256' })],
-      ['leafIndex', nativeToScVal(index, { type: 'u32' })],
-      ['root', nativeToScVal(5000n + BigInt(index), { type: 'u256' })],
-      ['secretCommitment', nativeToScVal(7n, { type: 'u256' })],
-    ].map(([key, val]) => new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol(key as string), val: val as xdr.ScVal })),
-  );
+  const body = created[index]!.xdr.body().v0();
   return {
     type: 'contract',
     ledger,
@@ -28,8 +22,8 @@ function rawDeposit(index: number, ledger: number) {
     pagingToken: `000${ledger}-000000000${index}`,
     inSuccessfulContractCall: true,
     txHash: 'ab'.repeat(32),
-    topic: [xdr.ScVal.scvSymbol('OrderCreated').toXDR('base64'), bytes(hex(0x10 + index)), bytes(hex(0x20 + index))],
-    value: value.toXDR('base64'),
+    topic: body.topics().map((topic) => topic.toXDR('base64')),
+    value: body.data().toXDR('base64'),
   };
 }
 
@@ -56,12 +50,11 @@ afterAll(async () => {
 describe('readStellarPortalDeposits', () => {
   it('pages through getEvents and returns the deposits in leaf order', async () => {
     const deposits = await readStellarPortalDeposits(createStellarClient(stub.url), portal, 100, 150, 2);
-    expect(deposits.map((d) => [d.leafIndex, d.leaf, d.root, d.orderHash, d.ledger])).toEqual([
-      [0, 1000n, 5000n, hex(0x20), 100],
-      [1, 1001n, 5001n, hex(0x21), 101],
-      [2, 1002n, 5002n, hex(0x22), 102],
-    ]);
-    expect(deposits[0]!.reqHash).toBe(hex(0x10));
+    const expected = (vectors.orderPortal.deposits as Array<{ leaf: string; root: string; secretCommitment: string; order: { hash: string } }>)
+      .slice(0, 3)
+      .map((d, i) => [i, BigInt(d.leaf), BigInt(d.root), BigInt(d.secretCommitment), d.order.hash, 100 + i]);
+    expect(deposits.map((d) => [d.leafIndex, d.leaf, d.root, d.secretCommitment, d.orderHash, d.ledger])).toEqual(expected);
+    expect(deposits[0]!.reqHash).toBe(created[0]!.reqHash);
     expect(requests[0]).toMatchObject({
       startLedger: 100,
       endLedger: 151,

@@ -1,4 +1,5 @@
-import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { Keypair, xdr } from '@stellar/stellar-sdk';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   NotFinalError,
@@ -10,22 +11,33 @@ import {
 } from '../errors.ts';
 import { startSorobanRpcStub, type SorobanRpcStub } from '../../test/support/fake-soroban-rpc.ts';
 import {
-  bridgeEvent,
   getTransactionResult,
+  hostEvent,
+  hostEvents,
   invokeEnvelope,
   transactionMeta,
   transactionResult,
 } from '../../test/support/stellar-fixtures.ts';
+import { ACTION_NAMES, type ActionName } from '../request-schema.ts';
 import { createTransactionVerifier } from '../verify.ts';
+import { keyTopicName } from './events.ts';
 import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction } from './verify.ts';
 
 const verifier = createTransactionVerifier();
 
-const portal = StrKey.encodeContract(Buffer.alloc(32, 3));
-const otherContract = StrKey.encodeContract(Buffer.alloc(32, 4));
+// Real events: what deploy/soroban's OrderPortal and AdManager emitted in the Soroban host.
+const deposit = hostEvent('OrderCreated', 2);
+const otherDeposit = hostEvent('OrderCreated', 0);
+const adManagerEvent = hostEvent('AdFunded');
+const portal = deposit.contractId;
+const otherContract = adManagerEvent.contractId;
 const bridger = Keypair.random();
-const orderHash = `0x${'5a'.repeat(32)}`;
-const reqHash = `0x${'c3'.repeat(32)}`;
+const orderHash = deposit.key;
+const reqHash = deposit.reqHash;
+const vectors = JSON.parse(readFileSync(new URL('../../deploy/soroban/vectors.json', import.meta.url), 'utf8'));
+const ours = vectors.orderPortal.deposits[2];
+/** The data fields the portal put in the event, as the chains module reads them. */
+const depositArgs = { leafIndex: '2', leaf: ours.leaf, secretCommitment: ours.secretCommitment, root: ours.root };
 
 let stub: SorobanRpcStub;
 const transactions = new Map<string, Record<string, unknown>>();
@@ -35,7 +47,7 @@ const ledgerHashes = new Map<number, string>([[990, 'aa'.repeat(32)], [1000, 'bb
 /** Registers a transaction calling `called` that emitted `events`, included in `ledger`; returns its hash. */
 function addTransaction(options: {
   called?: string;
-  events?: ReturnType<typeof bridgeEvent>[];
+  events?: xdr.ContractEvent[];
   success?: boolean;
   ledger?: number;
   latestLedger?: number;
@@ -57,12 +69,7 @@ function addTransaction(options: {
   return hash;
 }
 
-const orderCreated = (hash = orderHash, request = reqHash, contract = portal) =>
-  bridgeEvent(contract, 'OrderCreated', request, hash, {
-    leafIndex: { value: 7, type: 'u32' },
-    amount: { value: 2_500n, type: 'i128' },
-    root: { value: 12345678901234567890n, type: 'u256' },
-  });
+const orderCreated = () => deposit.xdr;
 
 const verify = (txHash: string, overrides: Partial<Parameters<typeof verifyStellarTransaction>[1]> = {}) =>
   verifyStellarTransaction(createStellarClient(stub.url), {
@@ -106,7 +113,7 @@ describe('verifyStellarTransaction', () => {
       logIndex: 0,
       from: bridger.publicKey(),
       event: 'OrderCreated',
-      args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
+      args: { reqHash, orderHash, ...depositArgs },
       confirmations: 1,
     });
   });
@@ -126,9 +133,22 @@ describe('verifyStellarTransaction', () => {
       blockHash: `0x${'aa'.repeat(32)}`,
       from: bridger.publicKey(),
       event: 'OrderCreated',
-      args: { reqHash, orderHash, leafIndex: '7', amount: '2500', root: '12345678901234567890' },
+      args: { reqHash, orderHash, ...depositArgs },
       confirmations: 11,
     });
+  });
+
+  it('verifies the event of every action as the Soroban contracts emit it', async () => {
+    const all = hostEvents();
+    expect(new Set(all.map((e) => e.action))).toEqual(new Set(ACTION_NAMES));
+    for (const event of all) {
+      const txHash = addTransaction({ called: event.contractId, events: [event.xdr] });
+      const verified = await verifier.verify(
+        { kind: 'STELLAR', chainId: '148', rpcUrl: stub.url },
+        { txHash, contractAddress: event.contractId, action: event.action as ActionName, args: { reqHash: event.reqHash, [keyTopicName(event.event)]: event.key } },
+      );
+      expect(verified.event).toBe(event.event);
+    }
   });
 
   it('reads events from protocol-23 (v4) transaction meta too', async () => {
@@ -137,12 +157,12 @@ describe('verifyStellarTransaction', () => {
   });
 
   it('rejects the receipt of another request to the same contract as the wrong event', async () => {
-    const txHash = addTransaction({ events: [orderCreated(`0x${'11'.repeat(32)}`, `0x${'22'.repeat(32)}`)] });
+    const txHash = addTransaction({ events: [otherDeposit.xdr] });
     await expect(verify(txHash)).rejects.toThrow(WrongEventError);
   });
 
   it('rejects a transaction that invoked another contract', async () => {
-    const txHash = addTransaction({ called: otherContract, events: [orderCreated(orderHash, reqHash, otherContract)] });
+    const txHash = addTransaction({ called: otherContract, events: [adManagerEvent.xdr] });
     await expect(verify(txHash)).rejects.toThrow(WrongContractError);
   });
 
@@ -194,18 +214,19 @@ describe('verifyStellarTransaction', () => {
 
   it('never lets a data field override a topic: a forged orderHash in the data does not match', async () => {
     const forged = `0x${'99'.repeat(32)}`;
-    const event = bridgeEvent(portal, 'OrderCreated', reqHash, orderHash, {
-      orderHash: { value: Buffer.from(forged.slice(2), 'hex'), type: 'bytes' },
-      reqHash: { value: Buffer.from('88'.repeat(32), 'hex'), type: 'bytes' },
-      leafIndex: { value: 7, type: 'u32' },
-    });
+    // The portal's real event with orderHash and reqHash fields slipped into its data map.
+    const event = xdr.ContractEvent.fromXDR(deposit.xdr.toXDR());
+    event.body().v0().data().map()!.push(
+      new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol('orderHash'), val: xdr.ScVal.scvBytes(Buffer.from(forged.slice(2), 'hex')) }),
+      new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol('reqHash'), val: xdr.ScVal.scvBytes(Buffer.from('88'.repeat(32), 'hex')) }),
+    );
     const txHash = addTransaction({ events: [event] });
     await expect(verify(txHash, { args: { orderHash: forged } })).rejects.toThrow(WrongEventError);
-    await expect(verify(txHash)).resolves.toMatchObject({ args: { orderHash, reqHash, leafIndex: '7' } });
+    await expect(verify(txHash)).resolves.toMatchObject({ args: { orderHash, reqHash, ...depositArgs } });
   });
 
   it('gives the index of the matching event among the transaction\'s events', async () => {
-    const txHash = addTransaction({ events: [orderCreated(`0x${'11'.repeat(32)}`), orderCreated()] });
+    const txHash = addTransaction({ events: [otherDeposit.xdr, orderCreated()] });
     await expect(verify(txHash)).resolves.toMatchObject({ logIndex: 1 });
   });
 });

@@ -6,6 +6,8 @@ import * as merkle from './20261122_0004_merkle.ts';
 import * as adRequests from './20261123_0001_ad_requests.ts';
 import * as chainEvents from './20261123_0002_chain_events.ts';
 import * as tradeLifecycle from './20261123_0003_trade_lifecycle.ts';
+import * as sessionLifetime from './20261123_1001_session_lifetime.ts';
+import * as rateLimits from './20261123_1002_rate_limits.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -19,6 +21,8 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123_0001_ad_requests': adRequests,
   '20261123_0002_chain_events': chainEvents,
   '20261123_0003_trade_lifecycle': tradeLifecycle,
+  '20261123_1001_session_lifetime': sessionLifetime,
+  '20261123_1002_rate_limits': rateLimits,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

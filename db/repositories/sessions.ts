@@ -6,9 +6,9 @@ import type { ChainKind } from '../../domain/index.ts';
  * hashes only; a token is usable once (`rotated_at` set when it is exchanged).
  */
 
-/** Opens a session for the user; returns its id. */
-export async function createSession(db: Knex | Knex.Transaction, userId: string): Promise<string> {
-  const [row] = await db('sessions').insert({ user_id: userId }).returning<{ id: string }[]>('id');
+/** Opens a session for the user that ends at `expiresAt` whatever refreshes happen; returns its id. */
+export async function createSession(db: Knex | Knex.Transaction, userId: string, expiresAt: Date): Promise<string> {
+  const [row] = await db('sessions').insert({ user_id: userId, expires_at: expiresAt }).returning<{ id: string }[]>('id');
   return row!.id;
 }
 
@@ -26,30 +26,34 @@ export async function insertRefreshToken(
 }
 
 /** What the refresh token row says when it cannot be rotated. */
-export type RefreshTokenState = 'unknown' | 'revoked' | 'reused' | 'expired';
+export type RefreshTokenState = 'unknown' | 'revoked' | 'reused' | 'expired' | 'session_ended';
 
 /**
  * Marks the refresh token rotated if it is live: known with this hash, not yet rotated, unexpired,
- * its session not revoked; one statement, so two concurrent refreshes cannot both win.
- * Returns the session and user on success, else why not.
+ * its session neither revoked nor past its absolute end; one statement, so two concurrent refreshes
+ * cannot both win. Returns the session (with its end), and user on success, else why not.
  */
 export async function rotateRefreshToken(
   db: Knex | Knex.Transaction,
   id: string,
   tokenHash: string,
-): Promise<{ ok: true; sessionId: string; userId: string } | { ok: false; state: RefreshTokenState; sessionId?: string }> {
-  const rotated = await db.raw<{ rows: { session_id: string; user_id: string }[] }>(
+): Promise<
+  | { ok: true; sessionId: string; userId: string; sessionExpiresAt: Date }
+  | { ok: false; state: RefreshTokenState; sessionId?: string }
+> {
+  const rotated = await db.raw<{ rows: { session_id: string; user_id: string; expires_at: Date }[] }>(
     `UPDATE refresh_tokens r SET rotated_at = now()
        FROM sessions s
       WHERE r.id = ? AND r.token_hash = ? AND r.rotated_at IS NULL AND r.expires_at > now()
-        AND s.id = r.session_id AND s.revoked_at IS NULL
-      RETURNING r.session_id, s.user_id`,
+        AND s.id = r.session_id AND s.revoked_at IS NULL AND s.expires_at > now()
+      RETURNING r.session_id, s.user_id, s.expires_at`,
     [id, tokenHash],
   );
   const row = rotated.rows[0];
-  if (row) return { ok: true, sessionId: row.session_id, userId: row.user_id };
-  const found = await db.raw<{ rows: { session_id: string; rotated: boolean; expired: boolean; revoked: boolean }[] }>(
-    `SELECT r.session_id, r.rotated_at IS NOT NULL AS rotated, r.expires_at <= now() AS expired, s.revoked_at IS NOT NULL AS revoked
+  if (row) return { ok: true, sessionId: row.session_id, userId: row.user_id, sessionExpiresAt: row.expires_at };
+  const found = await db.raw<{ rows: { session_id: string; rotated: boolean; expired: boolean; revoked: boolean; ended: boolean }[] }>(
+    `SELECT r.session_id, r.rotated_at IS NOT NULL AS rotated, r.expires_at <= now() AS expired,
+            s.revoked_at IS NOT NULL AS revoked, s.expires_at <= now() AS ended
        FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
       WHERE r.id = ? AND r.token_hash = ?`,
     [id, tokenHash],
@@ -57,6 +61,7 @@ export async function rotateRefreshToken(
   const state = found.rows[0];
   if (!state) return { ok: false, state: 'unknown' };
   if (state.revoked) return { ok: false, state: 'revoked', sessionId: state.session_id };
+  if (state.ended) return { ok: false, state: 'session_ended', sessionId: state.session_id };
   if (state.rotated) return { ok: false, state: 'reused', sessionId: state.session_id };
   return { ok: false, state: 'expired', sessionId: state.session_id };
 }
@@ -66,16 +71,36 @@ export async function revokeSession(db: Knex | Knex.Transaction, sessionId: stri
   await db('sessions').where({ id: sessionId }).whereNull('revoked_at').update({ revoked_at: db.fn.now(), revoked_reason: reason });
 }
 
-/** The caller behind a live session: its user and wallet addresses by chain kind; null when revoked or unknown. */
+/** The caller behind a live session: its user and wallet addresses by chain kind; null when revoked, ended or unknown. */
 export async function findLiveSessionPrincipal(
   db: Knex | Knex.Transaction,
   sessionId: string,
   userId: string,
 ): Promise<{ userId: string; sessionId: string; wallets: Partial<Record<ChainKind, string>> } | null> {
-  const session = await db('sessions').where({ id: sessionId, user_id: userId }).whereNull('revoked_at').first<{ id: string } | undefined>('id');
+  const session = await db('sessions')
+    .where({ id: sessionId, user_id: userId })
+    .whereNull('revoked_at')
+    .where('expires_at', '>', db.fn.now())
+    .first<{ id: string } | undefined>('id');
   if (!session) return null;
   const rows = await db('wallets').where({ user_id: userId }).select<{ chain_kind: ChainKind; address: string }[]>('chain_kind', 'address');
   const wallets: Partial<Record<ChainKind, string>> = {};
   for (const row of rows) wallets[row.chain_kind] = row.address;
   return { userId, sessionId, wallets };
+}
+
+/**
+ * Deletes what can never be used again: refresh tokens past their expiry, sessions past their
+ * absolute end (their tokens go with them), and revoked sessions none of whose refresh tokens is
+ * still unexpired (until then a stolen one presented again is still answered "revoked").
+ * Returns how many rows of each went.
+ */
+export async function deleteEndedSessions(db: Knex | Knex.Transaction): Promise<{ sessions: number; refreshTokens: number }> {
+  const refreshTokens = await db('refresh_tokens').where('expires_at', '<=', db.fn.now()).delete();
+  const sessions = await db.raw<{ rowCount: number }>(
+    `DELETE FROM sessions s
+      WHERE s.expires_at <= now()
+         OR (s.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = s.id AND r.expires_at > now()))`,
+  );
+  return { sessions: sessions.rowCount ?? 0, refreshTokens };
 }

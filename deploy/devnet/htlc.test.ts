@@ -51,6 +51,19 @@ function contract(chainId: string, name: Name, account: Account, address = devne
 const chainTime = async (chainId: string) => (await providers[chainId]!.getBlock('latest'))!.timestamp;
 const rpc = (chainId: string, method: string, params: unknown[] = []) => providers[chainId]!.send(method, params);
 
+/**
+ * The receipt of a sent transaction, polled: ethers' waitForTransaction waits for the next block
+ * when its first receipt read races anvil's automine, and with no further transactions none comes.
+ */
+async function minedReceipt(chainId: string, hash: string) {
+  for (let i = 0; i < 600; i++) {
+    const receipt = await providers[chainId]!.getTransactionReceipt(hash);
+    if (receipt) return receipt;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`transaction ${hash} was not mined within 15 s`);
+}
+
 /** The name of the custom error in revert data, or the thrown error itself when there is none. */
 function revertName(error: unknown): string {
   const data = (error as { data?: string; info?: { error?: { data?: string } } }).data ?? (error as { info?: { error?: { data?: string } } }).info?.error?.data;
@@ -74,7 +87,7 @@ async function attempt(
   const target = contract(chainId, name, account, address);
   if (at !== undefined) await rpc(chainId, 'evm_setNextBlockTimestamp', [at]);
   const tx = await target.getFunction(call.functionName)(...call.args, { value: call.value ?? 0n, gasLimit: 5_000_000n });
-  const receipt = await providers[chainId]!.waitForTransaction(tx.hash);
+  const receipt = await minedReceipt(chainId, tx.hash);
   if (receipt!.status === 1) return 'ok';
   try {
     await providers[chainId]!.call({ to: tx.to, from: account.address, data: tx.data, value: tx.value, blockTag: receipt!.blockNumber });

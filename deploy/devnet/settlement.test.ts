@@ -1,9 +1,8 @@
 import { Keypair } from '@stellar/stellar-sdk';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Contract, Interface, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
-import * as snarkjs from 'snarkjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { evmContractCall, type CallExtras } from '../../chains/evm/call-args.ts';
 import { readPortalDeposits, readPortalRoot } from '../../chains/evm/portal.ts';
 import { createEvmClient } from '../../chains/evm/rpc.ts';
@@ -14,8 +13,10 @@ import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
 import { computeOrderTimes } from '../../chains/timing.ts';
 import { artifacts as circuit } from '../../circuits/artifacts.ts';
+import type { ProverBackend } from '../../prover/backend.ts';
 import { nullifierHashOf, randomSecret, secretCommitment } from '../../prover/commitments.ts';
 import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/index.ts';
+import { ProverPool } from '../../prover/pool.ts';
 import { buildProofInput } from '../../prover/proof-input.ts';
 import { encodeProof } from '../../prover/solidity.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
@@ -25,8 +26,10 @@ import { anvilAccounts, startDevnet, type Devnet } from './index.ts';
 /**
  * One whole trade on the devnet with a real Groth16 proof: the Maker's ad on chain B, the
  * Bridger's deposit on chain A mirrored into the prover's PostgreSQL tree, the lock, and both
- * unlocks verified by the contracts' Groth16Verifier.
+ * unlocks verified by the contracts' Groth16Verifier. Run once per prover backend (the proof pool
+ * with snarkjs, then with the native prover), each on its own devnet and database.
  */
+const nativeBinary = inject('nativeProver');
 const domain = { name: 'ProofBridge', version: '1' };
 const signers = createRelayerSigners(
   { relayerEvmPrivateKey: Wallet.createRandom().privateKey, relayerStellarSecret: Keypair.random().secret() },
@@ -38,6 +41,7 @@ const B = '31338'; // ad chain
 
 let devnet: Devnet;
 let db: TestDatabase;
+let pool: ProverPool;
 let abi: Record<'adManager' | 'orderPortal' | 'token', InterfaceAbi>;
 let errors: Interface;
 const providers: JsonRpcProvider[] = [];
@@ -83,27 +87,32 @@ async function approve(chainId: string, account: { privateKey: string }, spender
 const balance = (chainId: string, who: string) =>
   contract(chainId, 'testErc20', maker!).getFunction('balanceOf')(who) as Promise<bigint>;
 
-beforeAll(async () => {
-  [devnet, db] = await Promise.all([
-    startDevnet({ ports: [0, 0], relayerEvmAddress: signers.evmAddress, domain }),
-    createTestDatabase(),
-  ]);
-  const compiled = await loadDevnetArtifacts();
-  abi = {
-    adManager: compiled.adManager.abi as InterfaceAbi,
-    orderPortal: compiled.orderPortal.abi as InterfaceAbi,
-    token: compiled.testErc20.abi as InterfaceAbi,
-  };
-  errors = new Interface([...(compiled.adManager.abi as never[]), ...(compiled.orderPortal.abi as never[])].filter((e: { type?: string }) => e.type === 'error'));
-});
+describe('a trade settled with a real proof from the snarkjs prover', () => settlement('snarkjs'));
+describe.skipIf(!nativeBinary)('a trade settled with a real proof from the native prover', () => settlement('native'));
 
-afterAll(async () => {
-  for (const provider of providers) provider.destroy();
-  await Promise.all([devnet?.stop(), db?.drop()]);
-  await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
-});
+function settlement(backend: ProverBackend) {
+  beforeAll(async () => {
+    pool = new ProverPool({ size: 1, backend, nativeBinary: nativeBinary ?? undefined, registry: new Registry() });
+    [devnet, db] = await Promise.all([
+      startDevnet({ ports: [0, 0], relayerEvmAddress: signers.evmAddress, domain }),
+      createTestDatabase(),
+      pool.ready(),
+    ]);
+    const compiled = await loadDevnetArtifacts();
+    abi = {
+      adManager: compiled.adManager.abi as InterfaceAbi,
+      orderPortal: compiled.orderPortal.abi as InterfaceAbi,
+      token: compiled.testErc20.abi as InterfaceAbi,
+    };
+    errors = new Interface([...(compiled.adManager.abi as never[]), ...(compiled.orderPortal.abi as never[])].filter((e: { type?: string }) => e.type === 'error'));
+  });
 
-describe('a trade settled with a real proof', () => {
+  afterAll(async () => {
+    for (const provider of providers) provider.destroy();
+    providers.length = 0;
+    await Promise.all([devnet?.stop(), db?.drop(), pool?.close()]);
+  });
+
   const amount = 250_000n;
   const adId = randomUUID();
   const secret = randomSecret();
@@ -146,11 +155,7 @@ describe('a trade settled with a real proof', () => {
     const ours = deposits.find((deposit) => deposit.orderHash === orderHash)!;
     const path = await store.getPath(key, ours.leafIndex);
     root = path.root;
-    const proved = await snarkjs.groth16.fullProve(
-      { ...buildProofInput({ secret, orderHash, path }) },
-      circuit.wasm,
-      { type: 'mem', data: new Uint8Array(readFileSync(circuit.zkey)) },
-    );
+    const proved = await pool.prove(buildProofInput({ secret, orderHash, path }));
     proof = encodeProof(proved.proof);
   });
 
@@ -189,11 +194,7 @@ describe('a trade settled with a real proof', () => {
     const deposits = await readPortalDeposits(web3, key.portalAddress, 0n, BigInt(await web3.eth.getBlockNumber()));
     await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
     const path = await store.getPath(key, deposits.find((d) => d.orderHash === twinHash)!.leafIndex);
-    const proved = await snarkjs.groth16.fullProve(
-      { ...buildProofInput({ secret, orderHash: twinHash, path }) },
-      circuit.wasm,
-      { type: 'mem', data: new Uint8Array(readFileSync(circuit.zkey)) },
-    );
+    const proved = await pool.prove(buildProofInput({ secret, orderHash: twinHash, path }));
     const fields = { orderHash: twinHash, nullifierHash: nullifierHashOf(secret), targetRoot: path.root };
     await expect(
       submit(A, 'orderPortal', maker!, 'unlock', fields, { orderParams: twin, proof: encodeProof(proved.proof) }),
@@ -212,4 +213,4 @@ describe('a trade settled with a real proof', () => {
       submit(A, 'orderPortal', maker!, 'unlock', { orderHash: otherHash, nullifierHash: nullifierHashOf(otherSecret), targetRoot: 12345n }, { orderParams: other, proof }),
     ).rejects.toThrow(/UnknownRoot/);
   });
-});
+}
