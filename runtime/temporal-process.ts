@@ -41,7 +41,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
   try {
     if (kind === 'worker') {
       await ensureSearchAttributes(config, logger);
-      running = await startLifecycleWorker({ ...connection, taskQueue: config.TEMPORAL_TASK_QUEUE, activities: container.activities });
+      running = await startLifecycleWorker({ ...connection, taskQueue: config.TEMPORAL_TASK_QUEUE, activities: container.activities, onApplied: container.tradeMetrics.observe });
     } else {
       const pool = container.prover();
       running = await startProverWorker({ ...connection, taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, generateProof: container.activities.generateProof, concurrency: pool.size });

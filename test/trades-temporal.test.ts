@@ -11,16 +11,13 @@ import { Wallet } from 'ethers';
 import { pino } from 'pino';
 import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createApp } from '../api/app.ts';
 import { loadConfig } from '../config.ts';
 import { anvilAccounts } from '../deploy/devnet/accounts.ts';
 import { startDevnet, type Devnet } from '../deploy/devnet/index.ts';
 import { createKnex } from '../db/knex.ts';
 import { importRegistry } from '../registry/import.ts';
-import { buildContainer, type Container } from '../runtime/container.ts';
-import { listen, type HttpServer } from '../runtime/http-server.ts';
-import { createTradesService } from '../trades/service.ts';
-import { createTemporalOrchestrator, type TemporalOrchestrator } from '../workflows/temporal/client.ts';
+import { start, type RunningService } from '../runtime/service.ts';
+import type { TemporalOrchestrator } from '../workflows/temporal/client.ts';
 import { tradeWorkflowId } from '../workflows/temporal/workflows.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
@@ -29,8 +26,8 @@ import { call, loginEvm } from './support/wallets.ts';
 
 /**
  * A whole trade through HTTP on the two-chain devnet with the Temporal orchestrator, against a real
- * `temporal server start-dev` (the pinned CLI the global setup installed): the API (in this
- * process, its trades service on the Temporal orchestrator), one `npm run worker` and two
+ * `temporal server start-dev` (the pinned CLI the global setup installed): the API (the service's
+ * own start with TEMPORAL_ADDRESS set, in this process), one `npm run worker` and two
  * `npm run prover` processes as separate OS processes over the same database. The prover that
  * takes the proof is killed with SIGKILL mid-proof and the other one finishes it; the worker is
  * killed and a new one picks the workflow up where it was. The contracts pay out; the search
@@ -54,9 +51,7 @@ let db: TestDatabase;
 let devnet: Devnet;
 let chain: DevnetClient;
 let dataDir: string;
-let container: Container;
-let orchestrator: TemporalOrchestrator;
-let http: HttpServer;
+let service: RunningService;
 let api: TestService;
 const children = new Set<ChildProcess>();
 
@@ -154,29 +149,19 @@ beforeAll(async () => {
   await importRegistry(db.knex, devnet.registry);
   chain = await devnetClient(devnet.rpcUrls, devnet.deployments);
 
-  // The API: the service's own container and app, its trades service on the Temporal orchestrator.
+  // The API: the service itself (npm run api's start), its orchestrator Temporal because TEMPORAL_ADDRESS is set.
   const config = loadConfig({
     NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DATA_DIR: dataDir, LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar,
     TEMPORAL_ADDRESS: temporalAddress,
   });
-  const logger = pino({ level: 'silent' });
-  container = buildContainer(config, logger, db.knex);
-  orchestrator = await createTemporalOrchestrator({ address: temporalAddress, lingerMs: 60_000 });
-  const trades = createTradesService({
-    knex: db.knex, registryCache: container.registryCache, signers: container.signers, verifier: container.verifier,
-    orchestrator: () => orchestrator,
-    settings: { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS },
-  });
-  http = await listen(createApp({ ...container, trades }), '127.0.0.1', 0, logger);
-  api = { request: (p: string, init?: RequestInit) => fetch(`${http.url}${p}`, init) } as TestService;
+  service = await start(config, pino({ level: 'silent' }));
+  api = { request: (p: string, init?: RequestInit) => fetch(`${service.url}${p}`, init) } as TestService;
 }, 180_000);
 
 afterAll(async () => {
   for (const child of children) await killed(child);
-  await http?.close();
-  await orchestrator?.close();
-  await container?.close();
+  await service?.stop();
   chain?.close();
   await devnet?.stop();
   await db?.drop();
@@ -266,7 +251,7 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND RouteId='${routeId}'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
 
     // The history shows it: generateProof's first attempt timed out on its heartbeat, the second completed.
-    const history = await orchestrator.client.workflow.getHandle(workflowId).fetchHistory();
+    const history = await (service.container.orchestrator() as TemporalOrchestrator).client.workflow.getHandle(workflowId).fetchHistory();
     const retried = history.events!.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) > 1);
     expect(retried).toHaveLength(1);
     expect(retried[0]!.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(4); // TIMEOUT_TYPE_HEARTBEAT
