@@ -30,6 +30,26 @@ module.exports = {
     forbid('use-cases-no-http', 'Use cases and workflows know no HTTP, processes or tools.', '^(auth|ads|trades|workflows)/', '^(api|runtime|tools|deploy)/'),
     forbid('api-no-processes', 'api/ builds the app; processes (runtime/) and tools build on it, never the reverse.', '^api/', '^(runtime|tools|deploy)/'),
     forbid('devnet-no-service', 'deploy/devnet is local chains and reference contracts: no service layers.', '^deploy/', '^(api|runtime|tools|auth|ads|trades|workflows|db)/'),
+    {
+      name: 'temporal-workflow-sandbox',
+      comment:
+        "Workflow code (workflows/temporal/workflows*.ts) runs in Temporal's deterministic sandbox: no Node built-ins, no " +
+        'package but @temporalio/workflow, and of the project only the pure machine, the pure error list, the domain they ' +
+        'build on and orchestrator.ts, which declares types only (the activities are proxied by their interface). ' +
+        '(dependency-cruiser cannot tell `import type` apart under TypeScript 7, so the allowed files are listed.)',
+      severity: 'error',
+      from: { path: '^workflows/temporal/workflows[^/]*\\.ts$', pathNot: notTest },
+      to: {
+        pathNot: '^(workflows/(machine|errors|orchestrator)\\.ts|domain/|node_modules/@temporalio/workflow/)',
+      },
+    },
+    {
+      name: 'temporal-workflow-no-builtins',
+      comment: 'Not even a type of a Node built-in in workflow code.',
+      severity: 'error',
+      from: { path: '^workflows/temporal/workflows[^/]*\\.ts$', pathNot: notTest },
+      to: { dependencyTypes: ['core'] },
+    },
     forbid('nothing-imports-runtime', 'runtime/ is the top: only tools may build on it.', '^(?!runtime/|tools/)', '^runtime/'),
     forbid('runtime-code-no-tests', 'Runtime folders never import test helpers or fixtures.', '^(?!tools/)', '^test/'),
     forbid('nothing-imports-tools', 'tools/ (benchmarks, seed data) is never imported by runtime code.', '^(?!tools/)', '^tools/'),

@@ -107,6 +107,16 @@ export const configSchema = z.object({
   PROVER_BACKEND: z.enum(['auto', 'native', 'snarkjs']).default('auto'),
   /** rayon threads one native proof may use (measured on 2 cores: 1, the pool is the parallelism). */
   PROVER_NATIVE_THREADS: intFromEnv(1, 256).default(1),
+
+  // --- Temporal (production orchestrator) ---
+  /** host:port of the Temporal frontend. Set: trades run as Temporal workflows; unset: the embedded pg-boss runner. */
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port').optional(),
+  /** Temporal namespace of the trade workflows. */
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Task queue of the trade workflows and their light activities (the `worker` process). */
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('trade-lifecycle'),
+  /** Task queue of `generateProof` (the `prover` processes). */
+  TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
 }).superRefine((config, ctx) => {
   if (config.NODE_ENV !== 'production') return;
   // A production sign-in names the public site: a wallet shown "localhost" cannot tell a phishing page from the dApp.

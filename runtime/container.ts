@@ -17,7 +17,8 @@ import { resolveSecrets, type Secrets } from '../secrets.ts';
 import { createTradesService, type TradesService } from '../trades/service.ts';
 import { createActivities } from '../workflows/activities.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
-import { tradeMetrics } from '../workflows/metrics.ts';
+import { tradeMetrics, type TradeMetrics } from '../workflows/metrics.ts';
+import { createTemporalOrchestrator } from '../workflows/temporal/client.ts';
 import type { Orchestrator, TradeActivities } from '../workflows/orchestrator.ts';
 
 /**
@@ -44,8 +45,10 @@ export interface Container {
   activities: TradeActivities;
   /** The orchestrator driving trades; available once `startOrchestrator` resolved. */
   orchestrator(): Orchestrator;
-  /** Starts the orchestrator: embedded pg-boss runner over `databaseUrl` (TEMPORAL_ADDRESS unset). */
+  /** Starts the orchestrator: Temporal when TEMPORAL_ADDRESS is set, else the embedded pg-boss runner over `databaseUrl`. */
   startOrchestrator(databaseUrl: string): Promise<void>;
+  /** Observes each applied trade event (the lifecycle worker feeds it on Temporal; the embedded runner itself). */
+  tradeMetrics: TradeMetrics;
   /**
    * The proof pool, started on first use: its threads load the zkey (about a second and a few
    * hundred MB each), which a process that never proves should not pay for. Its metrics are on
@@ -129,8 +132,20 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       if (!orchestrator) throw new Error('the orchestrator is not started');
       return orchestrator;
     },
+    tradeMetrics: trades,
     async startOrchestrator(databaseUrl) {
-      orchestrator ??= await startEmbeddedOrchestrator({
+      if (orchestrator) return;
+      if (config.TEMPORAL_ADDRESS) {
+        orchestrator = await createTemporalOrchestrator({
+          address: config.TEMPORAL_ADDRESS,
+          namespace: config.TEMPORAL_NAMESPACE,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          proofsTaskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE,
+        });
+        logger.info({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE }, 'trades run on Temporal');
+        return;
+      }
+      orchestrator = await startEmbeddedOrchestrator({
         databaseUrl,
         activities,
         logger,

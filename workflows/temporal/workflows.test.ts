@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { NotFinalError } from '../../chains/errors.ts';
+import { TradeStateError, TradeTransactionMismatchError } from '../errors.ts';
+import type { TradeState } from '../machine.ts';
+import { memoryActivities } from '../../test/support/memory-activities.ts';
+import { createTemporalOrchestrator, type TemporalOrchestrator } from './client.ts';
+import { startProverWorker } from './prover-worker.ts';
+import { bundleTradeWorkflows, startLifecycleWorker, type RunningWorker } from './worker.ts';
+import { stateQuery, tradeWorkflowId } from './workflows.ts';
+
+// The trade workflow on Temporal's time-skipping test server (the pinned binary installed by the
+// global setup), with in-memory activities over machine.ts that record every call. Each scenario's
+// history is written to histories/ when RECORD_HISTORIES=1 (`npm run temporal:histories`);
+// replay.test.ts replays them.
+const RECORD = process.env.RECORD_HISTORIES === '1';
+const HISTORIES = path.join(import.meta.dirname, 'histories');
+const MIN = 60_000;
+
+let env: TestWorkflowEnvironment;
+let bundle: WorkflowBundleWithSourceMap;
+let memory: ReturnType<typeof memoryActivities>;
+let orchestrator: TemporalOrchestrator;
+const workers: RunningWorker[] = [];
+
+beforeAll(async () => {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: inject('temporalTestServer') } } });
+  bundle = await bundleTradeWorkflows();
+  memory = memoryActivities();
+  workers.push(await startLifecycleWorker({ connection: env.nativeConnection, activities: memory.activities, workflowBundle: bundle }));
+  workers.push(await startProverWorker({ connection: env.nativeConnection, generateProof: memory.activities.generateProof, concurrency: 2, heartbeatMs: 200 }));
+  // The Java test server cannot register custom search attributes: the dev-server test checks them.
+  orchestrator = await createTemporalOrchestrator({ connection: env.connection, lingerMs: 10 * MIN, searchAttributes: false });
+}, 120_000);
+
+afterAll(async () => {
+  for (const w of workers) await w.stop();
+  await env?.teardown();
+});
+
+/** Starts a trade whose reservation runs out in 30 min and whose lock window closes in 2 h (server time). */
+async function startTrade(times: { ttlMs?: number; lockMs?: number } = {}) {
+  const tradeId = randomUUID();
+  const now = await env.currentTimeMs();
+  await orchestrator.startTrade({
+    tradeId, adId: randomUUID(), routeId: randomUUID(),
+    reservationExpiresAt: new Date(now + (times.ttlMs ?? 30 * MIN)), lockDeadline: new Date(now + (times.lockMs ?? 120 * MIN)),
+  });
+  return { tradeId, handle: env.client.workflow.getHandle(tradeWorkflowId(tradeId)) };
+}
+
+const confirm = (tradeId: string, kind: 'deposit-or-lock' | 'unlock', txHash: string) => orchestrator.confirm(tradeId, { kind, txHash });
+
+/** Polls the workflow's state until `ok` (proofs run on the worker in real time). */
+async function until(tradeId: string, ok: (s: TradeState) => boolean): Promise<TradeState> {
+  const handle = env.client.workflow.getHandle(tradeWorkflowId(tradeId));
+  for (let i = 0; i < 200; i++) {
+    const state = await handle.query(stateQuery);
+    if (ok(state)) return state;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`trade ${tradeId} never reached the expected state; last ${JSON.stringify(await handle.query(stateQuery))}`);
+}
+
+async function record(name: string, tradeId: string) {
+  if (!RECORD) return;
+  const history = await env.client.workflow.getHandle(tradeWorkflowId(tradeId)).fetchHistory();
+  mkdirSync(HISTORIES, { recursive: true });
+  writeFileSync(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+}
+
+describe('the trade workflow (time-skipping test server)', () => {
+  it('settles a trade: deposit, proof, lock, both unlocks, and answers a repeated confirm as a duplicate', async () => {
+    const { tradeId, handle } = await startTrade();
+    const deposited = await confirm(tradeId, 'deposit-or-lock', 'deposit-1');
+    expect(deposited).toMatchObject({ duplicate: false, state: { status: 'DEPOSITED', proof: 'running' } });
+    await until(tradeId, (s) => s.proof === 'ready');
+    expect((await confirm(tradeId, 'deposit-or-lock', 'lock-1')).state.status).toBe('LOCKED');
+    expect((await confirm(tradeId, 'unlock', 'unlock-ad-1')).state).toMatchObject({ status: 'LOCKED', bridgerClaimed: true });
+    const settled = await confirm(tradeId, 'unlock', 'unlock-order-1');
+    expect(settled).toMatchObject({ duplicate: false, state: { status: 'SETTLED', proof: 'ready', bridgerClaimed: true, adCreatorClaimed: true } });
+
+    const again = await confirm(tradeId, 'unlock', 'unlock-order-1');
+    expect(again).toMatchObject({ duplicate: true, state: { status: 'SETTLED' } });
+    // The workflow lingers for repeated confirms, then ends with the settled state (time skipped).
+    expect(await handle.result()).toEqual(settled.state);
+    expect(memory.callsOf(tradeId)).toEqual([
+      'verifyConfirmation:DEPOSIT_CONFIRMED:verified', 'applyEvent:DEPOSIT_CONFIRMED:PROVE',
+      'generateProof:proved', 'applyEvent:PROOF_READY:applied',
+      'verifyConfirmation:LOCK_CONFIRMED:verified', 'applyEvent:LOCK_CONFIRMED:RESERVATION_TO_LOCK',
+      'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:PAY_OUT_LOCK',
+      'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:applied',
+      'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:duplicate',
+    ]);
+    await record('settled', tradeId);
+  });
+
+  it('expires an undeposited reservation after the TTL and releases it once; a later deposit is refused', async () => {
+    const { tradeId, handle } = await startTrade({ ttlMs: 30 * MIN });
+    await env.sleep(29 * MIN);
+    expect((await handle.query(stateQuery)).status).toBe('PENDING');
+    await env.sleep(2 * MIN);
+    const expired = await until(tradeId, (s) => s.status === 'EXPIRED');
+    expect(expired.status).toBe('EXPIRED');
+    const late = await confirm(tradeId, 'deposit-or-lock', 'deposit-late').catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(TradeStateError);
+    expect(late).toMatchObject({ code: 'TRADE_STATE', kind: 'conflict', retryable: false });
+    expect((await handle.result()).status).toBe('EXPIRED');
+    expect(memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION'))).toEqual(['applyEvent:RESERVATION_EXPIRED:RELEASE_RESERVATION']);
+    await record('expired', tradeId);
+  });
+
+  it('retries a proof that fails once, then marks it ready', async () => {
+    memory.failProofs(1);
+    const { tradeId, handle } = await startTrade();
+    await confirm(tradeId, 'deposit-or-lock', 'deposit-retry');
+    await until(tradeId, (s) => s.proof === 'ready');
+    expect(memory.callsOf(tradeId).filter((c) => c.startsWith('generateProof'))).toEqual(['generateProof:TREE_OUT_OF_SYNC', 'generateProof:proved']);
+    expect(memory.callsOf(tradeId).filter((c) => c.includes('PROOF_READY'))).toEqual(['applyEvent:PROOF_READY:applied']);
+    await record('proof-retried', tradeId);
+    await handle.terminate('test over');
+  });
+
+  it('rejects a bad deposit with the mismatch error and changes nothing; a transaction not final yet is retryable', async () => {
+    const { tradeId, handle } = await startTrade();
+    const bad = await confirm(tradeId, 'deposit-or-lock', '0xnot-this-order').catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(TradeTransactionMismatchError);
+    expect(bad).toMatchObject({ code: 'TRADE_TX_MISMATCH', kind: 'invalid', retryable: false, field: 'txHash' });
+    const early = await confirm(tradeId, 'deposit-or-lock', 'notfinal-1').catch((e: unknown) => e);
+    expect(early).toBeInstanceOf(NotFinalError);
+    expect(early).toMatchObject({ code: 'NOT_FINAL', kind: 'not_ready', retryable: true, confirmations: 0, required: 1 });
+    // Verified once each (no retry of a verdict), nothing applied, state as it was.
+    expect(memory.callsOf(tradeId)).toEqual(['verifyConfirmation:TRADE_TX_MISMATCH', 'verifyConfirmation:NOT_FINAL']);
+    expect(await handle.query(stateQuery)).toEqual({ status: 'PENDING', proof: 'none', bridgerClaimed: false, adCreatorClaimed: false });
+    expect(memory.stateOf(tradeId).status).toBe('PENDING');
+    // The trade still goes on.
+    expect((await confirm(tradeId, 'deposit-or-lock', 'deposit-after-bad')).state.status).toBe('DEPOSITED');
+    await until(tradeId, (s) => s.proof === 'ready');
+    await record('bad-deposit', tradeId);
+    await handle.terminate('test over');
+  });
+
+  it('answers a repeated deposit confirm as a duplicate and proves once', async () => {
+    const { tradeId, handle } = await startTrade();
+    const [first, second] = await Promise.all([confirm(tradeId, 'deposit-or-lock', 'deposit-dup'), confirm(tradeId, 'deposit-or-lock', 'deposit-dup')]);
+    expect([first.duplicate, second.duplicate].sort()).toEqual([false, true]);
+    await until(tradeId, (s) => s.proof === 'ready');
+    expect(memory.callsOf(tradeId).filter((c) => c.startsWith('generateProof'))).toEqual(['generateProof:proved']);
+    await record('duplicate-deposit', tradeId);
+    await handle.terminate('test over');
+  });
+
+  it('expires a deposited trade when the lock window closes without a lock; a later lock is refused', async () => {
+    const { tradeId, handle } = await startTrade({ lockMs: 60 * MIN });
+    await confirm(tradeId, 'deposit-or-lock', 'deposit-nolock');
+    await until(tradeId, (s) => s.proof === 'ready');
+    await env.sleep(61 * MIN);
+    await until(tradeId, (s) => s.status === 'EXPIRED');
+    const late = await confirm(tradeId, 'deposit-or-lock', 'lock-late').catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(TradeStateError);
+    expect((await handle.result()).status).toBe('EXPIRED');
+    expect(memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION') || c.includes('CLOSED'))).toEqual(['applyEvent:LOCK_WINDOW_CLOSED:RELEASE_RESERVATION']);
+    await record('lock-window-closed', tradeId);
+  });
+
+  // Last: the Java test server stops skipping time after it refused a duplicate start.
+  it('starting a trade twice runs one workflow', async () => {
+    const { tradeId, handle } = await startTrade();
+    const { runId } = await handle.describe();
+    const now = await env.currentTimeMs();
+    await orchestrator.startTrade({ tradeId, adId: randomUUID(), routeId: randomUUID(), reservationExpiresAt: new Date(now + MIN), lockDeadline: new Date(now + 2 * MIN) });
+    expect((await handle.describe()).runId).toBe(runId);
+    await handle.terminate('test over');
+  });
+});
