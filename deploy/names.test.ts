@@ -2,9 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { runTool } from '../test/support/deploy-tools.ts';
-import {
-  configSettings, deployableScripts, deployableSettings, packageScripts, PENDING_SCRIPTS, PENDING_SETTINGS,
-} from '../test/support/pending-names.ts';
+import { configSettings, packageScripts } from '../test/support/known-names.ts';
 
 /**
  * The compose file, the env example, the Dockerfile, the Kubernetes manifests and deploy/README.md
@@ -32,12 +30,12 @@ describe('deploy files name what exists', () => {
         for (const container of doc.spec?.template?.spec?.containers ?? []) scripts.push(...container.args);
       }
     }
-    for (const script of scripts) expect(deployableScripts, `script ${script}`).toContain(script);
+    for (const script of scripts) expect(packageScripts, `script ${script}`).toContain(script);
   });
 
   it('compose passes the relayer processes only settings config.ts knows', () => {
     for (const [name, service] of relayerServices) {
-      for (const key of Object.keys(service.environment)) expect(deployableSettings, `${name}: ${key}`).toContain(key);
+      for (const key of Object.keys(service.environment)) expect(configSettings, `${name}: ${key}`).toContain(key);
     }
   });
 
@@ -60,11 +58,6 @@ describe('deploy files name what exists', () => {
   it('deploy/README.md runs package scripts that exist', () => {
     const mentioned = [...read('./README.md').matchAll(/npm run (?:-s |--silent )?([\w:-]+)/g)].map((m) => m[1]!);
     expect(mentioned.length).toBeGreaterThan(0);
-    for (const script of mentioned) expect(deployableScripts, script).toContain(script);
-  });
-
-  it('the names still pending (issue 11) are really still missing, so the pending list cannot go stale', () => {
-    for (const name of PENDING_SETTINGS) expect(configSettings, `${name} has landed: remove it from test/support/pending-names.ts`).not.toContain(name);
-    for (const name of PENDING_SCRIPTS) expect(packageScripts, `npm run ${name} has landed: remove it from test/support/pending-names.ts`).not.toContain(name);
+    for (const script of mentioned) expect(packageScripts, script).toContain(script);
   });
 });

@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runTool } from '../../test/support/deploy-tools.ts';
-import { deployableSettings as knownSettings } from '../../test/support/pending-names.ts';
+import { configSettings as knownSettings } from '../../test/support/known-names.ts';
 
 /**
  * Both production overlays rendered by `kubectl kustomize` and checked object by object: what
@@ -97,7 +97,7 @@ describe.each(overlays)('%s', (overlay) => {
     }
   });
 
-  it('configures every workload from the ConfigMap and the Secret with settings config.ts knows (or issue 11 brings)', () => {
+  it('configures every workload from the ConfigMap and the Secret with settings config.ts knows', () => {
     const configMaps = objects().filter((o) => o.kind === 'ConfigMap');
     expect(configMaps).toHaveLength(1);
     for (const key of Object.keys(configMaps[0]!.data!)) expect(knownSettings, `ConfigMap key ${key}`).toContain(key);
