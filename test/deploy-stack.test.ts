@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
+import { Connection } from '@temporalio/client';
 import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
 import { parse } from 'yaml';
@@ -18,20 +19,16 @@ import { localScrapeConfig } from '../deploy/prometheus/local-config.ts';
 import { importRegistry } from '../registry/import.ts';
 import { deployTool, ROOT } from './support/deploy-tools.ts';
 import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
-import { packageScripts, PENDING_SCRIPTS } from './support/pending-names.ts';
 import { loginEvm, type JsonResponse } from './support/wallets.ts';
 
 /**
- * The local stack, without containers: the processes started as compose starts them (`npm run
- * migrate`, then `npm run api`, production settings, over a real PostgreSQL and the two-chain
- * devnet), Debian's Prometheus scraping them with a config generated from the compose stack's
- * prometheus.yml and loading its alert rules, one whole trade settled and a second one proved;
+ * The local stack, without containers: Temporal's dev server, and the processes started as compose
+ * starts them (`npm run migrate`, then `npm run api`, `npm run worker` and two `npm run prover`,
+ * production settings, over a real PostgreSQL and the two-chain devnet); Debian's Prometheus
+ * scraping all of them and Temporal with a config generated from the compose stack's
+ * prometheus.yml and loading its alert rules; one whole trade settled and two more proved;
  * then every PromQL expression of the dashboards and the alerts is evaluated against that
  * Prometheus and must return series with data.
- *
- * Until issue 11 lands (`npm run worker`, `npm run prover`, Temporal), the api process is the
- * whole backend (embedded orchestrator, proofs on its own pool) and the Temporal expressions
- * cannot have data: see the last test.
  */
 
 const web3 = new Web3();
@@ -43,13 +40,17 @@ const ORDER_CHAIN = '31337';
 const relayerKey = Wallet.createRandom().privateKey;
 
 interface Running { child: ChildProcess; output: () => string }
+interface Served extends Running { metrics: string }
 
 let workDir: string;
 let databaseUrl: string;
 let dropDatabase: () => Promise<void>;
 let devnet: Devnet;
 let chain: DevnetClient;
-let api: Running & { url: string; metrics: string };
+let temporal: Running & { address: string; metrics: string };
+let api: Served & { url: string };
+let worker: Served;
+let provers: Served[];
 let prometheus: Running & { url: string };
 let scrapeJobs: { scraped: string[]; dropped: string[] };
 
@@ -123,6 +124,49 @@ async function startPrometheus(configFile: string): Promise<Running & { url: str
   }
 }
 
+/** `temporal server start-dev` (the pinned CLI), in memory, on free ports; resolves once it answers. */
+async function startTemporal(): Promise<Running & { address: string; metrics: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+    const child = spawn(inject('temporalCli'), [
+      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort),
+      '--metrics-port', String(metricsPort), '--log-level', 'error',
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    const address = `127.0.0.1:${port}`;
+    const state = await eventually('temporal ready', async () => {
+      if (child.exitCode !== null) return 'exited';
+      try {
+        const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+        await connection.workflowService.getSystemInfo({});
+        await connection.close();
+        return 'ready';
+      } catch {
+        return 'starting';
+      }
+    }, (s) => s !== 'starting', 60_000);
+    if (state === 'ready') return { child, output: () => output, address, metrics: `127.0.0.1:${metricsPort}` };
+    // A port taken between probing and binding: other ports, a few times.
+    if (attempt === 3) throw new Error(`temporal server start-dev did not come up:\n${output}`);
+  }
+}
+
+/** A package script serving /metrics on a port of its own (METRICS_PORT=0); resolves once it is ready. */
+async function startServed(script: 'api' | 'worker' | 'prover', env: Record<string, string>): Promise<Served & { url?: string }> {
+  const running = runScript(script, env);
+  const what = script === 'api' ? 'metrics' : `${script} metrics`;
+  const ready = await eventually(`npm run ${script} ready`, async () => {
+    if (running.child.exitCode !== null) throw new Error(`npm run ${script} exited ${running.child.exitCode}:\n${running.output()}`);
+    const out = running.output();
+    const port = new RegExp(`"port":(\\d+)[^\\n]*"msg":"${what} listening"`).exec(out)?.[1];
+    const ready = /"msg":"ready(?:: (http:\/\/[^ "]+))?/.exec(out);
+    return port && ready ? { metrics: `127.0.0.1:${port}`, url: ready[1] } : undefined;
+  }, (found) => found !== undefined, 90_000);
+  return { ...running, ...ready! };
+}
+
 async function request(method: string, route: string, body?: unknown, token?: string): Promise<JsonResponse> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -150,8 +194,6 @@ function allExpressions(): { where: string; expr: string }[] {
   ];
 }
 const readText = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-/** Expressions on Temporal SDK metrics: they need the worker and prover processes of issue 11. */
-const needsTemporal = (expr: string) => /\btemporal_/.test(expr);
 
 beforeAll(async () => {
   workDir = mkdtempSync(path.join(tmpdir(), 'relayer-stack-'));
@@ -174,49 +216,56 @@ beforeAll(async () => {
   const code = await exited(migrate.child);
   if (code !== 0) throw new Error(`npm run migrate exited ${code}:\n${migrate.output()}`);
 
-  devnet = await startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain: { name: 'ProofBridge', version: '1' } });
+  [devnet, temporal] = await Promise.all([
+    startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain: { name: 'ProofBridge', version: '1' } }),
+    startTemporal(),
+  ]);
   const knex = createKnex(databaseUrl, 1);
   await importRegistry(knex, devnet.registry);
   await knex.destroy();
   chain = await devnetClient(devnet.rpcUrls, devnet.deployments);
 
-  const running = runScript('api', productionEnv());
-  const url = await eventually('the api ready', async () => {
-    if (running.child.exitCode !== null) throw new Error(`npm run api exited ${running.child.exitCode}:\n${running.output()}`);
-    return /"msg":"ready: (http:\/\/[^ "]+)/.exec(running.output())?.[1];
-  }, (found) => found !== undefined, 60_000);
-  // /metrics on its own port (METRICS_PORT), as in the compose stack and the manifests.
-  const metricsPort = /"port":(\d+)[^\n]*"msg":"metrics listening"/.exec(running.output())?.[1];
-  if (!metricsPort) throw new Error(`the api did not open its metrics port:\n${running.output()}`);
-  api = { ...running, url: url!, metrics: `127.0.0.1:${metricsPort}` };
+  // One configuration for all, as the compose file and the ConfigMap give it.
+  const env = { ...productionEnv(), TEMPORAL_ADDRESS: temporal.address };
+  worker = await startServed('worker', env);
+  provers = await Promise.all([startServed('prover', env), startServed('prover', env)]);
+  const started = await startServed('api', env);
+  api = { ...started, url: started.url! };
+  // /metrics only on its own port (METRICS_PORT), as in the compose stack and the manifests.
   expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
 
-  const local = localScrapeConfig({ api: [api.metrics] }, { scrapeInterval: '1s' });
+  const local = localScrapeConfig({
+    api: [api.metrics], worker: [worker.metrics], prover: provers.map((p) => p.metrics), temporal: [temporal.metrics],
+  }, { scrapeInterval: '1s' });
   scrapeJobs = local;
   const configFile = path.join(workDir, 'prometheus.yml');
   writeFileSync(configFile, local.yaml);
   prometheus = await startPrometheus(configFile);
-}, 240_000);
+}, 300_000);
 
 afterAll(async () => {
   await stop(prometheus, false);
   await stop(api);
+  await stop(worker);
+  for (const prover of provers ?? []) await stop(prover);
+  await stop(temporal, false);
   chain?.close();
   await devnet?.stop();
   await dropDatabase?.();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-describe('the local stack: real processes, a real Prometheus, one trade', () => {
-  it('Prometheus scrapes the api process with the compose config\'s jobs and loads the alert rules', async () => {
-    const up = await eventually('api target up', () => query('up{job="api"}'), (r) => r.data?.result.some((s) => s.value[1] === '1'), 30_000);
-    expect(up.data.result).toHaveLength(1);
+describe('the local stack: Temporal, api, worker and two provers as processes, a real Prometheus, one trade', () => {
+  it('Prometheus scrapes every job of the compose config (api, worker, both provers, Temporal) and loads the alert rules', async () => {
+    expect(scrapeJobs.dropped).toEqual([]);
+    const up = await eventually('every target up', () => query('up == 1'), (r) => r.data?.result.length === 5, 30_000);
+    expect(up.data.result.map((s) => s.metric.job).sort()).toEqual(['api', 'prover', 'prover', 'temporal', 'worker']);
     const rules = await (await fetch(`${prometheus.url}/api/v1/rules`)).json() as any;
     const loaded = rules.data.groups.flatMap((g: any) => g.rules.map((r: any) => r.name));
     expect(loaded.sort()).toEqual(parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules.map((r: any) => r.alert)).sort());
   });
 
-  it('runs one trade to SETTLED and proves a second, through HTTP on the devnet', async () => {
+  it('runs one trade to SETTLED and two more to proof-ready, through HTTP on the devnet', async () => {
     const asClient = { request: (p: string, init?: RequestInit) => fetch(`${api.url}${p}`, init) } as never;
     const makerToken = (await loginEvm(asClient, maker)).body.tokens.access;
     const bridgerToken = (await loginEvm(asClient, bridger)).body.tokens.access;
@@ -256,18 +305,27 @@ describe('the local stack: real processes, a real Prometheus, one trade', () => 
     expect((await request('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
     expect((await request('GET', `/v1/trades/${tradeId}`)).body.status).toBe('SETTLED');
 
-    // Let Prometheus see the first proof before the second, so the proof counters have a rate.
-    await eventually('first proof scraped', () => query('relayer_prover_proofs_total{result="ok"}'), (r) => r.data.result[0]?.value[1] === '1', 30_000);
-    const second = await deposit();
-    await eventually('second proof scraped', () => query('relayer_prover_proofs_total{result="ok"}'), (r) => r.data.result[0]?.value[1] === '2', 60_000);
-    expect((await request('GET', `/v1/trades/${second.tradeId}`)).body.status).toBe('DEPOSITED');
+    // Two more deposits, each proof scraped before the next starts: with two provers one of them
+    // proves twice, so its counters (created at its first proof) have a rate.
+    const scraped = async (n: number) => {
+      for (const metric of ['relayer_prover_proofs_total{result="ok"}', 'temporal_activity_schedule_to_start_latency_count{task_queue="proofs"}']) {
+        await eventually(`${metric} at ${n}`, () => query(`sum(${metric})`), (r) => r.data.result[0]?.value[1] === String(n), 60_000);
+      }
+    };
+    await scraped(1);
+    for (const n of [2, 3]) {
+      const next = await deposit();
+      await scraped(n);
+      expect((await request('GET', `/v1/trades/${next.tradeId}`)).body.status).toBe('DEPOSITED');
+    }
     await eventually('trades by status scraped', () => query('max by (status) (relayer_trades)'), (r) => r.data.result.length >= 2, 30_000);
   }, 240_000);
 
   it('every dashboard query and alert expression returns series with data from the running processes', async () => {
     const failures: string[] = [];
-    const evaluated = allExpressions().filter((e) => !needsTemporal(e.expr));
+    const evaluated = allExpressions();
     expect(evaluated.length).toBeGreaterThan(20);
+    expect(evaluated.filter((e) => /\btemporal_/.test(e.expr)).length).toBeGreaterThan(0);
     for (const { where, expr } of evaluated) {
       const result = await query(expr);
       if (process.env.STACK_TEST_VERBOSE) console.log(where, JSON.stringify(result.data?.result.map((r) => [r.metric, r.value[1]])));
@@ -285,19 +343,5 @@ describe('the local stack: real processes, a real Prometheus, one trade', () => 
     // The alerts as written evaluate too (quiet here: nothing is wrong with this stack).
     const alerts = parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules);
     for (const rule of alerts) expect((await query(rule.expr)).status, rule.alert).toBe('success');
-  });
-
-  it('leaves out only what waits on issue 11: the worker, prover and Temporal jobs and the Temporal SDK expressions', () => {
-    // When `npm run worker`/`npm run prover` land, this fails: start them here with Temporal's dev
-    // server, scrape every job, and evaluate the Temporal expressions as well.
-    for (const script of PENDING_SCRIPTS) expect(packageScripts.has(script), script).toBe(false);
-    expect(scrapeJobs.scraped).toEqual(['api']);
-    expect(scrapeJobs.dropped).toEqual(['worker', 'prover', 'temporal']);
-    expect(allExpressions().filter((e) => needsTemporal(e.expr)).map((e) => e.where)).toEqual([
-      'relayer-trades-proofs / Schedule-to-start on task queue proofs / p50',
-      'relayer-trades-proofs / Schedule-to-start on task queue proofs / p95',
-      'relayer-trades-proofs / Schedule-to-start on task queue proofs / p99',
-      'alert ProofScheduleToStartSlow',
-    ]);
   });
 });
