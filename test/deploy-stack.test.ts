@@ -1,11 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
-import { Connection } from '@temporalio/client';
 import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
 import { parse } from 'yaml';
@@ -17,8 +14,9 @@ import { dashboards } from '../deploy/grafana/dashboards.ts';
 import { dashboardQueries } from '../deploy/grafana/model.ts';
 import { localScrapeConfig } from '../deploy/prometheus/local-config.ts';
 import { importRegistry } from '../registry/import.ts';
-import { deployTool, ROOT } from './support/deploy-tools.ts';
+import { ROOT } from './support/deploy-tools.ts';
 import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import { exited, runScript, startPrometheus, startServed, startTemporal, stop, type Running, type Served } from './support/local-stack.ts';
 import { loginEvm, type JsonResponse } from './support/wallets.ts';
 
 /**
@@ -39,8 +37,6 @@ const AD_CHAIN = '31338';
 const ORDER_CHAIN = '31337';
 const relayerKey = Wallet.createRandom().privateKey;
 
-interface Running { child: ChildProcess; output: () => string }
-interface Served extends Running { metrics: string }
 
 let workDir: string;
 let databaseUrl: string;
@@ -54,36 +50,6 @@ let provers: Served[];
 let prometheus: Running & { url: string };
 let scrapeJobs: { scraped: string[]; dropped: string[] };
 
-/** A package script as its own process group (npm -> tsx -> node), output kept for failures. */
-function runScript(script: string, env: Record<string, string>): Running {
-  const child = spawn('npm', ['run', '--silent', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  return { child, output: () => output };
-}
-
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => {
-  if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
-  child.once('exit', (code) => resolve(code));
-});
-
-/**
- * SIGTERM, as a container stop sends it: to the whole process group of a package script (npm,
- * tsx, node), to the process itself otherwise; SIGKILL after 15 s.
- */
-async function stop(running: Running | undefined, group = true): Promise<void> {
-  if (!running || running.child.exitCode !== null || running.child.signalCode !== null) return;
-  const done = exited(running.child);
-  const signal = (name: NodeJS.Signals) => {
-    try { group ? process.kill(-running.child.pid!, name) : running.child.kill(name); } catch { /* already gone */ }
-  };
-  signal('SIGTERM');
-  const timer = setTimeout(() => signal('SIGKILL'), 15_000);
-  await done;
-  clearTimeout(timer);
-}
-
 const productionEnv = (): Record<string, string> => ({
   NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info',
   // Production wants the public site's names (a wallet shows them); nothing resolves them here.
@@ -92,80 +58,6 @@ const productionEnv = (): Record<string, string> => ({
   RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),
   RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',
 });
-
-/** A port free right now (Prometheus needs a number; a clash is retried by the caller). */
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const server = createServer();
-  server.once('error', reject);
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    server.close(() => resolve(port));
-  });
-});
-
-/** Debian's Prometheus on a free loopback port with `configFile`; resolves once it is ready. */
-async function startPrometheus(configFile: string): Promise<Running & { url: string }> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const child = spawn(deployTool('prometheus'), [
-      `--config.file=${configFile}`, `--storage.tsdb.path=${path.join(workDir, `tsdb-${attempt}`)}`,
-      `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    const url = `http://127.0.0.1:${port}`;
-    const ready = await eventually('prometheus ready', async () => {
-      if (child.exitCode !== null) return 'exited';
-      return fetch(`${url}/-/ready`).then((r) => (r.ok ? 'ready' : 'starting'), () => 'starting');
-    }, (state) => state !== 'starting', 30_000);
-    if (ready === 'ready') return { child, output: () => output, url };
-    if (attempt === 3 || !/address already in use/.test(output)) throw new Error(`prometheus did not start:\n${output}`);
-  }
-}
-
-/** `temporal server start-dev` (the pinned CLI), in memory, on free ports; resolves once it answers. */
-async function startTemporal(): Promise<Running & { address: string; metrics: string }> {
-  for (let attempt = 1; ; attempt++) {
-    const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-    const child = spawn(inject('temporalCli'), [
-      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort),
-      '--metrics-port', String(metricsPort), '--log-level', 'error',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    const address = `127.0.0.1:${port}`;
-    const state = await eventually('temporal ready', async () => {
-      if (child.exitCode !== null) return 'exited';
-      try {
-        const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-        await connection.workflowService.getSystemInfo({});
-        await connection.close();
-        return 'ready';
-      } catch {
-        return 'starting';
-      }
-    }, (s) => s !== 'starting', 60_000);
-    if (state === 'ready') return { child, output: () => output, address, metrics: `127.0.0.1:${metricsPort}` };
-    // A port taken between probing and binding: other ports, a few times.
-    if (attempt === 3) throw new Error(`temporal server start-dev did not come up:\n${output}`);
-  }
-}
-
-/** A package script serving /metrics on a port of its own (METRICS_PORT=0); resolves once it is ready. */
-async function startServed(script: 'api' | 'worker' | 'prover', env: Record<string, string>): Promise<Served & { url?: string }> {
-  const running = runScript(script, env);
-  const what = script === 'api' ? 'metrics' : `${script} metrics`;
-  const ready = await eventually(`npm run ${script} ready`, async () => {
-    if (running.child.exitCode !== null) throw new Error(`npm run ${script} exited ${running.child.exitCode}:\n${running.output()}`);
-    const out = running.output();
-    const port = new RegExp(`"port":(\\d+)[^\\n]*"msg":"${what} listening"`).exec(out)?.[1];
-    const ready = /"msg":"ready(?:: (http:\/\/[^ "]+))?/.exec(out);
-    return port && ready ? { metrics: `127.0.0.1:${port}`, url: ready[1] } : undefined;
-  }, (found) => found !== undefined, 90_000);
-  return { ...running, ...ready! };
-}
 
 async function request(method: string, route: string, body?: unknown, token?: string): Promise<JsonResponse> {
   const headers: Record<string, string> = {};
@@ -218,7 +110,7 @@ beforeAll(async () => {
 
   [devnet, temporal] = await Promise.all([
     startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain: { name: 'ProofBridge', version: '1' } }),
-    startTemporal(),
+    startTemporal(inject('temporalCli')),
   ]);
   const knex = createKnex(databaseUrl, 1);
   await importRegistry(knex, devnet.registry);
@@ -240,7 +132,7 @@ beforeAll(async () => {
   scrapeJobs = local;
   const configFile = path.join(workDir, 'prometheus.yml');
   writeFileSync(configFile, local.yaml);
-  prometheus = await startPrometheus(configFile);
+  prometheus = await startPrometheus(configFile, workDir);
 }, 300_000);
 
 afterAll(async () => {
