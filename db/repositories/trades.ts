@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { paginate, toPage } from '../pagination.ts';
-import { runPrepared } from '../prepared.ts';
+import { pageSql, parameters, toPage } from '../pagination.ts';
+import { runStatement, statement, statementCache } from '../prepared.ts';
 import { isoTimestamp } from '../sql.ts';
 import type { TradeStatus } from '../../domain/index.ts';
 
@@ -51,7 +51,6 @@ const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)
   .join(', ');
-const selectList = (knex: Knex) => knex.raw(SELECT_SQL);
 
 export interface TradeFilter {
   routeId?: string;
@@ -65,22 +64,28 @@ export interface TradeFilter {
   maxAmount?: string;
 }
 
-/** Trades matching every given filter, newest first, one page. */
+const FILTER_KEYS = ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const;
+const listStatements = statementCache();
+const findStatement = statement(`select ${SELECT_SQL} from trades where trades.id = $1`);
+
+/** Trades matching every given filter, newest first, one page (SQL per shape, prepared once: see ads.ts). */
 export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string) {
-  const query = knex('trades').select(selectList(knex));
-  for (const key of ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const) {
+  const { values, param } = parameters();
+  const conditions: string[] = [];
+  for (const key of FILTER_KEYS) {
     const value = filter[key];
-    if (value !== undefined) query.where(`trades.${COLUMNS[key]}`, value);
+    if (value !== undefined) conditions.push(`trades.${COLUMNS[key]} = ${param(value)}`);
   }
   // Compared as numeric in SQL: amounts beyond 2^53 stay exact.
-  if (filter.minAmount !== undefined) query.whereRaw('trades.amount >= ?::numeric', [filter.minAmount]);
-  if (filter.maxAmount !== undefined) query.whereRaw('trades.amount <= ?::numeric', [filter.maxAmount]);
-  const { rows, nextCursor } = toPage<TradeRecord & { cursor_created_at: string }>(await runPrepared(knex, paginate(query, 'trades', limit, cursor)), limit);
-  return { items: rows as TradeRecord[], nextCursor };
+  if (filter.minAmount !== undefined) conditions.push(`trades.amount >= ${param(filter.minAmount)}::numeric`);
+  if (filter.maxAmount !== undefined) conditions.push(`trades.amount <= ${param(filter.maxAmount)}::numeric`);
+  const text = pageSql('trades', SELECT_SQL, conditions, param, limit, cursor);
+  const page = toPage(await runStatement<TradeRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
+  return { items: page.rows as TradeRecord[], nextCursor: page.nextCursor };
 }
 
 /** One trade by id, or undefined. */
 export async function findTrade(knex: Knex, id: string): Promise<TradeRecord | undefined> {
-  const [trade] = await runPrepared<TradeRecord>(knex, knex('trades').select(selectList(knex)).where('trades.id', id));
+  const [trade] = await runStatement<TradeRecord>(knex, findStatement, [id]);
   return trade;
 }
