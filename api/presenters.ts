@@ -1,4 +1,4 @@
-import type { AdRecord } from '../db/repositories/ads.ts';
+import type { AdJson, AdJsonFields, AdRecord } from '../db/repositories/ads.ts';
 import type { Chain } from '../db/repositories/chains.ts';
 import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';
 import type { TradeRecord } from '../db/repositories/trades.ts';
@@ -73,6 +73,47 @@ export function presentAd(ad: AdRecord, tokens: Map<string, TokenWithChain>) {
     createdAt: ad.createdAt,
     updatedAt: ad.updatedAt,
   };
+}
+
+/**
+ * `presentAd`'s fields that come straight from the record (key -> record field), for lists that
+ * PostgreSQL writes as JSON (`listAdsJson`); `presentAdJson` adds the two token summaries.
+ * A test checks that both paths give the same object.
+ */
+export const AD_JSON_FIELDS = {
+  id: 'id',
+  creatorAddress: 'creatorAddress',
+  routeId: 'routeId',
+  adTokenId: 'adTokenId',
+  orderTokenId: 'orderTokenId',
+  poolAmount: 'poolAmount',
+  availableAmount: 'availableAmount',
+  lockedAmount: 'heldAmount',
+  minAmount: 'minAmount',
+  maxAmount: 'maxAmount',
+  status: 'status',
+  metadata: 'metadata',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+} as const satisfies AdJsonFields;
+
+// Serialised once per token object, like the summaries above.
+const summaryTexts = new WeakMap<TokenWithChain, string>();
+function tokenSummaryText(token: TokenWithChain): string {
+  let text = summaryTexts.get(token);
+  if (text === undefined) summaryTexts.set(token, (text = JSON.stringify(presentTokenSummary(token))));
+  return text;
+}
+
+/** `presentAd` as JSON text, from the ad as PostgreSQL wrote it with `AD_JSON_FIELDS`. */
+export function presentAdJson(ad: AdJson, tokens: Map<string, TokenWithChain>): string {
+  // row_to_json writes a plain object: drop its closing brace and append the token summaries.
+  return `${ad.json.slice(0, -1)},"adToken":${tokenSummaryText(tokens.get(ad.adTokenId)!)},"orderToken":${tokenSummaryText(tokens.get(ad.orderTokenId)!)}}`;
+}
+
+/** A list page as JSON text, from items already serialised: `{data, nextCursor}`. */
+export function presentPageJson(items: string[], nextCursor: string | null): string {
+  return `{"data":[${items.join(',')}],"nextCursor":${JSON.stringify(nextCursor)}}`;
 }
 
 /** What PATCH /v1/ads/:id/update answers. */

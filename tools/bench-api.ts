@@ -56,7 +56,7 @@ async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
   await session.post('Profiler.start');
   try {
     return await run();
