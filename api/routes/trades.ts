@@ -8,6 +8,7 @@ import { badRequest, notFound } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
 import { presentTrade } from '../presenters.ts';
+import { answeredNotModified, weakEtag } from '../http-cache.ts';
 import { errorResponses, page } from '../schemas/common.ts';
 import { idParams, tradesQuery } from '../schemas/queries.ts';
 import { tradeSchema } from '../schemas/resources.ts';
@@ -119,6 +120,7 @@ export function tradesRouter(deps: TradesRouterDeps): Router {
     }
     const { items, nextCursor } = await listTrades(deps.knex, filter, limit, cursor);
     const routes = await deps.registryCache.routesById(items.map((trade) => trade.routeId));
+    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((trade) => trade.version)]))) return;
     res.json({ data: items.map((trade) => presentTrade(trade, routes)), nextCursor });
   });
   router.get('/trades/:id', async (req, res) => {
@@ -126,6 +128,7 @@ export function tradesRouter(deps: TradesRouterDeps): Router {
     const trade = await findTrade(deps.knex, id);
     if (!trade) throw notFound(`trade ${id} not found`);
     const routes = await deps.registryCache.routesById([trade.routeId]);
+    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, trade.id, trade.version]))) return;
     res.json(presentTrade(trade, routes));
   });
   return router;

@@ -24,6 +24,8 @@ export interface TradeRecord {
   /** ISO 8601, UTC, milliseconds. */
   createdAt: string;
   updatedAt: string;
+  /** Identifies this version of the row (updated_at in microseconds and the writing transaction): for ETags. */
+  version: string;
 }
 
 const COLUMNS = {
@@ -43,13 +45,14 @@ const COLUMNS = {
   bridgerClaimed: 'bridger_claimed',
   createdAt: 'created_at',
   updatedAt: 'updated_at',
-} as const satisfies Record<keyof TradeRecord, string>;
+} as const satisfies Record<Exclude<keyof TradeRecord, 'version'>, string>;
 
 const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 
 /** The select list as one fixed SQL fragment; timestamps come formatted from PostgreSQL (see ads.ts). */
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)
+  .concat(`trades.updated_at::text || '/' || trades.xmin::text AS "version"`)
   .join(', ');
 
 export interface TradeFilter {
