@@ -5,9 +5,12 @@
  * the real service and, beside it, a bare Express app answering a constant JSON; then drives
  * each with autocannon (in a child process, so the load generator does not share the server's
  * process) for BENCH_SECONDS (default 10) at BENCH_CONNECTIONS (default 100).
- * Prints requests/s, p50/p99 latency, the ratio to the bare handler, and the ads query plan.
+ * Prints requests/s, p50/p99 latency, the ratios to the bare handlers (constant JSON, constant copy
+ * of an ads page), the API's and PostgreSQL's CPU per request, and the ads query plan.
+ * BENCH_ONLY=<part of a target's name> runs a subset; BENCH_PROFILE=<dir> writes a CPU profile of
+ * each target's measured window (summarise it with `npx tsx tools/profile-summary.ts <file>`).
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,7 +35,7 @@ const ONLY = process.env.BENCH_ONLY;
 /** A directory: each target's measured window is CPU-profiled into `<dir>/<target>.cpuprofile`. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 
-interface Result { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMicrosPerRequest: number }
+interface Result { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMicrosPerRequest: number; dbCpuMicrosPerRequest: number }
 
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
@@ -48,6 +51,31 @@ async function autocannon(url: string, connections: number, seconds: number) {
     timeouts: number;
     non2xx: number;
   };
+}
+
+/**
+ * CPU (µs) spent so far by the embedded PostgreSQL this process started: the postmaster (with its
+ * reaped children) and its live backends, from Linux's /proc (clock ticks of 10 ms). NaN elsewhere.
+ * Work moved from the API into SQL shows up here, not in the API's figure.
+ */
+function databaseCpuMicros(): number {
+  const stats: { pid: string; ppid: string; own: number; reaped: number }[] = [];
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { continue; }
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      stats.push({ pid, ppid: fields[1]!, own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
+    }
+  } catch {
+    return Number.NaN;
+  }
+  const postmaster = stats.find((entry) => entry.ppid === String(process.pid));
+  if (!postmaster) return Number.NaN;
+  const ticks = postmaster.own + postmaster.reaped + stats.filter((entry) => entry.ppid === postmaster.pid).reduce((sum, entry) => sum + entry.own, 0);
+  return ticks * 10_000;
 }
 
 /** Profiles this process (the API) while `run` runs, into PROFILE_DIR, when it is set. */
@@ -73,8 +101,10 @@ async function drive(name: string, url: string): Promise<Result | undefined> {
   // Warm-up: JIT, connection pools, prepared statements, the registry cache.
   await autocannon(url, 10, 2);
   const cpuBefore = process.cpuUsage();
+  const dbBefore = databaseCpuMicros();
   const result = await profiled(name, () => autocannon(url, CONNECTIONS, SECONDS));
   const cpu = process.cpuUsage(cpuBefore);
+  const dbCpu = databaseCpuMicros() - dbBefore;
   return {
     name,
     rps: result.requests.average,
@@ -84,6 +114,7 @@ async function drive(name: string, url: string): Promise<Result | undefined> {
     non2xx: result.non2xx,
     // CPU this process (the API) spent per request: steadier than req/s when the machine is shared.
     cpuMicrosPerRequest: (cpu.user + cpu.system) / Math.max(1, result.requests.total),
+    dbCpuMicrosPerRequest: dbCpu / Math.max(1, result.requests.total),
   };
 }
 
@@ -150,10 +181,10 @@ async function main(): Promise<void> {
   const baseline = results.find((r) => r.name.includes('constant JSON'))?.rps ?? Number.NaN;
   const pageBaseline = results.find((r) => r.name.includes('ads page'))?.rps ?? Number.NaN;
   console.log(`\n${SECONDS}s per target, ${CONNECTIONS} connections, ${ADS} ads; node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`);
-  console.log('target                             req/s     p50 ms  p99 ms  ratio  to page  API CPU µs/req  errors  non-2xx');
+  console.log('target                             req/s     p50 ms  p99 ms  ratio  to page  API CPU µs/req  DB CPU µs/req  errors  non-2xx');
   for (const r of results) {
     console.log(
-      `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${(r.rps / baseline).toFixed(2).padStart(5)}  ${(r.rps / pageBaseline).toFixed(2).padStart(7)}  ${r.cpuMicrosPerRequest.toFixed(0).padStart(14)}  ${String(r.errors).padStart(6)}  ${String(r.non2xx).padStart(7)}`,
+      `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${(r.rps / baseline).toFixed(2).padStart(5)}  ${(r.rps / pageBaseline).toFixed(2).padStart(7)}  ${r.cpuMicrosPerRequest.toFixed(0).padStart(14)}  ${r.dbCpuMicrosPerRequest.toFixed(0).padStart(13)}  ${String(r.errors).padStart(6)}  ${String(r.non2xx).padStart(7)}`,
     );
   }
   console.log('\nplan of the ads list query (route filter):');
