@@ -11,6 +11,7 @@ let route: RouteFixture;
 let maker: EvmAccount;
 let makerToken: string;
 let adId: string;
+let tradeId: string;
 
 beforeAll(async () => {
   service = await startTestService();
@@ -21,7 +22,7 @@ beforeAll(async () => {
     creator_address: maker.address, creator_dst_address: maker.address, metadata: JSON.stringify({ name: 'cached', tags: ['a "quoted" tag'] }),
   });
   await insertAd(service.knex, route, { max_amount: '115792089237316195423570985008687907853269984665640564039457584007913129639935', min_amount: '7' });
-  await insertTrade(service.knex, route, adId, { amount: '5' });
+  tradeId = await insertTrade(service.knex, route, adId, { amount: '5' });
 });
 afterAll(async () => { await service.close(); });
 
@@ -30,9 +31,9 @@ afterAll(async () => { await service.close(); });
 const get = (path: string, headers: Record<string, string> = {}) => service.request(path, { headers: { 'cache-control': 'max-age=0', ...headers } });
 
 describe('public reads are cacheable and revalidate with a weak ETag', () => {
-  for (const path of ['/v1/ads', '/v1/ads/{id}', '/v1/trades/all']) {
+  for (const path of ['/v1/ads', '/v1/ads/{adId}', '/v1/trades/all', '/v1/trades/{tradeId}']) {
     it(`${path}: Cache-Control and a weak ETag; a matching If-None-Match gets 304 with no body`, async () => {
-      const url = path.replace('{id}', adId);
+      const url = path.replace('{adId}', adId).replace('{tradeId}', tradeId);
       const first = await get(url);
       expect(first.status).toBe(200);
       expect(first.headers.get('cache-control')).toBe(`public, max-age=${PUBLIC_MAX_AGE_SECONDS}`);
