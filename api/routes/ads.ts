@@ -8,7 +8,7 @@ import { notFound, unauthorized } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
 import { AD_JSON_FIELDS, presentAd, presentAdJson, presentAdUpdate, presentPageJson } from '../presenters.ts';
-import { answeredNotModified, privateRead, weakEtag } from '../http-cache.ts';
+import { answeredNotModified, privateRead, sendJsonText, weakEtag } from '../http-cache.ts';
 import {
   closeAdBody, closeAdResponse, confirmAdResponse, confirmBody, createAdBody, createAdResponse, fundAdBody, fundAdResponse,
   updateAdBody, updateAdResponse, withdrawAdBody, withdrawAdResponse,
@@ -106,7 +106,7 @@ export function adsRouter(deps: AdsRouterDeps): Router {
     const tokens = await deps.registryCache.tokensById(items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
     if (creators) privateRead(res);
     else if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((ad) => ad.version)]))) return;
-    res.type('json').send(presentPageJson(items.map((ad) => presentAdJson(ad, tokens)), nextCursor));
+    sendJsonText(res, presentPageJson(items.map((ad) => presentAdJson(ad, tokens)), nextCursor));
   });
   router.get('/ads/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
