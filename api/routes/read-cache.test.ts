@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAds, listAdsJson } from '../../db/repositories/ads.ts';
+import { listTrades, listTradesJson } from '../../db/repositories/trades.ts';
 import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../../test/support/fixtures.ts';
 import { startTestService, type TestService } from '../../test/support/service.ts';
 import { call, loginEvm, newEvmAccount, type EvmAccount } from '../../test/support/wallets.ts';
 import { PUBLIC_MAX_AGE_SECONDS } from '../http-cache.ts';
-import { AD_JSON_FIELDS, presentAd, presentAdJson } from '../presenters.ts';
+import { AD_JSON_FIELDS, presentAd, presentAdJson, presentTrade, presentTradeJson, TRADE_JSON_FIELDS } from '../presenters.ts';
 
 let service: TestService;
 let route: RouteFixture;
@@ -86,7 +87,7 @@ describe('public reads are cacheable and revalidate with a weak ETag', () => {
   });
 });
 
-describe('ads written as JSON by PostgreSQL', () => {
+describe('lists written as JSON by PostgreSQL', () => {
   it('equal presentAd of the same rows, field for field (amounts as strings, nulls, metadata, timestamps)', async () => {
     const records = await listAds(service.knex, {}, 100);
     const json = await listAdsJson(service.knex, AD_JSON_FIELDS, {}, 100);
@@ -95,5 +96,15 @@ describe('ads written as JSON by PostgreSQL', () => {
     expect(json.items.map((ad) => JSON.parse(presentAdJson(ad, tokens)))).toEqual(records.items.map((ad) => presentAd(ad, tokens)));
     expect(json.items.map((ad) => ad.version)).toEqual(records.items.map((ad) => ad.version));
     expect(json.nextCursor).toEqual(records.nextCursor);
+  });
+
+  it('trades equal presentTrade of the same rows (amount as a string, booleans, the nested ad, the route)', async () => {
+    await insertTrade(service.knex, route, adId, { amount: '115792089237316195423570985008687907853269984665640564039457584007913129639935', bridger_claimed: true });
+    const records = await listTrades(service.knex, {}, 100);
+    const json = await listTradesJson(service.knex, TRADE_JSON_FIELDS, {}, 100);
+    const routes = await service.container.registryCache.routesById(records.items.map((trade) => trade.routeId));
+    expect(records.items.length).toBeGreaterThanOrEqual(2);
+    expect(json.items.map((trade) => JSON.parse(presentTradeJson(trade, routes)))).toEqual(records.items.map((trade) => presentTrade(trade, routes)));
+    expect(json.items.map((trade) => trade.version)).toEqual(records.items.map((trade) => trade.version));
   });
 });
