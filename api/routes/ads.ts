@@ -105,7 +105,7 @@ export function adsRouter(deps: AdsRouterDeps): Router {
     const { items, nextCursor } = await listAdsJson(deps.knex, AD_JSON_FIELDS, filter, limit, cursor, creators);
     const tokens = await deps.registryCache.tokensById(items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
     if (creators) privateRead(res);
-    else if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((ad) => ad.version)]))) return;
+    else if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((ad) => `${ad.id}@${ad.version}`)]))) return;
     sendJsonText(res, presentPageJson(items.map((ad) => presentAdJson(ad, tokens)), nextCursor));
   });
   router.get('/ads/:id', async (req, res) => {

@@ -121,7 +121,7 @@ export function tradesRouter(deps: TradesRouterDeps): Router {
     // Written as JSON by PostgreSQL and spliced, as GET /v1/ads (README "Read path").
     const { items, nextCursor } = await listTradesJson(deps.knex, TRADE_JSON_FIELDS, filter, limit, cursor);
     const routes = await deps.registryCache.routesById(items.map((trade) => trade.routeId));
-    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((trade) => trade.version)]))) return;
+    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((trade) => `${trade.id}@${trade.version}`)]))) return;
     sendJsonText(res, presentPageJson(items.map((trade) => presentTradeJson(trade, routes)), nextCursor));
   });
   router.get('/trades/:id', async (req, res) => {
