@@ -1,12 +1,16 @@
 import express, { type Express } from 'express';
-import helmet from 'helmet';
+import type { HelmetOptions } from 'helmet';
 import type { AppDeps } from './deps.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { securityHeaders } from './middleware/security-headers.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
 import { v1Routers } from './routes/index.ts';
 import { systemRouter } from './routes/system.ts';
+
+/** helmet's defaults, except that the docs page is served over plain HTTP in development: do not force its assets to https. */
+export const SECURITY_HEADERS: Readonly<HelmetOptions> = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
 /**
  * Builds the Express app (no listen). Order matters: security headers and rate limits first,
@@ -15,7 +19,8 @@ import { systemRouter } from './routes/system.ts';
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  // Bodies are fresh per request and clients do not revalidate: hashing every body for an ETag is wasted work.
+  // No ETag hashed over every body: public reads set a weak ETag over what identifies the page
+  // (api/http-cache.ts) and answer 304 before building it.
   app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY_HOPS);
   // Strict query parsing: repeated keys become arrays that schemas reject, nothing nests.
@@ -23,8 +28,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestLog(deps.logger));
   app.use(httpMetrics(deps.metrics));
-  // The docs page is served over plain HTTP in development: do not force its assets to https.
-  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  app.use(securityHeaders(SECURITY_HEADERS));
   const limiters = createRateLimiters(deps.config, deps.knex);
   app.use(limiters.general);
   app.use('/v1/auth', limiters.auth);

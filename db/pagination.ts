@@ -76,6 +76,30 @@ export function paginate(query: Knex.QueryBuilder, table: string, limit: number,
     .limit(limit + 1);
 }
 
+/** Collects a statement's values and answers each one's `$n` placeholder, in the order they appear. */
+export function parameters(): { values: unknown[]; param: (value: unknown) => string } {
+  const values: unknown[] = [];
+  return { values, param: (value) => `$${values.push(value)}` };
+}
+
+/**
+ * `paginate` for statements written as SQL (hot reads skip the query builder): the page query
+ * over `table` with `select` and the `conditions` (ANDed, their values already given to `param`),
+ * newest first after the cursor, one row more than `limit`. `from` may join more (a lateral view).
+ */
+export function pageSql(
+  table: string, select: string, conditions: string[], param: (value: unknown) => string, limit: number, cursor?: string, from = table,
+): string {
+  const where = [...conditions];
+  if (cursor !== undefined) {
+    const position = decodeCursor(cursor);
+    where.push(`(${table}.created_at, ${table}.id) < (${param(position.createdAt)}::timestamptz, ${param(position.id)}::uuid)`);
+  }
+  return `select ${select}, ${table}.created_at::text AS cursor_created_at from ${from}`
+    + (where.length > 0 ? ` where ${where.join(' and ')}` : '')
+    + ` order by ${table}.created_at desc, ${table}.id desc limit ${param(limit + 1)}`;
+}
+
 /** Splits the fetched rows into the page and its `nextCursor`. */
 export function toPage<Row extends { id: string; cursor_created_at: string }>(rows: Row[], limit: number): { rows: Row[]; nextCursor: string | null } {
   if (rows.length <= limit) return { rows, nextCursor: null };

@@ -20,6 +20,8 @@ export interface RunningService {
   metricsUrl?: string;
   config: Config;
   knex: Knex;
+  /** The database's URL (DATABASE_URL, or the embedded PostgreSQL's), for processes beside this one. */
+  databaseUrl: string;
   logger: Logger;
   container: Container;
   /** The local devnet this process started (DEVNET), if any. */
@@ -81,6 +83,7 @@ export async function start(
     metricsUrl: metricsHttp?.url,
     config,
     knex: database.knex,
+    databaseUrl: database.url,
     logger,
     container,
     devnet,

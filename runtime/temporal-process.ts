@@ -44,6 +44,8 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       running = await startLifecycleWorker({ ...connection, taskQueue: config.TEMPORAL_TASK_QUEUE, activities: container.activities, onApplied: container.tradeMetrics.observe });
     } else {
       const pool = container.prover();
+      // Threads load their artifacts (and a native prover its tables) before the worker takes a task.
+      await pool.ready();
       running = await startProverWorker({ ...connection, taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, generateProof: container.activities.generateProof, concurrency: pool.size });
     }
     const app = express();

@@ -1,12 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { Connection } from '@temporalio/client';
 import { Wallet } from 'ethers';
 import { pino } from 'pino';
 import { Web3 } from 'web3';
@@ -21,6 +19,7 @@ import type { TemporalOrchestrator } from '../workflows/temporal/client.ts';
 import { tradeWorkflowId } from '../workflows/temporal/workflows.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import { startServiceProcess, startTemporalDevServer, stopped, type ServiceProcess } from './support/temporal-stack.ts';
 import type { TestService } from './support/service.ts';
 import { call, loginEvm } from './support/wallets.ts';
 
@@ -55,80 +54,25 @@ let service: RunningService;
 let api: TestService;
 const children = new Set<ChildProcess>();
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** `temporal server start-dev` on free ports, in memory, with the trade search attributes; resolves once it answers. */
 async function startTemporal(): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    temporal = spawn(inject('temporalCli'), [
-      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(await freePort()),
-      '--metrics-port', String(await freePort()), '--log-level', 'error',
-      '--search-attribute', 'TradeStatus=Keyword', '--search-attribute', 'AdId=Keyword', '--search-attribute', 'RouteId=Keyword',
-    ], { stdio: ['ignore', 'ignore', 'inherit'] });
-    temporalAddress = `127.0.0.1:${port}`;
-    const exited = new Promise<'exited'>((resolve) => temporal.once('exit', () => resolve('exited')));
-    const ready = (async () => {
-      for (let i = 0; i < 150; i++) {
-        try {
-          const connection = await Connection.connect({ address: temporalAddress, connectTimeout: 1_000 });
-          await connection.workflowService.getSystemInfo({});
-          await connection.close();
-          return 'ready' as const;
-        } catch {
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
-      return 'timeout' as const;
-    })();
-    const outcome = await Promise.race([ready, exited]);
-    if (outcome === 'ready') return;
-    temporal.kill('SIGKILL');
-    // A port taken between probing and binding: try other ports, a few times.
-    if (attempt >= 3) throw new Error(`temporal server start-dev did not come up (${outcome})`);
-  }
+  const server = await startTemporalDevServer(inject('temporalCli'));
+  temporal = server.process;
+  temporalAddress = server.address;
 }
 
-interface Proc { child: ChildProcess; metricsUrl: string; output: () => string }
+type Proc = ServiceProcess;
 
-/** `npm run worker` / `npm run prover` as their own OS process (node with tsx's loader, so SIGKILL hits it). */
+/** `npm run worker` / `npm run prover` over this test's database and Temporal. */
 async function startProcess(kind: 'worker' | 'prover'): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', `runtime/${kind}-main.ts`], {
-    cwd: root,
-    env: {
-      ...process.env, NODE_ENV: 'test', HOST: '127.0.0.1', METRICS_PORT: '0', DATABASE_URL: db.url, DATA_DIR: dataDir,
-      TEMPORAL_ADDRESS: temporalAddress, LOG_LEVEL: 'info', RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar,
-      PROVER_POOL_SIZE: '1',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const proc = await startServiceProcess(kind, {
+    NODE_ENV: 'test', DATABASE_URL: db.url, DATA_DIR: dataDir, TEMPORAL_ADDRESS: temporalAddress,
+    RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar, PROVER_POOL_SIZE: '1',
   });
-  children.add(child);
-  let buffered = '';
-  const metricsUrl = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const port = /"port":(\d+),"msg":"(?:worker|prover) metrics listening"/.exec(buffered);
-      if (port && /"msg":"ready/.test(buffered)) resolve(`http://127.0.0.1:${port[1]}/metrics`);
-    });
-    child.once('exit', (code, signal) => reject(new Error(`${kind} exited (${code ?? signal}) before it was ready:\n${buffered}`)));
-  });
-  return { child, metricsUrl, output: () => buffered };
+  children.add(proc.child);
+  return proc;
 }
 
-const killed = (child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') => new Promise<number | null>((resolve) => {
-  if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
-  child.once('exit', (code) => resolve(code));
-  child.kill(signal);
-});
+const killed = stopped;
 
 const metricsOf = async (proc: Proc) => (await fetch(proc.metricsUrl)).text();
 

@@ -5,9 +5,13 @@
  * the real service and, beside it, a bare Express app answering a constant JSON; then drives
  * each with autocannon (in a child process, so the load generator does not share the server's
  * process) for BENCH_SECONDS (default 10) at BENCH_CONNECTIONS (default 100).
- * Prints requests/s, p50/p99 latency, the ratio to the bare handler, and the ads query plan.
+ * Prints requests/s, p50/p99 latency, the ratios to the bare handlers (constant JSON, constant copy
+ * of an ads page), the API's and PostgreSQL's CPU per request, and the ads query plan.
+ * BENCH_ONLY=<part of a target's name> runs a subset; BENCH_PROFILE=<dir> writes a CPU profile of
+ * each target's measured window (summarise it with `npx tsx tools/profile-summary.ts <file>`).
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,8 +30,12 @@ import { start } from '../runtime/service.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const ADS = Number(process.env.BENCH_ADS ?? 10_000);
+/** Only targets whose name contains this (e.g. `/v1/ads`); every target when unset. */
+const ONLY = process.env.BENCH_ONLY;
+/** A directory: each target's measured window is CPU-profiled into `<dir>/<target>.cpuprofile`. */
+const PROFILE_DIR = process.env.BENCH_PROFILE;
 
-interface Result { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMicrosPerRequest: number }
+interface Result { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMicrosPerRequest: number; dbCpuMicrosPerRequest: number }
 
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
@@ -45,12 +53,58 @@ async function autocannon(url: string, connections: number, seconds: number) {
   };
 }
 
-async function drive(name: string, url: string): Promise<Result> {
+/**
+ * CPU (µs) spent so far by the embedded PostgreSQL this process started: the postmaster (with its
+ * reaped children) and its live backends, from Linux's /proc (clock ticks of 10 ms). NaN elsewhere.
+ * Work moved from the API into SQL shows up here, not in the API's figure.
+ */
+function databaseCpuMicros(): number {
+  const stats: { pid: string; ppid: string; own: number; reaped: number }[] = [];
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { continue; }
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      stats.push({ pid, ppid: fields[1]!, own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
+    }
+  } catch {
+    return Number.NaN;
+  }
+  const postmaster = stats.find((entry) => entry.ppid === String(process.pid));
+  if (!postmaster) return Number.NaN;
+  const ticks = postmaster.own + postmaster.reaped + stats.filter((entry) => entry.ppid === postmaster.pid).reduce((sum, entry) => sum + entry.own, 0);
+  return ticks * 10_000;
+}
+
+/** Profiles this process (the API) while `run` runs, into PROFILE_DIR, when it is set. */
+async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
+  if (!PROFILE_DIR) return run();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  await session.post('Profiler.start');
+  try {
+    return await run();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    writeFileSync(path.join(PROFILE_DIR, `${name.replace(/[^\w]+/g, '_').replace(/^_|_$/g, '')}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+async function drive(name: string, url: string): Promise<Result | undefined> {
+  if (ONLY !== undefined && !name.includes(ONLY)) return undefined;
   // Warm-up: JIT, connection pools, prepared statements, the registry cache.
   await autocannon(url, 10, 2);
   const cpuBefore = process.cpuUsage();
-  const result = await autocannon(url, CONNECTIONS, SECONDS);
+  const dbBefore = databaseCpuMicros();
+  const result = await profiled(name, () => autocannon(url, CONNECTIONS, SECONDS));
   const cpu = process.cpuUsage(cpuBefore);
+  const dbCpu = databaseCpuMicros() - dbBefore;
   return {
     name,
     rps: result.requests.average,
@@ -60,6 +114,7 @@ async function drive(name: string, url: string): Promise<Result> {
     non2xx: result.non2xx,
     // CPU this process (the API) spent per request: steadier than req/s when the machine is shared.
     cpuMicrosPerRequest: (cpu.user + cpu.system) / Math.max(1, result.requests.total),
+    dbCpuMicrosPerRequest: dbCpu / Math.max(1, result.requests.total),
   };
 }
 
@@ -100,13 +155,21 @@ async function main(): Promise<void> {
   bare.get('/page', (_req, res) => { res.type('json').send(samplePage); });
 
   const results: Result[] = [];
+  const targets: [string, string][] = [
+    ['bare express (constant JSON)', bareUrl],
+    [`bare express (constant ${Math.round(samplePage.length / 1024)} KB ads page)`, `${bareUrl}page`],
+    // What every request pays before any handler: the middleware stack, routing, a 404 body.
+    ['GET /v1/nothing (404, stack only)', `${service.url}/v1/nothing`],
+    ['GET /v1/ads', `${service.url}/v1/ads`],
+    ['GET /v1/ads?routeId&status', `${service.url}/v1/ads?routeId=${routeIds[0]}&status=ACTIVE`],
+    ['GET /v1/ads/:id', `${service.url}/v1/ads/${sampleAd.id}`],
+    ['GET /v1/trades/all?minAmount', `${service.url}/v1/trades/all?minAmount=5000000`],
+  ];
   try {
-    results.push(await drive('bare express (constant JSON)', bareUrl));
-    results.push(await drive(`bare express (constant ${Math.round(samplePage.length / 1024)} KB ads page)`, `${bareUrl}page`));
-    results.push(await drive('GET /v1/ads', `${service.url}/v1/ads`));
-    results.push(await drive('GET /v1/ads?routeId&status', `${service.url}/v1/ads?routeId=${routeIds[0]}&status=ACTIVE`));
-    results.push(await drive('GET /v1/ads/:id', `${service.url}/v1/ads/${sampleAd.id}`));
-    results.push(await drive('GET /v1/trades/all?minAmount', `${service.url}/v1/trades/all?minAmount=5000000`));
+    for (const [name, target] of targets) {
+      const result = await drive(name, target);
+      if (result) results.push(result);
+    }
   } finally {
     bareServer.close();
     await service.stop();
@@ -114,12 +177,14 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const baseline = results[0]!.rps;
+  // Ratios to the bare handlers (when they ran): constant JSON, and the constant copy of an ads page.
+  const baseline = results.find((r) => r.name.includes('constant JSON'))?.rps ?? Number.NaN;
+  const pageBaseline = results.find((r) => r.name.includes('ads page'))?.rps ?? Number.NaN;
   console.log(`\n${SECONDS}s per target, ${CONNECTIONS} connections, ${ADS} ads; node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`);
-  console.log('target                             req/s     p50 ms  p99 ms  ratio  API CPU µs/req  errors  non-2xx');
+  console.log('target                             req/s     p50 ms  p99 ms  ratio  to page  API CPU µs/req  DB CPU µs/req  errors  non-2xx');
   for (const r of results) {
     console.log(
-      `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${(r.rps / baseline).toFixed(2).padStart(5)}  ${r.cpuMicrosPerRequest.toFixed(0).padStart(14)}  ${String(r.errors).padStart(6)}  ${String(r.non2xx).padStart(7)}`,
+      `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${(r.rps / baseline).toFixed(2).padStart(5)}  ${(r.rps / pageBaseline).toFixed(2).padStart(7)}  ${r.cpuMicrosPerRequest.toFixed(0).padStart(14)}  ${r.dbCpuMicrosPerRequest.toFixed(0).padStart(13)}  ${String(r.errors).padStart(6)}  ${String(r.non2xx).padStart(7)}`,
     );
   }
   console.log('\nplan of the ads list query (route filter):');

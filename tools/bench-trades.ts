@@ -1,18 +1,23 @@
 /**
  * `npm run bench:trades`: whole trades on the devnet through the HTTP API, per orchestrator.
  *
- * For each orchestrator (ORCHESTRATORS, default `embedded`; `temporal` once a Temporal run is
- * wired, see README "Trades"): starts the service on a fresh embedded PostgreSQL with its own
- * devnet, a Maker funds one ad, then BENCH_TRADES trades (default 12) run BENCH_CONCURRENCY at a
+ * For each orchestrator (ORCHESTRATORS, default `embedded,temporal`): starts the service on a fresh
+ * embedded PostgreSQL with its own devnet (for Temporal also a dev server, one worker and one prover
+ * process), a Maker funds one ad, then BENCH_TRADES trades (default 12) run BENCH_CONCURRENCY at a
  * time (default 2): create, deposit, confirm, wait for the proof, lock, both unlocks, confirms.
  * Prints deposit-confirm-to-proof-ready p50/p95 and trades settled per minute, beside the baseline
  * measured in the same run: bare proofs through the same pool size with no orchestration.
  */
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Keypair } from '@stellar/stellar-sdk';
+import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
+// @ts-expect-error plain ESM script without types
+import { installTemporal } from '../scripts/install-temporal.mjs';
 import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { anvilAccounts } from '../deploy/devnet/accounts.ts';
@@ -20,10 +25,11 @@ import { ProverPool } from '../prover/pool.ts';
 import { start, type RunningService } from '../runtime/service.ts';
 import { sampleProofInput } from '../test/support/circuit-vectors.ts';
 import { devnetClient, signOrderHash, type DevnetClient } from '../test/support/devnet-client.ts';
+import { startServiceProcess, startTemporalDevServer, stopped } from '../test/support/temporal-stack.ts';
 
 const TRADES = Number(process.env.BENCH_TRADES ?? 12);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
-const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded').split(',');
+const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded,temporal').split(',');
 const AD_CHAIN = '31338';
 const ORDER_CHAIN = '31337';
 
@@ -59,12 +65,21 @@ async function login(service: RunningService, key: string): Promise<string> {
 async function runOrchestrator(name: string): Promise<Result> {
   const dataDir = mkdtempSync(path.join(tmpdir(), `bench-trades-${name}-`));
   chmodSync(dataDir, 0o755);
+  if (name !== 'embedded' && name !== 'temporal') throw new Error(`unknown orchestrator ${name}: embedded or temporal`);
+  // Temporal: a dev server, and the worker and one prover process beside the API, as deployed.
+  const temporal = name === 'temporal' ? await startTemporalDevServer(installTemporal().cli) : undefined;
+  const relayer = { RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey, RELAYER_STELLAR_SECRET: Keypair.random().secret() };
   const config = loadConfig({
     ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0',
     EMBEDDED_PG_PORT: String(40000 + Math.floor(Math.random() * 9000)), RATE_LIMIT_MAX: '1000000', AUTH_RATE_LIMIT_MAX: '1000000',
+    ...relayer, ...(temporal ? { TEMPORAL_ADDRESS: temporal.address } : {}),
   });
-  if (name !== 'embedded') throw new Error(`orchestrator ${name} is not wired into the bench yet`);
   const service = await start(config, pino({ level: 'warn' }));
+  const processes: ChildProcess[] = [];
+  if (temporal) {
+    const env = { DATABASE_URL: service.databaseUrl, DATA_DIR: dataDir, TEMPORAL_ADDRESS: temporal.address, LOG_LEVEL: 'warn', ...relayer };
+    for (const kind of ['worker', 'prover'] as const) processes.push((await startServiceProcess(kind, { ...env, LOG_LEVEL: 'info' })).child);
+  }
   const chain: DevnetClient = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   try {
     const makerToken = await login(service, makerKey);
@@ -74,8 +89,8 @@ async function runOrchestrator(name: string): Promise<Result> {
     const ad = await api(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: total.toString() }, makerToken);
     await chain.approve(AD_CHAIN, makerKey, 'adManager', total);
     await api(service, 'POST', `/v1/ads/${ad.adId}/confirm`, { txHash: await chain.send(AD_CHAIN, 'adManager', makerKey, 'createAd', ad) }, makerToken);
-    service.container.prover(); // the pool loads before the clock starts, as in a running service
-    await service.container.prover().ready();
+    // The pool loads before the clock starts, as in a running service (on Temporal the prover process loaded its own).
+    if (!temporal) await service.container.prover().ready();
 
     // One Bridger per lane, so lanes never share a nonce.
     const lanes = await Promise.all(Array.from({ length: CONCURRENCY }, async (_, lane) => {
@@ -104,6 +119,7 @@ async function runOrchestrator(name: string): Promise<Result> {
         for (;;) {
           const row = await service.knex('trades').where({ id: created.tradeId }).first('proof_state');
           if (row.proof_state === 'ready') break;
+          // The proof-ready event is applied by the workflow; the row says so first on either orchestrator.
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         depositToProof.push((performance.now() - confirmedAt) / 1000);
@@ -123,7 +139,9 @@ async function runOrchestrator(name: string): Promise<Result> {
     return { name, depositToProof, settledPerMinute: settled / minutes, trades: settled };
   } finally {
     chain.close();
+    for (const child of processes) await stopped(child, 'SIGTERM');
     await service.stop();
+    if (temporal) await stopped(temporal.process, 'SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

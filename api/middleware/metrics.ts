@@ -14,11 +14,12 @@ export function httpMetrics(registry: Registry): RequestHandler {
     registers: [registry],
   });
   return (req, res, next) => {
-    const end = duration.startTimer();
-    res.on('finish', () => {
+    // performance.now and one observe: startTimer's hrtime pairs and merged label objects cost more per request.
+    const started = performance.now();
+    res.once('finish', () => {
       const mountPath = (res.locals.mountPath as string | undefined) ?? req.baseUrl;
       const route = req.route?.path ? `${mountPath}${req.route.path}` : 'unmatched';
-      end({ route, method: req.method, status: String(res.statusCode) });
+      duration.observe({ route, method: req.method, status: String(res.statusCode) }, (performance.now() - started) / 1000);
     });
     next();
   };

@@ -3,11 +3,12 @@ import type { Knex } from 'knex';
 import type { TradesService } from '../../trades/service.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
-import { findTrade, listTrades } from '../../db/repositories/trades.ts';
+import { findTrade, listTradesJson } from '../../db/repositories/trades.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
-import { presentTrade } from '../presenters.ts';
+import { presentPageJson, presentTrade, presentTradeJson, TRADE_JSON_FIELDS } from '../presenters.ts';
+import { answeredNotModified, sendJsonText, weakEtag } from '../http-cache.ts';
 import { errorResponses, page } from '../schemas/common.ts';
 import { idParams, tradesQuery } from '../schemas/queries.ts';
 import { tradeSchema } from '../schemas/resources.ts';
@@ -117,15 +118,18 @@ export function tradesRouter(deps: TradesRouterDeps): Router {
     for (const key of ['adCreatorAddress', 'bridgerAddress'] as const) {
       if (filter[key] !== undefined) filter[key] = canonicalAddressLoose(filter[key]);
     }
-    const { items, nextCursor } = await listTrades(deps.knex, filter, limit, cursor);
+    // Written as JSON by PostgreSQL and spliced, as GET /v1/ads (README "Read path").
+    const { items, nextCursor } = await listTradesJson(deps.knex, TRADE_JSON_FIELDS, filter, limit, cursor);
     const routes = await deps.registryCache.routesById(items.map((trade) => trade.routeId));
-    res.json({ data: items.map((trade) => presentTrade(trade, routes)), nextCursor });
+    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((trade) => `${trade.id}@${trade.version}`)]))) return;
+    sendJsonText(res, presentPageJson(items.map((trade) => presentTradeJson(trade, routes)), nextCursor));
   });
   router.get('/trades/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const trade = await findTrade(deps.knex, id);
     if (!trade) throw notFound(`trade ${id} not found`);
     const routes = await deps.registryCache.routesById([trade.routeId]);
+    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, trade.id, trade.version]))) return;
     res.json(presentTrade(trade, routes));
   });
   return router;

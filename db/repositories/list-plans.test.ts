@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertRouteWithChains } from '../../test/support/fixtures.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
 import { seedAdsAndTrades } from '../../tools/seed-ads.ts';
-import { listAds, type AdFilter } from './ads.ts';
-import { listTrades, type TradeFilter } from './trades.ts';
+import { AD_JSON_FIELDS, TRADE_JSON_FIELDS } from '../../api/presenters.ts';
+import { listAds, listAdsJson, type AdFilter } from './ads.ts';
+import { listTrades, listTradesJson, type TradeFilter } from './trades.ts';
 import { listChains } from './chains.ts';
 
 /**
@@ -71,6 +72,20 @@ describe('list query plans', () => {
       const plan = await planOf(() => listTrades(db.knex, filter, 25));
       expect(plan, JSON.stringify(filter)).toMatch(/Index (Only )?Scan/);
       expect(plan, JSON.stringify(filter)).not.toMatch(/Seq Scan/);
+    }
+  });
+
+  it('serves the lists PostgreSQL writes as JSON from the same indexes', async () => {
+    const runs: (() => Promise<unknown>)[] = [
+      () => listAdsJson(db.knex, AD_JSON_FIELDS, {}, 25),
+      () => listAdsJson(db.knex, AD_JSON_FIELDS, { routeId: sample.route_id, status: 'ACTIVE' }, 25),
+      () => listTradesJson(db.knex, TRADE_JSON_FIELDS, {}, 25),
+      () => listTradesJson(db.knex, TRADE_JSON_FIELDS, { minAmount: '9000000' }, 25),
+    ];
+    for (const run of runs) {
+      const plan = await planOf(run);
+      expect(plan).toMatch(/Index (Only )?Scan/);
+      expect(plan).not.toMatch(/Seq Scan/);
     }
   });
 

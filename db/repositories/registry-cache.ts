@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Chain } from './chains.ts';
 import type { ChainKind } from '../../domain/index.ts';
@@ -43,6 +44,8 @@ export class RegistryCache {
   private routes = new Map<string, RouteWithTokens>();
   private chains = new Map<string, ChainConnection>();
   private loadedAt = 0;
+  /** Changes when anything loaded changes (a content hash): part of the ETag of every read that nests registry data. */
+  version = '';
   private loading: Promise<void> | undefined;
 
   constructor(private readonly knex: Knex, private readonly ttlMs = 10_000) {}
@@ -123,6 +126,7 @@ export class RegistryCache {
     this.chains = chains;
     this.tokens = tokens;
     this.routes = routes;
+    this.version = createHash('sha1').update(JSON.stringify([[...chains.values()], [...tokens.values()], [...routes.values()]])).digest('base64url');
     this.loadedAt = Date.now();
   }
 }

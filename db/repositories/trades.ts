@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { paginate, toPage } from '../pagination.ts';
-import { runPrepared } from '../prepared.ts';
+import { pageSql, parameters, toPage } from '../pagination.ts';
+import { runStatement, statement, statementCache } from '../prepared.ts';
 import { isoTimestamp } from '../sql.ts';
 import type { TradeStatus } from '../../domain/index.ts';
 
@@ -24,6 +24,8 @@ export interface TradeRecord {
   /** ISO 8601, UTC, milliseconds. */
   createdAt: string;
   updatedAt: string;
+  /** Identifies this version of the row (updated_at in microseconds and the writing transaction): for ETags. */
+  version: string;
 }
 
 const COLUMNS = {
@@ -43,15 +45,16 @@ const COLUMNS = {
   bridgerClaimed: 'bridger_claimed',
   createdAt: 'created_at',
   updatedAt: 'updated_at',
-} as const satisfies Record<keyof TradeRecord, string>;
+} as const satisfies Record<Exclude<keyof TradeRecord, 'version'>, string>;
 
 const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 
 /** The select list as one fixed SQL fragment; timestamps come formatted from PostgreSQL (see ads.ts). */
+const VERSION_SQL = `trades.updated_at::text || '/' || trades.xmin::text`;
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)
+  .concat(`${VERSION_SQL} AS "version"`)
   .join(', ');
-const selectList = (knex: Knex) => knex.raw(SELECT_SQL);
 
 export interface TradeFilter {
   routeId?: string;
@@ -65,22 +68,71 @@ export interface TradeFilter {
   maxAmount?: string;
 }
 
-/** Trades matching every given filter, newest first, one page. */
-export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string) {
-  const query = knex('trades').select(selectList(knex));
-  for (const key of ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const) {
+const FILTER_KEYS = ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const;
+const listStatements = statementCache();
+const findStatement = statement(`select ${SELECT_SQL} from trades where trades.id = $1`);
+
+/** The WHERE conditions of a list, their values given to `param`. */
+function listConditions(param: (value: unknown) => string, filter: TradeFilter): string[] {
+  const conditions: string[] = [];
+  for (const key of FILTER_KEYS) {
     const value = filter[key];
-    if (value !== undefined) query.where(`trades.${COLUMNS[key]}`, value);
+    if (value !== undefined) conditions.push(`trades.${COLUMNS[key]} = ${param(value)}`);
   }
   // Compared as numeric in SQL: amounts beyond 2^53 stay exact.
-  if (filter.minAmount !== undefined) query.whereRaw('trades.amount >= ?::numeric', [filter.minAmount]);
-  if (filter.maxAmount !== undefined) query.whereRaw('trades.amount <= ?::numeric', [filter.maxAmount]);
-  const { rows, nextCursor } = toPage<TradeRecord & { cursor_created_at: string }>(await runPrepared(knex, paginate(query, 'trades', limit, cursor)), limit);
-  return { items: rows as TradeRecord[], nextCursor };
+  if (filter.minAmount !== undefined) conditions.push(`trades.amount >= ${param(filter.minAmount)}::numeric`);
+  if (filter.maxAmount !== undefined) conditions.push(`trades.amount <= ${param(filter.maxAmount)}::numeric`);
+  return conditions;
+}
+
+/** Trades matching every given filter, newest first, one page (SQL per shape, prepared once: see ads.ts). */
+export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string) {
+  const { values, param } = parameters();
+  const text = pageSql('trades', SELECT_SQL, listConditions(param, filter), param, limit, cursor);
+  const page = toPage(await runStatement<TradeRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
+  return { items: page.rows as TradeRecord[], nextCursor: page.nextCursor };
+}
+
+type TradeField = Exclude<keyof TradeRecord, 'version'>;
+
+/** Which record field each key of a JSON view holds; a nested object of fields becomes a nested JSON object. */
+export type TradeJsonFields = Readonly<Record<string, TradeField | Readonly<Record<string, TradeField>>>>;
+
+/** A trade as PostgreSQL wrote it (see `listTradesJson`) and what identifies this version of it. */
+export interface TradeJson {
+  id: string;
+  routeId: string;
+  /** As `TradeRecord.version`. */
+  version: string;
+  json: string;
+}
+
+// The JSON value of each field: the amount stays a decimal string (numeric would become a JSON number).
+const jsonValue = (field: TradeField): string => {
+  const column = COLUMNS[field];
+  if (TIMESTAMPS.has(column)) return isoTimestamp(`trades.${column}`);
+  return column === 'amount' ? 'trades.amount::text' : `trades.${column}`;
+};
+const jsonFrom = (fields: TradeJsonFields) => `trades cross join lateral (select ${Object.entries(fields)
+  .map(([key, field]) => `${typeof field === 'string' ? jsonValue(field)
+    : `json_build_object(${Object.entries(field).map(([inner, value]) => `'${inner}', ${jsonValue(value)}`).join(', ')})`} as "${key}"`)
+  .join(', ')}) as view`;
+const JSON_SELECT = `trades.id, trades.route_id as "routeId", ${VERSION_SQL} as version, row_to_json(view)::text as json`;
+
+/**
+ * `listTrades` with each trade written as JSON by PostgreSQL: the object of `fields` (key -> record
+ * field, or a nested object of them), the amount a decimal string and timestamps ISO text, as
+ * `listTrades` gives them (see `listAdsJson`). `fields` must be a constant.
+ */
+export async function listTradesJson(knex: Knex, fields: TradeJsonFields, filter: TradeFilter, limit: number, cursor?: string) {
+  const { values, param } = parameters();
+  const text = pageSql('trades', JSON_SELECT, listConditions(param, filter), param, limit, cursor, jsonFrom(fields));
+  const page = toPage(await runStatement<TradeJson & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
+  return { items: page.rows as TradeJson[], nextCursor: page.nextCursor };
 }
 
 /** One trade by id, or undefined. */
 export async function findTrade(knex: Knex, id: string): Promise<TradeRecord | undefined> {
-  const [trade] = await runPrepared<TradeRecord>(knex, knex('trades').select(selectList(knex)).where('trades.id', id));
+  const [trade] = await runStatement<TradeRecord>(knex, findStatement, [id]);
   return trade;
 }

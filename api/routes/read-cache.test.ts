@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listAds, listAdsJson } from '../../db/repositories/ads.ts';
+import { listTrades, listTradesJson } from '../../db/repositories/trades.ts';
+import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../../test/support/fixtures.ts';
+import { startTestService, type TestService } from '../../test/support/service.ts';
+import { call, loginEvm, newEvmAccount, type EvmAccount } from '../../test/support/wallets.ts';
+import { PUBLIC_MAX_AGE_SECONDS } from '../http-cache.ts';
+import { AD_JSON_FIELDS, presentAd, presentAdJson, presentTrade, presentTradeJson, TRADE_JSON_FIELDS } from '../presenters.ts';
+
+let service: TestService;
+let route: RouteFixture;
+let maker: EvmAccount;
+let makerToken: string;
+let adId: string;
+let tradeId: string;
+
+beforeAll(async () => {
+  service = await startTestService();
+  route = await insertRouteWithChains(service.knex);
+  maker = newEvmAccount();
+  makerToken = (await loginEvm(service, maker)).body.tokens.access;
+  adId = await insertAd(service.knex, route, {
+    creator_address: maker.address, creator_dst_address: maker.address, metadata: JSON.stringify({ name: 'cached', tags: ['a "quoted" tag'] }),
+  });
+  await insertAd(service.knex, route, { max_amount: '115792089237316195423570985008687907853269984665640564039457584007913129639935', min_amount: '7' });
+  tradeId = await insertTrade(service.knex, route, adId, { amount: '5' });
+});
+afterAll(async () => { await service.close(); });
+
+// fetch adds `Cache-Control: no-cache` to a request carrying If-None-Match unless one is given; a
+// browser revalidating sends max-age=0, which still allows a 304.
+const get = (path: string, headers: Record<string, string> = {}) => service.request(path, { headers: { 'cache-control': 'max-age=0', ...headers } });
+
+describe('public reads are cacheable and revalidate with a weak ETag', () => {
+  for (const path of ['/v1/ads', '/v1/ads/{adId}', '/v1/trades/all', '/v1/trades/{tradeId}']) {
+    it(`${path}: Cache-Control and a weak ETag; a matching If-None-Match gets 304 with no body`, async () => {
+      const url = path.replace('{adId}', adId).replace('{tradeId}', tradeId);
+      const first = await get(url);
+      expect(first.status).toBe(200);
+      expect(first.headers.get('cache-control')).toBe(`public, max-age=${PUBLIC_MAX_AGE_SECONDS}`);
+      const etag = first.headers.get('etag')!;
+      expect(etag).toMatch(/^W\/"[\w-]+"$/);
+      await first.arrayBuffer();
+
+      const again = await get(url, { 'if-none-match': etag });
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
+      expect(again.headers.get('etag')).toBe(etag);
+
+      const other = await get(url, { 'if-none-match': 'W/"something-else"' });
+      expect(other.status).toBe(200);
+      expect((await other.json())).toBeTruthy();
+    });
+  }
+
+  it('a GET by the writer right after its write sees it, with or without the old ETag', async () => {
+    const before = await get(`/v1/ads/${adId}`);
+    const etag = before.headers.get('etag')!;
+    const listBefore = await get('/v1/ads');
+    const listEtag = listBefore.headers.get('etag')!;
+    expect((await before.json()).status).toBe('ACTIVE');
+    await listBefore.arrayBuffer();
+
+    const update = await call(service, 'PATCH', `/v1/ads/${adId}/update`, { status: 'PAUSED', metadata: { name: 'written' } }, makerToken);
+    expect(update.status).toBe(200);
+
+    // Revalidating with the pre-write ETag must not get a 304: the row's version changed.
+    for (const [url, old] of [[`/v1/ads/${adId}`, etag], ['/v1/ads', listEtag]] as const) {
+      const after = await get(url, { 'if-none-match': old, authorization: `Bearer ${makerToken}` });
+      expect(after.status).toBe(200);
+      expect(after.headers.get('etag')).not.toBe(old);
+      const body = await after.json();
+      const ad = 'data' in body ? body.data.find((item: { id: string }) => item.id === adId) : body;
+      expect(ad).toMatchObject({ status: 'PAUSED', metadata: { name: 'written' } });
+    }
+    // And a plain GET (no validators) sees it too: the service keeps no response cache.
+    expect(await (await get(`/v1/ads/${adId}`)).json()).toMatchObject({ status: 'PAUSED' });
+  });
+
+  it('the caller-specific list (status=PENDING) is private and never stored', async () => {
+    await insertAd(service.knex, route, { creator_address: maker.address, creator_dst_address: maker.address, base_status: 'PENDING' });
+    const res = await get('/v1/ads?status=PENDING', { authorization: `Bearer ${makerToken}` });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('private, no-store');
+    expect(res.headers.get('etag')).toBeNull();
+    expect((await res.json()).data).toHaveLength(1);
+  });
+});
+
+describe('lists written as JSON by PostgreSQL', () => {
+  it('equal presentAd of the same rows, field for field (amounts as strings, nulls, metadata, timestamps)', async () => {
+    const records = await listAds(service.knex, {}, 100);
+    const json = await listAdsJson(service.knex, AD_JSON_FIELDS, {}, 100);
+    const tokens = await service.container.registryCache.tokensById(records.items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
+    expect(records.items.length).toBeGreaterThanOrEqual(2);
+    expect(json.items.map((ad) => JSON.parse(presentAdJson(ad, tokens)))).toEqual(records.items.map((ad) => presentAd(ad, tokens)));
+    expect(json.items.map((ad) => ad.version)).toEqual(records.items.map((ad) => ad.version));
+    expect(json.nextCursor).toEqual(records.nextCursor);
+  });
+
+  it('trades equal presentTrade of the same rows (amount as a string, booleans, the nested ad, the route)', async () => {
+    await insertTrade(service.knex, route, adId, { amount: '115792089237316195423570985008687907853269984665640564039457584007913129639935', bridger_claimed: true });
+    const records = await listTrades(service.knex, {}, 100);
+    const json = await listTradesJson(service.knex, TRADE_JSON_FIELDS, {}, 100);
+    const routes = await service.container.registryCache.routesById(records.items.map((trade) => trade.routeId));
+    expect(records.items.length).toBeGreaterThanOrEqual(2);
+    expect(json.items.map((trade) => JSON.parse(presentTradeJson(trade, routes)))).toEqual(records.items.map((trade) => presentTrade(trade, routes)));
+    expect(json.items.map((trade) => trade.version)).toEqual(records.items.map((trade) => trade.version));
+  });
+});

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Connection } from '@temporalio/client';
+
+/** A Temporal dev server and the service's worker and prover processes, for tests and bench:trades. */
+
+const root = new URL('../..', import.meta.url).pathname;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DevServer { process: ChildProcess; address: string }
+
+/** `temporal server start-dev` (the CLI at `cli`) on free ports, in memory, with the trade search attributes; resolves once it answers. */
+export async function startTemporalDevServer(cli: string): Promise<DevServer> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(cli, [
+      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(await freePort()),
+      '--metrics-port', String(await freePort()), '--log-level', 'error',
+      '--search-attribute', 'TradeStatus=Keyword', '--search-attribute', 'AdId=Keyword', '--search-attribute', 'RouteId=Keyword',
+    ], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const address = `127.0.0.1:${port}`;
+    const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
+    const ready = (async () => {
+      for (let i = 0; i < 150; i++) {
+        try {
+          const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+          await connection.workflowService.getSystemInfo({});
+          await connection.close();
+          return 'ready' as const;
+        } catch {
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      return 'timeout' as const;
+    })();
+    const outcome = await Promise.race([ready, exited]);
+    if (outcome === 'ready') return { process: child, address };
+    child.kill('SIGKILL');
+    // A port taken between probing and binding: try other ports, a few times.
+    if (attempt >= 3) throw new Error(`temporal server start-dev did not come up (${outcome})`);
+  }
+}
+
+export interface ServiceProcess { child: ChildProcess; metricsUrl: string; output: () => string }
+
+/** `npm run worker` / `npm run prover` as its own OS process (node with tsx's loader, so SIGKILL hits it), with `env` added. */
+export async function startServiceProcess(kind: 'worker' | 'prover', env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', `runtime/${kind}-main.ts`], {
+    cwd: root,
+    env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let buffered = '';
+  const metricsUrl = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const port = /"port":(\d+),"msg":"(?:worker|prover) metrics listening"/.exec(buffered);
+      if (port && /"msg":"ready/.test(buffered)) resolve(`http://127.0.0.1:${port[1]}/metrics`);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`${kind} exited (${code ?? signal}) before it was ready:\n${buffered}`)));
+  });
+  return { child, metricsUrl, output: () => buffered };
+}
+
+/** Sends `signal` and resolves with the exit code once the process is gone (at once if it already is). */
+export const stopped = (child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') => new Promise<number | null>((resolve) => {
+  if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+  child.once('exit', (code) => resolve(code));
+  child.kill(signal);
+});
