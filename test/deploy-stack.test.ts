@@ -227,11 +227,10 @@ describe('the local stack: Temporal, api, worker and two provers as processes, a
       }
     }
     expect(failures).toEqual([]);
-    // The per-pod prover gauges moved during the run, not only sat at zero.
-    for (const gauge of ['relayer_prover_busy_workers']) {
-      const peak = await query(`max(max_over_time(${gauge}[5m]))`);
-      expect(Number(peak.data.result[0]!.value[1]), gauge).toBeGreaterThanOrEqual(1);
-    }
+    // The prover pods' own series moved during the run, not only sat at zero. (Their busy-workers
+    // gauge is sampled only at scrape time: a native proof of a few hundred ms is seldom caught.)
+    const proved = await query('sum(relayer_prover_proofs_total{result="ok"})');
+    expect(Number(proved.data.result[0]!.value[1]), 'relayer_prover_proofs_total').toBeGreaterThanOrEqual(3);
     // The alerts as written evaluate too (quiet here: nothing is wrong with this stack).
     const alerts = parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules);
     for (const rule of alerts) expect((await query(rule.expr)).status, rule.alert).toBe('success');
