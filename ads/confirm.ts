@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { WrongEventError } from '../chains/errors.ts';
+import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
 import type { AdRecord } from '../db/repositories/ads.ts';
 import { confirmableRequests, requestConfirmedBy, type AdRequestRecord } from '../db/repositories/ad-requests.ts';
@@ -11,11 +12,11 @@ export type AnsweredRequest =
   | { alreadyConfirmed: true }
   | { alreadyConfirmed: false; request: AdRequestRecord; txHash: string; event: VerifiedAction };
 
-/** A transaction hash in the one spelling each chain kind stores: EVM `0x` + lower hex, Stellar lower hex. */
-export function normalizeTxHash(chain: ChainConnection, txHash: string): string {
-  const hex = txHash.replace(/^0x/i, '').toLowerCase();
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new TransactionMismatchError(`must be a 32-byte transaction hash, received '${txHash}'`);
-  return chain.kind === 'EVM' ? `0x${hex}` : hex;
+/** The transaction hash as stored for the chain, or a `TransactionMismatchError` naming txHash. */
+function normalizeTxHash(chain: ChainConnection, txHash: string): string {
+  const canonical = canonicalTxHash(chain.kind, txHash);
+  if (!canonical) throw new TransactionMismatchError(`must be a 32-byte transaction hash, received '${txHash}'`);
+  return canonical;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
 import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../chains/errors.ts';
 import type { ActionName } from '../chains/request-schema.ts';
+import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
 import { changeAd, lockAd } from '../db/repositories/ads.ts';
 import { ChainEventTakenError, findChainEvent, recordChainEvent } from '../db/repositories/chain-events.ts';
@@ -173,9 +174,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   };
 }
 
-/** A transaction hash in the spelling each chain kind uses: EVM `0x` + lower hex, Stellar lower hex. */
-export function normalizeTxHash(chain: Pick<ChainConnection, 'kind'>, txHash: string): string {
-  const hex = txHash.replace(/^0x/i, '').toLowerCase();
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new TradeTransactionMismatchError(`must be a 32-byte transaction hash, received '${txHash}'`);
-  return chain.kind === 'EVM' ? `0x${hex}` : hex;
+/** The transaction hash as stored for the chain, or a `TradeTransactionMismatchError` naming txHash. */
+function normalizeTxHash(chain: Pick<ChainConnection, 'kind'>, txHash: string): string {
+  const canonical = canonicalTxHash(chain.kind, txHash);
+  if (!canonical) throw new TradeTransactionMismatchError(`must be a 32-byte transaction hash, received '${txHash}'`);
+  return canonical;
 }

@@ -1,5 +1,6 @@
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+import { TradeStateError } from '../errors.ts';
 import type { TradeCommand, TradeEvent } from '../machine.ts';
 import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade, TradeActivities } from '../orchestrator.ts';
 
@@ -67,7 +68,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
       await apply(tradeId, { type: event });
     } catch (error) {
       // The trade moved on (deposited, locked): the timer no longer applies.
-      if ((error as { code?: string }).code === 'TRADE_STATE') return;
+      if (error instanceof TradeStateError) return;
       throw error;
     }
   });
