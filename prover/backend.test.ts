@@ -47,7 +47,7 @@ describe('resolveProverBackend (PROVER_BACKEND)', () => {
   });
 });
 
-describe.skipIf(!nativeBinary)('native and snarkjs backends side by side', () => {
+describe('native and snarkjs backends side by side', () => {
   let native: ProverPool;
   let wasm: ProverPool;
   beforeAll(async () => {

@@ -21,7 +21,7 @@ const metricValue = async (registry: Registry, name: string, labels: Record<stri
 };
 
 describe('ProverPool (snarkjs backend)', () => poolBehaviour('snarkjs'));
-describe.skipIf(!nativeBinary)('ProverPool (native backend)', () => poolBehaviour('native'));
+describe('ProverPool (native backend)', () => poolBehaviour('native'));
 
 /** The pool's contract, the same whatever proves behind it. */
 function poolBehaviour(backend: ProverBackend) {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { promisify } from 'node:util';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
-import { buildNativeProver, cargoAvailable, NATIVE_PROVER_BINARY, nativeProverBuilt } from '../prover/native/binary.ts';
+import { buildNativeProver, cargoAvailable, NATIVE_PROVER_BINARY } from '../prover/native/binary.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,7 +15,7 @@ declare module 'vitest' {
     temporalCli: string;
     temporalTestServer: string;
     /** The native prover binary the tests may use, or null when it could not be built here (no cargo). */
-    nativeProver: string | null;
+    nativeProver: string;
   }
 }
 
@@ -59,18 +59,12 @@ export async function teardown(): Promise<void> {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }
 
-/**
- * Builds the native prover when cargo is here (a failed build fails the run); without cargo, uses a
- * binary built earlier, or lets its tests skip with a warning, unless PROVER_NATIVE_REQUIRED=1
- * (CI sets it) makes that an error.
- */
-function prepareNativeProver(): string | null {
+/** Builds the native prover (a failed build, or no cargo, fails the run: its tests never skip). */
+function prepareNativeProver(): string {
   if (cargoAvailable()) {
     buildNativeProver({ quiet: true });
     return NATIVE_PROVER_BINARY;
   }
-  if (process.env.PROVER_NATIVE_REQUIRED === '1') throw new Error('PROVER_NATIVE_REQUIRED=1 but cargo is not installed: the native prover cannot be built');
-  if (nativeProverBuilt()) return NATIVE_PROVER_BINARY;
-  console.warn('\n*** cargo not found: the native prover is not built and its tests are SKIPPED (install Rust to run them) ***\n');
-  return null;
+  // The test command needs cargo (the Soroban tests do too): a missing toolchain fails loudly, nothing skips.
+  throw new Error('cargo is not installed: npm test builds and tests the native prover (install Rust, see README "Two commands")');
 }

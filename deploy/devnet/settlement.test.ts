@@ -88,7 +88,7 @@ const balance = (chainId: string, who: string) =>
   contract(chainId, 'testErc20', maker!).getFunction('balanceOf')(who) as Promise<bigint>;
 
 describe('a trade settled with a real proof from the snarkjs prover', () => settlement('snarkjs'));
-describe.skipIf(!nativeBinary)('a trade settled with a real proof from the native prover', () => settlement('native'));
+describe('a trade settled with a real proof from the native prover', () => settlement('native'));
 
 function settlement(backend: ProverBackend) {
   beforeAll(async () => {

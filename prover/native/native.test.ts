@@ -10,7 +10,6 @@ import { startAnvil, type AnvilInstance } from '../../deploy/devnet/anvil.ts';
 import { compileSolidity } from '../../deploy/devnet/compile.ts';
 import { expectedPublicSignals, type CircuitInput } from '../proof-input.ts';
 import { toSolidityCallArgs } from '../solidity.ts';
-import { cargoAvailable } from './binary.ts';
 import { NativeProver, NativeProverError } from './client.ts';
 
 interface WitnessCalculator { calculateWTNSBin(input: CircuitInput, sanityCheck: boolean): Promise<Uint8Array> }
@@ -29,7 +28,7 @@ function seeded(seed: number): () => number {
   };
 }
 
-describe.skipIf(!binary)('native Groth16 prover (relayer-groth16) against snarkjs and Verifier.sol', () => {
+describe('native Groth16 prover (relayer-groth16) against snarkjs and Verifier.sol', () => {
   const vkey = JSON.parse(readFileSync(artifacts.verificationKey, 'utf8')) as Record<string, unknown>;
   let prover: NativeProver;
   let witnessCalculator: WitnessCalculator;
@@ -93,7 +92,7 @@ describe.skipIf(!binary)('native Groth16 prover (relayer-groth16) against snarkj
     expect(await snarkjs.groth16.verify(vkey, publicSignals, proof)).toBe(true);
   });
 
-  it.skipIf(!cargoAvailable())('passes its Rust unit tests (cargo test: the multi-exponentiation against arkworks)', () => {
+  it('passes its Rust unit tests (cargo test: the multi-exponentiation against arkworks)', () => {
     const run = spawnSync('cargo', ['test', '--profile', 'prover', '--locked', '--target-dir', 'target', '-p', 'relayer-prover-native'], { encoding: 'utf8', timeout: 600_000 });
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toMatch(/test result: ok\. [1-9]\d* passed; 0 failed/);
