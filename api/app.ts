@@ -6,7 +6,7 @@ import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
-import { v1Routers } from './routes/index.ts';
+import { v1Router } from './routes/index.ts';
 import { systemRouter } from './routes/system.ts';
 
 /** helmet's defaults, except that the docs page is served over plain HTTP in development: do not force its assets to https. */
@@ -34,9 +34,8 @@ export function createApp(deps: AppDeps): Express {
   app.use('/v1/auth', limiters.auth);
   app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));
 
+  app.use('/v1', rememberMountPath, v1Router(deps));
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsElsewhere: deps.config.METRICS_PORT !== undefined }));
-  app.use('/v1', rememberMountPath);
-  for (const router of v1Routers(deps)) app.use('/v1', router);
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import type { Page, RowVersion } from '../db/pagination.ts';
 
 /**
  * How long a browser or shared cache may reuse a public read without asking again. Short: ads'
@@ -14,6 +15,11 @@ export const PUBLIC_MAX_AGE_SECONDS = 5;
  */
 export function weakEtag(parts: readonly string[]): string {
   return `W/"${createHash('sha1').update(parts.join('\n')).digest('base64url')}"`;
+}
+
+/** The weak ETag of a list page: its rows' versions, where it ends, and what else they nest (`generation`). */
+export function pageEtag(generation: string, page: Page<RowVersion>): string {
+  return weakEtag([generation, page.nextCursor ?? '', ...page.items.map((row) => `${row.id}@${row.version}`)]);
 }
 
 /**

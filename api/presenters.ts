@@ -1,7 +1,7 @@
-import type { AdJson, AdJsonFields, AdRecord } from '../db/repositories/ads.ts';
+import type { AdRecord } from '../db/repositories/ads.ts';
 import type { Chain } from '../db/repositories/chains.ts';
 import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';
-import type { TradeJson, TradeJsonFields, TradeRecord } from '../db/repositories/trades.ts';
+import type { TradeRecord } from '../db/repositories/trades.ts';
 
 /**
  * Records -> the JSON the spec shows. Fields are picked one by one (never spread), so nothing
@@ -75,43 +75,7 @@ export function presentAd(ad: AdRecord, tokens: Map<string, TokenWithChain>) {
   };
 }
 
-/**
- * `presentAd`'s fields that come straight from the record (key -> record field), for lists that
- * PostgreSQL writes as JSON (`listAdsJson`); `presentAdJson` adds the two token summaries.
- * A test checks that both paths give the same object.
- */
-export const AD_JSON_FIELDS = {
-  id: 'id',
-  creatorAddress: 'creatorAddress',
-  routeId: 'routeId',
-  adTokenId: 'adTokenId',
-  orderTokenId: 'orderTokenId',
-  poolAmount: 'poolAmount',
-  availableAmount: 'availableAmount',
-  lockedAmount: 'heldAmount',
-  minAmount: 'minAmount',
-  maxAmount: 'maxAmount',
-  status: 'status',
-  metadata: 'metadata',
-  createdAt: 'createdAt',
-  updatedAt: 'updatedAt',
-} as const satisfies AdJsonFields;
-
-// Serialised once per token object, like the summaries above.
-const summaryTexts = new WeakMap<TokenWithChain, string>();
-function tokenSummaryText(token: TokenWithChain): string {
-  let text = summaryTexts.get(token);
-  if (text === undefined) summaryTexts.set(token, (text = JSON.stringify(presentTokenSummary(token))));
-  return text;
-}
-
-/** `presentAd` as JSON text, from the ad as PostgreSQL wrote it with `AD_JSON_FIELDS`. */
-export function presentAdJson(ad: AdJson, tokens: Map<string, TokenWithChain>): string {
-  // row_to_json writes a plain object: drop its closing brace and append the token summaries.
-  return `${ad.json.slice(0, -1)},"adToken":${tokenSummaryText(tokens.get(ad.adTokenId)!)},"orderToken":${tokenSummaryText(tokens.get(ad.orderTokenId)!)}}`;
-}
-
-/** A list page as JSON text, from items already serialised: `{data, nextCursor}`. */
+/** A list page as JSON text, from items already serialised (`PresentedRows`): `{data, nextCursor}`. */
 export function presentPageJson(items: string[], nextCursor: string | null): string {
   return `{"data":[${items.join(',')}],"nextCursor":${JSON.stringify(nextCursor)}}`;
 }
@@ -147,41 +111,4 @@ export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTo
     ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },
     route: { id: route.id, adToken: presentRouteToken(route.adToken), orderToken: presentRouteToken(route.orderToken) },
   };
-}
-
-/**
- * `presentTrade`'s fields that come straight from the record, for lists that PostgreSQL writes as
- * JSON (`listTradesJson`); `presentTradeJson` adds the route. A test checks both paths agree.
- */
-export const TRADE_JSON_FIELDS = {
-  id: 'id',
-  routeId: 'routeId',
-  adId: 'adId',
-  adCreatorAddress: 'adCreatorAddress',
-  adChainId: 'adChainId',
-  orderChainId: 'orderChainId',
-  bridgerAddress: 'bridgerAddress',
-  amount: 'amount',
-  status: 'status',
-  adCreatorClaimed: 'adCreatorClaimed',
-  bridgerClaimed: 'bridgerClaimed',
-  createdAt: 'createdAt',
-  updatedAt: 'updatedAt',
-  ad: { id: 'adId', routeId: 'routeId', creatorAddress: 'adCreatorAddress' },
-} as const satisfies TradeJsonFields;
-
-// Route objects come from the registry cache and never change: each one's text is built once.
-const routeTexts = new WeakMap<RouteWithTokens, string>();
-function tradeRouteText(route: RouteWithTokens): string {
-  let text = routeTexts.get(route);
-  if (text === undefined) {
-    text = JSON.stringify({ id: route.id, adToken: presentRouteToken(route.adToken), orderToken: presentRouteToken(route.orderToken) });
-    routeTexts.set(route, text);
-  }
-  return text;
-}
-
-/** `presentTrade` as JSON text, from the trade as PostgreSQL wrote it with `TRADE_JSON_FIELDS`. */
-export function presentTradeJson(trade: TradeJson, routes: Map<string, RouteWithTokens>): string {
-  return `${trade.json.slice(0, -1)},"route":${tradeRouteText(routes.get(trade.routeId)!)}}`;
 }

@@ -100,10 +100,22 @@ export function pageSql(
     + ` order by ${table}.created_at desc, ${table}.id desc limit ${param(limit + 1)}`;
 }
 
+/** One page of a list and the cursor of the next one (null on the last page). */
+export interface Page<Item> {
+  items: Item[];
+  nextCursor: string | null;
+}
+
+/** A row's id and what identifies this version of it (changes with every committed write to the row). */
+export interface RowVersion {
+  id: string;
+  version: string;
+}
+
 /** Splits the fetched rows into the page and its `nextCursor`. */
-export function toPage<Row extends { id: string; cursor_created_at: string }>(rows: Row[], limit: number): { rows: Row[]; nextCursor: string | null } {
-  if (rows.length <= limit) return { rows, nextCursor: null };
-  const pageRows = rows.slice(0, limit);
-  const last = pageRows[pageRows.length - 1]!;
-  return { rows: pageRows, nextCursor: encodeCursor({ createdAt: last.cursor_created_at, id: last.id }) };
+export function toPage<Row extends { id: string; cursor_created_at: string }>(rows: Row[], limit: number): Page<Row> {
+  if (rows.length <= limit) return { items: rows, nextCursor: null };
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1]!;
+  return { items, nextCursor: encodeCursor({ createdAt: last.cursor_created_at, id: last.id }) };
 }

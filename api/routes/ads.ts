@@ -2,13 +2,14 @@ import { Router, type Request, type RequestHandler } from 'express';
 import type { AdsService } from '../../ads/service.ts';
 import type { Principal } from '../../auth/sign-in.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
-import { findAd, listAdsJson, type AdRecord } from '../../db/repositories/ads.ts';
+import { findAd, listAds, listAdVersions, type AdRecord } from '../../db/repositories/ads.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
 import { notFound, unauthorized } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
-import { AD_JSON_FIELDS, presentAd, presentAdJson, presentAdUpdate, presentPageJson } from '../presenters.ts';
-import { answeredNotModified, privateRead, sendJsonText, weakEtag } from '../http-cache.ts';
+import { presentAd, presentAdUpdate, presentPageJson } from '../presenters.ts';
+import { answeredNotModified, pageEtag, privateRead, sendJsonText, weakEtag } from '../http-cache.ts';
+import { PresentedRows } from '../presented-rows.ts';
 import {
   closeAdBody, closeAdResponse, confirmAdResponse, confirmBody, createAdBody, createAdResponse, fundAdBody, fundAdResponse,
   updateAdBody, updateAdResponse, withdrawAdBody, withdrawAdResponse,
@@ -81,10 +82,9 @@ export interface AdsRouterDeps {
 }
 
 /** /v1/ads: the public reads and the Maker's mutations. */
-export function adsRouter(deps: AdsRouterDeps): Router {
+export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Router {
   const { ads, requireAuth } = deps;
-  const router = Router();
-  const present = async (ad: AdRecord) => presentAd(ad, await deps.registryCache.tokensById([ad.adTokenId, ad.orderTokenId]));
+  const adTexts = new PresentedRows<AdRecord>();
   /** The caller when a Bearer token was sent (and valid), else undefined: for reads that show more to an owner. */
   const caller = (req: Request) => new Promise<Principal | undefined>((resolve, reject) => {
     if (!req.headers.authorization) return resolve(undefined);
@@ -100,27 +100,36 @@ export function adsRouter(deps: AdsRouterDeps): Router {
       if (!principal) throw unauthorized('status=PENDING lists your own pending ads: send your Bearer access token');
       creators = Object.values(principal.wallets);
     }
-    // Each ad arrives as JSON written by PostgreSQL (profiling showed parsing rows into objects and
-    // serialising them again as the list's main cost); the page is answered 304 before it is built.
-    const { items, nextCursor } = await listAdsJson(deps.knex, AD_JSON_FIELDS, filter, limit, cursor, creators);
-    const tokens = await deps.registryCache.tokensById(items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
+    // The page's ids and row versions first: enough to answer 304, and to reuse the text of every
+    // ad version already presented (README "Read path").
+    const generation = await deps.registryCache.current();
+    const versions = await listAdVersions(deps.knex, filter, limit, cursor, creators);
     if (creators) privateRead(res);
-    else if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((ad) => `${ad.id}@${ad.version}`)]))) return;
-    sendJsonText(res, presentPageJson(items.map((ad) => presentAdJson(ad, tokens)), nextCursor));
+    else if (answeredNotModified(req, res, pageEtag(generation, versions))) return;
+    let texts = adTexts.known(versions.items, generation);
+    let { nextCursor } = versions;
+    if (texts === undefined) {
+      // An ad on the page is new or was written since: read the whole page again, in one snapshot.
+      const page = await listAds(deps.knex, filter, limit, cursor, creators);
+      const tokens = await deps.registryCache.tokensById(page.items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
+      texts = adTexts.textsOf(page.items, deps.registryCache.version, (ad) => presentAd(ad, tokens));
+      ({ nextCursor } = page);
+      if (!creators) res.setHeader('ETag', pageEtag(deps.registryCache.version, page));
+    }
+    sendJsonText(res, presentPageJson(texts, nextCursor));
   });
   router.get('/ads/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const ad = await findAd(deps.knex, id);
     if (!ad) throw notFound(`ad ${id} not found`);
+    const tokens = await deps.registryCache.tokensById([ad.adTokenId, ad.orderTokenId]);
+    const generation = deps.registryCache.version;
     if (ad.status === 'PENDING') {
       const principal = await caller(req);
       if (!principal || !Object.values(principal.wallets).includes(ad.creatorAddress)) throw notFound(`ad ${id} not found`);
       privateRead(res);
-    } else {
-      await deps.registryCache.tokensById([ad.adTokenId, ad.orderTokenId]);
-      if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, ad.id, ad.version]))) return;
-    }
-    res.json(await present(ad));
+    } else if (answeredNotModified(req, res, weakEtag([generation, ad.id, ad.version]))) return;
+    sendJsonText(res, adTexts.text(ad, generation, (row) => presentAd(row, tokens)));
   });
 
   router.post('/ads/create', requireAuth, async (req, res) => {

@@ -51,8 +51,7 @@ registry.registerPath({
 });
 
 /** /v1/auth/*: challenge, login, refresh (public), link, logout and me (Bearer). */
-export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAuth: RequestHandler }): Router {
-  const router = Router();
+export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAuth: RequestHandler }, router: Router = Router()): Router {
   router.post('/auth/challenge', (async (req, res) => {
     res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body))));
   }));

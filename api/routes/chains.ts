@@ -21,8 +21,7 @@ registry.registerPath({
 });
 
 /** GET /v1/chains and /v1/chains/:chainId (public). */
-export function chainsRouter(deps: { knex: Knex }): Router {
-  const router = Router();
+export function chainsRouter(deps: { knex: Knex }, router: Router = Router()): Router {
   router.get('/chains', async (req, res) => {
     const { cursor, limit = 25, ...filter } = parseOrThrow(chainsQuery, req.query);
     const { items, nextCursor } = await listChains(deps.knex, filter, limit, cursor);

@@ -22,8 +22,7 @@ registry.registerPath({
 });
 
 /** GET /v1/routes and /v1/routes/:id (public). */
-export function routesRouter(deps: { knex: Knex; registryCache: RegistryCache }): Router {
-  const router = Router();
+export function routesRouter(deps: { knex: Knex; registryCache: RegistryCache }, router: Router = Router()): Router {
   router.get('/routes', async (req, res) => {
     const { cursor, limit = 25, ...filter } = parseOrThrow(routesQuery, req.query);
     const { items, nextCursor } = await listRoutes(deps.knex, deps.registryCache, filter, limit, cursor);

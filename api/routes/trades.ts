@@ -3,12 +3,13 @@ import type { Knex } from 'knex';
 import type { TradesService } from '../../trades/service.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
-import { findTrade, listTradesJson } from '../../db/repositories/trades.ts';
+import { findTrade, listTrades, listTradeVersions, type TradeRecord } from '../../db/repositories/trades.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/registry.ts';
-import { presentPageJson, presentTrade, presentTradeJson, TRADE_JSON_FIELDS } from '../presenters.ts';
-import { answeredNotModified, sendJsonText, weakEtag } from '../http-cache.ts';
+import { presentPageJson, presentTrade } from '../presenters.ts';
+import { PresentedRows } from '../presented-rows.ts';
+import { answeredNotModified, pageEtag, sendJsonText, weakEtag } from '../http-cache.ts';
 import { errorResponses, page } from '../schemas/common.ts';
 import { idParams, tradesQuery } from '../schemas/queries.ts';
 import { tradeSchema } from '../schemas/resources.ts';
@@ -79,9 +80,9 @@ export interface TradesRouterDeps {
 }
 
 /** /v1/trades: the public reads and the parties' steps. */
-export function tradesRouter(deps: TradesRouterDeps): Router {
+export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()): Router {
   const { trades, requireAuth } = deps;
-  const router = Router();
+  const tradeTexts = new PresentedRows<TradeRecord>();
   router.post('/trades/create', requireAuth, async (req, res) => {
     res.json(await trades.create(principalOf(req), parseOrThrow(createTradeBody, req.body)));
   });
@@ -118,19 +119,29 @@ export function tradesRouter(deps: TradesRouterDeps): Router {
     for (const key of ['adCreatorAddress', 'bridgerAddress'] as const) {
       if (filter[key] !== undefined) filter[key] = canonicalAddressLoose(filter[key]);
     }
-    // Written as JSON by PostgreSQL and spliced, as GET /v1/ads (README "Read path").
-    const { items, nextCursor } = await listTradesJson(deps.knex, TRADE_JSON_FIELDS, filter, limit, cursor);
-    const routes = await deps.registryCache.routesById(items.map((trade) => trade.routeId));
-    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, nextCursor ?? '', ...items.map((trade) => `${trade.id}@${trade.version}`)]))) return;
-    sendJsonText(res, presentPageJson(items.map((trade) => presentTradeJson(trade, routes)), nextCursor));
+    // Versions first, texts of known trade versions reused, as GET /v1/ads (README "Read path").
+    const generation = await deps.registryCache.current();
+    const versions = await listTradeVersions(deps.knex, filter, limit, cursor);
+    if (answeredNotModified(req, res, pageEtag(generation, versions))) return;
+    let texts = tradeTexts.known(versions.items, generation);
+    let { nextCursor } = versions;
+    if (texts === undefined) {
+      const page = await listTrades(deps.knex, filter, limit, cursor);
+      const routes = await deps.registryCache.routesById(page.items.map((trade) => trade.routeId));
+      texts = tradeTexts.textsOf(page.items, deps.registryCache.version, (trade) => presentTrade(trade, routes));
+      ({ nextCursor } = page);
+      res.setHeader('ETag', pageEtag(deps.registryCache.version, page));
+    }
+    sendJsonText(res, presentPageJson(texts, nextCursor));
   });
   router.get('/trades/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const trade = await findTrade(deps.knex, id);
     if (!trade) throw notFound(`trade ${id} not found`);
     const routes = await deps.registryCache.routesById([trade.routeId]);
-    if (answeredNotModified(req, res, weakEtag([deps.registryCache.version, trade.id, trade.version]))) return;
-    res.json(presentTrade(trade, routes));
+    const generation = deps.registryCache.version;
+    if (answeredNotModified(req, res, weakEtag([generation, trade.id, trade.version]))) return;
+    sendJsonText(res, tradeTexts.text(trade, generation, (row) => presentTrade(row, routes)));
   });
   return router;
 }

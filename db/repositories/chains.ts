@@ -53,8 +53,8 @@ export async function listChains(knex: Knex, filter: ChainFilter, limit: number,
   const query = knex<ChainRow>('chains').select('chains.*');
   if (filter.name !== undefined) query.where('chains.name', filter.name);
   if (filter.chainId !== undefined) query.where('chains.chain_id', filter.chainId);
-  const { rows, nextCursor } = toPage<ChainRow>(await runPrepared(knex, paginate(query, 'chains', limit, cursor)), limit);
-  return { items: rows.map(toChain), nextCursor };
+  const { items, nextCursor } = toPage<ChainRow>(await runPrepared(knex, paginate(query, 'chains', limit, cursor)), limit);
+  return { items: items.map(toChain), nextCursor };
 }
 
 /** The chain with this public chain id, or undefined. */

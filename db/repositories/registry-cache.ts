@@ -50,6 +50,12 @@ export class RegistryCache {
 
   constructor(private readonly knex: Knex, private readonly ttlMs = 10_000) {}
 
+  /** `version`, after a reload when the entries are older than `ttlMs`: for reads that reuse texts built from them. */
+  async current(): Promise<string> {
+    await this.fresh(true);
+    return this.version;
+  }
+
   async route(id: string): Promise<RouteWithTokens | undefined> {
     await this.fresh(this.routes.has(id));
     return this.routes.get(id);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { pageSql, parameters, toPage } from '../pagination.ts';
+import { pageSql, parameters, toPage, type Page, type RowVersion } from '../pagination.ts';
 import { runStatement, statement, statementCache } from '../prepared.ts';
 import { isoTimestamp } from '../sql.ts';
 import type { TradeStatus } from '../../domain/index.ts';
@@ -51,6 +51,7 @@ const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 
 /** The select list as one fixed SQL fragment; timestamps come formatted from PostgreSQL (see ads.ts). */
 const VERSION_SQL = `trades.updated_at::text || '/' || trades.xmin::text`;
+const VERSION_SELECT = `trades.id, ${VERSION_SQL} AS "version"`;
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)
   .concat(`${VERSION_SQL} AS "version"`)
@@ -86,49 +87,17 @@ function listConditions(param: (value: unknown) => string, filter: TradeFilter):
 }
 
 /** Trades matching every given filter, newest first, one page (SQL per shape, prepared once: see ads.ts). */
-export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string) {
+export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string): Promise<Page<TradeRecord>> {
   const { values, param } = parameters();
   const text = pageSql('trades', SELECT_SQL, listConditions(param, filter), param, limit, cursor);
-  const page = toPage(await runStatement<TradeRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
-  return { items: page.rows as TradeRecord[], nextCursor: page.nextCursor };
+  return toPage(await runStatement<TradeRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
 }
 
-type TradeField = Exclude<keyof TradeRecord, 'version'>;
-
-/** Which record field each key of a JSON view holds; a nested object of fields becomes a nested JSON object. */
-export type TradeJsonFields = Readonly<Record<string, TradeField | Readonly<Record<string, TradeField>>>>;
-
-/** A trade as PostgreSQL wrote it (see `listTradesJson`) and what identifies this version of it. */
-export interface TradeJson {
-  id: string;
-  routeId: string;
-  /** As `TradeRecord.version`. */
-  version: string;
-  json: string;
-}
-
-// The JSON value of each field: the amount stays a decimal string (numeric would become a JSON number).
-const jsonValue = (field: TradeField): string => {
-  const column = COLUMNS[field];
-  if (TIMESTAMPS.has(column)) return isoTimestamp(`trades.${column}`);
-  return column === 'amount' ? 'trades.amount::text' : `trades.${column}`;
-};
-const jsonFrom = (fields: TradeJsonFields) => `trades cross join lateral (select ${Object.entries(fields)
-  .map(([key, field]) => `${typeof field === 'string' ? jsonValue(field)
-    : `json_build_object(${Object.entries(field).map(([inner, value]) => `'${inner}', ${jsonValue(value)}`).join(', ')})`} as "${key}"`)
-  .join(', ')}) as view`;
-const JSON_SELECT = `trades.id, trades.route_id as "routeId", ${VERSION_SQL} as version, row_to_json(view)::text as json`;
-
-/**
- * `listTrades` with each trade written as JSON by PostgreSQL: the object of `fields` (key -> record
- * field, or a nested object of them), the amount a decimal string and timestamps ISO text, as
- * `listTrades` gives them (see `listAdsJson`). `fields` must be a constant.
- */
-export async function listTradesJson(knex: Knex, fields: TradeJsonFields, filter: TradeFilter, limit: number, cursor?: string) {
+/** The ids and row versions of the page `listTrades` would answer, without the rows (see `listAdVersions`). */
+export async function listTradeVersions(knex: Knex, filter: TradeFilter, limit: number, cursor?: string): Promise<Page<RowVersion>> {
   const { values, param } = parameters();
-  const text = pageSql('trades', JSON_SELECT, listConditions(param, filter), param, limit, cursor, jsonFrom(fields));
-  const page = toPage(await runStatement<TradeJson & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
-  return { items: page.rows as TradeJson[], nextCursor: page.nextCursor };
+  const text = pageSql('trades', VERSION_SELECT, listConditions(param, filter), param, limit, cursor);
+  return toPage(await runStatement<RowVersion & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
 }
 
 /** One trade by id, or undefined. */
