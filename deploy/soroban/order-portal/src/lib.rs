@@ -10,7 +10,7 @@ use relayer_soroban_shared::{
     events::{OrderCreated, OrderRefunded, OrderUnlocked},
     order::{order_hash, split, Order},
     poseidon::{is_field, Poseidon},
-    requests::{self, consume, types, Request},
+    requests::{self, consume, consume_unlock, types, Request, Unlock},
     settle::{is_spent, spend_with_proof},
     times,
     tokens::{pull, push},
@@ -101,13 +101,8 @@ impl OrderPortal {
         deadline: u64,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
-        let config = requests::config(&env);
-        let hash = order_hash(&env, &config.order_domain, &order)?;
-        let mut f = Bytes::new(&env);
-        f.push_bytesn(&hash);
-        f.push_u256(&nullifier_hash);
-        f.push_u256(&target_root);
-        let req_hash = consume(&env, &Request { type_string: types::UNLOCK, auth_token: &auth_token, deadline, fields: f }, &signature)?;
+        let Unlock { order_hash: hash, req_hash } =
+            consume_unlock(&env, &order, &nullifier_hash, &target_root, &auth_token, deadline, &signature)?;
         if Self::order_state(env.clone(), hash.clone()) != OrderState::Deposited {
             return Err(Error::WrongOrderState);
         }

@@ -109,3 +109,29 @@ pub fn consume(env: &Env, request: &Request, signature: &BytesN<64>) -> Result<B
     env.storage().persistent().set(&key, &true);
     Ok(req_hash)
 }
+
+/// The hashes an unlock request answers with: the order's and the request's (reqHash).
+pub struct Unlock {
+    pub order_hash: BytesN<32>,
+    pub req_hash: BytesN<32>,
+}
+
+/// `consume` for `Unlock` (both contracts' unlock): hashes the order under this contract's order
+/// domain and checks the relayer's request over it, the nullifier and the order chain's root.
+pub fn consume_unlock(
+    env: &Env,
+    order: &crate::order::Order,
+    nullifier_hash: &U256,
+    target_root: &U256,
+    auth_token: &BytesN<32>,
+    deadline: u64,
+    signature: &BytesN<64>,
+) -> Result<Unlock, Error> {
+    let order_hash = crate::order::order_hash(env, &config(env).order_domain, order)?;
+    let mut fields = Bytes::new(env);
+    fields.push_bytesn(&order_hash);
+    fields.push_u256(nullifier_hash);
+    fields.push_u256(target_root);
+    let req_hash = consume(env, &Request { type_string: types::UNLOCK, auth_token, deadline, fields }, signature)?;
+    Ok(Unlock { order_hash, req_hash })
+}
