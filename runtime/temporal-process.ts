@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import express from 'express';
@@ -9,6 +8,7 @@ import { startProverWorker } from '../workflows/temporal/prover-worker.ts';
 import { startLifecycleWorker, type RunningWorker } from '../workflows/temporal/worker.ts';
 import { buildContainer } from './container.ts';
 import { openDatabase } from './database.ts';
+import { freeLoopbackPort } from './free-port.ts';
 import { listen } from './http-server.ts';
 import type { Stoppable } from './process.ts';
 
@@ -101,13 +101,3 @@ function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
   return 'ERROR';
 }
 
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -4,18 +4,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
-import { Web3 } from 'web3';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKnex } from '../db/knex.ts';
-import { anvilAccounts } from '../deploy/devnet/accounts.ts';
 import { startDevnet, type Devnet } from '../deploy/devnet/index.ts';
 import { dashboards } from '../deploy/grafana/dashboards.ts';
 import { dashboardQueries } from '../deploy/grafana/model.ts';
 import { localScrapeConfig } from '../deploy/prometheus/local-config.ts';
 import { importRegistry } from '../registry/import.ts';
 import { ROOT } from './support/deploy-tools.ts';
-import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { exited, runScript, startPrometheus, startServed, startTemporal, stop, type Running, type Served } from './support/local-stack.ts';
 import { loginEvm, type JsonResponse } from './support/wallets.ts';
 
@@ -29,12 +27,7 @@ import { loginEvm, type JsonResponse } from './support/wallets.ts';
  * Prometheus and must return series with data.
  */
 
-const web3 = new Web3();
-const [, makerKey, bridgerKey] = anvilAccounts(3);
-const maker = web3.eth.accounts.privateKeyToAccount(makerKey!.privateKey);
-const bridger = web3.eth.accounts.privateKeyToAccount(bridgerKey!.privateKey);
-const AD_CHAIN = '31338';
-const ORDER_CHAIN = '31337';
+const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 const relayerKey = Wallet.createRandom().privateKey;
 
 

@@ -1,7 +1,5 @@
-import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anvilAccounts } from '../deploy/devnet/accounts.ts';
-import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { call, loginEvm } from './support/wallets.ts';
 
@@ -11,12 +9,7 @@ import { call, loginEvm } from './support/wallets.ts';
  * contracts paying out; the expiry path; and concurrent creates against one ad.
  */
 
-const web3 = new Web3();
-const [, makerKey, bridgerKey] = anvilAccounts(3);
-const maker = web3.eth.accounts.privateKeyToAccount(makerKey!.privateKey);
-const bridger = web3.eth.accounts.privateKeyToAccount(bridgerKey!.privateKey);
-const AD_CHAIN = '31338';
-const ORDER_CHAIN = '31337';
+const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
 let service: TestService;
 let devnet: DevnetClient;

@@ -7,10 +7,8 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Wallet } from 'ethers';
 import { pino } from 'pino';
-import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../config.ts';
-import { anvilAccounts } from '../deploy/devnet/accounts.ts';
 import { startDevnet, type Devnet } from '../deploy/devnet/index.ts';
 import { createKnex } from '../db/knex.ts';
 import { importRegistry } from '../registry/import.ts';
@@ -18,7 +16,7 @@ import { start, type RunningService } from '../runtime/service.ts';
 import type { TemporalOrchestrator } from '../workflows/temporal/client.ts';
 import { tradeWorkflowId } from '../workflows/temporal/workflows.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
-import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
+import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { startServiceProcess, startTemporalDevServer, stopped, type ServiceProcess } from './support/temporal-stack.ts';
 import type { TestService } from './support/service.ts';
 import { call, loginEvm } from './support/wallets.ts';
@@ -33,12 +31,7 @@ import { call, loginEvm } from './support/wallets.ts';
  * attributes answer the operators' `temporal workflow list --query` lines.
  */
 
-const web3 = new Web3();
-const [, makerKey, bridgerKey] = anvilAccounts(3);
-const maker = web3.eth.accounts.privateKeyToAccount(makerKey!.privateKey);
-const bridger = web3.eth.accounts.privateKeyToAccount(bridgerKey!.privateKey);
-const AD_CHAIN = '31338';
-const ORDER_CHAIN = '31337';
+const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 const relayerKey = Wallet.createRandom().privateKey;
 const relayerStellar = Keypair.random().secret();
 const root = new URL('..', import.meta.url).pathname;

@@ -1,7 +1,9 @@
 import { Contract, getBytes, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
+import { Web3 } from 'web3';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import type { OrderParams } from '../../chains/order.ts';
 import type { ActionName } from '../../chains/request-schema.ts';
+import { anvilAccounts, type DevAccount } from '../../deploy/devnet/accounts.ts';
 import { loadDevnetArtifacts } from '../../deploy/devnet/artifacts.ts';
 import type { BridgeDeployment } from '../../deploy/devnet/index.ts';
 
@@ -22,6 +24,21 @@ export interface DevnetClient {
 }
 
 /** EIP-191 signature of the 32 bytes of an order hash, as a wallet's personal_sign makes it. */
+/** The devnet's ad chain (B) and order chain (A), by public chain id. */
+export const AD_CHAIN = '31338';
+export const ORDER_CHAIN = '31337';
+
+/** The anvil accounts the whole-trade tests play the Maker and the Bridger with: keys and web3 accounts. */
+export function tradeParties() {
+  const web3 = new Web3();
+  const [, makerKey, bridgerKey] = anvilAccounts(3) as [DevAccount, DevAccount, DevAccount];
+  return {
+    makerKey, bridgerKey,
+    maker: web3.eth.accounts.privateKeyToAccount(makerKey.privateKey),
+    bridger: web3.eth.accounts.privateKeyToAccount(bridgerKey.privateKey),
+  };
+}
+
 export const signOrderHash = (key: string, orderHash: string): string => new Wallet(key).signMessageSync(getBytes(orderHash));
 
 export async function mined(tx: Promise<{ wait(): Promise<unknown>; hash: string }>): Promise<string> {

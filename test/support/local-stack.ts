@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { freeLoopbackPort } from '../../runtime/free-port.ts';
 import { deployTool, ROOT } from './deploy-tools.ts';
 import { eventually } from './devnet-client.ts';
 
@@ -44,20 +44,12 @@ export async function stop(running: Running | undefined, group = true): Promise<
   clearTimeout(timer);
 }
 
-/** A port free right now (Prometheus needs a number; a clash is retried by the caller). */
-export const freePort = () => new Promise<number>((resolve, reject) => {
-  const server = createServer();
-  server.once('error', reject);
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    server.close(() => resolve(port));
-  });
 });
 
 /** Debian's Prometheus on a free loopback port with `configFile`; resolves once it is ready. */
 export async function startPrometheus(configFile: string, dataDir: string): Promise<Running & { url: string }> {
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const child = spawn(deployTool('prometheus'), [
       `--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dataDir, `tsdb-${attempt}`)}`,
       `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
@@ -78,7 +70,7 @@ export async function startPrometheus(configFile: string, dataDir: string): Prom
 /** `temporal server start-dev` (the pinned CLI), in memory, on free ports; resolves once it answers. */
 export async function startTemporal(cli: string): Promise<Running & { address: string; metrics: string }> {
   for (let attempt = 1; ; attempt++) {
-    const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+    const [port, httpPort, metricsPort] = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
     const child = spawn(cli, [
       'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort),
       '--metrics-port', String(metricsPort), '--log-level', 'error',

@@ -1,31 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
+import { freeLoopbackPort } from '../../runtime/free-port.ts';
 
 /** A Temporal dev server and the service's worker and prover processes, for tests and bench:trades. */
 
 const root = new URL('../..', import.meta.url).pathname;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface DevServer { process: ChildProcess; address: string }
 
 /** `temporal server start-dev` (the CLI at `cli`) on free ports, in memory, with the trade search attributes; resolves once it answers. */
 export async function startTemporalDevServer(cli: string): Promise<DevServer> {
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const child = spawn(cli, [
-      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(await freePort()),
-      '--metrics-port', String(await freePort()), '--log-level', 'error',
+      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(await freeLoopbackPort()),
+      '--metrics-port', String(await freeLoopbackPort()), '--log-level', 'error',
       '--search-attribute', 'TradeStatus=Keyword', '--search-attribute', 'AdId=Keyword', '--search-attribute', 'RouteId=Keyword',
     ], { stdio: ['ignore', 'ignore', 'inherit'] });
     const address = `127.0.0.1:${port}`;
