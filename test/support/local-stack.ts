@@ -44,8 +44,6 @@ export async function stop(running: Running | undefined, group = true): Promise<
   clearTimeout(timer);
 }
 
-});
-
 /** Debian's Prometheus on a free loopback port with `configFile`; resolves once it is ready. */
 export async function startPrometheus(configFile: string, dataDir: string): Promise<Running & { url: string }> {
   for (let attempt = 1; ; attempt++) {
