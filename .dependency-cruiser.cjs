@@ -21,26 +21,32 @@ module.exports = {
       to: { circular: true },
     },
     forbid('domain-is-pure', 'domain/ imports nothing of the project.', '^domain/', '^(?!domain/)[^/]+'),
-    forbid('config-below-everything', 'config.ts and secrets.ts import only the domain.', '^(config|secrets)\\.ts$', '^(?!domain/|config\\.ts|secrets\\.ts)'),
-    forbid('db-below-logic', 'db/ knows no chains, proofs, use cases, HTTP or processes.', '^db/', '^(api|runtime|tools|auth|ads|trades|workflows|chains|prover|circuits|registry|deploy)/'),
-    forbid('chains-no-db', 'chains/ touches no database, use case or HTTP: callers decide what results mean.', '^chains/', '^(db|api|runtime|tools|auth|ads|trades|workflows|prover|registry|deploy)/'),
-    forbid('circuits-are-artifacts', 'circuits/ is the circuit and its artifacts; the prover builds on it, not the reverse.', '^circuits/', '^(db|api|runtime|tools|auth|ads|trades|workflows|prover|chains|registry|deploy)/'),
-    forbid('prover-no-upper', 'prover/ is used by workflows and the API, never the reverse.', '^prover/', '^(api|runtime|tools|auth|ads|trades|workflows|chains|registry|deploy)/'),
-    forbid('registry-no-upper', 'registry/ (file validation, import, CLI) builds on db and chains only.', '^registry/', '^(api|runtime|tools|auth|ads|trades|workflows|prover|deploy)/'),
-    forbid('use-cases-no-http', 'Use cases and workflows know no HTTP, processes or tools.', '^(auth|ads|trades|workflows)/', '^(api|runtime|tools|deploy)/'),
-    forbid('api-no-processes', 'api/ builds the app; processes (runtime/) and tools build on it, never the reverse.', '^api/', '^(runtime|tools|deploy)/'),
-    forbid('devnet-no-service', 'deploy/devnet is local chains and reference contracts: no service layers.', '^deploy/', '^(api|runtime|tools|auth|ads|trades|workflows|db)/'),
+    forbid('config-below-everything', 'config/ (settings and secrets) imports only the domain.', '^config/', '^(?!domain/|config/)'),
+    forbid('db-below-logic', 'db/ knows no chains, proofs, use cases, HTTP or processes.', '^db/', `^(api|entrypoints|tools|auth|ads|trades|workflows|chains|prover|circuits|registry|contracts|devnet|deploy)/`),
+    forbid('chains-no-db', 'chains/ touches no database, use case or HTTP: callers decide what results mean.', '^chains/', '^(db|api|entrypoints|tools|auth|ads|trades|workflows|prover|registry|contracts|devnet|deploy)/'),
+    forbid('circuits-are-artifacts', 'circuits/ is the circuit and its artifacts; the prover builds on it, not the reverse.', '^circuits/', '^(db|api|entrypoints|tools|auth|ads|trades|workflows|prover|chains|registry|contracts|devnet|deploy)/'),
+    forbid('prover-no-upper', 'prover/ is used by the trades and the orchestrators, never the reverse.', '^prover/', '^(api|entrypoints|tools|auth|ads|trades|workflows|chains|registry|contracts|devnet|deploy)/'),
+    forbid('registry-no-upper', 'registry/ (file validation, import, CLI) builds on db and chains only.', '^registry/', '^(api|entrypoints|tools|auth|ads|trades|workflows|prover|contracts|devnet|deploy)/'),
+    forbid('use-cases-no-http', 'Use cases (auth, ads, trades) know no HTTP, orchestrator, process or tool.', '^(auth|ads|trades)/', '^(api|entrypoints|tools|workflows|contracts|devnet|deploy)/'),
+    forbid('use-cases-apart', 'No use case imports another: auth, ads and trades each stand alone (the ad ledger is ads/ledger.ts, shared through db).', '^auth/', '^(ads|trades)/'),
+    forbid('ads-not-trades', 'ads/ never imports trades/.', '^ads/', '^(auth|trades)/'),
+    forbid('trades-only-ad-ledger', 'trades/ may use only the ad ledger of ads/ (its balance operations and errors), not its use cases.', '^trades/', '^(auth/|ads/(?!(ledger|holds|errors)\\.ts))'),
+    forbid('orchestrators-carry-out', 'workflows/ (the orchestrators) carry out the lifecycle of trades/; they know no HTTP, process, ads or auth.', '^workflows/', '^(api|entrypoints|tools|auth|ads|contracts|devnet|deploy)/'),
+    forbid('api-no-processes', 'api/ builds the app; the entry points and tools build on it, never the reverse.', '^api/', '^(entrypoints|tools|contracts|devnet|deploy)/'),
+    forbid('contracts-alone', 'contracts/ (Solidity, Soroban, their compilers and tests) import no service layer; their test vectors are made with the prover and the devnet\'s well-known accounts.', '^contracts/', '^(api|entrypoints|tools|auth|ads|trades|workflows|db|registry|deploy|devnet/(?!accounts\\.ts))'),
+    forbid('devnet-no-service', 'devnet/ is local chains: contracts, chains and config, no service layers.', '^devnet/', '^(api|entrypoints|tools|auth|ads|trades|workflows|db|deploy)/'),
+    forbid('deploy-no-service', 'deploy/ describes how to run the service; its generators import no service code.', '^deploy/', '^(api|entrypoints|auth|ads|trades|workflows|db|prover|registry|devnet)/'),
     {
       name: 'temporal-workflow-sandbox',
       comment:
         "Workflow code (workflows/temporal/workflows*.ts) runs in Temporal's deterministic sandbox: no Node built-ins, no " +
-        'package but @temporalio/workflow, and of the project only the pure machine, the pure error list, the domain they ' +
-        'build on and orchestrator.ts, which declares types only (the activities are proxied by their interface). ' +
+        'package but @temporalio/workflow, and of the project only the pure lifecycle, its pure error list, the domain they ' +
+        'build on and trades/orchestrator.ts, which declares types only (the activities are proxied by their interface). ' +
         '(dependency-cruiser cannot tell `import type` apart under TypeScript 7, so the allowed files are listed.)',
       severity: 'error',
       from: { path: '^workflows/temporal/workflows[^/]*\\.ts$', pathNot: notTest },
       to: {
-        pathNot: '^(workflows/(machine|errors|orchestrator)\\.ts|domain/|node_modules/@temporalio/workflow/)',
+        pathNot: '^(trades/(lifecycle|lifecycle-errors|orchestrator)\\.ts|domain/|node_modules/@temporalio/workflow/)',
       },
     },
     {
@@ -50,7 +56,7 @@ module.exports = {
       from: { path: '^workflows/temporal/workflows[^/]*\\.ts$', pathNot: notTest },
       to: { dependencyTypes: ['core'] },
     },
-    forbid('nothing-imports-runtime', 'runtime/ is the top: only tools may build on it.', '^(?!runtime/|tools/)', '^runtime/'),
+    forbid('nothing-imports-entrypoints', 'entrypoints/ is the top: only tools may build on it.', '^(?!entrypoints/|tools/)', '^entrypoints/'),
     forbid('runtime-code-no-tests', 'Runtime folders never import test helpers or fixtures.', '^(?!tools/)', '^test/'),
     forbid('nothing-imports-tools', 'tools/ (benchmarks, seed data) is never imported by runtime code.', '^(?!tools/)', '^tools/'),
   ],

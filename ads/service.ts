@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Principal } from '../auth/sign-in.ts';
+import type { Principal } from '../domain/principal.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { RequestFieldError, type ActionFields } from '../chains/request-schema.ts';
 import { buildSignedCallData, type ReturnedFields, type SignedCallData } from '../chains/signed-call-data.ts';

@@ -4,10 +4,10 @@ import type { Registry } from 'prom-client';
 import type { AdsService } from '../ads/service.ts';
 import type { AuthService } from '../auth/sign-in.ts';
 import type { TradesService } from '../trades/service.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { RegistryCache } from '../db/repositories/registry-cache.ts';
 
-/** Everything the HTTP layer needs, built once by the composition root (runtime/container.ts). */
+/** Everything the HTTP layer needs, built once by the composition root (entrypoints/container.ts). */
 export interface AppDeps {
   config: Config;
   knex: Knex;

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { canonicalAddress } from '../chains/address.ts';
 import { type ChainKind } from '../domain/index.ts';
 import type { StellarAccountReader } from '../chains/stellar/horizon.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { insertChallenge } from '../db/repositories/challenges.ts';
 import {
   createSession, findLiveSessionPrincipal, insertRefreshToken, revokeSession, rotateRefreshToken, type RefreshTokenState,
@@ -12,7 +12,7 @@ import {
 import {
   addWallet, findOrCreateUserByWallet, findUserById, findUserIdByAddress, WalletUniquenessError, type UserRecord,
 } from '../db/repositories/users.ts';
-import type { Secrets } from '../secrets.ts';
+import type { Secrets } from '../config/secrets.ts';
 import { SignInRejected, WalletConflict } from './errors.ts';
 import { consumeProof, verifyWalletProof, type WalletProof } from './proof.ts';
 import { buildStellarChallenge, type Sep10Settings } from './sep10.ts';
@@ -27,12 +27,8 @@ export interface AuthDeps {
   stellarAccounts?: StellarAccountReader;
 }
 
-/** The authenticated caller: its user and that user's wallet address per chain kind (for ownership checks). */
-export interface Principal {
-  userId: string;
-  sessionId: string;
-  wallets: Partial<Record<ChainKind, string>>;
-}
+import type { Principal } from '../domain/principal.ts';
+export type { Principal };
 
 export type Challenge =
   | { chainKind: 'EVM'; address: string; nonce: string; domain: string; uri: string; message: string; expiresAt: Date }

@@ -4,7 +4,7 @@ import { addressToBytes32, uuidToBytes32 } from './address.ts';
  * The structs the relayer signs, one per contract action, shared by both chain kinds: EIP-712 on
  * EVM (chains/evm/typed-data.ts) and the Stellar byte layout (chains/stellar/request-layout.ts)
  * are two encodings of exactly these fields, in this order. chains/README.md documents both.
- * Changing a field here changes the contracts (deploy/devnet/contracts).
+ * Changing a field here changes the contracts (contracts/evm/src).
  */
 
 /** How a field's value is given by callers and turned into one 32-byte word. */

@@ -1,5 +1,5 @@
 /**
- * The hash time-lock rule of an order (deploy/devnet/README.md "Timeouts"), the one description the
+ * The hash time-lock rule of an order (devnet/README.md "Timeouts"), the one description the
  * contracts, the signing code and the trade lifecycle share. Two times travel in the order (and so
  * in its hash):
  *   lockExpiry (L, ad chain):    the Bridger's unlock on the AdManager is accepted while now < L;

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Contract, ContractFactory, JsonRpcProvider, Wallet } from 'ethers';
 import * as snarkjs from 'snarkjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileSolidity } from '../deploy/devnet/compile.ts';
+import { compileSolidity } from '../contracts/evm/compile.ts';
 import { toSolidityCallArgs, type SolidityCallArgs } from '../prover/solidity.ts';
-import { startAnvil, type AnvilInstance } from '../deploy/devnet/anvil.ts';
+import { startAnvil, type AnvilInstance } from '../devnet/anvil.ts';
 import { artifacts } from './artifacts.ts';
 import { sampleProofInput } from '../test/support/circuit-vectors.ts';
 

@@ -42,12 +42,12 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('keeps in the build context what the processes load at run time', () => {
-    for (const file of ['runtime/api-main.ts', 'runtime/migrate-main.ts', 'db/migrations', 'prover/proof-worker.mjs', 'circuits/build/deposit_final.zkey',
-      'circuits/build/deposit.wasm', 'deploy/devnet/registry.json', 'deploy/devnet/contracts', 'package-lock.json']) {
+    for (const file of ['entrypoints/api-main.ts', 'entrypoints/migrate-main.ts', 'db/migrations', 'prover/proof-worker.mjs', 'circuits/build/deposit_final.zkey',
+      'circuits/build/deposit.wasm', 'devnet/registry.json', 'contracts/evm/src', 'package-lock.json']) {
       expect(existsSync(path.join(ROOT, file)), file).toBe(true);
       expect(ignored(file), file).toBe(false);
     }
-    for (const file of ['.data/secrets.json', 'deploy/relayer.env', 'runtime/service.test.ts', 'test/global-setup.ts', '.tools/deploy/bin/kubectl', 'target/prover/relayer-groth16']) {
+    for (const file of ['.data/secrets.json', 'deploy/relayer.env', 'entrypoints/service.test.ts', 'test/global-setup.ts', '.tools/deploy/bin/kubectl', 'target/prover/relayer-groth16']) {
       expect(ignored(file), file).toBe(true);
     }
   });

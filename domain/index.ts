@@ -4,3 +4,4 @@ export * from './chain-kind.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './statuses.ts';
+export * from './principal.ts';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { embeddedDatabaseUrl, startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
 import path from 'node:path';

@@ -30,7 +30,7 @@ describe('registry file confirmations', () => {
 
   it('gives every chain of the demo registry a depth of at least 1', async () => {
     const { readFileSync } = await import('node:fs');
-    const demo = JSON.parse(readFileSync('deploy/devnet/registry.json', 'utf8')) as { chains: { confirmations?: number }[] };
+    const demo = JSON.parse(readFileSync('devnet/registry.json', 'utf8')) as { chains: { confirmations?: number }[] };
     for (const entry of demo.chains) expect(entry.confirmations).toBeGreaterThanOrEqual(1);
     expect(() => validateRegistryFile(demo, new Map())).not.toThrow();
   });

@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { RegistryFileError } from './file.ts';
 import { importRegistry } from './import.ts';
 
-const demo = () => JSON.parse(readFileSync('deploy/devnet/registry.json', 'utf8'));
+const demo = () => JSON.parse(readFileSync('devnet/registry.json', 'utf8'));
 
 describe('registry import', () => {
   let db: TestDatabase;
@@ -96,11 +96,11 @@ describe('npm run registry -- import FILE', () => {
       .then((r) => ({ code: 0, ...r }), (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }));
 
   it('imports, reports the changes, and exits 1 on an invalid file', async () => {
-    const first = await run(['import', 'deploy/devnet/registry.json']);
+    const first = await run(['import', 'devnet/registry.json']);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('created chain 31337');
     expect(first.stdout).toMatch(/chains: 3 created, 0 updated, 0 unchanged/);
-    const again = await run(['import', 'deploy/devnet/registry.json']);
+    const again = await run(['import', 'devnet/registry.json']);
     expect(again.stdout).toMatch(/chains: 0 created, 0 updated, 3 unchanged/);
     const dir = mkdtempSync(path.join(tmpdir(), 'registry-'));
     writeFileSync(path.join(dir, 'bad.json'), JSON.stringify({ chains: [{ name: 'x', chainId: 'abc', kind: 'EVM', adManagerAddress: '0x', orderPortalAddress: '0x' }] }));

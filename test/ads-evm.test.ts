@@ -3,8 +3,8 @@ import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evmContractCall } from '../chains/evm/call-args.ts';
 import type { ActionName } from '../chains/request-schema.ts';
-import { anvilAccounts } from '../deploy/devnet/accounts.ts';
-import { loadDevnetArtifacts } from '../deploy/devnet/artifacts.ts';
+import { anvilAccounts } from '../devnet/accounts.ts';
+import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { call, loginEvm, newEvmAccount } from './support/wallets.ts';
 

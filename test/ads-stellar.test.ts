@@ -72,7 +72,7 @@ beforeAll(async () => {
     latestLedger: ledger, oldestLedger: 1,
   });
   service = await startTestService();
-  const registry = JSON.parse(readFileSync(new URL('../deploy/devnet/registry.json', import.meta.url), 'utf8'));
+  const registry = JSON.parse(readFileSync(new URL('../devnet/registry.json', import.meta.url), 'utf8'));
   for (const chain of registry.chains) if (chain.chainId === STELLAR) chain.rpcUrl = stub.url;
   await importRegistry(service.knex, registry);
   adManager = registry.chains.find((c: any) => c.chainId === STELLAR).adManagerAddress;

@@ -24,6 +24,6 @@ describe('the import rules of the README', () => {
     expect(violations).toEqual([]);
     // Not vacuous: the whole tree was read, the service's modules included.
     expect(result.summary.totalCruised).toBeGreaterThan(150);
-    expect(result.modules.some((m) => m.source === 'runtime/container.ts')).toBe(true);
+    expect(result.modules.some((m) => m.source === 'entrypoints/container.ts')).toBe(true);
   });
 });

@@ -7,7 +7,7 @@ import { Wallet } from 'ethers';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKnex } from '../db/knex.ts';
-import { startDevnet, type Devnet } from '../deploy/devnet/index.ts';
+import { startDevnet, type Devnet } from '../devnet/index.ts';
 import { dashboards } from '../deploy/grafana/dashboards.ts';
 import { dashboardQueries } from '../deploy/grafana/model.ts';
 import { localScrapeConfig } from '../deploy/prometheus/local-config.ts';

@@ -6,8 +6,8 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anvilAccounts } from '../deploy/devnet/accounts.ts';
-import { startDevnet, type Devnet } from '../deploy/devnet/index.ts';
+import { anvilAccounts } from '../devnet/accounts.ts';
+import { startDevnet, type Devnet } from '../devnet/index.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { importRegistry } from '../registry/import.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
@@ -37,7 +37,7 @@ interface Running { process: ChildProcess; url: string }
 async function startService(): Promise<Running> {
   // One process (node with tsx's loader), not the tsx CLI, which runs the service in a child: a
   // SIGKILL must hit the process that proves.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'entrypoints/main.ts'], {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DATA_DIR: dataDir, DEVNET: 'off',

@@ -23,12 +23,12 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { pino } from 'pino';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { seedAdsAndTrades } from './seed-ads.ts';
 import { importRegistry } from '../registry/import.ts';
-import { start } from '../runtime/service.ts';
+import { start } from '../entrypoints/service.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 100);
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   const url = pg.url.replace(/\/postgres$/, '/bench');
   const knex = createKnex(url, 2);
   await migrateToLatest(knex);
-  await importRegistry(knex, JSON.parse(readFileSync('deploy/devnet/registry.json', 'utf8')));
+  await importRegistry(knex, JSON.parse(readFileSync('devnet/registry.json', 'utf8')));
   console.log(`seeding ${ADS} ads and ${ADS} trades...`);
   const { routeIds } = await seedAdsAndTrades(knex, ADS);
   const sampleAds: { id: string }[] = await knex('ads').where({ base_status: 'ACTIVE' }).select('id').orderBy('id').limit(1000);

@@ -19,10 +19,10 @@ import { Web3 } from 'web3';
 // @ts-expect-error plain ESM script without types
 import { installTemporal } from '../scripts/install-temporal.mjs';
 import { pino } from 'pino';
-import { loadConfig } from '../config.ts';
-import { anvilAccounts } from '../deploy/devnet/accounts.ts';
+import { loadConfig } from '../config/config.ts';
+import { anvilAccounts } from '../devnet/accounts.ts';
 import { ProverPool } from '../prover/pool.ts';
-import { start, type RunningService } from '../runtime/service.ts';
+import { start, type RunningService } from '../entrypoints/service.ts';
 import { sampleProofInput } from '../test/support/circuit-vectors.ts';
 import { devnetClient, signOrderHash, type DevnetClient } from '../test/support/devnet-client.ts';
 import { startServiceProcess, startTemporalDevServer, stopped } from '../test/support/temporal-stack.ts';

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { ProverPool } from '../prover/pool.ts';
-import { VECTORS_JSON, buildVectors } from '../deploy/soroban/vectors.ts';
+import { VECTORS_JSON, buildVectors } from '../contracts/soroban/vectors.ts';
 
 /**
- * Writes deploy/soroban/vectors.json: the Soroban contracts' test vectors (deploy/soroban/vectors.ts)
+ * Writes contracts/soroban/vectors.json: the Soroban contracts' test vectors (contracts/soroban/vectors.ts)
  * with real proofs, over a fresh database (embedded PostgreSQL, or a new database on DATABASE_URL).
  * Run: `npx tsx tools/soroban-vectors.ts`.
  */

@@ -1,6 +1,6 @@
 import { DomainError } from '../domain/index.ts';
 
-/** Use-case errors of trades; the lifecycle's own are in workflows/errors.ts. */
+/** Use-case errors of trades; the lifecycle's own are in trades/lifecycle-errors.ts. */
 
 /** The caller is not a party of the trade, or not the party the action is for. */
 export class NotTradePartyError extends DomainError {

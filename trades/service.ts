@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError } from '../ads/errors.ts';
 import { releaseExpiredHolds } from '../ads/holds.ts';
-import type { Principal } from '../auth/sign-in.ts';
+import type { Principal } from '../domain/principal.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../chains/order.ts';
 import { RequestFieldError } from '../chains/request-schema.ts';
@@ -18,10 +18,10 @@ import type { ChainConnection, RegistryCache } from '../db/repositories/registry
 import { findTradeLifecycle, insertTrade, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import { randomSecret, secretCommitment } from '../prover/commitments.ts';
 import { encodeProof, type Groth16Proof } from '../prover/solidity.ts';
-import { stateOf } from '../workflows/activities.ts';
-import { TradeNotFoundError } from '../workflows/errors.ts';
-import { unlockDue } from '../workflows/machine.ts';
-import type { AppliedEvent, ConfirmationKind, Orchestrator } from '../workflows/orchestrator.ts';
+import { stateOf } from './activities.ts';
+import { TradeNotFoundError } from './lifecycle-errors.ts';
+import { unlockDue } from './lifecycle.ts';
+import type { AppliedEvent, ConfirmationKind, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TradeInputError, TradeNotReadyError } from './errors.ts';
 
 export interface TradesSettings {
@@ -207,7 +207,7 @@ export function createTradesService(deps: TradesDeps) {
     },
 
     /**
-     * Signed unlock call data with the proof for the unlock due to the caller (workflows/machine.ts
+     * Signed unlock call data with the proof for the unlock due to the caller (trades/lifecycle.ts
      * `unlockDue`): the Maker gets the ad side (pays the Bridger) first; the order side (pays the
      * Maker) only once the ad side is confirmed. `signature` is the caller's wallet signature over
      * the 32 bytes of the order hash.

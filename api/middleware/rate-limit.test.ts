@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config.ts';
-import { start, type RunningService } from '../../runtime/service.ts';
+import { loadConfig } from '../../config/config.ts';
+import { start, type RunningService } from '../../entrypoints/service.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
 
 /** Two API replicas over one fresh database, as behind a load balancer. */

@@ -1,6 +1,6 @@
 import { rateLimit, type RateLimitRequestHandler, type Store } from 'express-rate-limit';
 import type { Knex } from 'knex';
-import type { Config } from '../../config.ts';
+import type { Config } from '../../config/config.ts';
 import { fixedWindowLimit, tooManyRequests } from './fixed-window-limit.ts';
 import { PostgresRateLimitStore } from './rate-limit-store.ts';
 

@@ -1,5 +1,5 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import { registry } from './registry.ts';
+import { registry } from './operations.ts';
 
 let cached: object | undefined;
 

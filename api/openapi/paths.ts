@@ -1,4 +1,4 @@
-import { registry } from './registry.ts';
+import { registry } from './operations.ts';
 
 interface PathPattern {
   pattern: RegExp;

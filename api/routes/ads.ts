@@ -6,7 +6,7 @@ import { findAd, listAds, listAdVersions, type AdRecord } from '../../db/reposit
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
 import { notFound, unauthorized } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
-import { bearerAuth, registry } from '../openapi/registry.ts';
+import { bearerAuth, registry } from '../openapi/operations.ts';
 import { presentAd, presentAdUpdate, presentPageJson } from '../presenters.ts';
 import { answeredNotModified, pageEtag, privateRead, sendJsonText, weakEtag } from '../http-cache.ts';
 import { PresentedRows } from '../presented-rows.ts';

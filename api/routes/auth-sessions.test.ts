@@ -7,10 +7,10 @@ import express from 'express';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthService } from '../../auth/sign-in.ts';
-import { loadConfig } from '../../config.ts';
-import { resolveSecrets } from '../../secrets.ts';
+import { loadConfig } from '../../config/config.ts';
+import { resolveSecrets } from '../../config/secrets.ts';
 import { startTestService, type TestService } from '../../test/support/service.ts';
-import { start } from '../../runtime/service.ts';
+import { start } from '../../entrypoints/service.ts';
 import {
   call, evmProof, loginEvm, loginStellar, newEvmAccount, newStellarKeypair, stellarProof,
 } from '../../test/support/wallets.ts';

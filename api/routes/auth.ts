@@ -3,7 +3,7 @@ import { Router, type RequestHandler } from 'express';
 import type { AuthService, Challenge } from '../../auth/sign-in.ts';
 import type { UserRecord } from '../../db/repositories/users.ts';
 import { principalOf } from '../middleware/auth.ts';
-import { bearerAuth, registry } from '../openapi/registry.ts';
+import { bearerAuth, registry } from '../openapi/operations.ts';
 import {
   challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
 } from '../schemas/auth.ts';

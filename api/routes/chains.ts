@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Knex } from 'knex';
 import { findChainByChainId, listChains } from '../../db/repositories/chains.ts';
 import { notFound } from '../errors.ts';
-import { registry } from '../openapi/registry.ts';
+import { registry } from '../openapi/operations.ts';
 import { presentChain } from '../presenters.ts';
 import { errorResponses, page } from '../schemas/common.ts';
 import { chainIdParams, chainsQuery } from '../schemas/queries.ts';

@@ -4,7 +4,7 @@ import { createRequireAuth } from '../middleware/auth.ts';
 import { adsRouter } from './ads.ts';
 import { authRouter } from './auth.ts';
 import { chainsRouter } from './chains.ts';
-import { routesRouter } from './routes.ts';
+import { routesRouter } from './token-routes.ts';
 import { tradesRouter } from './trades.ts';
 
 /**

@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import swaggerUi from 'swagger-ui-express';
 import { errorBody } from '../errors.ts';
 import { openApiDocument } from '../openapi/document.ts';
-import { registry, z } from '../openapi/registry.ts';
+import { registry, z } from '../openapi/operations.ts';
 
 const healthSchema = z
   .object({

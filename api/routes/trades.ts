@@ -6,7 +6,7 @@ import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
 import { findTrade, listTrades, listTradeVersions, type TradeRecord } from '../../db/repositories/trades.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
-import { bearerAuth, registry } from '../openapi/registry.ts';
+import { bearerAuth, registry } from '../openapi/operations.ts';
 import { presentPageJson, presentTrade } from '../presenters.ts';
 import { PresentedRows } from '../presented-rows.ts';
 import { answeredNotModified, pageEtag, sendJsonText, weakEtag } from '../http-cache.ts';

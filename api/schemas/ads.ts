@@ -1,5 +1,5 @@
 import { SETTABLE_AD_STATUSES } from '../../domain/index.ts';
-import { z } from '../openapi/registry.ts';
+import { z } from '../openapi/operations.ts';
 import { amount, isStorableText, shortText, uuid } from './common.ts';
 
 /** Request and response bodies of the ad mutations (architecture.md "Field names"). */

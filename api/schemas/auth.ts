@@ -1,7 +1,7 @@
 import type { WalletProof } from '../../auth/proof.ts';
 import { isEvmAddress, isStellarAccount } from '../../chains/address.ts';
 import { unprocessable } from '../errors.ts';
-import { z } from '../openapi/registry.ts';
+import { z } from '../openapi/operations.ts';
 import { issuesToMessages, parseOrThrow } from '../validation.ts';
 import { text, timestamp } from './common.ts';
 

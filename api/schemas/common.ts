@@ -1,5 +1,5 @@
 import { CHAIN_KINDS, DECIMAL_INTEGER, MAX_UINT256, UUID_PATTERN } from '../../domain/index.ts';
-import { z } from '../openapi/registry.ts';
+import { z } from '../openapi/operations.ts';
 
 /**
  * Request and response building blocks shared by every router. Each carries the wording of its

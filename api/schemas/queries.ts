@@ -1,4 +1,4 @@
-import { z } from '../openapi/registry.ts';
+import { z } from '../openapi/operations.ts';
 import { amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
 import { AD_STATUSES } from '../../domain/index.ts';
 

@@ -1,4 +1,4 @@
-import { z } from '../openapi/registry.ts';
+import { z } from '../openapi/operations.ts';
 import { timestamp } from './common.ts';
 import { AD_STATUSES, TRADE_STATUSES } from '../../domain/index.ts';
 

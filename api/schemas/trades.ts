@@ -1,4 +1,4 @@
-import { z } from '../openapi/registry.ts';
+import { z } from '../openapi/operations.ts';
 import { confirmBody, positiveAmount, signedCallDataShape } from './ads.ts';
 import { shortText, uuid } from './common.ts';
 

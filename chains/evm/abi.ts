@@ -1,7 +1,7 @@
 import { Interface } from 'ethers';
 
 /**
- * The events and views of AdManager and OrderPortal the service reads (deploy/devnet/contracts are
+ * The events and views of AdManager and OrderPortal the service reads (contracts/evm/src are
  * the reference implementation; a production contract must emit the same signatures).
  */
 export const AD_MANAGER_ABI = [

@@ -29,7 +29,7 @@ export class CallArgsError extends Error {}
 
 /**
  * The AdManager/OrderPortal call for a signed request, as the reference contracts in
- * deploy/devnet/contracts take it: the action's arguments, then `authToken, deadline, signature`.
+ * contracts/evm/src take it: the action's arguments, then `authToken, deadline, signature`.
  * This is what a client does with the API's response; tests and tools use it to stay in step.
  */
 export function evmContractCall(action: ActionName, signed: Signed, extras: CallExtras = {}): EvmContractCall {
@@ -90,7 +90,7 @@ export function evmContractCall(action: ActionName, signed: Signed, extras: Call
   }
 }
 
-/** The two ways out that need no relayer request (deploy/devnet/README.md "Timeouts"). */
+/** The two ways out that need no relayer request (devnet/README.md "Timeouts"). */
 export type TimeoutAction = 'refund' | 'releaseLock';
 
 /**

@@ -9,7 +9,7 @@ import { createStellarClient } from './verify.ts';
 /** The portal's real OrderCreated events (emitted in the Soroban host) as raw getEvents entries. */
 const created = hostEvents().filter((e) => e.event === 'OrderCreated');
 const portal = created[0]!.contractId;
-const vectors = JSON.parse(readFileSync(new URL('../../deploy/soroban/vectors.json', import.meta.url), 'utf8'));
+const vectors = JSON.parse(readFileSync(new URL('../../contracts/soroban/vectors.json', import.meta.url), 'utf8'));
 
 function rawDeposit(index: number, ledger: number) {
   const body = created[index]!.xdr.body().v0();

@@ -25,7 +25,7 @@ import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction
 
 const verifier = createTransactionVerifier();
 
-// Real events: what deploy/soroban's OrderPortal and AdManager emitted in the Soroban host.
+// Real events: what contracts/soroban's OrderPortal and AdManager emitted in the Soroban host.
 const deposit = hostEvent('OrderCreated', 2);
 const otherDeposit = hostEvent('OrderCreated', 0);
 const adManagerEvent = hostEvent('AdFunded');
@@ -34,7 +34,7 @@ const otherContract = adManagerEvent.contractId;
 const bridger = Keypair.random();
 const orderHash = deposit.key;
 const reqHash = deposit.reqHash;
-const vectors = JSON.parse(readFileSync(new URL('../../deploy/soroban/vectors.json', import.meta.url), 'utf8'));
+const vectors = JSON.parse(readFileSync(new URL('../../contracts/soroban/vectors.json', import.meta.url), 'utf8'));
 const ours = vectors.orderPortal.deposits[2];
 /** The data fields the portal put in the event, as the chains module reads them. */
 const depositArgs = { leafIndex: '2', leaf: ours.leaf, secretCommitment: ours.secretCommitment, root: ours.root };

@@ -3,9 +3,9 @@ import { Web3 } from 'web3';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import type { OrderParams } from '../../chains/order.ts';
 import type { ActionName } from '../../chains/request-schema.ts';
-import { anvilAccounts, type DevAccount } from '../../deploy/devnet/accounts.ts';
-import { loadDevnetArtifacts } from '../../deploy/devnet/artifacts.ts';
-import type { BridgeDeployment } from '../../deploy/devnet/index.ts';
+import { anvilAccounts, type DevAccount } from '../../devnet/accounts.ts';
+import { loadDevnetArtifacts } from '../../contracts/evm/artifacts.ts';
+import type { BridgeDeployment } from '../../devnet/index.ts';
 
 type ContractName = 'adManager' | 'orderPortal' | 'testErc20';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { configSchema } from '../../config.ts';
+import { configSchema } from '../../config/config.ts';
 
 /** Settings config.ts validates: the only environment variables a deploy file may set for our processes. */
 export const configSettings = new Set(Object.keys(configSchema.shape));

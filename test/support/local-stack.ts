@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { freeLoopbackPort } from '../../runtime/free-port.ts';
+import { freeLoopbackPort } from '../../entrypoints/free-port.ts';
 import { deployTool, ROOT } from './deploy-tools.ts';
 import { eventually } from './devnet-client.ts';
 

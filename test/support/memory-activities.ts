@@ -1,7 +1,7 @@
 import { NotFinalError } from '../../chains/errors.ts';
-import { TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from '../../workflows/errors.ts';
-import { INITIAL_STATE, transition, type TradeEvent, type TradeState } from '../../workflows/machine.ts';
-import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from '../../workflows/orchestrator.ts';
+import { TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from '../../trades/lifecycle-errors.ts';
+import { INITIAL_STATE, transition, type TradeEvent, type TradeState } from '../../trades/lifecycle.ts';
+import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from '../../trades/orchestrator.ts';
 
 /** One recorded activity call. */
 export interface ActivityCall {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../../config.ts';
-import { start, type RunningService } from '../../runtime/service.ts';
+import { loadConfig } from '../../config/config.ts';
+import { start, type RunningService } from '../../entrypoints/service.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface TestService extends RunningService {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Account, type Keypair, Operation, StrKey, TransactionBuilder, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 
 /**
- * Real Stellar XDR for tests: the contract events deploy/soroban's contracts emitted in the
+ * Real Stellar XDR for tests: the contract events contracts/soroban's contracts emitted in the
  * Soroban host, a builder of events in exactly their layout (for tests that need other values), a signed InvokeHostFunction envelope, its TransactionResult and a
  * TransactionMeta carrying contract events, and the raw `getTransaction` result Soroban RPC
  * returns for them.
@@ -25,12 +25,12 @@ export interface HostEventFixture {
   xdr: xdr.ContractEvent;
 }
 
-const EVENTS_FILE = fileURLToPath(new URL('../../deploy/soroban/fixtures/events.json', import.meta.url));
+const EVENTS_FILE = fileURLToPath(new URL('../../contracts/soroban/fixtures/events.json', import.meta.url));
 
 /**
- * Every event of one whole run of deploy/soroban's AdManager and OrderPortal for
- * deploy/soroban/vectors.json, in call order, as the Soroban host serialised it
- * (deploy/soroban/fixtures/events.json, written and checked by `cargo test`).
+ * Every event of one whole run of contracts/soroban's AdManager and OrderPortal for
+ * contracts/soroban/vectors.json, in call order, as the Soroban host serialised it
+ * (contracts/soroban/fixtures/events.json, written and checked by `cargo test`).
  */
 export function hostEvents(): HostEventFixture[] {
   const file = JSON.parse(readFileSync(EVENTS_FILE, 'utf8')) as { events: Array<Omit<HostEventFixture, 'xdr'> & { xdr: string }> };
@@ -40,13 +40,13 @@ export function hostEvents(): HostEventFixture[] {
 /** The `nth` (0-based) host event named `event`; throws when there is none. */
 export function hostEvent(event: string, nth = 0): HostEventFixture {
   const found = hostEvents().filter((e) => e.event === event)[nth];
-  if (!found) throw new Error(`deploy/soroban/fixtures/events.json has no ${event} #${nth}`);
+  if (!found) throw new Error(`contracts/soroban/fixtures/events.json has no ${event} #${nth}`);
   return found;
 }
 
 /**
  * The data fields of each event the service reads, with the ScVal type the contracts give them
- * (deploy/soroban/shared/src/events.rs). stellar-fixtures.test.ts rebuilds every host event with
+ * (contracts/soroban/shared/src/events.rs). stellar-fixtures.test.ts rebuilds every host event with
  * `hostLayoutEvent` and requires the same XDR bytes.
  */
 export const HOST_EVENT_FIELDS = {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
-import { freeLoopbackPort } from '../../runtime/free-port.ts';
+import { freeLoopbackPort } from '../../entrypoints/free-port.ts';
 
 /** A Temporal dev server and the service's worker and prover processes, for tests and bench:trades. */
 
@@ -44,7 +44,7 @@ export interface ServiceProcess { child: ChildProcess; metricsUrl: string; outpu
 
 /** `npm run worker` / `npm run prover` as its own OS process (node with tsx's loader, so SIGKILL hits it), with `env` added. */
 export async function startServiceProcess(kind: 'worker' | 'prover', env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', `runtime/${kind}-main.ts`], {
+  const child = spawn(process.execPath, ['--import', 'tsx', `entrypoints/${kind}-main.ts`], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

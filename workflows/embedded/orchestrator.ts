@@ -1,8 +1,8 @@
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import { TradeStateError } from '../errors.ts';
-import type { TradeCommand, TradeEvent } from '../machine.ts';
-import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade, TradeActivities } from '../orchestrator.ts';
+import { TradeStateError } from '../../trades/lifecycle-errors.ts';
+import type { TradeCommand, TradeEvent } from '../../trades/lifecycle.ts';
+import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade, TradeActivities } from '../../trades/orchestrator.ts';
 
 /** Queues of the embedded runner (pg-boss jobs in the service's own PostgreSQL). */
 const QUEUES = {

@@ -2,8 +2,8 @@ import {
   Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
   WorkflowUpdateFailedError, ApplicationFailure,
 } from '@temporalio/client';
-import { TradeStateError } from '../errors.ts';
-import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade } from '../orchestrator.ts';
+import { TradeStateError } from '../../trades/lifecycle-errors.ts';
+import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
 import { fromApplicationFailure } from './failures.ts';
 import { confirmUpdate, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
 

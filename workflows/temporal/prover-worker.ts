@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import type { TradeActivities } from '../orchestrator.ts';
+import type { TradeActivities } from '../../trades/orchestrator.ts';
 import { reportingDomainErrors } from './failures.ts';
 import { runWorker, type RunningWorker, type WorkerConnectionOptions } from './worker.ts';
 import { PROOFS_TASK_QUEUE } from './workflows.ts';

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import type { TradeEvent } from '../machine.ts';
-import type { AppliedEvent, TradeActivities } from '../orchestrator.ts';
+import type { TradeEvent } from '../../trades/lifecycle.ts';
+import type { AppliedEvent, TradeActivities } from '../../trades/orchestrator.ts';
 import { reportingDomainErrors } from './failures.ts';
 import { LIFECYCLE_TASK_QUEUE } from './workflows.ts';
 

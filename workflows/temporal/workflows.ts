@@ -7,9 +7,9 @@ import {
   ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, log, proxyActivities,
   setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { NON_RETRYABLE_ERRORS } from '../errors.ts';
-import { INITIAL_STATE, isTerminal, type TradeEvent, type TradeState } from '../machine.ts';
-import type { AppliedEvent, ChainEventRef, Confirmation, TradeActivities } from '../orchestrator.ts';
+import { NON_RETRYABLE_ERRORS } from '../../trades/lifecycle-errors.ts';
+import { INITIAL_STATE, isTerminal, type TradeEvent, type TradeState } from '../../trades/lifecycle.ts';
+import type { AppliedEvent, ChainEventRef, Confirmation, TradeActivities } from '../../trades/orchestrator.ts';
 
 /** Task queues: the light lifecycle steps, and the proofs (served by the prover processes). */
 export const LIFECYCLE_TASK_QUEUE = 'trade-lifecycle';

@@ -1,0 +1,168 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import { HDNodeWallet, Wallet } from 'ethers';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, configSchema, loadConfig } from './config.ts';
+import { resolveSecrets, WELL_KNOWN_DEV_KEYS } from './secrets.ts';
+
+/** Public sign-in domains, which production requires. */
+const PUBLIC_DOMAINS = {
+  SIWE_DOMAIN: 'app.example.com', SIWE_URI: 'https://app.example.com', SEP10_HOME_DOMAIN: 'example.com', SEP10_WEB_AUTH_DOMAIN: 'auth.example.com',
+};
+
+/** A production environment that starts: every secret set, random and distinct, public domains. */
+function productionEnv(): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'secrets-prod-')),
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    SEP10_SIGNING_SECRET: Keypair.random().secret(),
+    RELAYER_STELLAR_SECRET: Keypair.random().secret(),
+    RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
+    ...PUBLIC_DOMAINS,
+  };
+}
+
+/** The ten accounts anvil funds by default, derived from its public mnemonic. */
+const ANVIL_KEYS = Array.from({ length: 10 }, (_, i) =>
+  HDNodeWallet.fromPhrase('test test test test test test test test test test test junk', undefined, `m/44'/60'/0'/0/${i}`).privateKey);
+
+describe('configuration', () => {
+  it('has working defaults for the embedded run', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ PORT: 3000, DATABASE_URL: undefined, DATA_DIR: './.data', NODE_ENV: 'development' });
+  });
+
+  it('stops on a bad setting with a message naming it and what was received', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: '70000', DATABASE_URL: 'not a url' })).toThrow(/PORT: .*\(received '70000'\)[\s\S]*DATABASE_URL/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+  });
+
+  it('has every setting documented in the README', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const undocumented = Object.keys(configSchema.shape).filter((key) => !readme.includes(`\`${key}\``));
+    expect(undocumented).toEqual([]);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '' }).PORT).toBe(3000);
+  });
+});
+
+describe('secrets', () => {
+  const dataDir = () => mkdtempSync(path.join(tmpdir(), 'secrets-'));
+
+  it('refuses to start in production without every secret, naming each', () => {
+    const config = loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
+    expect(() => resolveSecrets(config)).toThrow(/JWT_SECRET: required in production[\s\S]*SEP10_SIGNING_SECRET[\s\S]*RELAYER_EVM_PRIVATE_KEY[\s\S]*RELAYER_STELLAR_SECRET/);
+  });
+
+  it('refuses weak or well-known secrets in production', () => {
+    const config = loadConfig({
+      NODE_ENV: 'production', DATA_DIR: dataDir(), JWT_SECRET: 'secret', ...PUBLIC_DOMAINS,
+      SEP10_SIGNING_SECRET: 'SBAD', RELAYER_STELLAR_SECRET: 'x',
+      RELAYER_EVM_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+    });
+    expect(() => resolveSecrets(config)).toThrow(/JWT_SECRET: must be at least 32 bytes[\s\S]*RELAYER_EVM_PRIVATE_KEY: is not a usable private key/);
+  });
+
+  it('outside production generates missing secrets once and keeps them across restarts', () => {
+    const dir = dataDir();
+    const first = resolveSecrets(loadConfig({ DATA_DIR: dir }));
+    const second = resolveSecrets(loadConfig({ DATA_DIR: dir }));
+    expect(second).toEqual(first);
+    expect(first.jwtSecret.length).toBeGreaterThanOrEqual(32);
+    expect(first.relayerEvmPrivateKey).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it('never writes a secret given in the environment to disk', () => {
+    const dir = dataDir();
+    const jwt = 'j'.repeat(10) + 'abcdefghijklmnopqrstuvwxyz0123456789';
+    resolveSecrets(loadConfig({ DATA_DIR: dir, JWT_SECRET: jwt }));
+    expect(readFileSync(path.join(dir, 'secrets.json'), 'utf8')).not.toContain(jwt);
+  });
+});
+
+describe('production configuration refuses', () => {
+  const refusal = (env: Record<string, string>) => {
+    try {
+      resolveSecrets(loadConfig(env));
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    return null;
+  };
+
+  it('starts with random, distinct secrets and public domains', () => {
+    expect(refusal(productionEnv())).toBeNull();
+  });
+
+  it("refuses every one of anvil's ten default accounts' keys as the relayer key", () => {
+    expect([...WELL_KNOWN_DEV_KEYS].sort()).toEqual([...ANVIL_KEYS].sort());
+    for (const key of ANVIL_KEYS) {
+      expect(refusal({ ...productionEnv(), RELAYER_EVM_PRIVATE_KEY: key }), key).toMatch(/^ {2}RELAYER_EVM_PRIVATE_KEY: is not a usable private key$/m);
+      expect(refusal({ ...productionEnv(), RELAYER_EVM_PRIVATE_KEY: key.toUpperCase().replace('0X', '0x') }), key).toMatch(/RELAYER_EVM_PRIVATE_KEY/);
+    }
+  });
+
+  it("refuses a SEP-10 signing key that is also the relayer's Stellar key", () => {
+    const env = productionEnv();
+    expect(refusal({ ...env, SEP10_SIGNING_SECRET: env.RELAYER_STELLAR_SECRET! }))
+      .toMatch(/SEP10_SIGNING_SECRET: must not be the same key as RELAYER_STELLAR_SECRET/);
+  });
+
+  it.each([
+    ['SIWE_DOMAIN', 'localhost:3000'], ['SIWE_DOMAIN', '127.0.0.1'], ['SIWE_DOMAIN', 'app.localhost'], ['SIWE_DOMAIN', '[::1]:3000'],
+    ['SIWE_URI', 'http://localhost:3000'], ['SIWE_URI', 'https://127.0.0.1/login'], ['SIWE_URI', 'http://[::1]'],
+    ['SEP10_HOME_DOMAIN', 'localhost'], ['SEP10_HOME_DOMAIN', '127.0.0.53'],
+    ['SEP10_WEB_AUTH_DOMAIN', 'localhost'], ['SEP10_WEB_AUTH_DOMAIN', 'LOCALHOST:8000'], ['SEP10_WEB_AUTH_DOMAIN', '0.0.0.0'],
+  ])('refuses %s=%s', (key, value) => {
+    expect(refusal({ ...productionEnv(), [key]: value })).toMatch(new RegExp(`^ {2}${key}: must name the public domain in production.*\\(received '${value.replace(/[.[\]]/g, '\\$&')}'\\)$`, 'm'));
+  });
+
+  it('leaves loopback domains alone outside production (the embedded run)', () => {
+    expect(loadConfig({ SIWE_DOMAIN: 'localhost:3000' }).SIWE_DOMAIN).toBe('localhost:3000');
+  });
+
+  it.each([
+    ['too little entropy (31 random bytes, hex)', randomBytes(31).toString('hex'), /at most 248 bits/],
+    ['too little entropy (38 characters of all classes)', 'Tr0ub4dor&3-correct-Horse-battery-St4p', /at most 249 bits/],
+    ['one character repeated', 'a'.repeat(70), /at least 32 bytes|repetitive|single character class/],
+    ['a short cycle', 'Xy9!'.repeat(20), /repetitive|cycle/],
+    ['a cycle with a tail', `${'Qx7#Lm2$Vb'.repeat(6)}a1b2c3d4`, /repeats short cycles/],
+    ['one character class (lowercase)', 'qwhvmzkeltcbyrpsndgaofxiuj'.repeat(3), /single character class|cycle/],
+    ['one character class (digits)', '8'.concat('31415926535897932384626433832795028841971693993751058209749445923078164062862089986280348253421170679'), /single character class/],
+    ['mostly one character', `${'z'.repeat(30)}${randomBytes(24).toString('base64url')}`, /quarter of its length/],
+    ['a run of consecutive characters', `abcdefghijklmnopqrstuvwxyz${randomBytes(24).toString('base64url')}`, /consecutive/],
+  ])('refuses a JWT secret of %s', (_what, secret, why) => {
+    const message = refusal({ ...productionEnv(), JWT_SECRET: secret });
+    expect(message).toMatch(/JWT_SECRET: /);
+    expect(message).toMatch(why);
+  });
+
+  it('accepts JWT secrets of 256 random bits or more however encoded', () => {
+    for (const secret of [randomBytes(32).toString('hex'), randomBytes(32).toString('base64'), randomBytes(33).toString('base64url'), randomBytes(48).toString('base64url')]) {
+      expect(refusal({ ...productionEnv(), JWT_SECRET: secret }), secret).toBeNull();
+    }
+  });
+
+  it('exits the process with 78 naming the variable', () => {
+    const run = (env: Record<string, string>) => spawnSync(process.execPath, ['--import', 'tsx', 'entrypoints/api-main.ts'], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://127.0.0.1:1/never', ...env },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const localhost = run({ ...productionEnv(), SIWE_DOMAIN: 'localhost:3000' });
+    expect(localhost.status).toBe(78);
+    expect(localhost.stderr).toMatch(/SIWE_DOMAIN: must name the public domain/);
+    const anvil = run({ ...productionEnv(), RELAYER_EVM_PRIVATE_KEY: ANVIL_KEYS[7]! });
+    expect(anvil.status).toBe(78);
+    expect(anvil.stderr).toMatch(/RELAYER_EVM_PRIVATE_KEY: is not a usable private key/);
+  });
+});

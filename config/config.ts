@@ -1,0 +1,168 @@
+import { z } from 'zod';
+
+/**
+ * The one configuration of the service, read from the environment and validated at start-up.
+ * Every key is documented here with its default; README's configuration table mirrors it.
+ * A bad value stops start-up with an error naming the variable.
+ */
+const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const configSchema = z.object({
+  /** `production` forbids generated/default secrets; anything else is a development run. */
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** HTTP port of the API; 0 picks a free one (tests). */
+  PORT: intFromEnv(0, 65535).default(3000),
+  /**
+   * Port of a separate listener (same HOST) serving only GET /metrics, so Prometheus scrapes are not
+   * public with the API; 0 picks a free one. Unset: /metrics is served on the API port.
+   */
+  METRICS_PORT: intFromEnv(0, 65535).optional(),
+  /** Interface the API binds to. */
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** PostgreSQL connection string. Unset: an embedded PostgreSQL whose data lives in DATA_DIR. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Directory for embedded state: PostgreSQL data, generated development keys. */
+  DATA_DIR: z.string().min(1).default('./.data'),
+  /** TCP port of the embedded PostgreSQL. */
+  EMBEDDED_PG_PORT: intFromEnv(1, 65535).default(54329),
+  /** Registry file loaded into an empty database by the embedded run. */
+  DEMO_REGISTRY_FILE: z.string().min(1).default('devnet/registry.json'),
+  /**
+   * The local two-chain devnet (anvil 31337 and 31338 with the reference contracts), its state kept
+   * in DATA_DIR/devnet. `auto`: started by the embedded run (no DATABASE_URL); `on`/`off` force it.
+   */
+  DEVNET: z.enum(['auto', 'on', 'off']).default('auto'),
+  /** JSON-RPC ports of devnet chains 31337 and 31338; 0 picks free ports. */
+  DEVNET_PORT_A: intFromEnv(0, 65535).default(8545),
+  DEVNET_PORT_B: intFromEnv(0, 65535).default(8546),
+  /** pino log level. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Largest accepted JSON body. */
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 100kb').default('100kb'),
+  /** Requests per window per client on every endpoint. */
+  RATE_LIMIT_WINDOW_MS: intFromEnv(1000, 86_400_000).default(60_000),
+  RATE_LIMIT_MAX: intFromEnv(1, 1_000_000).default(600),
+  /** Stricter budget for /v1/auth/* (sign-in is the brute-force target). */
+  AUTH_RATE_LIMIT_MAX: intFromEnv(1, 1_000_000).default(30),
+  /** Number of reverse proxies in front of the API, so the rate limiter sees the client's address. */
+  TRUST_PROXY_HOPS: intFromEnv(0, 10).default(0),
+  /** PostgreSQL pool size per process. */
+  DB_POOL_MAX: intFromEnv(1, 200).default(10),
+
+  // --- Sign-in (SIWE, SEP-10) and sessions ---
+  /** HMAC key for JWTs (HS256), at least 32 bytes. Generated into DATA_DIR outside production. */
+  JWT_SECRET: z.string().optional(),
+  /** Lifetime of an access token, seconds. */
+  ACCESS_TOKEN_TTL_SECONDS: intFromEnv(30, 86_400).default(900),
+  /** Lifetime of a refresh token, seconds. */
+  REFRESH_TOKEN_TTL_SECONDS: intFromEnv(60, 31_536_000).default(2_592_000),
+  /** `iss` and `aud` claims of every JWT the service issues; tokens carrying others are refused. */
+  JWT_ISSUER: z.string().min(1).default('cross-chain-relayer'),
+  JWT_AUDIENCE: z.string().min(1).default('cross-chain-relayer-api'),
+  /** Absolute lifetime of a session (one sign-in), seconds: refreshing never extends it past this. */
+  SESSION_MAX_AGE_SECONDS: intFromEnv(60, 31_536_000).default(2_592_000),
+  /** How often expired challenges, ended sessions and expired refresh tokens are deleted, seconds; 0: never. */
+  AUTH_PURGE_INTERVAL_SECONDS: intFromEnv(0, 86_400).default(3_600),
+  /** Lifetime of a sign-in challenge, seconds. */
+  CHALLENGE_TTL_SECONDS: intFromEnv(10, 3_600).default(300),
+  /** SIWE domain (host[:port] of the dApp) and URI the messages name. */
+  SIWE_DOMAIN: z.string().min(1).default('localhost:3000'),
+  SIWE_URI: z.string().url().default('http://localhost:3000'),
+  /** Chain ID written into SIWE messages. */
+  SIWE_CHAIN_ID: intFromEnv(1, Number.MAX_SAFE_INTEGER).default(1),
+  /** Secret seed (S...) of the key that signs SEP-10 challenges. Generated into DATA_DIR outside production. */
+  SEP10_SIGNING_SECRET: z.string().optional(),
+  SEP10_HOME_DOMAIN: z.string().min(1).default('localhost'),
+  SEP10_WEB_AUTH_DOMAIN: z.string().min(1).default('localhost'),
+  /**
+   * Horizon of that network. Set: SEP-10 sign-in checks an existing account's signers and medium
+   * threshold there (an account Horizon does not know signs with its master key). Unset: master key only.
+   */
+  STELLAR_HORIZON_URL: z.string().url().optional(),
+  /** Stellar network passphrase for SEP-10 challenges (default: the public test network). */
+  STELLAR_NETWORK_PASSPHRASE: z.string().min(1).default('Test SDF Network ; September 2015'),
+
+  // --- Relayer signing of contract call data ---
+  /** 0x-prefixed secp256k1 private key that signs EIP-712 requests. Generated into DATA_DIR outside production. */
+  RELAYER_EVM_PRIVATE_KEY: z.string().optional(),
+  /** Secret seed (S...) of the ed25519 key that signs Stellar requests. Generated into DATA_DIR outside production. */
+  RELAYER_STELLAR_SECRET: z.string().optional(),
+  /** Seconds a signed request stays valid (its on-chain deadline). */
+  SIGNED_REQUEST_TTL_SECONDS: intFromEnv(30, 86_400).default(600),
+  CONFIRM_GRACE_SECONDS: intFromEnv(0, 7 * 86_400).default(900),
+  TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(1800),
+  /** EIP-712 domain name and version the contracts are deployed with. */
+  EIP712_DOMAIN_NAME: z.string().min(1).default('ProofBridge'),
+  EIP712_DOMAIN_VERSION: z.string().min(1).default('1'),
+
+  // --- Prover ---
+  /** Worker threads in the proof pool (default: number of CPUs). */
+  PROVER_POOL_SIZE: intFromEnv(1, 256).optional(),
+  /** Proofs that may wait for a worker; beyond this, callers get a "prover busy" error. */
+  PROVER_QUEUE_MAX: intFromEnv(0, 100_000).default(256),
+  /**
+   * What proves: `native` (the Rust prover of prover/native/, built by `npm run build:native`),
+   * `snarkjs`, or `auto`: native when built, else snarkjs. Logged at start-up.
+   */
+  PROVER_BACKEND: z.enum(['auto', 'native', 'snarkjs']).default('auto'),
+  /** rayon threads one native proof may use (measured on 2 cores: 1, the pool is the parallelism). */
+  PROVER_NATIVE_THREADS: intFromEnv(1, 256).default(1),
+
+  // --- Temporal (production orchestrator) ---
+  /** host:port of the Temporal frontend. Set: trades run as Temporal workflows; unset: the embedded pg-boss runner. */
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port').optional(),
+  /** Temporal namespace of the trade workflows. */
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Task queue of the trade workflows and their light activities (the `worker` process). */
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('trade-lifecycle'),
+  /** Task queue of `generateProof` (the `prover` processes). */
+  TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
+}).superRefine((config, ctx) => {
+  if (config.NODE_ENV !== 'production') return;
+  // A production sign-in names the public site: a wallet shown "localhost" cannot tell a phishing page from the dApp.
+  for (const key of SIGN_IN_DOMAIN_KEYS) {
+    if (isLoopbackHost(config[key])) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must name the public domain in production, not localhost or a loopback address' });
+    }
+  }
+});
+
+/** The settings whose host a wallet shows the user when signing in. */
+const SIGN_IN_DOMAIN_KEYS = ['SIWE_DOMAIN', 'SIWE_URI', 'SEP10_HOME_DOMAIN', 'SEP10_WEB_AUTH_DOMAIN'] as const;
+
+/**
+ * True when `value` (a host, host:port or URL) names this machine: localhost and *.localhost,
+ * 127.0.0.0/8, 0.0.0.0, ::1 and ::.
+ */
+export function isLoopbackHost(value: string): boolean {
+  let host: string;
+  try {
+    host = (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? new URL(value) : new URL(`http://${value}`)).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  host = host.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '0.0.0.0'
+    || host === '::1' || host === '::' || host === '0:0:0:0:0:0:0:1';
+}
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Raised when the environment does not describe a runnable service; the message names each bad variable. */
+export class ConfigError extends Error {}
+
+/** Parses the environment (or any record of strings) into a typed config, or throws `ConfigError`. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.fromEntries(
+    Object.keys(configSchema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
+  );
+  const parsed = configSchema.safeParse(known);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const received = known[String(issue.path[0])];
+      return `${issue.path.join('.')}: ${issue.message}${received === undefined ? '' : ` (received '${received}')`}`;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return parsed.data;
+}

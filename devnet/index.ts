@@ -1,0 +1,111 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { computeAddress, JsonRpcProvider, SigningKey } from 'ethers';
+import { loadConfig } from '../config/config.ts';
+import { resolveSecrets } from '../config/secrets.ts';
+import { startAnvil, type AnvilInstance } from './anvil.ts';
+import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
+import { deployBridgeContracts, type BridgeDeployment } from './deploy.ts';
+import { devnetRegistry, type RegistryFile } from './registry-file.ts';
+
+export { anvilAccounts, type DevAccount } from './accounts.ts';
+export { mergeRegistry, type RegistryFile } from './registry-file.ts';
+export type { BridgeDeployment } from './deploy.ts';
+
+/** The two devnet chains: ids and the ports `npm run devnet` uses (devnet/registry.json). */
+export const DEVNET_CHAINS = [
+  { name: 'Devnet A', chainId: 31337, port: 8545 },
+  { name: 'Devnet B', chainId: 31338, port: 8546 },
+] as const;
+
+export interface StartDevnetOptions {
+  /** Ports of chain A and chain B; 8545 and 8546 by default, 0 for free ports (tests). */
+  ports?: [number, number];
+  /** EVM address the contracts accept signatures from; by default the relayer key `resolveSecrets(loadConfig())` yields. */
+  relayerEvmAddress?: string;
+  /** EIP-712 domain name and version; by default config EIP712_DOMAIN_NAME / EIP712_DOMAIN_VERSION. */
+  domain?: { name: string; version: string };
+  /**
+   * Directory that keeps both chains' state and their deployments across restarts. A restart
+   * reuses the deployed contracts (same addresses, balances, trees) instead of deploying anew.
+   * Unset: the chains live in memory only.
+   */
+  stateDir?: string;
+}
+
+/** A running devnet. */
+export interface Devnet {
+  /** Registry of the two chains (chains, tokens, routes), ready for the registry import. */
+  registry: RegistryFile;
+  /** Per chain id: the deployed addresses. */
+  deployments: Record<string, BridgeDeployment>;
+  /** Per chain id: the JSON-RPC endpoint. */
+  rpcUrls: Record<string, string>;
+  /** Stops both anvil nodes; the chains' state is gone afterwards. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts two anvil chains (31337, 31338), deploys the bridge contracts on both from anvil's
+ * account 0 in a fixed order (same addresses on both and on every run) and returns the registry.
+ * On any failure the nodes already started are stopped before the error propagates.
+ */
+export async function startDevnet(options: StartDevnetOptions = {}): Promise<Devnet> {
+  const config = options.relayerEvmAddress && options.domain ? undefined : loadConfig();
+  const relayer =
+    options.relayerEvmAddress ?? computeAddress(new SigningKey(resolveSecrets(config!).relayerEvmPrivateKey).publicKey);
+  const domain = options.domain ?? { name: config!.EIP712_DOMAIN_NAME, version: config!.EIP712_DOMAIN_VERSION };
+  const artifacts = await loadDevnetArtifacts();
+  if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
+  const nodes: AnvilInstance[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((node) => node.stop()));
+  };
+  try {
+    const chains = await Promise.all(
+      DEVNET_CHAINS.map(async (chain, i) => {
+        const files = options.stateDir ? stateFiles(options.stateDir, chain.chainId) : undefined;
+        const node = await startAnvil({ chainId: chain.chainId, port: options.ports?.[i] ?? chain.port, statePath: files?.state });
+        nodes.push(node);
+        const deployment =
+          (files && (await previousDeployment(node.rpcUrl, files.deployment, relayer))) ??
+          (await deployBridgeContracts({ rpcUrl: node.rpcUrl, artifacts, relayer, domain }));
+        if (files) writeFileSync(files.deployment, `${JSON.stringify({ relayer, deployment }, null, 2)}\n`);
+        return { name: chain.name, rpcUrl: node.rpcUrl, deployment };
+      }),
+    );
+    return {
+      registry: devnetRegistry(chains),
+      deployments: Object.fromEntries(chains.map((chain) => [String(chain.deployment.chainId), chain.deployment])),
+      rpcUrls: Object.fromEntries(chains.map((chain) => [String(chain.deployment.chainId), chain.rpcUrl])),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function stateFiles(stateDir: string, chainId: number) {
+  return {
+    state: path.join(stateDir, `chain-${chainId}.state.json`),
+    deployment: path.join(stateDir, `chain-${chainId}.deployment.json`),
+  };
+}
+
+/**
+ * The deployment recorded beside a persisted chain, when the chain still holds its contracts
+ * and they trust the same relayer; otherwise undefined (deploy again).
+ */
+async function previousDeployment(rpcUrl: string, file: string, relayer: string): Promise<BridgeDeployment | undefined> {
+  if (!existsSync(file)) return undefined;
+  const recorded = JSON.parse(readFileSync(file, 'utf8')) as { relayer: string; deployment: BridgeDeployment };
+  if (recorded.relayer.toLowerCase() !== relayer.toLowerCase()) return undefined;
+  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
+  try {
+    const codes = await Promise.all([recorded.deployment.adManager, recorded.deployment.orderPortal].map((a) => provider.getCode(a)));
+    return codes.every((code) => code !== '0x') ? recorded.deployment : undefined;
+  } finally {
+    provider.destroy();
+  }
+}

@@ -1,0 +1,108 @@
+import { NATIVE_TOKEN_ADDRESS } from '../domain/index.ts';
+import { TEST_TOKEN, type BridgeDeployment } from './deploy.ts';
+
+/** The registry file format `npm run registry -- import FILE` reads (see the API's registry import). */
+export interface RegistryFile {
+  chains: RegistryChain[];
+  tokens: RegistryToken[];
+  routes: RegistryRoute[];
+}
+
+export interface RegistryChain {
+  name: string;
+  chainId: string;
+  kind: 'EVM' | 'STELLAR';
+  adManagerAddress: string;
+  orderPortalAddress: string;
+  rpcUrl?: string;
+  confirmations?: number;
+  networkPassphrase?: string;
+}
+
+export interface RegistryToken {
+  chainId: string;
+  symbol: string;
+  name: string;
+  address: string;
+  decimals: number;
+  kind: 'NATIVE' | 'ERC20' | 'SEP41';
+}
+
+export interface RegistryRoute {
+  adToken: { chainId: string; address: string };
+  orderToken: { chainId: string; address: string };
+  metadata?: Record<string, unknown>;
+}
+
+/** One deployed devnet chain and where it listens. */
+export interface DevnetChain {
+  name: string;
+  rpcUrl: string;
+  deployment: BridgeDeployment;
+}
+
+/** Confirmations the devnet chains require. DEVNET ONLY: anvil is one node that never reorganises on
+ * its own, so the including block suffices; a public EVM chain needs its real depth (e.g. 12 to 64
+ * on Ethereum, or `finalized`), see devnet/README.md "Confirmations". */
+export const DEVNET_CONFIRMATIONS = 1;
+
+/**
+ * The registry of a devnet: each chain with its contracts (DEVNET_CONFIRMATIONS: anvil mines each
+ * transaction at once), native ETH and the test ERC-20 on each, and routes in both directions
+ * between every pair of chains for each of the two tokens.
+ */
+export function devnetRegistry(chains: DevnetChain[]): RegistryFile {
+  const registry: RegistryFile = { chains: [], tokens: [], routes: [] };
+  for (const chain of chains) {
+    const chainId = String(chain.deployment.chainId);
+    registry.chains.push({
+      name: chain.name,
+      chainId,
+      kind: 'EVM',
+      adManagerAddress: chain.deployment.adManager,
+      orderPortalAddress: chain.deployment.orderPortal,
+      rpcUrl: chain.rpcUrl,
+      confirmations: DEVNET_CONFIRMATIONS,
+    });
+    registry.tokens.push(
+      { chainId, symbol: 'ETH', name: 'Ether', address: NATIVE_TOKEN_ADDRESS, decimals: 18, kind: 'NATIVE' },
+      { chainId, ...TEST_TOKEN, address: chain.deployment.testErc20, kind: 'ERC20' },
+    );
+  }
+  for (const ad of chains) {
+    for (const order of chains) {
+      if (ad === order) continue;
+      const adChainId = String(ad.deployment.chainId);
+      const orderChainId = String(order.deployment.chainId);
+      registry.routes.push(
+        {
+          adToken: { chainId: adChainId, address: NATIVE_TOKEN_ADDRESS },
+          orderToken: { chainId: orderChainId, address: NATIVE_TOKEN_ADDRESS },
+        },
+        {
+          adToken: { chainId: adChainId, address: ad.deployment.testErc20 },
+          orderToken: { chainId: orderChainId, address: order.deployment.testErc20 },
+        },
+      );
+    }
+  }
+  return registry;
+}
+
+/**
+ * `existing` with the devnet's chains, tokens and routes replaced by `devnet`'s and everything
+ * else (the Stellar chain, its tokens and routes) kept in place, so regenerating the devnet part
+ * never drops entries other people maintain.
+ */
+export function mergeRegistry(existing: RegistryFile, devnet: RegistryFile): RegistryFile {
+  const devnetIds = new Set(devnet.chains.map((chain) => chain.chainId));
+  const touchesDevnet = (route: RegistryRoute) =>
+    devnetIds.has(route.adToken.chainId) && devnetIds.has(route.orderToken.chainId);
+  const keptChains = existing.chains.filter((chain) => !devnetIds.has(chain.chainId));
+  return {
+    ...existing,
+    chains: [...devnet.chains, ...keptChains],
+    tokens: [...devnet.tokens, ...existing.tokens.filter((token) => !devnetIds.has(token.chainId))],
+    routes: [...devnet.routes, ...existing.routes.filter((route) => !touchesDevnet(route))],
+  };
+}

@@ -1,0 +1,168 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createAdsService, type AdsService } from '../ads/service.ts';
+import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
+import { createAuthService, type AuthService } from '../auth/sign-in.ts';
+import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
+import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
+import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
+import type { Config } from '../config/config.ts';
+import { RegistryCache } from '../db/repositories/registry-cache.ts';
+import { findTradeLifecycle, openTrades } from '../db/repositories/trade-lifecycle.ts';
+import { MerkleTreeStore } from '../prover/merkle/store.ts';
+import { proverMetrics } from '../prover/metrics.ts';
+import { ProverPool } from '../prover/pool.ts';
+import { resolveSecrets, type Secrets } from '../config/secrets.ts';
+import { createTradesService, type TradesService } from '../trades/service.ts';
+import { createActivities } from '../trades/activities.ts';
+import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
+import { tradeMetrics, type TradeMetrics } from '../trades/metrics.ts';
+import { createTemporalOrchestrator } from '../workflows/temporal/client.ts';
+import type { Orchestrator, TradeActivities } from '../trades/orchestrator.ts';
+
+/**
+ * Every long-lived dependency of a process, built once from the config. The API, the worker and
+ * the prover process take what they need from here; nothing below builds its own.
+ */
+export interface Container {
+  config: Config;
+  logger: Logger;
+  knex: Knex;
+  secrets: Secrets;
+  /** The registry that `/metrics` serves: every metric of the process goes here. */
+  metrics: Registry;
+  signers: RelayerSigners;
+  registryCache: RegistryCache;
+  verifier: TransactionVerifier;
+  merkleStore: MerkleTreeStore;
+  auth: AuthService;
+  /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS (started here, stopped by `close`). */
+  authPurger: AuthPurger;
+  ads: AdsService;
+  trades: TradesService;
+  /** The lifecycle steps both orchestrators run. */
+  activities: TradeActivities;
+  /** The orchestrator driving trades; available once `startOrchestrator` resolved. */
+  orchestrator(): Orchestrator;
+  /** Starts the orchestrator: Temporal when TEMPORAL_ADDRESS is set, else the embedded pg-boss runner over `databaseUrl`. */
+  startOrchestrator(databaseUrl: string): Promise<void>;
+  /** Observes each applied trade event (the lifecycle worker feeds it on Temporal; the embedded runner itself). */
+  tradeMetrics: TradeMetrics;
+  /**
+   * The proof pool, started on first use: its threads load the zkey (about a second and a few
+   * hundred MB each), which a process that never proves should not pay for. Its metrics are on
+   * `metrics` from the start.
+   */
+  prover(): ProverPool;
+  /** Stops what the container started (purge schedule, orchestrator, prover pool); the caller owns `knex`. */
+  close(): Promise<void>;
+}
+
+export interface ContainerOptions {
+  /** How RPC clients are made (tests may point them elsewhere). */
+  chainClients?: ChainClientFactory;
+  /** Secrets already resolved (entry points resolve them before anything starts, to fail fast). */
+  secrets?: Secrets;
+}
+
+/** Builds the container over an open, migrated database. */
+export function buildContainer(config: Config, logger: Logger, knex: Knex, options: ContainerOptions = {}): Container {
+  const secrets = options.secrets ?? resolveSecrets(config);
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  proverMetrics(metrics);
+  let pool: ProverPool | undefined;
+  const signers = createRelayerSigners(secrets, { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION });
+  const registryCache = new RegistryCache(knex);
+  const clients = cachedChainClients(options.chainClients);
+  const verifier = createTransactionVerifier(clients);
+  const merkleStore = new MerkleTreeStore(knex);
+  const prover = () => {
+    if (!pool) {
+      pool = new ProverPool({
+        size: config.PROVER_POOL_SIZE, maxQueue: config.PROVER_QUEUE_MAX, registry: metrics,
+        backend: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS,
+      });
+      logger.info({ size: pool.size }, 'prover pool started');
+    }
+    return pool;
+  };
+  const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar });
+  const trades = tradeMetrics(metrics, knex);
+  let orchestrator: Orchestrator | undefined;
+  const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
+  authPurger.start();
+  const settings = { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS };
+  return {
+    config,
+    logger,
+    knex,
+    secrets,
+    metrics,
+    signers,
+    registryCache,
+    verifier,
+    merkleStore,
+    auth: createAuthService({
+      config, secrets, knex,
+      stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
+    }),
+    authPurger,
+    ads: createAdsService({
+      knex,
+      registryCache,
+      signers,
+      verifier,
+      settings,
+    }),
+    trades: createTradesService({
+      knex,
+      registryCache,
+      signers,
+      verifier,
+      orchestrator: () => {
+        if (!orchestrator) throw new Error('the orchestrator is not started');
+        return orchestrator;
+      },
+      settings: { ...settings, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS },
+    }),
+    activities,
+    orchestrator() {
+      if (!orchestrator) throw new Error('the orchestrator is not started');
+      return orchestrator;
+    },
+    tradeMetrics: trades,
+    async startOrchestrator(databaseUrl) {
+      if (orchestrator) return;
+      if (config.TEMPORAL_ADDRESS) {
+        orchestrator = await createTemporalOrchestrator({
+          address: config.TEMPORAL_ADDRESS,
+          namespace: config.TEMPORAL_NAMESPACE,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          proofsTaskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE,
+        });
+        logger.info({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE }, 'trades run on Temporal');
+        return;
+      }
+      orchestrator = await startEmbeddedOrchestrator({
+        databaseUrl,
+        activities,
+        logger,
+        onApplied: trades.observe,
+        lockDeadlineOf: async (tradeId) => (await findTradeLifecycle(knex, tradeId))!.lockDeadline,
+        openTrades: async () => (await openTrades(knex)).map((t) => ({
+          tradeId: t.id, adId: t.adId, routeId: t.routeId, reservationExpiresAt: t.reservationExpiresAt, lockDeadline: t.lockDeadline,
+          deposited: t.status !== 'PENDING', proofPending: t.proofState === 'running',
+        })),
+      });
+      logger.info('embedded trade orchestrator started (pg-boss)');
+    },
+    prover,
+    async close() {
+      await authPurger.stop();
+      await orchestrator?.close();
+      await pool?.close();
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { JsonRpcProvider, Wallet } from 'ethers';
+import { pino } from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config/config.ts';
+import { anvilAccounts } from '../devnet/index.ts';
+import { start } from './service.ts';
+
+describe('the embedded run (npm start with no DATABASE_URL)', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-embedded-'));
+  // PostgreSQL runs as the postgres user when we are root: it must be able to enter the directory.
+  chmodSync(dataDir, 0o755);
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const pgPort = String(30000 + Math.floor(Math.random() * 9000));
+  const config = () => loadConfig({
+    PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', EMBEDDED_PG_PORT: pgPort,
+    // Free ports: the default 8545/8546 may be someone's `npm run devnet`.
+    DEVNET_PORT_A: '0', DEVNET_PORT_B: '0',
+  });
+  const recipient = Wallet.createRandom().address;
+
+  it('starts PostgreSQL and the devnet, registers them, and keeps both across restarts', async () => {
+    const first = await start(config(), pino({ level: 'silent' }));
+    let portalBefore: string;
+    try {
+      // The prover's metrics are on the registry /metrics serves, before any proof was asked for.
+      const metrics = await (await fetch(`${first.url}/metrics`)).text();
+      expect(metrics).toContain('relayer_prover_proofs_total');
+      expect(metrics).toContain('relayer_prover_queue_depth 0');
+      const chains = await (await fetch(`${first.url}/v1/chains`)).json();
+      expect(chains.data.map((c: { chainId: string }) => c.chainId)).toEqual(expect.arrayContaining(['31337', '31338', '148']));
+      const chainA = await first.knex('chains').where({ chain_id: '31337' }).first();
+      portalBefore = chainA.order_portal_address;
+      // The registered RPC URL is the running devnet, and the registered portal is deployed there.
+      const provider = new JsonRpcProvider(chainA.rpc_url, undefined, { staticNetwork: true });
+      expect(await provider.getCode(chainA.order_portal_address)).not.toBe('0x');
+      const payer = new Wallet(anvilAccounts(2)[1]!.privateKey, provider);
+      await (await payer.sendTransaction({ to: recipient, value: 12345n })).wait();
+      provider.destroy();
+      await first.knex('chains').where({ chain_id: '148' }).update({ name: 'Renamed by operator' });
+    } finally {
+      await first.stop();
+    }
+
+    const second = await start(config(), pino({ level: 'silent' }));
+    try {
+      // The operator's change survived and the demo registry was not re-imported over it.
+      expect((await (await fetch(`${second.url}/v1/chains/148`)).json()).name).toBe('Renamed by operator');
+      // The chain kept its state: same contracts, and the transfer made before the restart.
+      const chainA = await second.knex('chains').where({ chain_id: '31337' }).first();
+      expect(chainA.order_portal_address).toBe(portalBefore);
+      const provider = new JsonRpcProvider(chainA.rpc_url, undefined, { staticNetwork: true });
+      expect(await provider.getBalance(recipient)).toBe(12345n);
+      expect(await provider.getCode(chainA.order_portal_address)).not.toBe('0x');
+      provider.destroy();
+    } finally {
+      await second.stop();
+    }
+  });
+});

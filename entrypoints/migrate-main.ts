@@ -1,0 +1,16 @@
+import { ConfigError } from '../config/config.ts';
+import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { runProcess } from './process.ts';
+
+// `npm run migrate`: brings DATABASE_URL's schema up to date, then exits.
+void runProcess('migrate', async (config, logger) => {
+  if (!config.DATABASE_URL) throw new ConfigError('DATABASE_URL is required for migrate (npm start migrates its embedded database itself)');
+  const knex = createKnex(config.DATABASE_URL, 1);
+  try {
+    await migrateToLatest(knex);
+    logger.info('schema is up to date');
+  } finally {
+    await knex.destroy();
+  }
+  process.exit(0);
+});

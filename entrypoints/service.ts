@@ -1,0 +1,109 @@
+import type { Knex } from 'knex';
+import { pino, type Logger } from 'pino';
+import { createApp } from '../api/app.ts';
+import { createMetricsApp } from '../api/metrics-app.ts';
+import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import type { Devnet } from '../devnet/index.ts';
+import { announceProverBackend } from '../prover/backend.ts';
+import { NativeProverUnavailableError } from '../prover/errors.ts';
+import { resolveSecrets } from '../config/secrets.ts';
+import { buildContainer, type Container } from './container.ts';
+import { openDatabase } from './database.ts';
+import { listen, type HttpServer } from './http-server.ts';
+import { startLocalDevnet } from './local-devnet.ts';
+
+/** A running API: its URL and how to stop it (HTTP first, then the container, then the database). */
+export interface RunningService {
+  url: string;
+  port: number;
+  /** Where GET /metrics is served when METRICS_PORT is set (else it is on `url`). */
+  metricsUrl?: string;
+  config: Config;
+  knex: Knex;
+  /** The database's URL (DATABASE_URL, or the embedded PostgreSQL's), for processes beside this one. */
+  databaseUrl: string;
+  logger: Logger;
+  container: Container;
+  /** The local devnet this process started (DEVNET), if any. */
+  devnet?: Devnet;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Bring the schema up to date first (default true; the production API leaves it to `npm run migrate`). */
+  migrate?: boolean;
+}
+
+/**
+ * Starts the API over a database: `DATABASE_URL`, or (the embedded run, `npm start`) its own
+ * PostgreSQL with the demo registry and the local devnet chains (see DEVNET). Tests call it with
+ * PORT 0 and their own DATABASE_URL.
+ */
+export async function start(
+  config: Config = loadConfig(),
+  logger: Logger = pino({ level: config.LOG_LEVEL }),
+  options: StartOptions = {},
+): Promise<RunningService> {
+  // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
+  const secrets = resolveSecrets(config);
+  announceProverBackendOrStop(config, logger);
+  const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
+  const container = buildContainer(config, logger, database.knex, { secrets });
+  let devnet: Devnet | undefined;
+  // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
+  try {
+    if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
+      devnet = await startLocalDevnet(config, container.secrets, database.knex, logger);
+    }
+    await container.startOrchestrator(database.url);
+  } catch (error) {
+    await container.close();
+    await devnet?.stop();
+    await database.close();
+    throw error;
+  }
+  let http: HttpServer | undefined;
+  let metricsHttp: HttpServer | undefined;
+  try {
+    http = await listen(createApp(container), config.HOST, config.PORT, logger);
+    if (config.METRICS_PORT !== undefined) {
+      metricsHttp = await listen(createMetricsApp(container.metrics), config.HOST, config.METRICS_PORT, logger, 'metrics');
+    }
+  } catch (error) {
+    await http?.close();
+    await container.close();
+    await devnet?.stop();
+    await database.close();
+    throw error;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    url: http.url,
+    port: http.port,
+    metricsUrl: metricsHttp?.url,
+    config,
+    knex: database.knex,
+    databaseUrl: database.url,
+    logger,
+    container,
+    devnet,
+    stop: () =>
+      (stopping ??= (async () => {
+        await http!.close();
+        await metricsHttp?.close();
+        await container.close();
+        await devnet?.stop();
+        await database.close();
+      })()),
+  };
+}
+
+/** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up (exit 78). */
+function announceProverBackendOrStop(config: Config, logger: Logger): void {
+  try {
+    announceProverBackend(logger, { choice: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS });
+  } catch (error) {
+    if (error instanceof NativeProverUnavailableError) throw new ConfigError(error.message);
+    throw error;
+  }
+}

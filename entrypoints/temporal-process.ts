@@ -1,0 +1,103 @@
+import { Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import express from 'express';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from '../config/config.ts';
+import { registerTradeSearchAttributes } from '../workflows/temporal/client.ts';
+import { startProverWorker } from '../workflows/temporal/prover-worker.ts';
+import { startLifecycleWorker, type RunningWorker } from '../workflows/temporal/worker.ts';
+import { buildContainer } from './container.ts';
+import { openDatabase } from './database.ts';
+import { freeLoopbackPort } from './free-port.ts';
+import { listen } from './http-server.ts';
+import type { Stoppable } from './process.ts';
+
+/** Where worker and prover serve /metrics when METRICS_PORT is unset (they have no API port to share). */
+const DEFAULT_METRICS_PORT = 9464;
+
+export type TemporalProcessKind = 'worker' | 'prover';
+
+/**
+ * The `worker` (queue `trade-lifecycle`: trade workflows, verification, state writes) or `prover`
+ * (queue `proofs`: generateProof on the Piscina pool) process over DATABASE_URL and
+ * TEMPORAL_ADDRESS. Serves `/metrics` on METRICS_PORT: the container's registry followed by the
+ * Temporal SDK's own metrics (core's Prometheus exporter on a loopback port, forwarded). METRICS_PORT
+ * defaults to 9464 here.
+ */
+export async function startTemporalProcess(kind: TemporalProcessKind, config: Config, logger: Logger): Promise<Stoppable & { metricsUrl: string }> {
+  if (!config.DATABASE_URL) throw new ConfigError(`DATABASE_URL is required for the ${kind} process`);
+  if (!config.TEMPORAL_ADDRESS) throw new ConfigError(`TEMPORAL_ADDRESS is required for the ${kind} process`);
+  const sdkMetricsPort = await freeLoopbackPort();
+  Runtime.install({
+    logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL), (entry) => logger[entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error']({ ...entry.meta, sdk: true }, entry.message)),
+    telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkMetricsPort}` } } },
+  });
+
+  const database = await openDatabase(config, logger, { migrate: false });
+  const container = buildContainer(config, logger, database.knex);
+  const connection = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, logger };
+  let running: RunningWorker | undefined;
+  let http: Awaited<ReturnType<typeof listen>> | undefined;
+  try {
+    if (kind === 'worker') {
+      await ensureSearchAttributes(config, logger);
+      running = await startLifecycleWorker({ ...connection, taskQueue: config.TEMPORAL_TASK_QUEUE, activities: container.activities, onApplied: container.tradeMetrics.observe });
+    } else {
+      const pool = container.prover();
+      // Threads load their artifacts (and a native prover its tables) before the worker takes a task.
+      await pool.ready();
+      running = await startProverWorker({ ...connection, taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, generateProof: container.activities.generateProof, concurrency: pool.size });
+    }
+    const app = express();
+    app.disable('x-powered-by');
+    app.get('/metrics', async (_req, res) => {
+      const own = await container.metrics.metrics();
+      const sdk = await fetch(`http://127.0.0.1:${sdkMetricsPort}/metrics`).then((r) => r.text()).catch(() => '');
+      res.type(container.metrics.contentType).send(`${own}\n${sdk}`);
+    });
+    app.get('/health', (_req, res) => {
+      const state = running!.worker.getState();
+      res.status(state === 'RUNNING' ? 200 : 503).json({ status: state === 'RUNNING' ? 'ok' : 'unavailable', worker: state });
+    });
+    http = await listen(app, config.HOST, config.METRICS_PORT ?? DEFAULT_METRICS_PORT, logger, `${kind} metrics`);
+  } catch (error) {
+    await running?.stop();
+    await container.close();
+    await database.close();
+    throw error;
+  }
+  logger.info({ taskQueue: kind === 'worker' ? config.TEMPORAL_TASK_QUEUE : config.TEMPORAL_PROOFS_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, `temporal ${kind} polling`);
+  // A worker that stops by itself (lost server beyond retries) takes the process down: its supervisor restarts it.
+  running.done.catch(() => process.exit(1));
+  let stopping: Promise<void> | undefined;
+  return {
+    metricsUrl: `${http.url}/metrics`,
+    stop: () =>
+      (stopping ??= (async () => {
+        await running!.stop();
+        await http!.close();
+        await container.close();
+        await database.close();
+      })()),
+  };
+}
+
+/** Registers TradeStatus/AdId/RouteId on the namespace if missing; where that is not allowed (Temporal Cloud), an operator does it. */
+async function ensureSearchAttributes(config: Config, logger: Logger): Promise<void> {
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  try {
+    await registerTradeSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
+  } catch (error) {
+    logger.warn({ err: error }, 'could not register the trade search attributes: create them with `temporal operator search-attribute create`');
+  } finally {
+    await connection.close();
+  }
+}
+
+function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
+  if (level === 'trace' || level === 'debug') return level.toUpperCase() as LogLevel;
+  if (level === 'info') return 'INFO';
+  if (level === 'warn') return 'WARN';
+  return 'ERROR';
+}
+

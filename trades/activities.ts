@@ -1,0 +1,182 @@
+import type { Knex } from 'knex';
+import type { rpc } from '@stellar/stellar-sdk';
+import type { Web3 } from 'web3';
+import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../chains/errors.ts';
+import type { ActionName } from '../chains/request-schema.ts';
+import { canonicalTxHash } from '../chains/tx-hash.ts';
+import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
+import { changeAd, lockAd } from '../db/repositories/ads.ts';
+import { ChainEventTakenError, findChainEvent, recordChainEvent } from '../db/repositories/chain-events.ts';
+import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
+import {
+  findTradeLifecycle, lockTrade, saveTradeState, storeProof, type TradeLifecycleRecord,
+} from '../db/repositories/trade-lifecycle.ts';
+import { leafOf } from '../prover/commitments.ts';
+import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
+import type { ProverPool } from '../prover/pool.ts';
+import { buildProofInput } from '../prover/proof-input.ts';
+import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle-errors.ts';
+import { syncOrderTree } from './tree-sync.ts';
+import { transition, type TradeEvent, type TradeState, type UnlockSide } from './lifecycle.ts';
+import type { AppliedEvent, ChainEventRef, Confirmation, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
+
+export interface ActivityDeps {
+  knex: Knex;
+  registryCache: RegistryCache;
+  verifier: TransactionVerifier;
+  merkleStore: MerkleTreeStore;
+  /** The proof pool (started on first use). */
+  prover: () => ProverPool;
+  /** RPC clients (the order chain's portal is read to fill tree gaps). */
+  evmClient: (rpcUrl: string) => Web3;
+  stellarClient: (rpcUrl: string) => rpc.Server;
+  /** Called while a proof runs (Temporal heartbeats); a no-op elsewhere. */
+  heartbeat?: () => void;
+}
+
+/** The machine's view of a stored trade. */
+export function stateOf(trade: Pick<TradeLifecycleRecord, 'status' | 'proofState' | 'bridgerClaimed' | 'adCreatorClaimed'>): TradeState {
+  return { status: trade.status, proof: trade.proofState, bridgerClaimed: trade.bridgerClaimed, adCreatorClaimed: trade.adCreatorClaimed };
+}
+
+const EVENT_OF_RECORD: Record<string, (side: UnlockSide) => TradeEvent> = {
+  OrderCreated: () => ({ type: 'DEPOSIT_CONFIRMED' }),
+  OrderLocked: () => ({ type: 'LOCK_CONFIRMED' }),
+  OrderUnlocked: (side) => ({ type: 'UNLOCK_CONFIRMED', side }),
+};
+
+/**
+ * The lifecycle steps both orchestrators run, each idempotent on (trade, step): verification of a
+ * reported transaction, one database transaction per machine event, and the proof.
+ */
+export function createActivities(deps: ActivityDeps): TradeActivities {
+  const { knex } = deps;
+
+  async function chain(chainId: string): Promise<ChainConnection & { rpcUrl: string }> {
+    const found = await deps.registryCache.chain(chainId);
+    if (!found?.rpcUrl) throw new RpcUnavailableError(`chain ${chainId} has no RPC URL registered`);
+    return found as ChainConnection & { rpcUrl: string };
+  }
+
+  async function verifyOn(target: ChainConnection & { rpcUrl: string }, contractAddress: string, action: ActionName, txHash: string, orderHash: string): Promise<VerifiedAction> {
+    return deps.verifier.verify(
+      { kind: target.kind, chainId: target.chainId, rpcUrl: target.rpcUrl, confirmations: target.confirmations },
+      { txHash: normalizeTxHash(target, txHash), contractAddress, action, args: { orderHash } },
+    );
+  }
+
+  const toRef = (v: VerifiedAction): ChainEventRef => ({
+    chainId: v.chainId, txHash: v.txHash, logIndex: v.logIndex, block: v.block, blockHash: v.blockHash, event: v.event, args: v.args,
+  });
+
+  return {
+    async verifyConfirmation({ tradeId, confirmation }: { tradeId: string; confirmation: Confirmation }): Promise<VerifiedConfirmation> {
+      const trade = await findTradeLifecycle(knex, tradeId);
+      if (!trade) throw new TradeNotFoundError(tradeId);
+      const adChain = await chain(trade.adChainId);
+      const orderChain = await chain(trade.orderChainId);
+      const params = trade.orderParams;
+
+      // A transaction already recorded: for this trade it is a repeat (the machine reports a
+      // duplicate), for another trade it is refused.
+      for (const c of [orderChain, adChain]) {
+        const recorded = await findChainEvent(knex, c.chainId, normalizeTxHash(c, confirmation.txHash));
+        if (!recorded) continue;
+        if (recorded.subjectKind !== 'trade' || recorded.subjectId !== tradeId) {
+          throw new TradeTransactionMismatchError(`${confirmation.txHash} already confirmed something else`);
+        }
+        const side: UnlockSide = c.chainId === adChain.chainId ? 'ad' : 'order';
+        const { subjectKind: _kind, subjectId: _id, ...ref } = recorded;
+        return { event: EVENT_OF_RECORD[recorded.event]!(side), chainEvent: { ...ref, args: {} } };
+      }
+
+      if (confirmation.kind === 'deposit-or-lock') {
+        if (trade.status === 'PENDING' || trade.status === 'EXPIRED') {
+          const verified = await verifyOn(orderChain, params.orderPortal!, 'createOrder', confirmation.txHash, trade.orderHash);
+          return { event: { type: 'DEPOSIT_CONFIRMED' }, chainEvent: toRef(verified) };
+        }
+        const verified = await verifyOn(adChain, params.adManager!, 'lockForOrder', confirmation.txHash, trade.orderHash);
+        return { event: { type: 'LOCK_CONFIRMED' }, chainEvent: toRef(verified) };
+      }
+      // An unlock: the ad side (AdManager, pays the Bridger) or the order side (OrderPortal, pays the Maker).
+      let firstError: unknown;
+      for (const [side, target, contract] of [['ad', adChain, params.adManager!], ['order', orderChain, params.orderPortal!]] as const) {
+        try {
+          const verified = await verifyOn(target, contract, 'unlock', confirmation.txHash, trade.orderHash);
+          return { event: { type: 'UNLOCK_CONFIRMED', side }, chainEvent: toRef(verified) };
+        } catch (error) {
+          // Not final or unreachable: asking the other chain cannot settle it.
+          if (error instanceof NotFinalError || error instanceof RpcUnavailableError || !(error instanceof ChainVerificationError)) throw error;
+          firstError ??= error;
+        }
+      }
+      throw firstError;
+    },
+
+    async applyEvent({ tradeId, event, chainEvent }): Promise<AppliedEvent> {
+      return knex.transaction(async (trx) => {
+        const trade = await lockTrade(trx, tradeId);
+        if (!trade) throw new TradeNotFoundError(tradeId);
+        const result = transition(stateOf(trade), event);
+        if (!result.ok) {
+          if (result.duplicate) return { state: stateOf(trade), followUps: [], duplicate: true };
+          throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
+        }
+        if (chainEvent) {
+          try {
+            await recordChainEvent(trx, { ...chainEvent, subjectKind: 'trade', subjectId: tradeId });
+          } catch (error) {
+            if (error instanceof ChainEventTakenError) throw new TradeTransactionMismatchError(error.message);
+            throw error;
+          }
+        }
+        const amount = BigInt(trade.amount);
+        for (const command of result.commands) {
+          if (command.type === 'PROVE') continue;
+          await lockAd(trx, trade.adId);
+          if (command.type === 'RELEASE_RESERVATION') await changeAd(trx, trade.adId, { reserved: -amount });
+          if (command.type === 'RESERVATION_TO_LOCK') await changeAd(trx, trade.adId, { reserved: -amount, locked: amount });
+          if (command.type === 'PAY_OUT_LOCK') await changeAd(trx, trade.adId, { locked: -amount, paidOut: amount });
+        }
+        // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
+        const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
+          ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
+          : undefined;
+        if (leaf && chainEvent?.args.leaf !== undefined && BigInt(chainEvent.args.leaf) !== BigInt(leaf.leaf)) {
+          throw new TradeTransactionMismatchError(`${chainEvent.txHash} deposited a leaf that is not this order's`);
+        }
+        const { state } = result;
+        await saveTradeState(trx, tradeId, { status: state.status, proofState: state.proof, bridgerClaimed: state.bridgerClaimed, adCreatorClaimed: state.adCreatorClaimed }, leaf);
+        return { state, followUps: result.commands.filter((c) => c.type === 'PROVE'), duplicate: false };
+      });
+    },
+
+    async generateProof({ tradeId }): Promise<void> {
+      const trade = await findTradeLifecycle(knex, tradeId);
+      if (!trade) throw new TradeNotFoundError(tradeId);
+      if (trade.proof) return; // proved before (a retried or duplicated job)
+      if (trade.leafIndex === null || trade.leaf === null) throw new TradeStateError(`trade ${tradeId} has no confirmed deposit to prove`);
+      const orderChain = await chain(trade.orderChainId);
+      const key: TreeKey = { chainId: orderChain.chainId, portalAddress: trade.orderParams.orderPortal! };
+      await deps.merkleStore.insertLeaf(key, trade.leafIndex, BigInt(trade.leaf));
+      await syncOrderTree({ store: deps.merkleStore, key, chain: orderChain, evmClient: deps.evmClient, stellarClient: deps.stellarClient });
+      const path = await deps.merkleStore.getPath(key, trade.leafIndex);
+      deps.heartbeat?.();
+      const input = buildProofInput({ secret: BigInt(trade.secret), orderHash: trade.orderHash, path });
+      const beat = deps.heartbeat ? setInterval(deps.heartbeat, 1_000) : undefined;
+      try {
+        const { proof, publicSignals } = await deps.prover().prove(input);
+        await storeProof(knex, tradeId, { proof, publicSignals, targetRoot: publicSignals[0]!, nullifierHash: publicSignals[3]! });
+      } finally {
+        clearInterval(beat);
+      }
+    },
+  };
+}
+
+/** The transaction hash as stored for the chain, or a `TradeTransactionMismatchError` naming txHash. */
+function normalizeTxHash(chain: Pick<ChainConnection, 'kind'>, txHash: string): string {
+  const canonical = canonicalTxHash(chain.kind, txHash);
+  if (!canonical) throw new TradeTransactionMismatchError(`must be a 32-byte transaction hash, received '${txHash}'`);
+  return canonical;
+}

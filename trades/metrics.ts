@@ -1,0 +1,63 @@
+import type { Knex } from 'knex';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { oldestOpenTradeAges } from '../db/repositories/trade-ages.ts';
+import type { TradeEvent } from './lifecycle.ts';
+import type { AppliedEvent } from './orchestrator.ts';
+
+/**
+ * The trade lifecycle's metrics: trades by status and the age of the oldest open trade per status
+ * (both read at scrape time), applied lifecycle events by type, and deposit-confirm-to-proof-ready seconds.
+ */
+export interface TradeMetrics {
+  /** Feed every applied event (the orchestrator's `onApplied`). */
+  observe(tradeId: string, applied: AppliedEvent, event: TradeEvent): void;
+}
+
+/** Registers the metrics on `registry`; the status gauge counts trades in `knex` whenever Prometheus scrapes. */
+export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
+  new Gauge({
+    name: 'relayer_trades',
+    help: 'Trades by status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows: { status: string; n: string }[] = await knex('trades').select('status').count({ n: '*' }).groupBy('status');
+      for (const row of rows) this.set({ status: row.status }, Number(row.n));
+    },
+  });
+  new Gauge({
+    name: 'relayer_trades_oldest_in_status_seconds',
+    help: 'Seconds the longest-waiting open trade has been in its status (PENDING, DEPOSITED, LOCKED; 0 when none)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      for (const [status, age] of Object.entries(await oldestOpenTradeAges(knex))) this.set({ status }, age);
+    },
+  });
+  const depositToProof = new Histogram({
+    name: 'relayer_trade_deposit_to_proof_seconds',
+    help: 'From a verified deposit to its proof being ready',
+    buckets: [0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60, 180],
+    registers: [registry],
+  });
+  const events = new Counter({
+    name: 'relayer_trade_events_total',
+    help: 'Lifecycle events applied to trades (the flow between statuses), by event type; repeats not counted',
+    labelNames: ['event'] as const,
+    registers: [registry],
+  });
+  const depositedAt = new Map<string, number>();
+  return {
+    observe(tradeId, applied, event) {
+      if (applied.duplicate) return;
+      events.inc({ event: event.type });
+      if (event.type === 'DEPOSIT_CONFIRMED') depositedAt.set(tradeId, performance.now());
+      if (event.type === 'PROOF_READY') {
+        const start = depositedAt.get(tradeId);
+        depositedAt.delete(tradeId);
+        if (start !== undefined) depositToProof.observe((performance.now() - start) / 1000);
+      }
+    },
+  };
+}

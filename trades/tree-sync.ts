@@ -1,0 +1,68 @@
+import type { rpc } from '@stellar/stellar-sdk';
+import type { Web3 } from 'web3';
+import { RpcUnavailableError } from '../chains/errors.ts';
+import { readPortalDeposits, readPortalRoot } from '../chains/evm/portal.ts';
+import { readStellarPortalDeposits } from '../chains/stellar/portal.ts';
+import type { ChainConnection } from '../db/repositories/registry-cache.ts';
+import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
+import { TreeOutOfSyncError } from './lifecycle-errors.ts';
+
+export interface TreeSyncInput {
+  store: MerkleTreeStore;
+  key: TreeKey;
+  chain: Pick<ChainConnection, 'kind' | 'chainId'> & { rpcUrl: string };
+  evmClient: (rpcUrl: string) => Web3;
+  stellarClient: (rpcUrl: string) => rpc.Server;
+}
+
+/**
+ * Brings the mirrored tree of an order chain's portal level with the portal before a proof: leaves
+ * nobody confirmed here are read from the portal's deposit events, then the root is checked against
+ * the chain once, so the proof's root is one the portal knows. Throws `TreeOutOfSyncError`
+ * (retryable) when they still differ, `RpcUnavailableError` when the chain cannot be read.
+ */
+export async function syncOrderTree(input: TreeSyncInput): Promise<void> {
+  if (input.chain.kind === 'EVM') return syncEvmTree(input.store, input.evmClient(input.chain.rpcUrl), input.key);
+  return syncStellarTree(input.store, input.stellarClient(input.chain.rpcUrl), input.key);
+}
+
+const differs = (key: TreeKey, ours: bigint, theirs: bigint) =>
+  new TreeOutOfSyncError(`the mirrored tree of chain ${key.chainId} (root ${ours}) differs from its portal (root ${theirs})`);
+
+/** EVM: the portal's current root and leaf count are read with eth_call; gaps from its logs. */
+async function syncEvmTree(store: MerkleTreeStore, web3: Web3, key: TreeKey): Promise<void> {
+  const onChain = await readPortalRoot(web3, key.portalAddress);
+  let state = await store.getState(key);
+  if ((await store.missingRanges(key)).length === 0 && state.size >= onChain.leafCount) {
+    if (state.root !== onChain.root) throw differs(key, state.root, onChain.root);
+    return;
+  }
+  // Reads the whole log of the portal: fine for the devnet and young portals; a production
+  // portal would page from its deployment block (the EVM reader takes any block range).
+  const latest = BigInt(await web3.eth.getBlockNumber());
+  const deposits = await readPortalDeposits(web3, key.portalAddress, 0n, latest);
+  state = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
+  const now = await readPortalRoot(web3, key.portalAddress, latest);
+  if (state.root !== now.root || state.leafCount !== now.leafCount) throw differs(key, state.root, now.root);
+}
+
+/**
+ * Stellar: gaps are filled from the portal's OrderCreated events within the RPC's retention
+ * window, and the root is checked against the root the portal reported with the tree's last leaf
+ * (reading a contract's state would need a simulated call).
+ */
+async function syncStellarTree(store: MerkleTreeStore, server: rpc.Server, key: TreeKey): Promise<void> {
+  if ((await store.missingRanges(key)).length === 0) return;
+  let window: { oldest: number; latest: number };
+  try {
+    const health = await server.getHealth();
+    window = { oldest: health.oldestLedger, latest: health.latestLedger };
+  } catch (error) {
+    throw new RpcUnavailableError(`Soroban RPC failed on getHealth: ${(error as Error).message}`, { cause: error });
+  }
+  const deposits = await readStellarPortalDeposits(server, key.portalAddress, window.oldest, window.latest);
+  const state = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
+  if (state.leafCount !== state.size) throw new TreeOutOfSyncError(`the tree of chain ${key.chainId} has gaps older than its RPC keeps`);
+  const last = deposits.find((d) => d.leafIndex === state.size - 1);
+  if (last && last.root !== state.root) throw differs(key, state.root, last.root);
+}
