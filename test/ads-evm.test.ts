@@ -6,7 +6,7 @@ import type { ActionName } from '../chains/request-schema.ts';
 import { anvilAccounts } from '../devnet/accounts.ts';
 import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
 import { startTestService, type TestService } from './support/service.ts';
-import { call, loginEvm, newEvmAccount } from './support/wallets.ts';
+import { call, loginEvm, newEvmAccount, RawJson } from './support/wallets.ts';
 
 /**
  * Ads end to end on the devnet: a Maker signs in, asks for signed call data, sends real
@@ -243,10 +243,16 @@ describe('who may change an ad', () => {
   });
 });
 
+/** `fields` plus metadata nested `depth` levels, written as text: JSON.stringify itself overflows on such depths. */
+function withNestedMetadata(fields: Record<string, unknown>, depth: number): RawJson {
+  const metadata = `${'{"a":'.repeat(depth - 1)}[]${'}'.repeat(depth - 1)}`;
+  return new RawJson(`${JSON.stringify(fields).slice(0, -1)}${Object.keys(fields).length > 0 ? ',' : ''}"metadata":${metadata}}`);
+}
+
 describe('bad ad input', () => {
   it('answers 422 naming the field and writes nothing', async () => {
     const before = await tableCounts();
-    const cases: [string, Record<string, unknown>, RegExp][] = [
+    const cases: [string, Record<string, unknown> | RawJson, RegExp][] = [
       ['fundAmount', { routeId, creatorDstAddress: maker.address, fundAmount: '-5' }, /^fundAmount must be a non-negative integer/],
       ['fundAmount', { routeId, creatorDstAddress: maker.address, fundAmount: '0' }, /^fundAmount must be greater than 0/],
       ['fundAmount', { routeId, creatorDstAddress: maker.address, fundAmount: '1'.repeat(79) }, /^fundAmount must fit in 256 bits/],
@@ -258,6 +264,10 @@ describe('bad ad input', () => {
       ['metadata', { routeId, creatorDstAddress: maker.address, fundAmount: '5', metadata: { big: 'x'.repeat(5000) } }, /^metadata must be at most 4096 bytes/],
       ['metadata', { routeId, creatorDstAddress: maker.address, fundAmount: '5', metadata: { deep: [{ 'k\u0000': 'v' }] } }, /^metadata must not contain NUL bytes/],
       ['metadata', { routeId, creatorDstAddress: maker.address, fundAmount: '5', metadata: { name: '\uD800' } }, /^metadata must not contain NUL bytes or unpaired surrogates/],
+      // Nested deeper than any recursive walk survives (3,000 levels used to overflow the stack: a 500).
+      ['metadata', withNestedMetadata({ routeId, creatorDstAddress: maker.address, fundAmount: '5' }, 3_000), /^metadata must nest at most 32 levels deep/],
+      ['metadata', withNestedMetadata({ routeId, creatorDstAddress: maker.address, fundAmount: '5' }, 15_000), /^metadata must nest at most 32 levels deep/],
+      ['metadata', withNestedMetadata({ routeId, creatorDstAddress: maker.address, fundAmount: '5' }, 33), /^metadata must nest at most 32 levels deep/],
     ];
     for (const [field, body, message] of cases) {
       const res = await call(service, 'POST', '/v1/ads/create', body, makerToken);
@@ -266,11 +276,12 @@ describe('bad ad input', () => {
     }
     const adId = await createConfirmedAd(30n);
     const afterCreate = await tableCounts();
-    const updates: [Record<string, unknown>, RegExp][] = [
+    const updates: [Record<string, unknown> | RawJson, RegExp][] = [
       [{ status: 'CLOSED' }, /^status must be one of ACTIVE, PAUSED/],
       [{ status: 'EXHAUSTED' }, /^status must be one of ACTIVE, PAUSED/],
       [{ minAmount: '600', maxAmount: '500' }, /^minAmount must not exceed maxAmount/],
       [{}, /at least one of/],
+      [withNestedMetadata({}, 3_000), /^metadata must nest at most 32 levels deep/],
     ];
     for (const [body, message] of updates) {
       const res = await call(service, 'PATCH', `/v1/ads/${adId}/update`, body, makerToken);

@@ -15,10 +15,29 @@ function everyString(value: unknown, ok: (s: string) => boolean): boolean {
   return true;
 }
 
-/** Free-form Maker metadata: any JSON object, at most 4 KB once serialised. */
+/**
+ * How deeply a JSON value nests (a scalar is 0, `{}` and `[]` are 1), counted without recursion and
+ * stopping once past `limit`: a body may nest tens of thousands of levels within BODY_LIMIT, and
+ * every recursive walk (ours, JSON.stringify) would overflow the stack on it.
+ */
+export function jsonDepthExceeds(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Free-form Maker metadata: any JSON object, at most 4 KB once serialised and nested at most 32 levels. */
 export const MAX_METADATA_BYTES = 4096;
+export const MAX_METADATA_DEPTH = 32;
 const metadata = z
   .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
+  // First and aborting: the checks after it walk the value recursively.
+  .refine((value) => !jsonDepthExceeds(value, MAX_METADATA_DEPTH), { error: `must nest at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
   .refine((value) => everyString(value, isStorableText), { error: 'must not contain NUL bytes or unpaired surrogates', abort: true })
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_METADATA_BYTES, { error: `must be at most ${MAX_METADATA_BYTES} bytes of JSON` })
   .openapi({ example: { name: 'Fast lane', feeBps: 5 } });

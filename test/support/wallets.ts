@@ -28,12 +28,18 @@ export interface JsonResponse {
   body: any;
 }
 
+/** A body already written as JSON text, sent as it is (for bodies JSON.stringify cannot write, e.g. nested 10,000 deep). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 /** JSON request against the service, with an optional Bearer token. */
 export async function call(service: TestService, method: string, path: string, body?: unknown, token?: string): Promise<JsonResponse> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
-  const response = await service.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = body === undefined ? undefined : body instanceof RawJson ? body.text : JSON.stringify(body);
+  const response = await service.request(path, { method, headers, body: text });
   return { status: response.status, body: await response.json() };
 }
 
