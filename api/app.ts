@@ -35,7 +35,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));
 
   app.use('/v1', rememberMountPath, v1Router(deps));
-  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsElsewhere: deps.config.METRICS_PORT !== undefined }));
+  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

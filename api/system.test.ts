@@ -53,6 +53,19 @@ describe('documentation and metrics', () => {
     }
   });
 
+  it('does not serve /metrics on the public API port by default', async () => {
+    expect(service.metricsUrl).toBeUndefined();
+    const res = await service.request('/metrics');
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found' });
+  });
+});
+
+describe('metrics on the API port when asked for (METRICS_ON_API_PORT)', () => {
+  let service: TestService;
+  beforeAll(async () => { service = await startTestService({ METRICS_ON_API_PORT: 'true' }); });
+  afterAll(async () => { await service.close(); });
+
   it('exports process metrics and request durations labelled by route template', async () => {
     await service.request('/v1/ads/00000000-0000-4000-8000-000000000000');
     const text = await (await service.request('/metrics')).text();

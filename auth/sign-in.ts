@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { canonicalAddress } from '../chains/address.ts';
 import { type ChainKind } from '../domain/index.ts';
 import type { StellarAccountReader } from '../chains/stellar/horizon.ts';
-import type { Config } from '../config/config.ts';
+import { siweSettingsOf, type Config } from '../config/config.ts';
 import { insertChallenge } from '../db/repositories/challenges.ts';
 import {
   createSession, findLiveSessionPrincipal, insertRefreshToken, revokeSession, rotateRefreshToken, type RefreshTokenState,
@@ -25,6 +25,8 @@ export interface AuthDeps {
   knex: Knex;
   /** Horizon's account records (STELLAR_HORIZON_URL): SEP-10 then checks signers and thresholds. */
   stellarAccounts?: StellarAccountReader;
+  /** What SIWE messages name, read at each use; default `siweSettingsOf(config, config.PORT)`. */
+  siwe?: () => SiweSettings;
 }
 
 import type { Principal } from '../domain/principal.ts';
@@ -65,7 +67,8 @@ export function tokenSettings(config: Config, secrets: Secrets): TokenSettings {
 export function createAuthService(deps: AuthDeps) {
   const { config, knex } = deps;
   const tokens = tokenSettings(config, deps.secrets);
-  const siwe: SiweSettings = { domain: config.SIWE_DOMAIN, uri: config.SIWE_URI, chainId: config.SIWE_CHAIN_ID };
+  // Read on every use: outside production they follow the port the API bound, known only after it listened.
+  const siweNow = (): SiweSettings => deps.siwe?.() ?? siweSettingsOf(config, config.PORT);
   let serverKeypair: Keypair | undefined;
   // Decoded on first use: the secret was validated at start-up (resolveSecrets), and an app built
   // for something else (a health check without secrets) must not fail here.
@@ -103,6 +106,7 @@ export function createAuthService(deps: AuthDeps) {
         const issuedAt = new Date();
         const expiresAt = new Date(issuedAt.getTime() + config.CHALLENGE_TTL_SECONDS * 1000);
         const nonce = randomBytes(16).toString('hex');
+        const siwe = siweNow();
         const message = buildSiweMessage(siwe, address, nonce, issuedAt, expiresAt);
         await insertChallenge(knex, { chainKind: 'EVM', address, nonce, message, expiresAt });
         return { chainKind: 'EVM', address, nonce, domain: siwe.domain, uri: siwe.uri, message, expiresAt };
@@ -114,7 +118,7 @@ export function createAuthService(deps: AuthDeps) {
 
     /** Verifies the signed challenge, creates the user on a wallet's first login, opens a session. */
     async login(proof: WalletProof): Promise<{ user: UserRecord; tokens: TokenPair }> {
-      const verified = await verifyWalletProof({ siwe, sep10 }, proof);
+      const verified = await verifyWalletProof({ siwe: siweNow(), sep10 }, proof);
       const { userId, pair } = await knex.transaction(async (trx) => {
         const wallet = await consumeProof(trx, verified);
         const userId = await findOrCreateUserByWallet(trx, wallet.chainKind, wallet.address);
@@ -125,7 +129,7 @@ export function createAuthService(deps: AuthDeps) {
 
     /** Records a proven wallet of another chain kind on the caller's user; existing tokens now cover it. */
     async link(principal: Principal, proof: WalletProof): Promise<UserRecord> {
-      const verified = await verifyWalletProof({ siwe, sep10 }, proof);
+      const verified = await verifyWalletProof({ siwe: siweNow(), sep10 }, proof);
       await knex.transaction(async (trx) => {
         const wallet = await consumeProof(trx, verified);
         const current = await findUserById(trx, principal.userId);

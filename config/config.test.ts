@@ -6,7 +6,8 @@ import path from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { HDNodeWallet, Wallet } from 'ethers';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configSchema, loadConfig } from './config.ts';
+import { DEVNET_CHAINS } from '../devnet/index.ts';
+import { ConfigError, configSchema, loadConfig, siweSettingsOf } from './config.ts';
 import { resolveSecrets, WELL_KNOWN_DEV_KEYS } from './secrets.ts';
 
 /** Public sign-in domains, which production requires. */
@@ -47,6 +48,13 @@ describe('configuration', () => {
     const readme = readFileSync('README.md', 'utf8');
     const undocumented = Object.keys(configSchema.shape).filter((key) => !readme.includes(`\`${key}\``));
     expect(undocumented).toEqual([]);
+  });
+
+  it('serves /metrics on one port only: METRICS_ON_API_PORT with METRICS_PORT is refused, a bad value named', () => {
+    expect(loadConfig({}).METRICS_ON_API_PORT).toBe(false);
+    expect(loadConfig({ METRICS_ON_API_PORT: 'true' }).METRICS_ON_API_PORT).toBe(true);
+    expect(() => loadConfig({ METRICS_ON_API_PORT: 'true', METRICS_PORT: '9464' })).toThrow(/METRICS_ON_API_PORT: must not be true when METRICS_PORT is set/);
+    expect(() => loadConfig({ METRICS_ON_API_PORT: 'yes' })).toThrow(/METRICS_ON_API_PORT: must be true or false \(received 'yes'\)/);
   });
 
   it('treats an empty variable as unset', () => {
@@ -128,6 +136,19 @@ describe('production configuration refuses', () => {
 
   it('leaves loopback domains alone outside production (the embedded run)', () => {
     expect(loadConfig({ SIWE_DOMAIN: 'localhost:3000' }).SIWE_DOMAIN).toBe('localhost:3000');
+  });
+
+  it.each(['SIWE_DOMAIN', 'SIWE_URI'])('refuses to start in production without %s', (key) => {
+    const env: Record<string, string | undefined> = productionEnv();
+    delete env[key];
+    expect(refusal(env as Record<string, string>)).toMatch(new RegExp(`^ {2}${key}: must be set in production`, 'm'));
+  });
+
+  it('outside production, SIWE names the bound API port and the devnet chain unless configured', () => {
+    expect(siweSettingsOf(loadConfig({ PORT: '0' }), 40123)).toEqual({ domain: 'localhost:40123', uri: 'http://localhost:40123', chainId: DEVNET_CHAINS[0].chainId });
+    expect(siweSettingsOf(loadConfig({ PORT: '8080' }), 8080)).toEqual({ domain: 'localhost:8080', uri: 'http://localhost:8080', chainId: 31337 });
+    expect(siweSettingsOf(loadConfig({ SIWE_DOMAIN: 'a.test', SIWE_URI: 'https://a.test', SIWE_CHAIN_ID: '5' }), 1)).toEqual({ domain: 'a.test', uri: 'https://a.test', chainId: 5 });
+    expect(siweSettingsOf(loadConfig({ ...productionEnv() }), 443).chainId).toBe(1);
   });
 
   it.each([

@@ -14,9 +14,15 @@ export const configSchema = z.object({
   PORT: intFromEnv(0, 65535).default(3000),
   /**
    * Port of a separate listener (same HOST) serving only GET /metrics, so Prometheus scrapes are not
-   * public with the API; 0 picks a free one. Unset: /metrics is served on the API port.
+   * public with the API; 0 picks a free one. Unset: the API process serves no metrics (its port
+   * answers 404 for /metrics) unless METRICS_ON_API_PORT is `true`.
    */
   METRICS_PORT: intFromEnv(0, 65535).optional(),
+  /**
+   * `true` serves GET /metrics on the API port itself, for a deployment whose API port is not public.
+   * Off by default: the metrics name routes, queues and error rates nobody outside should read.
+   */
+  METRICS_ON_API_PORT: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((value) => value === 'true'),
   /** Interface the API binds to. */
   HOST: z.string().min(1).default('0.0.0.0'),
   /** PostgreSQL connection string. Unset: an embedded PostgreSQL whose data lives in DATA_DIR. */
@@ -65,11 +71,15 @@ export const configSchema = z.object({
   AUTH_PURGE_INTERVAL_SECONDS: intFromEnv(0, 86_400).default(3_600),
   /** Lifetime of a sign-in challenge, seconds. */
   CHALLENGE_TTL_SECONDS: intFromEnv(10, 3_600).default(300),
-  /** SIWE domain (host[:port] of the dApp) and URI the messages name. */
-  SIWE_DOMAIN: z.string().min(1).default('localhost:3000'),
-  SIWE_URI: z.string().url().default('http://localhost:3000'),
-  /** Chain ID written into SIWE messages. */
-  SIWE_CHAIN_ID: intFromEnv(1, Number.MAX_SAFE_INTEGER).default(1),
+  /**
+   * SIWE domain (host[:port] of the dApp) and URI the messages name. Required in production; unset
+   * outside it they follow the API's port: `localhost:<port>`, `http://localhost:<port>` (the port
+   * bound, when PORT is 0). See `siweSettingsOf`.
+   */
+  SIWE_DOMAIN: z.string().min(1).optional(),
+  SIWE_URI: z.string().url().optional(),
+  /** Chain ID written into SIWE messages. Unset: 1 in production, the devnet's first chain (31337) outside it. */
+  SIWE_CHAIN_ID: intFromEnv(1, Number.MAX_SAFE_INTEGER).optional(),
   /** Secret seed (S...) of the key that signs SEP-10 challenges. Generated into DATA_DIR outside production. */
   SEP10_SIGNING_SECRET: z.string().optional(),
   SEP10_HOME_DOMAIN: z.string().min(1).default('localhost'),
@@ -118,10 +128,16 @@ export const configSchema = z.object({
   /** Task queue of `generateProof` (the `prover` processes). */
   TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
 }).superRefine((config, ctx) => {
+  if (config.METRICS_ON_API_PORT && config.METRICS_PORT !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['METRICS_ON_API_PORT'], message: 'must not be true when METRICS_PORT is set: /metrics is served on one port' });
+  }
   if (config.NODE_ENV !== 'production') return;
   // A production sign-in names the public site: a wallet shown "localhost" cannot tell a phishing page from the dApp.
   for (const key of SIGN_IN_DOMAIN_KEYS) {
-    if (isLoopbackHost(config[key])) {
+    const value = config[key];
+    if (value === undefined) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must be set in production: the public domain wallets show when signing in' });
+    } else if (isLoopbackHost(value)) {
       ctx.addIssue({ code: 'custom', path: [key], message: 'must name the public domain in production, not localhost or a loopback address' });
     }
   }
@@ -147,6 +163,18 @@ export function isLoopbackHost(value: string): boolean {
 }
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The chain id SIWE messages name outside production when SIWE_CHAIN_ID is unset: the devnet's chain A (devnet/index.ts). */
+export const DEVELOPMENT_SIWE_CHAIN_ID = 31337;
+
+/** What SIWE messages name: SIWE_DOMAIN, SIWE_URI, SIWE_CHAIN_ID, or (unset, outside production) the API's bound port and the devnet. */
+export function siweSettingsOf(config: Config, apiPort: number): { domain: string; uri: string; chainId: number } {
+  return {
+    domain: config.SIWE_DOMAIN ?? `localhost:${apiPort}`,
+    uri: config.SIWE_URI ?? `http://localhost:${apiPort}`,
+    chainId: config.SIWE_CHAIN_ID ?? (config.NODE_ENV === 'production' ? 1 : DEVELOPMENT_SIWE_CHAIN_ID),
+  };
+}
 
 /** Raised when the environment does not describe a runnable service; the message names each bad variable. */
 export class ConfigError extends Error {}

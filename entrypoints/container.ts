@@ -7,7 +7,7 @@ import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
-import type { Config } from '../config/config.ts';
+import { siweSettingsOf, type Config } from '../config/config.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { findTradeLifecycle, openTrades } from '../db/repositories/trade-lifecycle.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
@@ -55,6 +55,8 @@ export interface Container {
    * `metrics` from the start.
    */
   prover(): ProverPool;
+  /** Tells the container the port the API bound (PORT 0 picks one): SIWE messages name it when SIWE_DOMAIN/SIWE_URI are unset. */
+  apiListeningOn(port: number): void;
   /** Stops what the container started (purge schedule, orchestrator, prover pool); the caller owns `knex`. */
   close(): Promise<void>;
 }
@@ -93,6 +95,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   let orchestrator: Orchestrator | undefined;
   const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
   authPurger.start();
+  let apiPort = config.PORT;
   const settings = { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS };
   return {
     config,
@@ -107,6 +110,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     auth: createAuthService({
       config, secrets, knex,
       stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
+      siwe: () => siweSettingsOf(config, apiPort),
     }),
     authPurger,
     ads: createAdsService({
@@ -133,6 +137,9 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       return orchestrator;
     },
     tradeMetrics: trades,
+    apiListeningOn(port) {
+      apiPort = port;
+    },
     async startOrchestrator(databaseUrl) {
       if (orchestrator) return;
       if (config.TEMPORAL_ADDRESS) {

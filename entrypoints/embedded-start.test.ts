@@ -17,7 +17,7 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
   const config = () => loadConfig({
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', EMBEDDED_PG_PORT: pgPort,
     // Free ports: the default 8545/8546 may be someone's `npm run devnet`.
-    DEVNET_PORT_A: '0', DEVNET_PORT_B: '0',
+    DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0',
   });
   const recipient = Wallet.createRandom().address;
 
@@ -26,7 +26,7 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
     let portalBefore: string;
     try {
       // The prover's metrics are on the registry /metrics serves, before any proof was asked for.
-      const metrics = await (await fetch(`${first.url}/metrics`)).text();
+      const metrics = await (await fetch(`${first.metricsUrl}/metrics`)).text();
       expect(metrics).toContain('relayer_prover_proofs_total');
       expect(metrics).toContain('relayer_prover_queue_depth 0');
       const chains = await (await fetch(`${first.url}/v1/chains`)).json();

@@ -66,6 +66,7 @@ export async function start(
   let metricsHttp: HttpServer | undefined;
   try {
     http = await listen(createApp(container), config.HOST, config.PORT, logger);
+    container.apiListeningOn(http.port);
     if (config.METRICS_PORT !== undefined) {
       metricsHttp = await listen(createMetricsApp(container.metrics), config.HOST, config.METRICS_PORT, logger, 'metrics');
     }

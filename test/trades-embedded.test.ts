@@ -30,7 +30,7 @@ async function createAd(amount: bigint, bounds: { minAmount?: string; maxAmount?
 }
 
 beforeAll(async () => {
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0' });
   devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   makerToken = (await loginEvm(service, maker)).body.tokens.access;
   bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
@@ -103,7 +103,7 @@ describe('a whole trade with the embedded orchestrator', () => {
     // Repeats change nothing; another trade's transaction is refused.
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).status).toBe(200);
 
-    const metrics = await (await service.request('/metrics')).text();
+    const metrics = await (await fetch(`${service.metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/relayer_trades\{status="SETTLED"\} [1-9]/);
     expect(metrics).toMatch(/relayer_trade_deposit_to_proof_seconds_count [1-9]/);
   });

@@ -42,7 +42,7 @@ async function startService(): Promise<Running> {
     env: {
       ...process.env, NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DATA_DIR: dataDir, DEVNET: 'off',
       LOG_LEVEL: 'info', RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: Keypair.random().secret(),
-      RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',
+      RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1', METRICS_ON_API_PORT: 'true',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -46,14 +46,16 @@ describe('POST /v1/auth/challenge', () => {
     expect(response.status).toBe(200);
     const body = response.body;
     expect(Object.keys(body).sort()).toEqual(['address', 'chainKind', 'domain', 'expiresAt', 'message', 'nonce', 'uri']);
-    expect(body).toMatchObject({ chainKind: 'EVM', address: account.address, domain: 'localhost:3000', uri: 'http://localhost:3000' });
+    // Outside production with SIWE_* unset, the message names the port the API bound (PORT 0 here) and the devnet.
+    const host = `localhost:${service.port}`;
+    expect(body).toMatchObject({ chainKind: 'EVM', address: account.address, domain: host, uri: `http://${host}` });
     const lines = body.message.split('\n');
     expect(lines.slice(0, 6)).toEqual([
-      'localhost:3000 wants you to sign in with your Ethereum account:', account.address, '',
-      'Sign in to the Cross-Chain Liquidity Relayer.', '', 'URI: http://localhost:3000',
+      `${host} wants you to sign in with your Ethereum account:`, account.address, '',
+      'Sign in to the Cross-Chain Liquidity Relayer.', '', `URI: http://${host}`,
     ]);
     expect(lines).toContain('Version: 1');
-    expect(lines).toContain('Chain ID: 1');
+    expect(lines).toContain('Chain ID: 31337');
     expect(lines).toContain(`Nonce: ${body.nonce}`);
     expect(lines.find((l: string) => l.startsWith('Issued At: '))).toBeDefined();
     expect(lines).toContain(`Expiration Time: ${body.expiresAt}`);
@@ -137,6 +139,19 @@ describe('EVM login (SIWE)', () => {
     expect401(await loginWithEdited(newEvmAccount(), (m) => m.replace(/Nonce: \w+/, 'Nonce: 0123456789abcdef0123456789abcdef')), /unknown challenge/);
   });
 
+  it('names SIWE_DOMAIN, SIWE_URI and SIWE_CHAIN_ID when they are set, whatever the port', async () => {
+    const configured = await startTestService({ SIWE_DOMAIN: 'app.example.com', SIWE_URI: 'https://app.example.com/in', SIWE_CHAIN_ID: '8453' });
+    try {
+      const account = newEvmAccount();
+      const response = await call(configured, 'POST', '/v1/auth/challenge', { address: account.address, chainKind: 'EVM' });
+      expect(response.body).toMatchObject({ domain: 'app.example.com', uri: 'https://app.example.com/in' });
+      expect(response.body.message.split('\n')).toEqual(expect.arrayContaining(['app.example.com wants you to sign in with your Ethereum account:', 'URI: https://app.example.com/in', 'Chain ID: 8453']));
+      expect((await loginEvm(configured, account)).status).toBe(200);
+    } finally {
+      await configured.close();
+    }
+  });
+
   it('rejects an expired challenge', async () => {
     const account = newEvmAccount();
     const proof = await evmProof(service, account);
@@ -148,9 +163,10 @@ describe('EVM login (SIWE)', () => {
     const account = newEvmAccount();
     const future = new Date(Date.now() + 3_600_000).toISOString();
     const past = new Date(Date.now() - 1_000).toISOString();
-    expect401(await loginWithEdited(account, (m) => m.replace(/^localhost:3000 /, 'evil.example ')), /domain must be 'localhost:3000', received 'evil.example'/);
-    expect401(await loginWithEdited(account, (m) => m.replace('URI: http://localhost:3000', 'URI: http://evil.example')), /URI must be/);
-    expect401(await loginWithEdited(account, (m) => m.replace('Chain ID: 1', 'Chain ID: 5')), /Chain ID must be 1, received 5/);
+    const host = `localhost:${service.port}`;
+    expect401(await loginWithEdited(account, (m) => m.replace(`${host} `, 'evil.example ')), new RegExp(`domain must be '${host}', received 'evil.example'`));
+    expect401(await loginWithEdited(account, (m) => m.replace(`URI: http://${host}`, 'URI: http://evil.example')), /URI must be/);
+    expect401(await loginWithEdited(account, (m) => m.replace('Chain ID: 31337', 'Chain ID: 5')), /Chain ID must be 31337, received 5/);
     expect401(await loginWithEdited(account, (m) => m.replace(/Issued At: \S+/, `Issued At: ${future}`)), /Issued At .* is in the future/);
     expect401(await loginWithEdited(account, (m) => m.replace(/Expiration Time: \S+/, `Expiration Time: ${past}`)), /message expired/);
     expect401(await loginWithEdited(account, (m) => `${m}\nNot Before: ${future}`), /not valid before/);

@@ -27,7 +27,7 @@ registry.registerPath({ method: 'get', path: '/docs', summary: 'Interactive API 
 registry.registerPath({ method: 'get', path: '/openapi.json', summary: 'This OpenAPI 3.1 document', tags: ['System'], responses: { 200: { description: 'OpenAPI document' } } });
 registry.registerPath({
   method: 'get', path: '/metrics', summary: 'Prometheus metrics', tags: ['System'],
-  description: 'On the API port unless METRICS_PORT is set; then only on that port, and 404 here.',
+  description: 'Served on the metrics port (METRICS_PORT), not here: 404 unless METRICS_ON_API_PORT is true.',
   responses: { 200: { description: 'Prometheus text format' }, 404: { description: 'Served on the metrics port (METRICS_PORT)' } },
 });
 
@@ -40,10 +40,11 @@ export function metricsHandler(registry: Registry): RequestHandler {
 }
 
 /**
- * /health, /docs, /openapi.json and /metrics. With `metricsElsewhere` (METRICS_PORT set) /metrics
- * answers 404 here: it is served only by the metrics listener (`api/metrics-app.ts`).
+ * /health, /docs, /openapi.json, and /metrics only with `metricsOnThisPort` (METRICS_ON_API_PORT):
+ * otherwise /metrics answers 404 here and is served by the metrics listener (`api/metrics-app.ts`,
+ * METRICS_PORT) or not at all.
  */
-export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsElsewhere?: boolean; healthTimeoutMs?: number }): Router {
+export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number }): Router {
   const router = Router();
   router.get('/health', async (_req, res) => {
     const db = await probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000);
@@ -55,13 +56,13 @@ export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsElsew
   });
   // swagger-ui-express serves its own bundled assets: the page needs no internet.
   router.use('/docs', swaggerUi.serveFiles(openApiDocument()), swaggerUi.setup(openApiDocument(), { customSiteTitle: 'Relayer API' }));
-  if (deps.metricsElsewhere) {
+  if (deps.metricsOnThisPort) {
+    router.get('/metrics', metricsHandler(deps.metrics));
+  } else {
     // An explicit 404: the generic handler would answer 405 for a path the OpenAPI document lists.
     router.all('/metrics', (req, res) => {
       res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
     });
-  } else {
-    router.get('/metrics', metricsHandler(deps.metrics));
   }
   return router;
 }
