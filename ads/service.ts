@@ -13,6 +13,7 @@ import {
   type AdAction, type AdRequestRecord,
 } from '../db/repositories/ad-requests.ts';
 import { ChainEventTakenError, recordChainEvent } from '../db/repositories/chain-events.ts';
+import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { findAnsweredRequest } from './confirm.ts';
 import { releaseExpiredHolds } from './holds.ts';
 import {
@@ -256,6 +257,13 @@ export function createAdsService(deps: AdsDeps) {
           throw error;
         }
         await applyConfirmed(trx, locked, BigInt(event.args.amount ?? '0'), answered.txHash);
+        const after = (await lockAd(trx, adId))!;
+        await appendPushedEvents(trx, {
+          adId, recipients: [after.creatorAddress],
+          events: [{ type: 'ad.confirmed', data: {
+            adId, action: locked.action, txHash: answered.txHash, status: after.status, poolAmount: after.poolAmount, availableAmount: after.availableAmount,
+          } }],
+        });
       });
     },
 

@@ -5,3 +5,4 @@ export * from './errors.ts';
 export * from './ids.ts';
 export * from './statuses.ts';
 export * from './principal.ts';
+export * from './pushed-events.ts';

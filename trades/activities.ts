@@ -11,6 +11,7 @@ import type { ChainConnection, RegistryCache } from '../db/repositories/registry
 import {
   findTradeLifecycle, lockTrade, saveTradeState, storeProof, type TradeLifecycleRecord,
 } from '../db/repositories/trade-lifecycle.ts';
+import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { leafOf } from '../prover/commitments.ts';
 import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
 import type { ProverPool } from '../prover/pool.ts';
@@ -18,6 +19,7 @@ import { buildProofInput } from '../prover/proof-input.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle-errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 import { transition, type TradeEvent, type TradeState, type UnlockSide } from './lifecycle.ts';
+import { tradeEventsOf } from './pushed-events.ts';
 import type { AppliedEvent, ChainEventRef, Confirmation, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
 
 export interface ActivityDeps {
@@ -147,6 +149,11 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         }
         const { state } = result;
         await saveTradeState(trx, tradeId, { status: state.status, proofState: state.proof, bridgerClaimed: state.bridgerClaimed, adCreatorClaimed: state.adCreatorClaimed }, leaf);
+        // Published in the same transaction: nothing is announced that did not commit (architecture.md "Pushed status").
+        await appendPushedEvents(trx, {
+          tradeId, adId: trade.adId, recipients: [trade.adCreatorAddress, trade.bridgerAddress],
+          events: tradeEventsOf({ tradeId, adId: trade.adId }, stateOf(trade), state, event),
+        });
         return { state, followUps: result.commands.filter((c) => c.type === 'PROVE'), duplicate: false };
       });
     },

@@ -15,12 +15,14 @@ import { hasLiveClose } from '../db/repositories/ad-requests.ts';
 import { changeAd, findAd, lockAd } from '../db/repositories/ads.ts';
 import { findSubjectEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
+import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { findTradeLifecycle, insertTrade, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import { randomSecret, secretCommitment } from '../prover/commitments.ts';
 import { encodeProof, type Groth16Proof } from '../prover/solidity.ts';
 import { stateOf } from './activities.ts';
 import { TradeNotFoundError } from './lifecycle-errors.ts';
-import { unlockDue } from './lifecycle.ts';
+import { INITIAL_STATE, unlockDue } from './lifecycle.ts';
+import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TradeInputError, TradeNotReadyError } from './errors.ts';
 
@@ -174,6 +176,12 @@ export function createTradesService(deps: TradesDeps) {
           bridgerDstAddress: bridgerDst, adChainId: adChain.chainId, orderChainId: orderChain.chainId, adTokenId: ad.adTokenId,
           orderTokenId: ad.orderTokenId, amount: input.amount, orderParams: { ...orderParams }, orderHash, secret: secret.toString(),
           secretCommitment: commitment, reservationExpiresAt, lockDeadline: deadline,
+        });
+        await appendPushedEvents(trx, {
+          tradeId, adId: ad.id, recipients: [ad.creatorAddress, bridger],
+          events: [{ type: 'trade.created', data: {
+            ...tradeSnapshot({ tradeId, adId: ad.id }, INITIAL_STATE), routeId: ad.routeId, amount: input.amount, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
+          } }],
         });
       });
       await deps.orchestrator().startTrade({ tradeId, adId: ad.id, routeId: ad.routeId, reservationExpiresAt, lockDeadline: deadline });

@@ -8,6 +8,7 @@ import * as chainEvents from './20261123_0002_chain_events.ts';
 import * as tradeLifecycle from './20261123_0003_trade_lifecycle.ts';
 import * as sessionLifetime from './20261123_1001_session_lifetime.ts';
 import * as rateLimits from './20261123_1002_rate_limits.ts';
+import * as pushedEvents from './20261124_2001_pushed_events.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -23,6 +24,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123_0003_trade_lifecycle': tradeLifecycle,
   '20261123_1001_session_lifetime': sessionLifetime,
   '20261123_1002_rate_limits': rateLimits,
+  '20261124_2001_pushed_events': pushedEvents,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,48 @@
+import type { AdStatus, TradeStatus } from './statuses.ts';
+
+/**
+ * The events the service pushes (architecture.md "Pushed status"), over server-sent events and
+ * webhooks alike. Each is `{type, timestamp, data}` (the Standard Webhooks payload shape); trade
+ * events carry the trade as it stands after the change, so a client can act on any one event alone.
+ */
+export const PUSHED_EVENT_TYPES = [
+  'trade.created', 'trade.status_changed', 'trade.proof_ready', 'trade.unlock_due', 'trade.claimed', 'trade.expired', 'ad.confirmed',
+] as const;
+export type PushedEventType = (typeof PUSHED_EVENT_TYPES)[number];
+
+/** The unlock that may be asked for now (architecture.md "Unlock order"), and by whom. */
+export interface UnlockDue {
+  /** `ad`: AdManager.unlock on the ad chain, pays the Bridger. `order`: OrderPortal.unlock on the order chain, pays the Maker. */
+  side: 'ad' | 'order';
+  /** Who may call POST /v1/trades/:id/unlock for it. */
+  parties: Array<'maker' | 'bridger'>;
+}
+
+/** The trade after the change. */
+export interface TradeSnapshot {
+  tradeId: string;
+  adId: string;
+  status: TradeStatus;
+  proofReady: boolean;
+  bridgerClaimed: boolean;
+  adCreatorClaimed: boolean;
+  unlockDue: UnlockDue | null;
+}
+
+export type PushedEventData =
+  | { type: 'trade.created'; data: TradeSnapshot & { routeId: string; amount: string; adCreatorAddress: string; bridgerAddress: string } }
+  | { type: 'trade.status_changed'; data: TradeSnapshot & { previousStatus: TradeStatus } }
+  | { type: 'trade.proof_ready'; data: TradeSnapshot }
+  | { type: 'trade.unlock_due'; data: TradeSnapshot & { unlockDue: UnlockDue } }
+  /** `side`'s unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed). */
+  | { type: 'trade.claimed'; data: TradeSnapshot & { side: 'ad' | 'order' } }
+  /** `reservation`: no deposit in time; `lock_window`: no lock in time (the Bridger refunds on chain). */
+  | { type: 'trade.expired'; data: TradeSnapshot & { reason: 'reservation' | 'lock_window' } }
+  /** A Maker's ad transaction (create, fund, withdraw, close) is confirmed. */
+  | { type: 'ad.confirmed'; data: { adId: string; action: string; txHash: string; status: AdStatus; poolAmount: string; availableAmount: string } };
+
+/** A committed event as delivered: `id` is its position in the stream it is read from. */
+export type PushedEvent = PushedEventData & { timestamp: string };
+
+/** Trade statuses after which a trade's stream ends. */
+export const TERMINAL_TRADE_STATUSES: ReadonlySet<TradeStatus> = new Set(['SETTLED', 'EXPIRED']);
