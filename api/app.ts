@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { HelmetOptions } from 'helmet';
 import type { AppDeps } from './deps.ts';
+import { corsPolicy } from './middleware/cors.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -13,7 +14,7 @@ import { systemRouter } from './routes/system.ts';
 export const SECURITY_HEADERS: Readonly<HelmetOptions> = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
 /**
- * Builds the Express app (no listen). Order matters: security headers and rate limits first,
+ * Builds the Express app (no listen). Order matters: security headers, CORS and rate limits first,
  * then parsing, then routers, then the 404/405 and error handlers that speak the spec's body.
  */
 export function createApp(deps: AppDeps): Express {
@@ -29,6 +30,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestLog(deps.logger));
   app.use(httpMetrics(deps.metrics));
   app.use(securityHeaders(SECURITY_HEADERS));
+  // Before the limits: a browser page must be able to read a 429 (and its Retry-After) too.
+  app.use(corsPolicy(deps.config));
   const limiters = createRateLimiters(deps.config, deps.knex);
   app.use(limiters.general);
   app.use('/v1/auth', limiters.auth);

@@ -50,6 +50,23 @@ export const configSchema = z.object({
   RATE_LIMIT_MAX: intFromEnv(1, 1_000_000).default(600),
   /** Stricter budget for /v1/auth/* (sign-in is the brute-force target). */
   AUTH_RATE_LIMIT_MAX: intFromEnv(1, 1_000_000).default(30),
+  /**
+   * Origins (scheme://host[:port], comma-separated) whose browser pages may call the API (CORS).
+   * Development: unset or `*` allows any origin. Production: only the listed origins; `*` is refused,
+   * unset allows none (same-origin pages and non-browser clients only).
+   */
+  CORS_ORIGINS: z
+    .string()
+    .transform((value, ctx) => {
+      const origins = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      return origins.map((origin) => {
+        if (origin === '*') return origin;
+        const normal = normalOrigin(origin);
+        if (normal === undefined) ctx.addIssue({ code: 'custom', message: `'${origin}' is not an origin (http(s)://host[:port], no path)` });
+        return normal ?? origin;
+      });
+    })
+    .optional(),
   /** Number of reverse proxies in front of the API, so the rate limiter sees the client's address. */
   TRUST_PROXY_HOPS: intFromEnv(0, 10).default(0),
   /** PostgreSQL pool size per process. */
@@ -132,6 +149,10 @@ export const configSchema = z.object({
     ctx.addIssue({ code: 'custom', path: ['METRICS_ON_API_PORT'], message: 'must not be true when METRICS_PORT is set: /metrics is served on one port' });
   }
   if (config.NODE_ENV !== 'production') return;
+  // Any origin in production would let every web page spend a signed-in user's token it obtained.
+  if (config.CORS_ORIGINS?.includes('*')) {
+    ctx.addIssue({ code: 'custom', path: ['CORS_ORIGINS'], message: 'must list the allowed origins in production, not *' });
+  }
   // A production sign-in names the public site: a wallet shown "localhost" cannot tell a phishing page from the dApp.
   for (const key of SIGN_IN_DOMAIN_KEYS) {
     const value = config[key];
@@ -142,6 +163,21 @@ export const configSchema = z.object({
     }
   }
 });
+
+/**
+ * `value` as the browser's Origin header spells it (lower-case host, no default port, no slash),
+ * or undefined when it is not an http(s) origin with nothing after it.
+ */
+function normalOrigin(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+    if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return undefined;
+    return url.origin;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The settings whose host a wallet shows the user when signing in. */
 const SIGN_IN_DOMAIN_KEYS = ['SIWE_DOMAIN', 'SIWE_URI', 'SEP10_HOME_DOMAIN', 'SEP10_WEB_AUTH_DOMAIN'] as const;

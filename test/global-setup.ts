@@ -16,6 +16,8 @@ declare module 'vitest' {
     temporalTestServer: string;
     /** The native prover binary the tests may use, or null when it could not be built here (no cargo). */
     nativeProver: string;
+    /** Debian's chromium for the browser tests (scripts/install-browser.mjs installs it when missing). */
+    chromium: string;
   }
 }
 
@@ -36,6 +38,9 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('temporalCli', temporal.cli);
   project.provide('temporalTestServer', temporal.testServer);
   project.provide('nativeProver', prepareNativeProver());
+  // Debian's chromium for the browser tests (CORS from a page on another origin), apt-get installed when missing.
+  const browserInstaller = path.join(import.meta.dirname, '..', 'scripts', 'install-browser.mjs');
+  project.provide('chromium', execFileSync(process.execPath, [browserInstaller], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!);
   await startDatabase(project);
   await tools;
 }
