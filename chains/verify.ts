@@ -3,10 +3,12 @@ import type { Web3 } from 'web3';
 import type { ChainKind } from '../domain/index.ts';
 import { EVENT_OF_ACTION, type BridgeEventName } from './evm/abi.ts';
 import { createEvmClient } from './evm/rpc.ts';
-import { isEvmBlockCanonical, verifyEvmTransaction, type Finality } from './evm/verify.ts';
+import { isEvmBlockCanonical, readEvmTransactionEvents, verifyEvmTransaction, type Finality, type VerifiedEvmEvent } from './evm/verify.ts';
 import { RpcUnavailableError } from './errors.ts';
 import type { ActionName } from './request-schema.ts';
-import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction } from './stellar/verify.ts';
+import {
+  createStellarClient, isStellarLedgerCanonical, readStellarTransactionEvents, verifyStellarTransaction, type VerifiedStellarEvent,
+} from './stellar/verify.ts';
 
 /** The registry facts verification needs about a chain. */
 export interface VerifiableChain {
@@ -72,7 +74,17 @@ export function cachedChainClients(clients: ChainClientFactory = defaultChainCli
 
 /** Verifies reported transactions; one instance per process keeps one RPC client per endpoint. */
 export interface TransactionVerifier {
+  /**
+   * The event of `expected.action` in `expected.txHash` whose arguments match `expected.args`: the
+   * subject's own event, with its own log index, even when the transaction carries events of others.
+   */
   verify(chain: VerifiableChain, expected: ExpectedAction): Promise<VerifiedAction>;
+  /**
+   * Every bridge event `contractAddress` emitted in the successful, final transaction `txHash`, in
+   * order: for callers that match several subjects against one transaction. Same errors as `verify`
+   * except `WrongEventError`.
+   */
+  events(chain: VerifiableChain, ref: Pick<ExpectedAction, 'txHash' | 'contractAddress'>): Promise<VerifiedAction[]>;
   /**
    * Whether `block` (number or ledger sequence, decimal) still has `blockHash` on the chain's
    * canonical history: false once a reorg replaced it. Throws `RpcUnavailableError`.
@@ -101,11 +113,7 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
           confirmations,
           finality: chain.finality,
         });
-        // The registry's id must be the node's: an RPC URL pointing at another chain proves nothing.
-        if (verified.chainId !== chain.chainId) {
-          throw new RpcUnavailableError(`RPC ${chain.rpcUrl} serves chain ${verified.chainId}, not ${chain.chainId}`);
-        }
-        return { ...pick(verified), chainId: chain.chainId, block: verified.blockNumber.toString() };
+        return fromEvm(chain, verified);
       }
       const verified = await verifyStellarTransaction(client.stellar(chain.rpcUrl), {
         txHash: expected.txHash,
@@ -114,7 +122,20 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
         args: expected.args,
         confirmations,
       });
-      return { ...pick(verified), chainId: chain.chainId, block: String(verified.ledger) };
+      return fromStellar(chain, verified);
+    },
+    async events(chain, ref) {
+      const confirmations = chain.confirmations ?? 1;
+      if (chain.kind === 'EVM') {
+        const events = await readEvmTransactionEvents(client.evm(chain.rpcUrl), {
+          txHash: ref.txHash, contractAddress: ref.contractAddress, confirmations, finality: chain.finality,
+        });
+        return events.map((event) => fromEvm(chain, event));
+      }
+      const events = await readStellarTransactionEvents(client.stellar(chain.rpcUrl), {
+        txHash: ref.txHash, contractId: ref.contractAddress, confirmations,
+      });
+      return events.map((event) => fromStellar(chain, event));
     },
     async isCanonical(chain, ref) {
       if (chain.kind === 'EVM') {
@@ -123,6 +144,18 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
       return isStellarLedgerCanonical(client.stellar(chain.rpcUrl), Number(ref.block), ref.blockHash);
     },
   };
+}
+
+function fromEvm(chain: VerifiableChain, verified: VerifiedEvmEvent): VerifiedAction {
+  // The registry's id must be the node's: an RPC URL pointing at another chain proves nothing.
+  if (verified.chainId !== chain.chainId) {
+    throw new RpcUnavailableError(`RPC ${chain.rpcUrl} serves chain ${verified.chainId}, not ${chain.chainId}`);
+  }
+  return { ...pick(verified), chainId: chain.chainId, block: verified.blockNumber.toString() };
+}
+
+function fromStellar(chain: VerifiableChain, verified: VerifiedStellarEvent): VerifiedAction {
+  return { ...pick(verified), chainId: chain.chainId, block: String(verified.ledger) };
 }
 
 function pick(verified: Omit<VerifiedAction, 'block' | 'chainId'>): Omit<VerifiedAction, 'block' | 'chainId'> {

@@ -6,7 +6,7 @@ import type { ActionName } from '../chains/request-schema.ts';
 import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
 import { changeAd, lockAd } from '../db/repositories/ads.ts';
-import { ChainEventTakenError, findChainEvent, recordChainEvent } from '../db/repositories/chain-events.ts';
+import { ChainEventTakenError, findSubjectEventsInTransaction, recordChainEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import {
   findTradeLifecycle, lockTrade, saveTradeState, storeProof, type TradeLifecycleRecord,
@@ -79,14 +79,14 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       const orderChain = await chain(trade.orderChainId);
       const params = trade.orderParams;
 
-      // A transaction already recorded: for this trade it is a repeat (the machine reports a
-      // duplicate), for another trade it is refused.
+      // A transaction may carry events of several subjects (a batching contract, a smart account):
+      // what matters is whether THIS trade's event in it is recorded. Another subject's event in the
+      // same transaction says nothing about this trade; the chain is asked below.
+      const wanted = confirmation.kind === 'unlock' ? ['OrderUnlocked'] : ['OrderCreated', 'OrderLocked'];
       for (const c of [orderChain, adChain]) {
-        const recorded = await findChainEvent(knex, c.chainId, normalizeTxHash(c, confirmation.txHash));
+        const recorded = (await findSubjectEventsInTransaction(knex, c.chainId, normalizeTxHash(c, confirmation.txHash), 'trade', tradeId))
+          .find((event) => wanted.includes(event.event));
         if (!recorded) continue;
-        if (recorded.subjectKind !== 'trade' || recorded.subjectId !== tradeId) {
-          throw new TradeTransactionMismatchError(`${confirmation.txHash} already confirmed something else`);
-        }
         const side: UnlockSide = c.chainId === adChain.chainId ? 'ad' : 'order';
         const { subjectKind: _kind, subjectId: _id, ...ref } = recorded;
         return { event: EVENT_OF_RECORD[recorded.event]!(side), chainEvent: { ...ref, args: {} } };

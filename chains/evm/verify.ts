@@ -53,16 +53,42 @@ export interface VerifiedEvmEvent {
   confirmations: number;
 }
 
+/** Where to read a reported EVM transaction's events: the chain's finality rules and the contract. */
+export type EvmTransactionRef = Omit<ExpectedEvmTransaction, 'event' | 'args'>;
+
 /**
  * Checks that `txHash` succeeded, was sent to (or emitted from) the expected contract, emitted the
  * expected event with the expected arguments, and has at least the required confirmations.
+ * When the transaction carries several events of that name (a batching contract, a smart account),
+ * the one whose arguments match is returned, with its own log index.
  * Throws `TransactionNotFoundError`, `TransactionFailedError`, `WrongContractError`,
  * `WrongEventError`, `NotFinalError` (pending or too few confirmations; retryable) or
  * `RpcUnavailableError` (retryable). Reads only; records nothing.
  */
 export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTransaction): Promise<VerifiedEvmEvent> {
-  const { txHash } = expected;
   assertBindingArgs(expected.args);
+  const events = await readEvmTransactionEvents(web3, expected);
+  const match = events.find(
+    (event) => event.event === expected.event && Object.entries(expected.args).every(([name, value]) => sameArgValue(event.args[name], value)),
+  );
+  if (!match) {
+    throw new WrongEventError(
+      `transaction ${expected.txHash} emitted no ${expected.event} from ${expected.contractAddress} with ${describe(expected.args)}`,
+    );
+  }
+  return match;
+}
+
+/**
+ * Every bridge event (chains/evm/abi.ts) the contract emitted in `txHash`, in log order, each with
+ * its own log index, once the transaction is successful and final by the chain's rules. A
+ * transaction may carry events of several subjects (a batching contract calling the AdManager for
+ * several orders): the caller picks the one that belongs to its subject. Same errors as
+ * `verifyEvmTransaction` except `WrongEventError`; an empty list when the transaction called the
+ * contract but it emitted nothing the service knows.
+ */
+export async function readEvmTransactionEvents(web3: Web3, expected: EvmTransactionRef): Promise<VerifiedEvmEvent[]> {
+  const { txHash } = expected;
   assertConfirmations(expected.confirmations);
   if (!/^0x[0-9a-fA-F]{64}$/.test(txHash)) throw new TransactionNotFoundError(`not an EVM transaction hash: '${txHash}'`);
   let receipt;
@@ -89,25 +115,17 @@ export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTran
   if (fromContract.length === 0 && String(receipt.to ?? '').toLowerCase() !== contract) {
     throw new WrongContractError(`transaction ${txHash} went to ${receipt.to ?? 'a contract creation'}, not ${expected.contractAddress}`);
   }
-  const fragment = BRIDGE_INTERFACE.getEvent(expected.event);
-  if (!fragment) throw new Error(`unknown event ${expected.event}`);
-  let match: { log: (typeof fromContract)[number]; args: Record<string, string> } | undefined;
+  const decoded: { logIndex: number; event: BridgeEventName; args: Record<string, string> }[] = [];
   for (const log of fromContract) {
-    if (String(log.topics?.[0] ?? '').toLowerCase() !== fragment.topicHash) continue;
-    const parsed = BRIDGE_INTERFACE.parseLog({ topics: (log.topics ?? []).map(String), data: String(log.data ?? '0x') });
-    if (!parsed) continue;
-    const args = Object.fromEntries(
-      parsed.fragment.inputs.map((input, i) => [input.name, stringify(parsed.args[i])]),
-    );
-    if (Object.entries(expected.args).every(([name, value]) => sameArgValue(args[name], value))) {
-      match = { log, args };
-      break;
+    let parsed;
+    try {
+      parsed = BRIDGE_INTERFACE.parseLog({ topics: (log.topics ?? []).map(String), data: String(log.data ?? '0x') });
+    } catch {
+      continue; // a known topic with a malformed body is not one of our events
     }
-  }
-  if (!match) {
-    throw new WrongEventError(
-      `transaction ${txHash} emitted no ${expected.event} from ${expected.contractAddress} with ${describe(expected.args)}`,
-    );
+    if (!parsed) continue;
+    const args = Object.fromEntries(parsed.fragment.inputs.map((input, i) => [input.name, stringify(parsed.args[i])]));
+    decoded.push({ logIndex: Number(log.logIndex ?? 0), event: parsed.name as BridgeEventName, args });
   }
 
   const [latest, chainId] = await Promise.all([
@@ -127,17 +145,18 @@ export async function verifyEvmTransaction(web3: Web3, expected: ExpectedEvmTran
       );
     }
   }
-  return {
+  const from = getAddress(String(receipt.from));
+  return decoded.map((event) => ({
     chainId: BigInt(chainId).toString(),
     txHash,
     blockNumber,
     blockHash: String(receipt.blockHash),
-    logIndex: Number(match.log.logIndex ?? 0),
-    from: getAddress(String(receipt.from)),
-    event: expected.event,
-    args: match.args,
+    logIndex: event.logIndex,
+    from,
+    event: event.event,
+    args: event.args,
     confirmations,
-  };
+  }));
 }
 
 /**

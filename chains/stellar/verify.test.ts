@@ -229,6 +229,14 @@ describe('verifyStellarTransaction', () => {
     const txHash = addTransaction({ events: [otherDeposit.xdr, orderCreated()] });
     await expect(verify(txHash)).resolves.toMatchObject({ logIndex: 1 });
   });
+
+  it('finds each subject\'s own event in a transaction carrying several (a batch), each with its index', async () => {
+    const txHash = addTransaction({ events: [deposit.xdr, otherDeposit.xdr] });
+    await expect(verify(txHash)).resolves.toMatchObject({ logIndex: 0, args: { orderHash } });
+    await expect(verify(txHash, { args: { orderHash: otherDeposit.key } })).resolves.toMatchObject({ logIndex: 1, args: { orderHash: otherDeposit.key } });
+    const events = await verifier.events({ kind: 'STELLAR', chainId: 'stellar-test', rpcUrl: stub.url }, { txHash, contractAddress: portal });
+    expect(events.map((e) => [e.logIndex, e.args.orderHash])).toEqual([[0, orderHash], [1, otherDeposit.key]]);
+  });
 });
 
 describe('isStellarLedgerCanonical', () => {

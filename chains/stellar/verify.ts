@@ -47,18 +47,41 @@ export interface VerifiedStellarEvent {
   confirmations: number;
 }
 
+/** Where to read a reported Stellar transaction's events. */
+export type StellarTransactionRef = Omit<ExpectedStellarTransaction, 'event' | 'args'>;
+
 /**
  * The Stellar counterpart of `verifyEvmTransaction`, through Soroban RPC `getTransaction`: the
  * transaction succeeded, invoked (or emitted from) the expected contract, emitted the expected
  * event with the expected arguments (layout in chains/stellar/events.ts) and its ledger has the
- * required confirmations. Same typed errors. A transaction submitted but not yet in a closed
- * ledger reads as not found: clients confirm after their submission returned SUCCESS.
+ * required confirmations. When the transaction carries several events of that name, the one whose
+ * arguments match is returned with its own index. Same typed errors. A transaction submitted but
+ * not yet in a closed ledger reads as not found: clients confirm after their submission returned SUCCESS.
  */
 export async function verifyStellarTransaction(
   server: rpc.Server,
   expected: ExpectedStellarTransaction,
 ): Promise<VerifiedStellarEvent> {
   assertBindingArgs(expected.args);
+  const events = await readStellarTransactionEvents(server, expected);
+  const match = events.find(
+    (event) =>
+      event.event === expected.event &&
+      Object.entries(expected.args).every(([name, value]) => sameArgValue(event.args[name], value)),
+  );
+  if (!match) {
+    throw new WrongEventError(`transaction ${events[0]?.txHash ?? expected.txHash} emitted no ${expected.event} from ${expected.contractId} with the expected arguments`);
+  }
+  return match;
+}
+
+/**
+ * Every bridge event the contract emitted in the transaction, each with its index among the
+ * transaction's contract events, once the transaction succeeded in a closed ledger with the
+ * required confirmations. The caller picks the event of its subject (a transaction may carry
+ * several). Same errors as `verifyStellarTransaction` except `WrongEventError`.
+ */
+export async function readStellarTransactionEvents(server: rpc.Server, expected: StellarTransactionRef): Promise<VerifiedStellarEvent[]> {
   assertConfirmations(expected.confirmations);
   const txHash = expected.txHash.replace(/^0x/, '').toLowerCase();
   if (!/^[0-9a-f]{64}$/.test(txHash)) throw new TransactionNotFoundError(`not a Stellar transaction hash: '${expected.txHash}'`);
@@ -79,32 +102,27 @@ export async function verifyStellarTransaction(
   // The response's own event list when the RPC gives one, else the meta's: one list, so an index is stable.
   const listed = response.events?.contractEventsXdr?.flat() ?? [];
   const all = (listed.length > 0 ? listed : contractEventsOfMeta(response.resultMetaXdr)).map(decodeBridgeEvent);
-  const events = all.filter((event) => event !== null).filter((event) => event.contractId === expected.contractId);
-  if (events.length === 0 && !invoked.includes(expected.contractId)) {
+  const ours = all
+    .map((event, index) => ({ event, index }))
+    .filter((entry): entry is { event: NonNullable<typeof entry.event>; index: number } => entry.event?.contractId === expected.contractId);
+  if (ours.length === 0 && !invoked.includes(expected.contractId)) {
     throw new WrongContractError(`transaction ${txHash} invoked ${invoked.join(', ') || 'no contract'}, not ${expected.contractId}`);
-  }
-  const match = events.find(
-    (event) =>
-      event.event === expected.event &&
-      Object.entries(expected.args).every(([name, value]) => sameArgValue(event.args[name], value)),
-  );
-  if (!match) {
-    throw new WrongEventError(`transaction ${txHash} emitted no ${expected.event} from ${expected.contractId} with the expected arguments`);
   }
   const confirmations = response.latestLedger - response.ledger + 1;
   assertFinal(txHash, confirmations, expected.confirmations);
   const blockHash = await ledgerHash(server, response.ledger);
   if (!blockHash) throw new RpcUnavailableError(`Soroban RPC has no ledger ${response.ledger} in getLedgers`);
-  return {
+  const from = sourceAccount(response.envelopeXdr);
+  return ours.map(({ event, index }) => ({
     txHash,
     ledger: response.ledger,
     blockHash,
-    logIndex: all.indexOf(match),
-    from: sourceAccount(response.envelopeXdr),
-    event: expected.event,
-    args: match.args,
+    logIndex: index,
+    from,
+    event: event.event as BridgeEventName,
+    args: event.args,
     confirmations,
-  };
+  }));
 }
 
 /**

@@ -44,10 +44,17 @@ export async function recordChainEvent(trx: Knex.Transaction, event: ChainEventR
   }
 }
 
-/** The recorded event of a transaction on a chain, if any (its first log, which is the one we record). */
-export async function findChainEvent(knex: Knex, chainId: string, txHash: string): Promise<ChainEventRecord | undefined> {
-  const row = await knex('chain_events').where({ chain_id: chainId, tx_hash: txHash }).orderBy('log_index').first();
-  return row ? toRecord(row) : undefined;
+/**
+ * The events of transaction `txHash` on a chain recorded for one subject, in log order. A
+ * transaction may carry events of several subjects: each is recorded under its own log index.
+ */
+export async function findSubjectEventsInTransaction(
+  knex: Knex, chainId: string, txHash: string, subjectKind: ChainEventRecord['subjectKind'], subjectId: string,
+): Promise<ChainEventRecord[]> {
+  const rows = await knex('chain_events')
+    .where({ chain_id: chainId, tx_hash: txHash, subject_kind: subjectKind, subject_id: subjectId })
+    .orderBy('log_index');
+  return rows.map(toRecord);
 }
 
 /** The recorded `event` that answered a subject on a chain, if any. */
