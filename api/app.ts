@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { HelmetOptions } from 'helmet';
 import type { AppDeps } from './deps.ts';
 import { corsPolicy } from './middleware/cors.ts';
+import { jsonBodies } from './middleware/json-body.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -35,7 +36,7 @@ export function createApp(deps: AppDeps): Express {
   const limiters = createRateLimiters(deps.config, deps.knex);
   app.use(limiters.general);
   app.use('/v1/auth', limiters.auth);
-  app.use(express.json({ limit: deps.config.BODY_LIMIT, strict: true }));
+  app.use(jsonBodies(deps.config.BODY_LIMIT));
 
   app.use('/v1', rememberMountPath, v1Router(deps));
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT }));

@@ -78,14 +78,16 @@ describe('malformed requests', () => {
   });
 });
 
-/** An impossible instant, and a cursor (base64url JSON `[createdAt, id]`, as db/pagination.ts issues) holding it. */
+/** A cursor as db/pagination.ts issues it: base64url JSON `[list, createdAt, id]`. */
+const cursorOf = (list: string, createdAt: string) => Buffer.from(JSON.stringify([list, createdAt, '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a'])).toString('base64url');
+/** An impossible instant, and an ads cursor holding it. */
 const IMPOSSIBLE_DATE = '2024-13-45T99:99:99Z';
-const IMPOSSIBLE_CURSOR = Buffer.from(JSON.stringify([IMPOSSIBLE_DATE, '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a'])).toString('base64url');
+const IMPOSSIBLE_CURSOR = cursorOf('ads', IMPOSSIBLE_DATE);
 const LONG = 'a'.repeat(20_000);
 
 /** Odd values for a URL (already percent-encoded): NUL, a lone surrogate's bytes, over-long, impossible dates. */
 const ODD_URL_VALUES = ['%00', `a%00b`, '%ED%A0%80', '%ED%B0%80x', LONG, encodeURIComponent(IMPOSSIBLE_DATE), IMPOSSIBLE_CURSOR,
-  encodeURIComponent(Buffer.from(JSON.stringify(['2024-02-30 10:00:00+00', '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a'])).toString('base64url'))];
+  encodeURIComponent(cursorOf('ads', '2024-02-30 10:00:00+00'))];
 /** Odd values for a JSON body field: the same as strings (JSON can carry a real lone surrogate), plus wrong types. */
 const ODD_JSON_VALUES: unknown[] = ['\u0000', 'a\u0000b', '\ud800', 'x\udc00', '\ud83d', LONG, IMPOSSIBLE_DATE, IMPOSSIBLE_CURSOR,
   '2024-02-30T00:00:00Z', null, -1, 1e308, 0.5, true, [], {}, ['\u0000'], { '\u0000': '\ud800' }];
@@ -179,9 +181,9 @@ describe('odd input', () => {
     expect(await messagesOf(res)).toMatch(new RegExp(`^${parameter} `, 'm'));
   });
 
-  it.each(['/v1/ads', '/v1/trades/all', '/v1/chains', '/v1/routes'])('answers a cursor holding an impossible date on %s with 422 naming cursor', async (path) => {
+  it.each([['/v1/ads', 'ads'], ['/v1/trades/all', 'trades'], ['/v1/chains', 'chains'], ['/v1/routes', 'routes']])('answers a cursor holding an impossible date on %s with 422 naming cursor', async (path, list) => {
     for (const createdAt of [IMPOSSIBLE_DATE, '2023-02-29 10:00:00+00', '2024-04-31T00:00:00Z', '0000-01-01T00:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T00:00:60Z', '2024-01-01T00:00:00+99:00']) {
-      const cursor = Buffer.from(JSON.stringify([createdAt, '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a'])).toString('base64url');
+      const cursor = cursorOf(list, createdAt);
       const res = await service.request(`${path}?cursor=${cursor}`);
       expect(res.status, createdAt).toBe(422);
       expect(await messagesOf(res)).toMatch(/^cursor /m);
@@ -189,8 +191,7 @@ describe('odd input', () => {
   });
 
   it('still accepts a cursor holding a real leap-day instant', async () => {
-    const cursor = Buffer.from(JSON.stringify(['2024-02-29 23:59:59.999999+00', '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a'])).toString('base64url');
-    expect((await service.request(`/v1/ads?cursor=${cursor}`)).status).toBe(200);
+    expect((await service.request(`/v1/ads?cursor=${cursorOf('ads', '2024-02-29 23:59:59.999999+00')}`)).status).toBe(200);
   });
 
   it('answers a NUL byte or lone surrogate in a JSON body field with 422 naming the field', async () => {

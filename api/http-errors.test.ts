@@ -29,6 +29,30 @@ describe('HTTP error handling', () => {
     expect(await res.json()).toEqual({ statusCode: 400, message: 'body is not valid JSON', error: 'Bad Request' });
   });
 
+  it('answers a JSON body that is not an object with 422 naming body, on public and authenticated endpoints', async () => {
+    for (const [body, received] of [['[]', 'an array'], ['"x"', 'a string'], ['null', 'null'], ['7', 'a number'], ['true', 'a boolean']]) {
+      for (const path of ['/v1/auth/challenge', '/v1/ads/create']) {
+        const res = await post(path, body!);
+        expect(res.status, `${path} ${body}`).toBe(422);
+        expect(await res.json()).toEqual({ statusCode: 422, message: [`body must be a JSON object, received ${received}`], error: 'Unprocessable Entity' });
+      }
+    }
+  });
+
+  it('answers a body in another media type with 415, not as a missing field', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+      const res = await post('/v1/auth/challenge', '{"address":"0x2c7536E3605D9C16a7a3D7b1898e529396a65c23","chainKind":"EVM"}', type);
+      expect(res.status, type).toBe(415);
+      expect(await res.json()).toEqual({ statusCode: 415, message: `Content-Type must be application/json (received "${type}")`, error: 'Unsupported Media Type' });
+    }
+    const untyped = await service.request('/v1/auth/challenge', { method: 'POST', body: new Uint8Array([123, 125]) });
+    expect(untyped.status).toBe(415);
+    // A JSON media type with parameters or a +json suffix is JSON; a request with no body needs no type.
+    expect((await post('/v1/auth/challenge', '{}', 'application/json; charset=utf-8')).status).toBe(422);
+    expect((await post('/v1/auth/challenge', '{}', 'application/vnd.api+json')).status).toBe(422);
+    expect((await service.request('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'text/plain' } })).status).toBe(401);
+  });
+
   it('answers an oversized body with 413', async () => {
     const res = await post('/v1/ads/create', JSON.stringify({ metadata: 'x'.repeat(5000) }));
     expect(res.status).toBe(413);

@@ -60,6 +60,21 @@ describe('keyset pagination', () => {
     for (const id of inserted) expect(seen).not.toContain(id);
   });
 
+  it('refuses a cursor of one list on another with 422 naming cursor', async () => {
+    const ad = await insertAd(service.knex, route);
+    await insertAd(service.knex, route);
+    await insertTrade(service.knex, route, ad);
+    await insertTrade(service.knex, route, ad);
+    const adsCursor = (await (await service.request('/v1/ads?limit=1')).json()).nextCursor as string;
+    const tradesCursor = (await (await service.request('/v1/trades/all?limit=1')).json()).nextCursor as string;
+    expect((await service.request(`/v1/ads?limit=1&cursor=${adsCursor}`)).status).toBe(200);
+    for (const [path, cursor] of [['/v1/trades/all', adsCursor], ['/v1/ads', tradesCursor], ['/v1/chains', adsCursor], ['/v1/routes', tradesCursor]] as const) {
+      const res = await service.request(`${path}?cursor=${cursor}`);
+      expect(res.status, path).toBe(422);
+      expect((await res.json()).message, path).toEqual([expect.stringMatching(/^cursor pages another list \((ads|trades)\), not /)]);
+    }
+  });
+
   it('rejects a cursor it did not issue with 422 naming cursor', async () => {
     for (const cursor of ['garbage', Buffer.from('["x","y"]').toString('base64url'), Buffer.from('{}').toString('base64url'), 'a'.repeat(600)]) {
       const res = await service.request(`/v1/ads?cursor=${cursor}`);

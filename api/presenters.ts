@@ -80,16 +80,32 @@ export function presentPageJson(items: string[], nextCursor: string | null): str
   return `{"data":[${items.join(',')}],"nextCursor":${JSON.stringify(nextCursor)}}`;
 }
 
-/** What PATCH /v1/ads/:id/update answers. */
+/**
+ * What PATCH /v1/ads/:id/update answers: the ad's status as listed and, beside it, the status the
+ * Maker set (`setStatus`), which an EXHAUSTED ad would otherwise hide.
+ */
 export function presentAdUpdate(ad: AdRecord) {
   return {
     id: ad.id,
     status: ad.status,
+    // update() refuses PENDING and CLOSED ads, so what it stored is ACTIVE or PAUSED.
+    setStatus: ad.baseStatus as 'ACTIVE' | 'PAUSED',
     creatorAddress: ad.creatorAddress,
     minAmount: ad.minAmount,
     maxAmount: ad.maxAmount,
     metadata: ad.metadata ?? null,
   };
+}
+
+/**
+ * Whose unlock is due (architecture.md "Unlock order"): the Maker's ad-chain unlock (pays the
+ * Bridger) while the trade is LOCKED and it is unconfirmed; then the order-chain unlock (pays the
+ * Maker), the Bridger's to send though the Maker may too; null outside LOCKED.
+ */
+export function unlockDueOf(trade: Pick<TradeRecord, 'status' | 'bridgerClaimed' | 'adCreatorClaimed'>): 'MAKER' | 'BRIDGER' | null {
+  if (trade.status !== 'LOCKED') return null;
+  if (!trade.bridgerClaimed) return 'MAKER';
+  return trade.adCreatorClaimed ? null : 'BRIDGER';
 }
 
 export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTokens>) {
@@ -106,6 +122,7 @@ export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTo
     status: trade.status,
     adCreatorClaimed: trade.adCreatorClaimed,
     bridgerClaimed: trade.bridgerClaimed,
+    unlockDue: unlockDueOf(trade),
     createdAt: trade.createdAt,
     updatedAt: trade.updatedAt,
     ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },

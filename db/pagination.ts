@@ -38,23 +38,29 @@ export function isRealTimestamp(value: string): boolean {
   return day >= 1 && day <= last.getUTCDate();
 }
 
-/** Opaque to clients: base64url of the last row's exact timestamp (microseconds) and id. */
-export function encodeCursor(position: CursorPosition): string {
-  return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url');
+/**
+ * Opaque to clients: base64url of the list it pages (the table), the last row's exact timestamp
+ * (microseconds) and id. The list's name makes a cursor of one list useless to another: a position
+ * among ads means nothing among trades.
+ */
+export function encodeCursor(position: CursorPosition, list: string): string {
+  return Buffer.from(JSON.stringify([list, position.createdAt, position.id])).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): CursorPosition {
+/** The position a cursor of `list` names, or `InvalidCursorError` (422 naming cursor). */
+export function decodeCursor(cursor: string, list: string): CursorPosition {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
     throw new InvalidCursorError('cursor is not a cursor this service issued');
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2) throw new InvalidCursorError('cursor is not a cursor this service issued');
-  const [createdAt, id] = parsed;
-  if (typeof createdAt !== 'string' || !isRealTimestamp(createdAt) || !isUuid(id)) {
+  if (!Array.isArray(parsed) || parsed.length !== 3) throw new InvalidCursorError('cursor is not a cursor this service issued');
+  const [of, createdAt, id] = parsed;
+  if (typeof of !== 'string' || typeof createdAt !== 'string' || !isRealTimestamp(createdAt) || !isUuid(id)) {
     throw new InvalidCursorError('cursor is not a cursor this service issued');
   }
+  if (of !== list) throw new InvalidCursorError(`cursor pages another list (${of.slice(0, 32)}), not ${list}: pass back this list's own nextCursor`);
   return { createdAt, id };
 }
 
@@ -66,7 +72,7 @@ export function decodeCursor(cursor: string): CursorPosition {
  */
 export function paginate(query: Knex.QueryBuilder, table: string, limit: number, cursor?: string): Knex.QueryBuilder {
   if (cursor !== undefined) {
-    const position = decodeCursor(cursor);
+    const position = decodeCursor(cursor, table);
     query.whereRaw(`(??, ??) < (?::timestamptz, ?::uuid)`, [`${table}.created_at`, `${table}.id`, position.createdAt, position.id]);
   }
   // created_at as text keeps PostgreSQL's microseconds, which a JS Date would round away.
@@ -92,7 +98,7 @@ export function pageSql(
 ): string {
   const where = [...conditions];
   if (cursor !== undefined) {
-    const position = decodeCursor(cursor);
+    const position = decodeCursor(cursor, table);
     where.push(`(${table}.created_at, ${table}.id) < (${param(position.createdAt)}::timestamptz, ${param(position.id)}::uuid)`);
   }
   return `select ${select}, ${table}.created_at::text AS cursor_created_at from ${from}`
@@ -112,10 +118,10 @@ export interface RowVersion {
   version: string;
 }
 
-/** Splits the fetched rows into the page and its `nextCursor`. */
-export function toPage<Row extends { id: string; cursor_created_at: string }>(rows: Row[], limit: number): Page<Row> {
+/** Splits the fetched rows of `list` (its table) into the page and its `nextCursor`. */
+export function toPage<Row extends { id: string; cursor_created_at: string }>(rows: Row[], limit: number, list: string): Page<Row> {
   if (rows.length <= limit) return { items: rows, nextCursor: null };
   const items = rows.slice(0, limit);
   const last = items[items.length - 1]!;
-  return { items, nextCursor: encodeCursor({ createdAt: last.cursor_created_at, id: last.id }) };
+  return { items, nextCursor: encodeCursor({ createdAt: last.cursor_created_at, id: last.id }, list) };
 }

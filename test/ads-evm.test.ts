@@ -146,7 +146,7 @@ describe('an ad on an EVM chain, through its whole life', () => {
   it('updates status, bounds and metadata without a transaction', async () => {
     const res = await call(service, 'PATCH', `/v1/ads/${adId}/update`, { status: 'PAUSED', minAmount: '20', metadata: { name: 'slow lane' } }, makerToken);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: adId, status: 'PAUSED', creatorAddress: maker.address, minAmount: '20', maxAmount: '500', metadata: { name: 'slow lane' } });
+    expect(res.body).toEqual({ id: adId, status: 'PAUSED', setStatus: 'PAUSED', creatorAddress: maker.address, minAmount: '20', maxAmount: '500', metadata: { name: 'slow lane' } });
     const cleared = await call(service, 'PATCH', `/v1/ads/${adId}/update`, { status: 'ACTIVE', maxAmount: null }, makerToken);
     expect(cleared.body).toMatchObject({ status: 'ACTIVE', maxAmount: null, minAmount: '20' });
   });

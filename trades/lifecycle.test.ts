@@ -77,7 +77,7 @@ describe('the trade state machine', () => {
     expect(unlockDue({ ...locked, proof: 'running' }, 'maker')).toEqual({ missing: expect.stringMatching(/proof is not ready/) });
     expect(unlockDue({ ...locked, status: 'DEPOSITED' }, 'maker')).toEqual({ missing: expect.stringMatching(/needs LOCKED/) });
     expect(unlockDue(locked, 'maker')).toEqual({ side: 'ad' });
-    expect(unlockDue(locked, 'bridger')).toEqual({ missing: expect.stringMatching(/must be confirmed first/) });
+    expect(unlockDue(locked, 'bridger')).toEqual({ missing: expect.stringMatching(/^unlock order: the Maker's ad-chain unlock .* comes first/) });
     const adDone = { ...locked, bridgerClaimed: true };
     expect(unlockDue(adDone, 'bridger')).toEqual({ side: 'order' });
     expect(unlockDue(adDone, 'maker')).toEqual({ side: 'order' });

@@ -114,7 +114,7 @@ export function unlockDue(state: TradeState, role: 'maker' | 'bridger'): { side:
   if (state.proof !== 'ready') return { missing: 'the proof is not ready yet: retry shortly' };
   if (!state.bridgerClaimed) {
     if (role === 'maker') return { side: 'ad' };
-    return { missing: "the Maker's ad-chain unlock (which pays you) must be confirmed first" };
+    return { missing: "unlock order: the Maker's ad-chain unlock (which pays you) comes first and must be confirmed before the order-chain unlock is issued; retry once it is (unlockDue on GET /v1/trades/{id} says whose unlock is due)" };
   }
   if (!state.adCreatorClaimed) return { side: 'order' };
   return { missing: 'both unlocks are confirmed: the trade is settled' };

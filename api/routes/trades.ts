@@ -61,7 +61,13 @@ registry.registerPath({
 });
 registry.registerPath({
   method: 'post', path: '/v1/trades/{id}/unlock', tags: ['Trades'], summary: 'Unlock with the proof (signed call data)', ...secured,
-  description: "Needs LOCKED and a finished proof (409 saying which is missing). The Maker's call data targets the AdManager on the ad chain (pays the Bridger) and comes first; the Bridger's targets the OrderPortal on the order chain (pays the Maker) once the ad-chain unlock is confirmed, and the Maker may then ask for it too. The body is the caller's wallet signature over the 32 bytes of the order hash.",
+  description: [
+    '**Unlock order (a safety rule): the Maker\'s ad-chain unlock first, the order-chain unlock only after it is confirmed.**',
+    '1. The Maker calls this first and gets call data for the AdManager on the ad chain, which pays the Bridger. It is valid only before the order\'s `lockExpiry`.',
+    '2. Once that unlock is confirmed (POST /v1/trades/{id}/unlock/confirm; the trade shows `bridgerClaimed: true`), the Bridger (or the Maker) gets call data for the OrderPortal on the order chain, which pays the Maker.',
+    'Asking out of turn answers 409 with `Retry-After` saying whose unlock is awaited; `unlockDue` on GET /v1/trades/{id} shows it. Why: were the Maker paid first, the Maker could let the lock expire and take the Bridger\'s liquidity back.',
+    'Also needs LOCKED and a finished proof (409 saying which is missing). The body is the caller\'s wallet signature over the 32 bytes of the order hash.',
+  ].join('\n\n'),
   request: { params: idParams, ...body(unlockTradeBody) },
   responses: { 200: json(unlockTradeResponse, 'Signed call data with the proof'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });

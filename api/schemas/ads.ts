@@ -1,4 +1,4 @@
-import { SETTABLE_AD_STATUSES } from '../../domain/index.ts';
+import { AD_STATUSES, SETTABLE_AD_STATUSES } from '../../domain/index.ts';
 import { z } from '../openapi/operations.ts';
 import { amount, isStorableText, shortText, uuid } from './common.ts';
 
@@ -51,7 +51,7 @@ export const createAdBody = z
     fundAmount: positiveAmount.openapi({ description: 'Initial deposit into the pool, smallest unit.' }),
     minAmount: positiveAmount.nullable().optional(),
     maxAmount: positiveAmount.nullable().optional(),
-    metadata: metadata.optional(),
+    metadata: metadata.nullable().optional().openapi({ description: 'Free-form JSON object, at most 4 KB; null or absent: none.' }),
   })
   .openapi('CreateAdBody', {
     example: { routeId: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a', creatorDstAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', fundAmount: '1000000000000000000', minAmount: '1000', maxAmount: '500000000000000000', metadata: { name: 'Fast lane' } },
@@ -84,9 +84,9 @@ export const updateAdBody = z
     status: z.enum(SETTABLE_AD_STATUSES, { error: `must be one of ${SETTABLE_AD_STATUSES.join(', ')}` }).optional(),
     minAmount: positiveAmount.nullable().optional().openapi({ description: 'null clears the bound.' }),
     maxAmount: positiveAmount.nullable().optional().openapi({ description: 'null clears the bound.' }),
-    metadata: metadata.optional().openapi({ description: 'Replaces the metadata.' }),
+    metadata: metadata.nullable().optional().openapi({ description: 'Replaces the metadata; null clears it.' }),
   })
-  .refine((body) => Object.keys(body).length > 0, { error: 'body must name at least one of status, minAmount, maxAmount, metadata' })
+  .refine((body) => Object.keys(body).length > 0, { error: 'must name at least one of status, minAmount, maxAmount, metadata' })
   .openapi('UpdateAdBody', { example: { status: 'PAUSED', maxAmount: '200000000000000000' } });
 
 /** What signed call data looks like on an EVM chain, for the document's examples. */
@@ -132,10 +132,13 @@ export const confirmAdResponse = z.object({ adId: z.string().uuid(), success: z.
 export const updateAdResponse = z
   .object({
     id: z.string().uuid(),
-    status: z.string(),
+    status: z.enum(AD_STATUSES).openapi({ description: 'The ad as listed: EXHAUSTED while nothing is available, whatever was set.' }),
+    setStatus: z.enum(['ACTIVE', 'PAUSED']).openapi({
+      description: 'The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again.',
+    }),
     creatorAddress: z.string(),
     minAmount: z.string().nullable(),
     maxAmount: z.string().nullable(),
-    metadata: z.unknown().nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
   })
-  .openapi('UpdateAdResponse', { example: { id: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', status: 'PAUSED', creatorAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', minAmount: '1000', maxAmount: '200000000000000000', metadata: { name: 'Fast lane' } } });
+  .openapi('UpdateAdResponse', { example: { id: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', status: 'PAUSED', setStatus: 'PAUSED', creatorAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', minAmount: '1000', maxAmount: '200000000000000000', metadata: { name: 'Fast lane' } } });

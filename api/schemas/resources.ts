@@ -88,6 +88,9 @@ export const tradeSchema = z
     status: z.enum(TRADE_STATUSES),
     adCreatorClaimed: z.boolean(),
     bridgerClaimed: z.boolean(),
+    unlockDue: z.enum(['MAKER', 'BRIDGER']).nullable().openapi({
+      description: "Whose unlock is due. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.",
+    }),
     createdAt: timestamp,
     updatedAt: timestamp,
     ad: z.object({ id: z.string().uuid(), routeId: z.string().uuid(), creatorAddress: z.string() }),

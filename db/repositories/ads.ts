@@ -120,7 +120,7 @@ export async function listAds(knex: Knex, filter: AdFilter, limit: number, curso
   // request than PostgreSQL spends executing the page.
   const { values, param } = parameters();
   const text = pageSql('ads', SELECT_SQL, listConditions(param, filter, creators), param, limit, cursor);
-  return toPage(await runStatement<AdRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
+  return toPage(await runStatement<AdRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit, 'ads');
 }
 
 /**
@@ -131,7 +131,7 @@ export async function listAds(knex: Knex, filter: AdFilter, limit: number, curso
 export async function listAdVersions(knex: Knex, filter: AdFilter, limit: number, cursor?: string, creators?: string[]): Promise<Page<RowVersion>> {
   const { values, param } = parameters();
   const text = pageSql('ads', VERSION_SELECT, listConditions(param, filter, creators), param, limit, cursor);
-  return toPage(await runStatement<RowVersion & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
+  return toPage(await runStatement<RowVersion & { cursor_created_at: string }>(knex, listStatements(text), values), limit, 'ads');
 }
 
 /** One ad by id, or undefined. */
@@ -172,7 +172,7 @@ export async function insertAd(trx: Knex.Transaction, ad: NewAd): Promise<void> 
     order_chain_id: ad.orderChainId,
     min_amount: ad.minAmount,
     max_amount: ad.maxAmount,
-    metadata: ad.metadata === undefined ? null : JSON.stringify(ad.metadata),
+    metadata: ad.metadata === undefined || ad.metadata === null ? null : JSON.stringify(ad.metadata),
     base_status: 'PENDING',
   });
 }
@@ -207,7 +207,8 @@ export async function changeAd(
   if (set.baseStatus !== undefined) update.base_status = set.baseStatus;
   if (set.minAmount !== undefined) update.min_amount = set.minAmount;
   if (set.maxAmount !== undefined) update.max_amount = set.maxAmount;
-  if (set.metadata !== undefined) update.metadata = JSON.stringify(set.metadata);
+  // null clears the metadata (SQL NULL, presented as null), anything else is stored as given.
+  if (set.metadata !== undefined) update.metadata = set.metadata === null ? null : JSON.stringify(set.metadata);
   await trx('ads').where({ id }).update(update);
 }
 

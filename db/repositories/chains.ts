@@ -53,7 +53,7 @@ export async function listChains(knex: Knex, filter: ChainFilter, limit: number,
   const query = knex<ChainRow>('chains').select('chains.*');
   if (filter.name !== undefined) query.where('chains.name', filter.name);
   if (filter.chainId !== undefined) query.where('chains.chain_id', filter.chainId);
-  const { items, nextCursor } = toPage<ChainRow>(await runPrepared(knex, paginate(query, 'chains', limit, cursor)), limit);
+  const { items, nextCursor } = toPage<ChainRow>(await runPrepared(knex, paginate(query, 'chains', limit, cursor)), limit, 'chains');
   return { items: items.map(toChain), nextCursor };
 }
 

@@ -27,7 +27,7 @@ export async function listRoutes(knex: Knex, cache: RegistryCache, filter: Route
     const symbol = filter.symbol;
     query.where((where) => where.where('ad_token.symbol', symbol).orWhere('order_token.symbol', symbol));
   }
-  const { items, nextCursor } = toPage<{ id: string; cursor_created_at: string }>(await paginate(query, 'routes', limit, cursor), limit);
+  const { items, nextCursor } = toPage<{ id: string; cursor_created_at: string }>(await paginate(query, 'routes', limit, cursor), limit, 'routes');
   const routes = await cache.routesById(items.map((row) => row.id));
   return { items: items.map((row) => routes.get(row.id)).filter((route): route is RouteWithTokens => route !== undefined), nextCursor };
 }

@@ -90,14 +90,14 @@ function listConditions(param: (value: unknown) => string, filter: TradeFilter):
 export async function listTrades(knex: Knex, filter: TradeFilter, limit: number, cursor?: string): Promise<Page<TradeRecord>> {
   const { values, param } = parameters();
   const text = pageSql('trades', SELECT_SQL, listConditions(param, filter), param, limit, cursor);
-  return toPage(await runStatement<TradeRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
+  return toPage(await runStatement<TradeRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit, 'trades');
 }
 
 /** The ids and row versions of the page `listTrades` would answer, without the rows (see `listAdVersions`). */
 export async function listTradeVersions(knex: Knex, filter: TradeFilter, limit: number, cursor?: string): Promise<Page<RowVersion>> {
   const { values, param } = parameters();
   const text = pageSql('trades', VERSION_SELECT, listConditions(param, filter), param, limit, cursor);
-  return toPage(await runStatement<RowVersion & { cursor_created_at: string }>(knex, listStatements(text), values), limit);
+  return toPage(await runStatement<RowVersion & { cursor_created_at: string }>(knex, listStatements(text), values), limit, 'trades');
 }
 
 /** One trade by id, or undefined. */

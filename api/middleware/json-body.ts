@@ -1,0 +1,39 @@
+import express, { type RequestHandler } from 'express';
+import { AppError, unprocessable } from '../errors.ts';
+
+/** Methods whose body the API reads. */
+const WITH_BODY = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
+/** True when the request carries body bytes (a chunked body, or a Content-Length above 0). */
+function carriesBody(headers: Record<string, string | string[] | undefined>): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(headers['content-length']);
+  return Number.isFinite(length) && length > 0;
+}
+
+/**
+ * Request bodies are JSON objects, and only that: a body in another media type is 415 (not a 422
+ * saying a field is missing because nothing was parsed); JSON that is not an object (an array, a
+ * string, null) is 422 naming `body`; JSON that does not parse stays 400 and a body over `limit` 413
+ * (api/middleware/errors.ts). Three handlers, in this order, in place of a bare `express.json()`.
+ */
+export function jsonBodies(limit: string): RequestHandler[] {
+  const mediaType: RequestHandler = (req, _res, next) => {
+    if (WITH_BODY.has(req.method) && carriesBody(req.headers) && !req.is(['application/json', 'application/*+json'])) {
+      next(new AppError(415, `Content-Type must be application/json (received ${JSON.stringify(String(req.headers['content-type'] ?? 'none').slice(0, 100))})`));
+      return;
+    }
+    next();
+  };
+  // Not strict: any JSON value parses, so the one check below answers every non-object with the same 422.
+  const parse = express.json({ limit, strict: false, type: ['application/json', 'application/*+json'] });
+  const objectOnly: RequestHandler = (req, _res, next) => {
+    const body: unknown = req.body;
+    if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+      next(unprocessable([`body must be a JSON object, received ${body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`}`]));
+      return;
+    }
+    next();
+  };
+  return [mediaType, parse, objectOnly];
+}
