@@ -6,6 +6,7 @@ import type { AuthService } from '../auth/sign-in.ts';
 import type { TradesService } from '../trades/service.ts';
 import type { Config } from '../config/config.ts';
 import type { RegistryCache } from '../db/repositories/registry-cache.ts';
+import type { PushedEventHub } from './streams/event-hub.ts';
 
 /** Everything the HTTP layer needs, built once by the composition root (entrypoints/container.ts). */
 export interface AppDeps {
@@ -17,4 +18,6 @@ export interface AppDeps {
   auth: AuthService;
   ads: AdsService;
   trades: TradesService;
+  /** Fans committed outbox events out to the event streams open in this process. */
+  eventHub: PushedEventHub;
 }

@@ -72,6 +72,12 @@ export const configSchema = z.object({
   /** PostgreSQL pool size per process. */
   DB_POOL_MAX: intFromEnv(1, 200).default(10),
 
+  // --- Pushed status (server-sent events, webhooks) ---
+  /** A comment line on every open event stream this often, so proxies keep it open. */
+  SSE_HEARTBEAT_SECONDS: intFromEnv(1, 300).default(15),
+  /** Event streams one client (IP, IPv6 /56) may hold open on one API process; one more is 429. */
+  SSE_MAX_STREAMS_PER_CLIENT: intFromEnv(1, 100_000).default(20),
+
   // --- Sign-in (SIWE, SEP-10) and sessions ---
   /** HMAC key for JWTs (HS256), at least 32 bytes. Generated into DATA_DIR outside production. */
   JWT_SECRET: z.string().optional(),

@@ -8,6 +8,7 @@ import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts'
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
+import { PushedEventHub } from '../api/streams/event-hub.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { findTradeLifecycle, openTrades } from '../db/repositories/trade-lifecycle.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
@@ -41,6 +42,8 @@ export interface Container {
   authPurger: AuthPurger;
   ads: AdsService;
   trades: TradesService;
+  /** The event streams' fan-out (LISTENs only once a stream is open, so processes without streams hold no connection). */
+  eventHub: PushedEventHub;
   /** The lifecycle steps both orchestrators run. */
   activities: TradeActivities;
   /** The orchestrator driving trades; available once `startOrchestrator` resolved. */
@@ -96,6 +99,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
   authPurger.start();
   let apiPort = config.PORT;
+  const eventHub = new PushedEventHub(knex, logger);
   const settings = { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS };
   return {
     config,
@@ -131,6 +135,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       },
       settings: { ...settings, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS },
     }),
+    eventHub,
     activities,
     orchestrator() {
       if (!orchestrator) throw new Error('the orchestrator is not started');
@@ -167,6 +172,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     },
     prover,
     async close() {
+      await eventHub.close();
       await authPurger.stop();
       await orchestrator?.close();
       await pool?.close();

@@ -90,6 +90,8 @@ export async function start(
     devnet,
     stop: () =>
       (stopping ??= (async () => {
+        // Open event streams never finish on their own: end them first, so the server closes at once.
+        await container.eventHub.close();
         await http!.close();
         await metricsHttp?.close();
         await container.close();

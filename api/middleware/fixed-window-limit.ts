@@ -52,7 +52,7 @@ export function tooManyRequests(name: string) {
 }
 
 /** IPv4 as is; IPv6 by its /56 (one subscriber's usual allocation), IPv4-mapped IPv6 as IPv4. */
-function clientKey(ip: string | undefined): string {
+export function clientKey(ip: string | undefined): string {
   if (ip === undefined) return '';
   return ip.includes(':') ? ipKeyGenerator(ip, 56) : ip;
 }

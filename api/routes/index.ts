@@ -4,6 +4,7 @@ import { createRequireAuth } from '../middleware/auth.ts';
 import { adsRouter } from './ads.ts';
 import { authRouter } from './auth.ts';
 import { chainsRouter } from './chains.ts';
+import { eventsRouter } from './events.ts';
 import { routesRouter } from './token-routes.ts';
 import { tradesRouter } from './trades.ts';
 
@@ -19,6 +20,10 @@ export function v1Router(deps: AppDeps): Router {
   routesRouter(deps, router);
   adsRouter({ ...deps, requireAuth }, router);
   tradesRouter({ ...deps, requireAuth }, router);
+  eventsRouter({
+    knex: deps.knex, eventHub: deps.eventHub, requireAuth,
+    settings: { heartbeatSeconds: deps.config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: deps.config.SSE_MAX_STREAMS_PER_CLIENT },
+  }, router);
   authRouter({ auth: deps.auth, requireAuth }, router);
   return router;
 }

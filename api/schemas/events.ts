@@ -1,0 +1,58 @@
+import { PUSHED_EVENT_TYPES, TRADE_STATUSES, AD_STATUSES } from '../../domain/index.ts';
+import { z } from '../openapi/operations.ts';
+
+/**
+ * The pushed events (domain/pushed-events.ts) as the OpenAPI document shows them: one schema per
+ * event type, the same payload over server-sent events (`data:`) and webhooks (the POST body).
+ */
+
+const unlockDue = z.object({
+  side: z.enum(['ad', 'order']).openapi({ description: '`ad`: AdManager.unlock on the ad chain (pays the Bridger), asked by the Maker, first. `order`: OrderPortal.unlock on the order chain (pays the Maker), asked by the Bridger or the Maker, once the ad side is confirmed.' }),
+  parties: z.array(z.enum(['maker', 'bridger'])).openapi({ description: 'Who may call POST /v1/trades/{id}/unlock for it now.' }),
+}).openapi('UnlockDue');
+
+const tradeSnapshot = {
+  tradeId: z.string().uuid(),
+  adId: z.string().uuid(),
+  status: z.enum(TRADE_STATUSES),
+  proofReady: z.boolean(),
+  bridgerClaimed: z.boolean(),
+  adCreatorClaimed: z.boolean(),
+  unlockDue: unlockDue.nullable().openapi({ description: 'The unlock that may be asked for now; null when none.' }),
+};
+
+const envelope = <T extends z.ZodTypeAny>(type: (typeof PUSHED_EVENT_TYPES)[number], data: T, name: string, description: string) =>
+  z.object({
+    type: z.literal(type),
+    timestamp: z.string().openapi({ description: 'When the change was committed (ISO 8601).', example: '2026-11-24T02:15:14.123Z' }),
+    data,
+  }).openapi(name, { description });
+
+export const pushedEventSchemas = [
+  envelope('trade.created', z.object({ ...tradeSnapshot, routeId: z.string().uuid(), amount: z.string(), adCreatorAddress: z.string(), bridgerAddress: z.string() }),
+    'TradeCreatedEvent', 'A Bridger created a trade against the ad (reserved, PENDING): the first event of every trade stream.'),
+  envelope('trade.status_changed', z.object({ ...tradeSnapshot, previousStatus: z.enum(TRADE_STATUSES) }),
+    'TradeStatusChangedEvent', 'The trade moved: DEPOSITED (the deposit is verified; the Maker may lock), LOCKED, SETTLED, EXPIRED.'),
+  envelope('trade.proof_ready', z.object(tradeSnapshot), 'TradeProofReadyEvent', 'The proof exists and verified.'),
+  envelope('trade.unlock_due', z.object({ ...tradeSnapshot, unlockDue }),
+    'TradeUnlockDueEvent', "An unlock may be asked for now: first the ad side to the Maker, then the order side to the Bridger (or the Maker)."),
+  envelope('trade.claimed', z.object({ ...tradeSnapshot, side: z.enum(['ad', 'order']) }),
+    'TradeClaimedEvent', "One side's unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed)."),
+  envelope('trade.expired', z.object({ ...tradeSnapshot, reason: z.enum(['reservation', 'lock_window']) }),
+    'TradeExpiredEvent', '`reservation`: no deposit was confirmed in time; `lock_window`: no lock in time (the amount went back to the ad; the Bridger refunds on chain after the refund time).'),
+  envelope('ad.confirmed', z.object({
+    adId: z.string().uuid(), action: z.enum(['createAd', 'fundAd', 'withdrawFromAd', 'closeAd']), txHash: z.string(),
+    status: z.enum(AD_STATUSES), poolAmount: z.string(), availableAmount: z.string(),
+  }), 'AdConfirmedEvent', "One of the Maker's ad transactions is confirmed (per-user stream and webhooks only)."),
+] as const;
+
+/** Any pushed event. */
+export const pushedEventSchema = z.union(pushedEventSchemas).openapi('PushedEvent');
+
+/** How the stream is written, for the operations' descriptions. */
+export const SSE_FORMAT =
+  'A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; ' +
+  '`: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. ' +
+  'To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: ' +
+  'the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. ' +
+  `Event types: ${PUSHED_EVENT_TYPES.join(', ')}. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 beyond).`;

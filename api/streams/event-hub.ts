@@ -1,0 +1,127 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { listenForPushedEvents, type PushedEventsListener } from '../../db/event-notifications.ts';
+import {
+  tradeEventsAfter, userEventsAfter, type PushedEventsNotice, type StoredPushedEvent,
+} from '../../db/repositories/pushed-events.ts';
+
+/** Which stream: one trade's events, or everything about one user's ads and trades. */
+export type StreamKey = { kind: 'trade'; id: string } | { kind: 'user'; id: string };
+
+/** One open stream: how far it got, and where to write. */
+export interface StreamSubscriber {
+  /** The last position it has (its Last-Event-ID); advanced by the hub as it delivers. */
+  lastSeq: number;
+  /** Receives committed events after `lastSeq`, in order, never twice. */
+  deliver(events: StoredPushedEvent[]): void;
+  /** The hub is shutting down. */
+  end(): void;
+}
+
+interface Channel {
+  key: StreamKey;
+  subscribers: Set<StreamSubscriber>;
+  running: boolean;
+  again: boolean;
+}
+
+const BATCH = 200;
+
+/**
+ * Fans committed outbox rows out to the streams open in this process. It keeps no events of its
+ * own: a NOTIFY (from any process that committed) only says which trade and users have news, and
+ * each stream's news is read from the outbox once for all its subscribers, from the lowest position
+ * any of them holds. So a stream is complete whichever replica serves it, and a reconnect of the
+ * LISTEN connection is followed by a read of every open stream.
+ */
+export class PushedEventHub {
+  private readonly channels = new Map<string, Channel>();
+  private listener: PushedEventsListener | undefined;
+  private closed = false;
+
+  constructor(private readonly knex: Knex, private readonly logger: Logger) {}
+
+  /** Open streams in this process. */
+  get size(): number {
+    let count = 0;
+    for (const channel of this.channels.values()) count += channel.subscribers.size;
+    return count;
+  }
+
+  /** Starts delivering `key`'s events after `subscriber.lastSeq`; returns the unsubscribe. */
+  subscribe(key: StreamKey, subscriber: StreamSubscriber): () => void {
+    if (this.closed) throw new Error('the event hub is closed');
+    this.listen();
+    const name = `${key.kind}:${key.id}`;
+    let channel = this.channels.get(name);
+    if (!channel) this.channels.set(name, (channel = { key, subscribers: new Set(), running: false, again: false }));
+    channel.subscribers.add(subscriber);
+    void this.pump(name);
+    return () => {
+      channel.subscribers.delete(subscriber);
+      if (channel.subscribers.size === 0 && !channel.running) this.channels.delete(name);
+    };
+  }
+
+  /** Ends every stream and stops listening. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const channel of this.channels.values()) for (const subscriber of channel.subscribers) subscriber.end();
+    this.channels.clear();
+    await this.listener?.close();
+  }
+
+  private listen(): void {
+    this.listener ??= listenForPushedEvents(this.knex, {
+      onNotice: (notice) => this.onNotice(notice),
+      onConnected: () => {
+        for (const name of this.channels.keys()) void this.pump(name);
+      },
+      onError: (error) => this.logger.warn({ err: error }, 'pushed events: LISTEN connection failed, reconnecting'),
+    });
+  }
+
+  private onNotice(notice: PushedEventsNotice): void {
+    if (notice.tradeId && this.channels.has(`trade:${notice.tradeId}`)) void this.pump(`trade:${notice.tradeId}`);
+    for (const userId of notice.userIds ?? []) if (this.channels.has(`user:${userId}`)) void this.pump(`user:${userId}`);
+  }
+
+  /** Reads the channel's news and hands each subscriber what it lacks; one read at a time per channel. */
+  private async pump(name: string): Promise<void> {
+    const channel = this.channels.get(name);
+    if (!channel) return;
+    if (channel.running) {
+      channel.again = true;
+      return;
+    }
+    channel.running = true;
+    try {
+      do {
+        channel.again = false;
+        for (;;) {
+          if (channel.subscribers.size === 0) break;
+          let from = Infinity;
+          for (const subscriber of channel.subscribers) from = Math.min(from, subscriber.lastSeq);
+          const events = await this.read(channel.key, from);
+          for (const subscriber of [...channel.subscribers]) {
+            const fresh = events.filter((event) => event.seq > subscriber.lastSeq);
+            if (fresh.length === 0) continue;
+            subscriber.lastSeq = fresh[fresh.length - 1]!.seq;
+            subscriber.deliver(fresh);
+          }
+          if (events.length < BATCH) break;
+        }
+      } while (channel.again && !this.closed);
+    } catch (error) {
+      this.logger.warn({ err: error, stream: name }, 'pushed events: reading the outbox failed, retrying');
+      setTimeout(() => void this.pump(name), 1_000).unref();
+    } finally {
+      channel.running = false;
+      if (channel.subscribers.size === 0 && this.channels.get(name) === channel) this.channels.delete(name);
+    }
+  }
+
+  private read(key: StreamKey, afterSeq: number): Promise<StoredPushedEvent[]> {
+    return key.kind === 'trade' ? tradeEventsAfter(this.knex, key.id, afterSeq, BATCH) : userEventsAfter(this.knex, key.id, afterSeq, BATCH);
+  }
+}
