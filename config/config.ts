@@ -124,6 +124,12 @@ export const configSchema = z.object({
   SIGNED_REQUEST_TTL_SECONDS: intFromEnv(30, 86_400).default(600),
   CONFIRM_GRACE_SECONDS: intFromEnv(0, 7 * 86_400).default(900),
   TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(1800),
+  /**
+   * How often the trade start reconciler (in the worker on Temporal, in the API on the embedded
+   * runner) starts trades whose reservation committed but whose lifecycle did not start; also how
+   * long a new trade's start is left to its own request first. 0: only at process start.
+   */
+  TRADE_START_RECONCILE_SECONDS: intFromEnv(0, 3600).default(10),
   /** EIP-712 domain name and version the contracts are deployed with. */
   EIP712_DOMAIN_NAME: z.string().min(1).default('ProofBridge'),
   EIP712_DOMAIN_VERSION: z.string().min(1).default('1'),

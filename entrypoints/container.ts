@@ -17,6 +17,7 @@ import { ProverPool } from '../prover/pool.ts';
 import { resolveSecrets, type Secrets } from '../config/secrets.ts';
 import { createTradesService, type TradesService } from '../trades/service.ts';
 import { createActivities } from '../trades/activities.ts';
+import { createTradeStarts, type TradeStarts } from '../trades/start-reconciler.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
 import { tradeMetrics, type TradeMetrics } from '../trades/metrics.ts';
 import { createTemporalOrchestrator } from '../workflows/temporal/client.ts';
@@ -46,6 +47,11 @@ export interface Container {
   eventHub: PushedEventHub;
   /** The lifecycle steps both orchestrators run. */
   activities: TradeActivities;
+  /**
+   * The durable start of trades: its reconciler runs (`tradeStarts.run()`) in the worker on Temporal
+   * and in the API on the embedded runner; `close` stops it.
+   */
+  tradeStarts: TradeStarts;
   /** The orchestrator driving trades; available once `startOrchestrator` resolved. */
   orchestrator(): Orchestrator;
   /** Starts the orchestrator: Temporal when TEMPORAL_ADDRESS is set, else the embedded pg-boss runner over `databaseUrl`. */
@@ -101,6 +107,13 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   let apiPort = config.PORT;
   const eventHub = new PushedEventHub(knex, logger);
   const settings = { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS };
+  const currentOrchestrator = () => {
+    if (!orchestrator) throw new Error('the orchestrator is not started');
+    return orchestrator;
+  };
+  const tradeStarts = createTradeStarts({
+    knex, logger, orchestrator: currentOrchestrator, onAttempt: trades.startAttempted, intervalMs: config.TRADE_START_RECONCILE_SECONDS * 1000,
+  });
   return {
     config,
     logger,
@@ -129,18 +142,14 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       registryCache,
       signers,
       verifier,
-      orchestrator: () => {
-        if (!orchestrator) throw new Error('the orchestrator is not started');
-        return orchestrator;
-      },
-      settings: { ...settings, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS },
+      orchestrator: currentOrchestrator,
+      starts: tradeStarts,
+      settings: { ...settings, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS, startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS },
     }),
     eventHub,
     activities,
-    orchestrator() {
-      if (!orchestrator) throw new Error('the orchestrator is not started');
-      return orchestrator;
-    },
+    tradeStarts,
+    orchestrator: currentOrchestrator,
     tradeMetrics: trades,
     apiListeningOn(port) {
       apiPort = port;
@@ -168,12 +177,16 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
           deposited: t.status !== 'PENDING', proofPending: t.proofState === 'running',
         })),
       });
+      // The embedded runner re-arms open trades on start; the reconciler also starts, on a schedule,
+      // any trade whose timer was not armed after its reservation committed.
+      tradeStarts.run();
       logger.info('embedded trade orchestrator started (pg-boss)');
     },
     prover,
     async close() {
       await eventHub.close();
       await authPurger.stop();
+      await tradeStarts.stop();
       await orchestrator?.close();
       await pool?.close();
     },

@@ -42,6 +42,9 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
     if (kind === 'worker') {
       await ensureSearchAttributes(config, logger);
       running = await startLifecycleWorker({ ...connection, taskQueue: config.TEMPORAL_TASK_QUEUE, activities: container.activities, onApplied: container.tradeMetrics.observe });
+      // The worker starts, now and on a schedule, every trade whose reservation committed but whose workflow did not start.
+      await container.startOrchestrator(config.DATABASE_URL);
+      container.tradeStarts.run();
     } else {
       const pool = container.prover();
       // Threads load their artifacts (and a native prover its tables) before the worker takes a task.

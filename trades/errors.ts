@@ -22,3 +22,10 @@ export class TradeNotReadyError extends DomainError {
   readonly code = 'TRADE_NOT_READY';
   readonly kind = 'conflict';
 }
+
+/** The orchestrator (the Temporal frontend) cannot be reached: nothing was decided, retry later (503). */
+export class OrchestratorUnavailableError extends DomainError {
+  readonly code = 'ORCHESTRATOR_UNAVAILABLE';
+  readonly kind = 'unavailable';
+  override readonly retryable = true;
+}

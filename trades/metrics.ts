@@ -1,16 +1,25 @@
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { oldestOpenTradeAges } from '../db/repositories/trade-ages.ts';
+import { oldestOpenTradeAges, stuckTradeCounts } from '../db/repositories/trade-ages.ts';
+import { tradeStartBacklog } from '../db/repositories/trade-starts.ts';
 import type { TradeEvent } from './lifecycle.ts';
 import type { AppliedEvent } from './orchestrator.ts';
+import type { StartedBy } from './start-reconciler.ts';
+
+/** A PENDING or DEPOSITED trade this long past the timer that should have moved it counts as stuck. */
+export const STUCK_GRACE_SECONDS = 120;
 
 /**
  * The trade lifecycle's metrics: trades by status and the age of the oldest open trade per status
- * (both read at scrape time), applied lifecycle events by type, and deposit-confirm-to-proof-ready seconds.
+ * (both read at scrape time), applied lifecycle events by type, and deposit-confirm-to-proof-ready
+ * seconds; the faults: lifecycle starts by who made them and their outcome, the start outbox's
+ * backlog and lag, and trades stuck past a timer (read at scrape time).
  */
 export interface TradeMetrics {
   /** Feed every applied event (the orchestrator's `onApplied`). */
   observe(tradeId: string, applied: AppliedEvent, event: TradeEvent): void;
+  /** Feed every lifecycle start attempt (trades/start-reconciler.ts `onAttempt`). */
+  startAttempted(by: StartedBy, outcome: 'started' | 'failed'): void;
 }
 
 /** Registers the metrics on `registry`; the status gauge counts trades in `knex` whenever Prometheus scrapes. */
@@ -47,8 +56,43 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     labelNames: ['event'] as const,
     registers: [registry],
   });
+  const starts = new Counter({
+    name: 'relayer_trade_starts_total',
+    help: "Attempts to start a trade's lifecycle, by who made it (request, confirm, reconciler) and outcome (started, failed)",
+    labelNames: ['by', 'outcome'] as const,
+    registers: [registry],
+  });
+  const backlog = () => tradeStartBacklog(knex);
+  new Gauge({
+    name: 'relayer_trade_start_outbox_pending',
+    help: 'Trades reserved whose lifecycle the orchestrator has not confirmed starting (rows in trade_starts)',
+    registers: [registry],
+    async collect() {
+      this.set((await backlog()).pending);
+    },
+  });
+  new Gauge({
+    name: 'relayer_trade_start_outbox_lag_seconds',
+    help: 'Age of the oldest pending trade start (0 when none): how far the reconciler is behind',
+    registers: [registry],
+    async collect() {
+      this.set((await backlog()).oldestSeconds);
+    },
+  });
+  new Gauge({
+    name: 'relayer_trades_stuck',
+    help: `Open trades a timer should have moved ${STUCK_GRACE_SECONDS} s ago: PENDING past the reservation's expiry, DEPOSITED past the lock deadline`,
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      for (const [status, n] of Object.entries(await stuckTradeCounts(knex, STUCK_GRACE_SECONDS))) this.set({ status }, n);
+    },
+  });
   const depositedAt = new Map<string, number>();
   return {
+    startAttempted(by, outcome) {
+      starts.inc({ by, outcome });
+    },
     observe(tradeId, applied, event) {
       if (applied.duplicate) return;
       events.inc({ event: event.type });

@@ -17,6 +17,7 @@ import { findSubjectEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { findTradeLifecycle, insertTrade, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
+import { recordTradeStart } from '../db/repositories/trade-starts.ts';
 import { randomSecret, secretCommitment } from '../prover/commitments.ts';
 import { encodeProof, type Groth16Proof } from '../prover/solidity.ts';
 import { stateOf } from './activities.ts';
@@ -25,6 +26,7 @@ import { INITIAL_STATE, unlockDue } from './lifecycle.ts';
 import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TradeInputError, TradeNotReadyError } from './errors.ts';
+import type { TradeStarts } from './start-reconciler.ts';
 
 export interface TradesSettings {
   signedRequestTtlSeconds: number;
@@ -32,6 +34,8 @@ export interface TradesSettings {
   /** TRADE_RESERVATION_TTL_SECONDS: an undeposited reservation returns to the ad after this. */
   reservationTtlSeconds: number;
   orderTiming?: OrderTimingPolicy;
+  /** How long a new trade's start is left to its creating request before the reconciler may take it. */
+  startGraceSeconds: number;
 }
 
 export interface TradesDeps {
@@ -40,6 +44,8 @@ export interface TradesDeps {
   signers: RelayerSigners;
   verifier: TransactionVerifier;
   orchestrator: () => Orchestrator;
+  /** The durable start (trades/start-reconciler.ts): the outbox row written with the reservation is cleared once started. */
+  starts: TradeStarts;
   settings: TradesSettings;
   now?: () => number;
 }
@@ -101,7 +107,9 @@ export function createTradesService(deps: TradesDeps) {
   return {
     /**
      * Reserves `amount` of the ad in one transaction holding the ad row lock, and returns signed
-     * `OrderPortal.createOrder` call data with the order it commits to.
+     * `OrderPortal.createOrder` call data with the order it commits to. The same transaction records
+     * the intent to start the trade's lifecycle; the start itself follows the commit, and if the
+     * orchestrator cannot take it now the reconciler does later (the reservation still expires on time).
      */
     async create(principal: Principal, input: CreateTradeInput) {
       const ad = await findAd(knex, input.adId);
@@ -183,8 +191,9 @@ export function createTradesService(deps: TradesDeps) {
             ...tradeSnapshot({ tradeId, adId: ad.id }, INITIAL_STATE), routeId: ad.routeId, amount: input.amount, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
           } }],
         });
+        await recordTradeStart(trx, tradeId, settings.startGraceSeconds);
       });
-      await deps.orchestrator().startTrade({ tradeId, adId: ad.id, routeId: ad.routeId, reservationExpiresAt, lockDeadline: deadline });
+      await deps.starts.start({ tradeId, adId: ad.id, routeId: ad.routeId, reservationExpiresAt, lockDeadline: deadline });
       return { tradeId, reqContractDetails: { ...signed, orderParams, orderHash, secretCommitment: commitment } };
     },
 
@@ -256,7 +265,14 @@ export function createTradesService(deps: TradesDeps) {
     /** A deposit or lock transaction (`/confirm`), or an unlock (`/unlock/confirm`), passed to the orchestrator. */
     async confirm(principal: Principal, tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
       await partyTrade(principal, tradeId);
-      return deps.orchestrator().confirm(tradeId, { kind, txHash });
+      try {
+        return await deps.orchestrator().confirm(tradeId, { kind, txHash });
+      } catch (error) {
+        // The orchestrator may not have the trade yet (its start failed and the reconciler has not
+        // come by): start it now and ask again. Costs a read only on the error path.
+        if (!(await deps.starts.startIfPending(tradeId))) throw error;
+        return deps.orchestrator().confirm(tradeId, { kind, txHash });
+      }
     },
   };
 }

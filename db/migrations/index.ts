@@ -9,6 +9,7 @@ import * as tradeLifecycle from './20261123_0003_trade_lifecycle.ts';
 import * as sessionLifetime from './20261123_1001_session_lifetime.ts';
 import * as rateLimits from './20261123_1002_rate_limits.ts';
 import * as pushedEvents from './20261124_2001_pushed_events.ts';
+import * as tradeStarts from './20261124_2401_trade_starts.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -25,6 +26,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123_1001_session_lifetime': sessionLifetime,
   '20261123_1002_rate_limits': rateLimits,
   '20261124_2001_pushed_events': pushedEvents,
+  '20261124_2401_trade_starts': tradeStarts,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -22,3 +22,17 @@ export async function oldestOpenTradeAges(knex: Knex): Promise<Record<(typeof OP
   for (const row of rows) ages[row.status as keyof typeof ages] = Math.max(0, Number(row.age ?? 0));
   return ages;
 }
+
+/**
+ * Open trades a timer should already have moved, by status: PENDING past its reservation's expiry
+ * and DEPOSITED past its lock deadline, each by more than `graceSeconds` (so a timer firing on time
+ * under load is not counted). Any such trade means an orchestrator lost its timer.
+ */
+export async function stuckTradeCounts(knex: Knex, graceSeconds: number): Promise<{ PENDING: number; DEPOSITED: number }> {
+  const row = (await knex.raw(`
+    SELECT count(*) FILTER (WHERE status = 'PENDING' AND reservation_expires_at < now() - make_interval(secs => ?))::int AS pending,
+           count(*) FILTER (WHERE status = 'DEPOSITED' AND lock_deadline < now() - make_interval(secs => ?))::int AS deposited
+      FROM trades
+     WHERE status IN ('PENDING', 'DEPOSITED')`, [graceSeconds, graceSeconds])).rows[0] as { pending: number; deposited: number };
+  return { PENDING: row.pending, DEPOSITED: row.deposited };
+}

@@ -1,7 +1,8 @@
 import {
   Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
-  WorkflowUpdateFailedError, ApplicationFailure,
+  WorkflowUpdateFailedError, ApplicationFailure, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
 } from '@temporalio/client';
+import { OrchestratorUnavailableError } from '../../trades/errors.ts';
 import { TradeStateError } from '../../trades/lifecycle-errors.ts';
 import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
 import { fromApplicationFailure } from './failures.ts';
@@ -24,6 +25,11 @@ export interface TemporalOrchestratorOptions {
    * server, which cannot register them.
    */
   searchAttributes?: boolean;
+  /**
+   * How long a start may wait for the frontend (default 5 s). A start that runs out fails with
+   * OrchestratorUnavailableError; the trade's start outbox row keeps it for the reconciler.
+   */
+  startTimeoutMs?: number;
 }
 
 /** The Orchestrator plus what tests and operators read: the workflow's current state. */
@@ -57,17 +63,17 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
         indexed: options.searchAttributes ?? true,
       };
       try {
-        await client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', {
+        await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', {
           workflowId: tradeWorkflowId(trade.tradeId),
           taskQueue,
           args: [input],
           // One workflow per trade, ever: a repeated start never runs the lifecycle twice.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           ...(input.indexed ? { searchAttributes: { TradeStatus: ['PENDING'], AdId: [trade.adId], RouteId: [trade.routeId] } } : {}),
-        });
+        }));
       } catch (error) {
         if (error instanceof WorkflowExecutionAlreadyStartedError) return;
-        throw error;
+        throw unreachableAs503(error);
       }
     },
 
@@ -91,6 +97,14 @@ function domainErrorOf(tradeId: string, error: unknown): unknown {
   // The workflow finished and closed (its linger after SETTLED/EXPIRED is over), or never ran.
   if (error instanceof WorkflowNotFoundError || error instanceof WorkflowFailedError || isCompleted(error)) {
     return new TradeStateError(`trade ${tradeId} is no longer running: its lifecycle is over`);
+  }
+  return unreachableAs503(error);
+}
+
+/** A call the frontend did not answer (down, cut off, past its deadline) is "retry later", never a 500. */
+function unreachableAs503(error: unknown): unknown {
+  if (error instanceof ServiceError || isGrpcServiceError(error) || isGrpcDeadlineError(error)) {
+    return new OrchestratorUnavailableError(`the trade orchestrator (Temporal) is unreachable: ${(error as Error).message}`, { cause: error });
   }
   return error;
 }

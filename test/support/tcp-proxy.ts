@@ -1,0 +1,59 @@
+import net from 'node:net';
+
+/**
+ * A TCP relay on a loopback port in front of a real server (Temporal's frontend, an anvil RPC), so
+ * a test can make that server unreachable for the processes behind the relay and bring it back:
+ * `cut()` resets every open connection and every new one until `restore()`. The server itself keeps
+ * running; only the path to it is cut, as a network partition would.
+ */
+export interface TcpProxy {
+  /** host:port to give the clients instead of the server's. */
+  address: string;
+  port: number;
+  cut(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }, listenPort = 0): Promise<TcpProxy> {
+  let open = true;
+  const sockets = new Set<net.Socket>();
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const server = net.createServer((client) => {
+    track(client);
+    if (!open) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = net.connect(target.port, target.host);
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listenPort, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    address: `127.0.0.1:${port}`,
+    port,
+    cut() {
+      open = false;
+      for (const socket of sockets) socket.resetAndDestroy();
+    },
+    restore() {
+      open = true;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
