@@ -35,6 +35,7 @@ describe('Grafana dashboards', () => {
       'relayer_trade_deposit_to_proof_seconds_bucket', 'relayer_prover_witness_duration_seconds_bucket', 'relayer_prover_prove_duration_seconds_bucket',
       'relayer_prover_verify_duration_seconds_bucket', 'relayer_prover_proofs_total', 'relayer_prover_queue_depth', 'relayer_prover_busy_workers',
       'temporal_activity_schedule_to_start_latency_bucket{task_queue="proofs"}',
+      'relayer_trade_starts_total', 'relayer_trade_start_outbox_pending', 'relayer_trade_start_outbox_lag_seconds', 'relayer_trades_stuck',
     ]) expect(exprs, metric).toContain(metric);
   });
 });

@@ -82,7 +82,7 @@ export const apiDashboard: Dashboard = {
 export const tradesDashboard: Dashboard = {
   uid: 'relayer-trades-proofs',
   title: 'Relayer / Trades and proofs',
-  description: 'Trades by status and their flow, deposit-to-proof time, proof latency and throughput, prover queue and workers per pod, Temporal schedule-to-start on the proofs queue.',
+  description: 'Trades by status and their flow, deposit-to-proof time, faults (lifecycle starts, the start outbox, stuck trades), proof latency and throughput, prover queue and workers per pod, Temporal schedule-to-start on the proofs queue.',
   rows: [
     {
       title: 'Trades',
@@ -110,6 +110,32 @@ export const tradesDashboard: Dashboard = {
           description: 'From the verified deposit to its verified proof, p50/p95/p99.',
           unit: 's',
           queries: quantiles('relayer_trade_deposit_to_proof_seconds', '', (q) => q),
+        },
+      ],
+    },
+    {
+      title: 'Faults',
+      panels: [
+        {
+          title: 'Trade starts by who and outcome',
+          description: 'Lifecycle starts per minute: by the creating request, by a confirm that found none, by the reconciler; failed ones (alert TradeStartsFailing on the reconciler\'s).',
+          unit: 'short',
+          queries: [{ expr: 'sum by (by, outcome) (rate(relayer_trade_starts_total[5m])) * 60', legend: '{{by}} {{outcome}}' }],
+        },
+        {
+          title: 'Start outbox: pending and lag',
+          description: 'Reservations whose lifecycle has not started (rows in trade_starts) and how long the oldest has waited (alert TradeStartOutboxLagging at 2 min).',
+          unit: 'short',
+          queries: [
+            { expr: 'max(relayer_trade_start_outbox_pending)', legend: 'pending' },
+            { expr: 'max(relayer_trade_start_outbox_lag_seconds)', legend: 'oldest, seconds' },
+          ],
+        },
+        {
+          title: 'Stuck trades',
+          description: 'Open trades 2 min past the timer that should have moved them: PENDING past the reservation expiry, DEPOSITED past the lock deadline (alert TradesStuck).',
+          unit: 'short',
+          queries: [{ expr: 'max by (status) (relayer_trades_stuck)', legend: '{{status}}' }],
         },
       ],
     },
