@@ -1,11 +1,81 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { ERROR_DESCRIPTIONS } from '../schemas/common.ts';
 import { registry } from './operations.ts';
 
 let cached: object | undefined;
 
+/** The tags operations use, described once (linters want every tag declared). */
+const TAGS = [
+  { name: 'Auth', description: 'Sign-in with a wallet (SIWE on EVM, SEP-10 on Stellar), sessions and tokens.' },
+  { name: 'Chains', description: 'Chains of the registry (read-only).' },
+  { name: 'Routes', description: 'Token pairs across two chains (read-only).' },
+  { name: 'Ads', description: "Makers' liquidity: create, fund, withdraw, close, update; public reads." },
+  { name: 'Trades', description: "Bridgers' trades against ads, from the deposit to both unlocks; public reads." },
+  { name: 'Events', description: 'Trade and account status pushed as server-sent events.' },
+  { name: 'Webhooks', description: "Makers' bots notified of their ads' and trades' events." },
+  { name: 'System', description: 'Health, documentation, metrics.' },
+];
+
+const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
+/** Public reads that answer 304 to a matching If-None-Match (api/http-cache.ts). */
+const REVALIDATED = new Set(['/v1/ads', '/v1/ads/{id}', '/v1/trades/all', '/v1/trades/{id}']);
+
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  parameters?: { in: string; required?: boolean; name: string; example?: unknown; schema?: { example?: unknown } }[];
+  requestBody?: { required?: boolean };
+  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
+};
+
+const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
+const RETRY_AFTER = { 'Retry-After': header('Seconds to wait before asking again.', { type: 'integer', minimum: 0 }) };
+const RATE_LIMIT = {
+  RateLimit: header('IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`.'),
+  'RateLimit-Policy': header('IETF draft 8: the policy, `"<policy>"; q=<limit>; w=<window seconds>`.'),
+};
+
+/**
+ * What every operation answers besides its own responses, written once instead of on each
+ * registration (so an endpoint added later is described the same way):
+ * - `security: []` on public operations (no token), unless they declare their own;
+ * - bodies required wherever an operation takes one;
+ * - optional query parameters without examples, so "Try it out" on /docs does not pre-fill filters;
+ * - 400 (malformed request), 429 (rate limited, with Retry-After) and 500 on every operation;
+ *   413 and 415 where a body is read; 304 on the revalidated public reads; Retry-After on 409 and 503.
+ */
+function completeOperation(path: string, method: string, operation: Operation): void {
+  operation.security ??= [];
+  if (operation.requestBody) operation.requestBody.required = true;
+  for (const parameter of operation.parameters ?? []) {
+    if (parameter.in !== 'query' || parameter.required) continue;
+    delete parameter.example;
+    if (parameter.schema) delete parameter.schema.example;
+  }
+  for (const status of [400, 429, 500, ...(METHODS_WITH_BODY.has(method) ? [413, 415] : [])]) {
+    // After generation: the error body by reference to the Error schema the registrations produced.
+    operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status]!, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  }
+  if (REVALIDATED.has(path)) {
+    operation.parameters = [
+      ...(operation.parameters ?? []),
+      { in: 'header', name: 'If-None-Match', required: false, schema: { type: 'string' } as never, description: 'The ETag of a copy you hold: 304 when it is still current.' } as never,
+    ];
+    operation.responses['304'] ??= { description: 'Not modified: the copy whose ETag was sent is current (no body).' };
+    const ok = operation.responses['200'];
+    if (ok) ok.headers = { ...ok.headers, ETag: header('Weak validator of this representation.'), 'Cache-Control': header('`public, max-age=5`; `private, no-store` for a caller\'s own pending ads.') };
+  }
+  for (const status of ['409', '429', '503']) {
+    const response = operation.responses[status];
+    if (response) response.headers = { ...response.headers, ...RETRY_AFTER, ...(status === '429' ? RATE_LIMIT : {}) };
+  }
+  operation.operationId ??= `${method}${path.replace(/\{([^}]+)\}/g, 'By-$1').split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
+}
+
 /** The OpenAPI 3.1 document of every endpoint, generated once from the registered zod schemas. */
 export function openApiDocument(): object {
-  cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  if (cached) return cached;
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Cross-Chain Liquidity Relayer API',
@@ -13,9 +83,25 @@ export function openApiDocument(): object {
       description:
         'Makers advertise liquidity on routes between EVM and Stellar chains; Bridgers trade against those ads; ' +
         'settlement is unlocked on both chains by a Groth16 proof of deposit inclusion. Amounts are decimal strings ' +
-        'in the smallest unit. Errors share one body: `{statusCode, message, error}`.',
+        'in the smallest unit. Errors share one body: `{statusCode, message, error}`; validation failures (422) list ' +
+        'each offending field. Request bodies are JSON objects (`Content-Type: application/json`; others 415). A known ' +
+        'path asked with a method it does not list answers 405 with `Allow`; an unknown path 404. Every response ' +
+        'carries the `RateLimit` and `RateLimit-Policy` headers.',
     },
     servers: [{ url: '/' }],
+    tags: TAGS,
   });
+  const declared = new Set(TAGS.map((tag) => tag.name));
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item as Record<string, Operation & { tags?: string[] }>)) {
+      completeOperation(path, method, operation);
+      // A tag nobody described yet is still declared, so the document stays valid for every linter.
+      for (const tag of operation.tags ?? []) {
+        if (!declared.has(tag)) document.tags!.push({ name: tag });
+        declared.add(tag);
+      }
+    }
+  }
+  cached = document;
   return cached;
 }

@@ -14,38 +14,39 @@ const signInFailed = { 401: { ...errorResponses(401)[401], description: 'Signatu
 const FLOW = 'Flow: challenge -> sign locally -> login -> Bearer access token -> refresh when it expires. See auth/README.md.';
 
 registry.registerPath({
-  method: 'post', path: '/v1/auth/challenge', tags: ['Auth'], summary: 'Ask for a sign-in challenge for a wallet',
+  method: 'post', path: '/v1/auth/challenge', operationId: 'createChallenge', tags: ['Auth'], summary: 'Ask for a sign-in challenge for a wallet',
   description: `EVM: returns the SIWE (EIP-4361) \`message\` to sign as a personal message. Stellar: returns a server-signed SEP-10 \`transaction\` to co-sign. Single use, expires at \`expiresAt\`. ${FLOW}`,
-  request: { body: { content: { 'application/json': { schema: challengeBody } } } },
+  request: { body: { required: true, content: { 'application/json': { schema: challengeBody } } } },
   responses: { 200: json(challengeResponse, 'The challenge'), ...errorResponses(422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/auth/login', tags: ['Auth'], summary: 'Sign in with a signed challenge',
+  method: 'post', path: '/v1/auth/login', operationId: 'login', tags: ['Auth'], summary: 'Sign in with a signed challenge',
   description: 'EVM: `{chainKind, message, signature}` with the message exactly as issued. Stellar: `{chainKind, transaction}` co-signed by the account. The first login of a wallet creates its user.',
-  request: { body: { content: { 'application/json': { schema: walletProofBody } } } },
+  request: { body: { required: true, content: { 'application/json': { schema: walletProofBody } } } },
   responses: { 200: json(loginResponse, 'The user and a token pair'), ...errorResponses(401, 422, 429), ...signInFailed },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/auth/refresh', tags: ['Auth'], summary: 'Exchange a refresh token for a new pair',
+  method: 'post', path: '/v1/auth/refresh', operationId: 'refreshTokens', tags: ['Auth'], summary: 'Exchange a refresh token for a new pair',
   description: 'The refresh token is single use and rotates. Presenting one already used revokes the whole session (401).',
-  request: { body: { content: { 'application/json': { schema: refreshBody } } } },
+  request: { body: { required: true, content: { 'application/json': { schema: refreshBody } } } },
   responses: { 200: json(refreshResponse, 'A new token pair'), ...errorResponses(401, 422, 429), 401: { ...errorResponses(401)[401], description: 'Refresh token invalid, expired, already used (the session is then revoked) or of a revoked session' } },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/auth/link', tags: ['Auth'], summary: "Link a wallet of the other chain kind to the caller's user",
+  method: 'post', path: '/v1/auth/link', operationId: 'linkWallet', tags: ['Auth'], summary: "Link a wallet of the other chain kind to the caller's user",
   description: 'Body as for login, signed by the wallet to link (ask a challenge for it first). No new tokens: the existing ones now stand for both wallets. 409 when the chain kind is already linked or the address belongs to another user.',
   security: [{ [bearerAuth.name]: [] }],
-  request: { body: { content: { 'application/json': { schema: walletProofBody } } } },
+  request: { body: { required: true, content: { 'application/json': { schema: walletProofBody } } } },
   responses: { 200: json(userSchema, 'The updated user'), ...errorResponses(401, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/auth/logout', tags: ['Auth'], summary: "End the caller's session",
+  method: 'post', path: '/v1/auth/logout', operationId: 'logout', tags: ['Auth'], summary: "End the caller's session",
   description: 'Revokes the session of the Bearer access token: that access token and every refresh token of the session stop working at once (401). Other sessions of the same user are untouched. No body.',
   security: [{ [bearerAuth.name]: [] }],
   responses: { 204: { description: 'The session is ended' }, ...errorResponses(401, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/auth/me', tags: ['Auth'], summary: "The caller's user and wallets",
+  method: 'get', path: '/v1/auth/me', operationId: 'getCurrentUser', tags: ['Auth'], summary: "The caller's user and wallets",
+  description: 'The user of the Bearer access token, with every wallet linked to it.',
   security: [{ [bearerAuth.name]: [] }],
   responses: { 200: json(userSchema, 'The user'), ...errorResponses(401, 429) },
 });

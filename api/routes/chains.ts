@@ -10,12 +10,14 @@ import { chainSchema } from '../schemas/resources.ts';
 import { parseOrThrow } from '../validation.ts';
 
 registry.registerPath({
-  method: 'get', path: '/v1/chains', tags: ['Chains'], summary: 'List supported chains',
+  method: 'get', path: '/v1/chains', operationId: 'listChains', tags: ['Chains'], summary: 'List supported chains',
+  description: 'Chains the registry holds (read-only; operators manage them with the registry file). Filters combine with AND.',
   request: { query: chainsQuery },
   responses: { 200: { description: 'One page of chains', content: { 'application/json': { schema: page(chainSchema) } } }, ...errorResponses(422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/chains/{chainId}', tags: ['Chains'], summary: 'One chain by its public numeric chain ID',
+  method: 'get', path: '/v1/chains/{chainId}', operationId: 'getChain', tags: ['Chains'], summary: 'One chain by its public numeric chain ID',
+  description: 'The chain with this public chain id (Stellar has none: the registry gives it a number).',
   request: { params: chainIdParams },
   responses: { 200: { description: 'The chain', content: { 'application/json': { schema: chainSchema } } }, ...errorResponses(404, 422, 429) },
 });

@@ -15,18 +15,19 @@ const healthSchema = z
 
 registry.registerPath({
   method: 'get',
-  path: '/health',
+  path: '/health', operationId: 'getHealth',
   summary: 'Service health: 200 when every dependency answers, 503 otherwise',
+  description: 'Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators.',
   tags: ['System'],
   responses: {
     200: { description: 'Healthy', content: { 'application/json': { schema: healthSchema } } },
     503: { description: 'A dependency is unavailable', content: { 'application/json': { schema: healthSchema } } },
   },
 });
-registry.registerPath({ method: 'get', path: '/docs', summary: 'Interactive API documentation (works offline)', tags: ['System'], responses: { 200: { description: 'HTML' } } });
-registry.registerPath({ method: 'get', path: '/openapi.json', summary: 'This OpenAPI 3.1 document', tags: ['System'], responses: { 200: { description: 'OpenAPI document' } } });
+registry.registerPath({ method: 'get', path: '/docs', operationId: 'getDocs', summary: 'Interactive API documentation (works offline)', description: 'Swagger UI over this document, served with its own assets.', tags: ['System'], responses: { 200: { description: 'HTML' } } });
+registry.registerPath({ method: 'get', path: '/openapi.json', operationId: 'getOpenApiDocument', summary: 'This OpenAPI 3.1 document', description: 'Generated from the zod schemas that validate requests; the typed client in client/ is generated from it.', tags: ['System'], responses: { 200: { description: 'OpenAPI document' } } });
 registry.registerPath({
-  method: 'get', path: '/metrics', summary: 'Prometheus metrics', tags: ['System'],
+  method: 'get', path: '/metrics', operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['System'],
   description: 'Served on the metrics port (METRICS_PORT), not here: 404 unless METRICS_ON_API_PORT is true.',
   responses: { 200: { description: 'Prometheus text format' }, 404: { description: 'Served on the metrics port (METRICS_PORT)' } },
 });

@@ -11,12 +11,14 @@ import { routeSchema } from '../schemas/resources.ts';
 import { parseOrThrow } from '../validation.ts';
 
 registry.registerPath({
-  method: 'get', path: '/v1/routes', tags: ['Routes'], summary: 'List routes (token pairs across chains)',
+  method: 'get', path: '/v1/routes', operationId: 'listRoutes', tags: ['Routes'], summary: 'List routes (token pairs across chains)',
+  description: 'Each route pairs an ad token and an order token on different chains, with both tokens and their chains nested.',
   request: { query: routesQuery },
   responses: { 200: { description: 'One page of routes', content: { 'application/json': { schema: page(routeSchema) } } }, ...errorResponses(422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/routes/{id}', tags: ['Routes'], summary: 'One route',
+  method: 'get', path: '/v1/routes/{id}', operationId: 'getRoute', tags: ['Routes'], summary: 'One route',
+  description: 'The route with both tokens and their chains.',
   request: { params: idParams },
   responses: { 200: { description: 'The route', content: { 'application/json': { schema: routeSchema } } }, ...errorResponses(404, 422, 429) },
 });

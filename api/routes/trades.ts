@@ -20,47 +20,49 @@ import {
 import { parseOrThrow } from '../validation.ts';
 
 registry.registerPath({
-  method: 'get', path: '/v1/trades/all', tags: ['Trades'], summary: 'List trades',
+  method: 'get', path: '/v1/trades/all', operationId: 'listTrades', tags: ['Trades'], summary: 'List trades',
+  description: 'Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). Pass nextCursor back as cursor for the next page.',
   request: { query: tradesQuery },
   responses: { 200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } }, ...errorResponses(400, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/trades/{id}', tags: ['Trades'], summary: 'One trade',
+  method: 'get', path: '/v1/trades/{id}', operationId: 'getTrade', tags: ['Trades'], summary: 'One trade',
+  description: 'Public. `unlockDue` says whose unlock is due (the Maker\'s ad-chain unlock first, then the order-chain unlock). Revalidate with If-None-Match: 304 when unchanged.',
   request: { params: idParams },
   responses: { 200: { description: 'The trade', content: { 'application/json': { schema: tradeSchema } } }, ...errorResponses(404, 422, 429) },
 });
 
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-const body = <T>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
+const body = <T>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
 const secured = { security: [{ [bearerAuth.name]: [] }] };
 const CONFIRM = 'Verified on chain (contract, event for this order hash, finality) and applied once; the same transaction again answers the same. Not final yet: 409 with Retry-After. A transaction that is not this trade\'s: 422, nothing changes. Either party may confirm.';
 
 registry.registerPath({
-  method: 'post', path: '/v1/trades/create', tags: ['Trades'], summary: 'Create a trade (signed OrderPortal.createOrder call data)', ...secured,
+  method: 'post', path: '/v1/trades/create', operationId: 'createTrade', tags: ['Trades'], summary: 'Create a trade (signed OrderPortal.createOrder call data)', ...secured,
   description: "The Bridger's step 1. The route must be the ad's, the ad ACTIVE, the amount within its bounds; the amount is reserved against the ad's available balance in one row-locked transaction (409 when it cannot be covered). Nobody trades against their own ad (403). The reservation returns to the ad after TRADE_RESERVATION_TTL_SECONDS without a confirmed deposit (EXPIRED).",
   request: body(createTradeBody),
   responses: { 200: json(createTradeResponse, 'The trade id and the deposit call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/trades/{id}/params', tags: ['Trades'], summary: 'Order parameters of a trade', ...secured,
+  method: 'get', path: '/v1/trades/{id}/params', operationId: 'getTradeParams', tags: ['Trades'], summary: 'Order parameters of a trade', ...secured,
   description: 'Either party of the trade; others get 403.',
   request: { params: idParams },
   responses: { 200: json(orderParamsSchema, 'The order parameters'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/trades/{id}/confirm', tags: ['Trades'], summary: 'Confirm the deposit (order chain), later the lock (ad chain)', ...secured,
+  method: 'post', path: '/v1/trades/{id}/confirm', operationId: 'confirmTradeTransaction', tags: ['Trades'], summary: 'Confirm the deposit (order chain), later the lock (ad chain)', ...secured,
   description: `While the trade is PENDING the transaction is the Bridger's deposit; it then goes into the mirrored tree and the proof starts. After that it is the Maker's lock. ${CONFIRM}`,
   request: { params: idParams, ...body(confirmTradeBody) },
   responses: { 200: json(confirmTradeResponse, 'Recorded'), ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/trades/{id}/lock', tags: ['Trades'], summary: "The Maker's lock (signed AdManager.lockForOrder call data)", ...secured,
+  method: 'post', path: '/v1/trades/{id}/lock', operationId: 'lockTrade', tags: ['Trades'], summary: "The Maker's lock (signed AdManager.lockForOrder call data)", ...secured,
   description: "The ad's Maker only (403 for others), once the deposit is confirmed (409 before) and while the lock window is open.",
   request: { params: idParams },
   responses: { 200: json(lockTradeResponse, 'Signed call data and the order'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/trades/{id}/unlock', tags: ['Trades'], summary: 'Unlock with the proof (signed call data)', ...secured,
+  method: 'post', path: '/v1/trades/{id}/unlock', operationId: 'unlockTrade', tags: ['Trades'], summary: 'Unlock with the proof (signed call data)', ...secured,
   description: [
     '**Unlock order (a safety rule): the Maker\'s ad-chain unlock first, the order-chain unlock only after it is confirmed.**',
     '1. The Maker calls this first and gets call data for the AdManager on the ad chain, which pays the Bridger. It is valid only before the order\'s `lockExpiry`.',
@@ -72,7 +74,7 @@ registry.registerPath({
   responses: { 200: json(unlockTradeResponse, 'Signed call data with the proof'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/trades/{id}/unlock/confirm', tags: ['Trades'], summary: 'Confirm an unlock transaction', ...secured,
+  method: 'post', path: '/v1/trades/{id}/unlock/confirm', operationId: 'confirmUnlock', tags: ['Trades'], summary: 'Confirm an unlock transaction', ...secured,
   description: `Sets that side's claimed flag (bridgerClaimed: the ad-chain unlock paid the Bridger; adCreatorClaimed: the order-chain unlock paid the Maker); SETTLED when both are set. ${CONFIRM}`,
   request: { params: idParams, ...body(confirmTradeBody) },
   responses: { 200: json(confirmTradeResponse, 'Recorded'), ...errorResponses(401, 403, 404, 409, 422, 429, 503) },

@@ -1,6 +1,6 @@
 import { AD_STATUSES, SETTABLE_AD_STATUSES } from '../../domain/index.ts';
 import { z } from '../openapi/operations.ts';
-import { amount, isStorableText, shortText, uuid } from './common.ts';
+import { address, amount, isStorableText, shortText, uuid } from './common.ts';
 
 /** Request and response bodies of the ad mutations (architecture.md "Field names"). */
 
@@ -42,7 +42,6 @@ const metadata = z
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_METADATA_BYTES, { error: `must be at most ${MAX_METADATA_BYTES} bytes of JSON` })
   .openapi({ example: { name: 'Fast lane', feeBps: 5 } });
 
-const address = (description: string) => shortText(128).openapi({ description });
 
 export const createAdBody = z
   .strictObject({

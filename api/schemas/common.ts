@@ -26,19 +26,30 @@ export const text = (error = 'must be a string') =>
 export const uuid = text('must be a UUID')
   .regex(UUID_PATTERN, { error: 'must be a UUID' })
   .transform((value) => value.toLowerCase())
-  .openapi({ type: 'string', format: 'uuid', example: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a' });
+  .openapi({ type: 'string', format: 'uuid', pattern: UUID_PATTERN.source.replaceAll('a-f', 'a-fA-F'), example: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a' });
 
 /** A non-negative integer amount in the token's smallest unit, as a decimal string. */
 export const amount = text('must be a non-negative integer decimal string')
   .regex(DECIMAL_INTEGER, { error: 'must be a non-negative integer decimal string without sign, decimals or leading zeros', abort: true })
   // zod runs refinements even after a failed check unless aborted; guard anyway, BigInt throws on junk.
   .refine((value) => DECIMAL_INTEGER.test(value) && value.length <= 78 && BigInt(value) <= MAX_UINT256, { error: 'must fit in 256 bits' })
-  .openapi({ type: 'string', example: '1000000000000000000', description: 'Amount in the smallest unit, decimal string.' });
+  .openapi({ pattern: DECIMAL_INTEGER.source, maxLength: 78, example: '1000000000000000000', description: 'Amount in the smallest unit, decimal string (at most 2^256 - 1).' });
+
+/** Addresses the document describes: an EVM address, or a Stellar account (G...) or contract (C...) strkey. */
+export const ADDRESS_PATTERN = '^(0x[0-9a-fA-F]{40}|[GC][A-Z2-7]{55})$';
+
+/**
+ * An address field of a request. The pattern is the document's; which kind the field needs (the ad
+ * chain's or the order chain's) and the checksum are checked by the use case, which answers 422
+ * naming the field.
+ */
+export const address = (description: string, example = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8') =>
+  shortText(128).openapi({ pattern: ADDRESS_PATTERN, description, example });
 
 /** A public numeric chain id as a string. */
 export const chainId = text('must be a numeric chain ID string')
   .regex(/^[0-9]{1,78}$/, { error: 'must be a numeric chain ID string' })
-  .openapi({ type: 'string', example: '31337' });
+  .openapi({ pattern: '^[0-9]{1,78}$', example: '31337' });
 
 export const chainKind = z.enum(CHAIN_KINDS, { error: 'must be EVM or STELLAR' });
 
@@ -73,23 +84,27 @@ export const page = <T extends z.ZodType>(item: T) =>
   z.object({ data: z.array(item), nextCursor: z.string().nullable() });
 
 /** Standard error responses for the OpenAPI document, keyed by status. */
+/** What each error status means, for the document. */
+export const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters',
+  401: 'Missing, malformed or expired access token',
+  403: 'Not allowed for this caller',
+  404: 'No such resource',
+  409: 'Conflicts with the current state',
+  413: 'Body too large (BODY_LIMIT)',
+  415: 'Body is not JSON: Content-Type must be application/json',
+  422: 'Validation failed; message lists each offending field',
+  429: 'Rate limit exceeded; retry with exponential backoff',
+  500: 'Unexpected failure (a bug, logged with the request id); the body says nothing more',
+  503: 'A dependency is unavailable',
+};
+
+/** Standard error responses for the OpenAPI document, keyed by status. */
 export function errorResponses(...statuses: number[]) {
-  const descriptions: Record<number, string> = {
-    400: 'Malformed request',
-    401: 'Missing, malformed or expired access token',
-    403: 'Not allowed for this caller',
-    404: 'No such resource',
-    409: 'Conflicts with the current state',
-    413: 'Body too large',
-    422: 'Validation failed; message lists each offending field',
-    429: 'Rate limit exceeded; retry with exponential backoff',
-    501: 'Not implemented yet',
-    503: 'A dependency is unavailable',
-  };
   return Object.fromEntries(
     statuses.map((status) => [
       status,
-      { description: descriptions[status] ?? 'Error', content: { 'application/json': { schema: errorBodySchema } } },
+      { description: ERROR_DESCRIPTIONS[status] ?? 'Error', content: { 'application/json': { schema: errorBodySchema } } },
     ]),
   );
 }

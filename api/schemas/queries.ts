@@ -1,11 +1,11 @@
 import { z } from '../openapi/operations.ts';
-import { amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
+import { address, amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
 import { AD_STATUSES } from '../../domain/index.ts';
 
 /** Query schemas of the list endpoints. Unknown parameters are rejected: a typo must not silently match everything. */
 const listQuery = <T extends z.ZodRawShape>(shape: T) => z.strictObject({ ...shape, cursor, limit });
 
-const address = shortText(128).openapi({ example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' });
+const walletFilter = address('A wallet address: EVM (any case) or Stellar.');
 
 export const chainsQuery = listQuery({
   name: shortText(128).optional().openapi({ description: 'Exact chain name.' }),
@@ -22,7 +22,7 @@ export const routesQuery = listQuery({
 
 export const adsQuery = listQuery({
   routeId: uuid.optional(),
-  creatorAddress: address.optional(),
+  creatorAddress: walletFilter.optional(),
   adChainId: chainId.optional().openapi({ description: 'Chain ID of the ad (source) token.' }),
   orderChainId: chainId.optional().openapi({ description: 'Chain ID of the order (destination) token.' }),
   adTokenId: uuid.optional(),
@@ -36,8 +36,8 @@ export const adsQuery = listQuery({
 export const tradesQuery = listQuery({
   routeId: uuid.optional(),
   adId: uuid.optional(),
-  adCreatorAddress: address.optional(),
-  bridgerAddress: address.optional(),
+  adCreatorAddress: walletFilter.optional(),
+  bridgerAddress: walletFilter.optional(),
   adTokenId: uuid.optional(),
   orderTokenId: uuid.optional(),
   minAmount: amount.optional().openapi({ description: 'Only trades with amount >= this.' }),

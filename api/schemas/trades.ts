@@ -1,6 +1,6 @@
 import { z } from '../openapi/operations.ts';
 import { confirmBody, positiveAmount, signedCallDataShape } from './ads.ts';
-import { shortText, uuid } from './common.ts';
+import { address, shortText, uuid } from './common.ts';
 
 /** Request and response bodies of the trade endpoints (architecture.md "Field names"). */
 
@@ -9,7 +9,7 @@ export const createTradeBody = z
     adId: uuid,
     routeId: uuid.openapi({ description: "Must be the ad's route." }),
     amount: positiveAmount.openapi({ description: "Deposit amount, smallest unit; within the ad's minimum and maximum." }),
-    bridgerDstAddress: shortText(128).openapi({ description: "Where the Bridger is paid: an address of the ad chain." }),
+    bridgerDstAddress: address('Where the Bridger is paid: an address of the ad chain.', '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'),
   })
   .openapi('CreateTradeBody', {
     example: { adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', routeId: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a', amount: '1000000', bridgerDstAddress: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' },
