@@ -2,31 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { isStellarContract } from './address.ts';
 import type { FieldSpec } from './request-schema.ts';
 import { assertI128Amount } from './stellar/amounts.ts';
+import type { OrderParams } from '../domain/order-params.ts';
 import { typedDataDigest, typedDataValues, type DomainNameVersion } from './evm/typed-data.ts';
 
-/**
- * The parameters of one order (architecture.md "Order params"). Addresses are in their own
- * chain's spelling (EVM hex or Stellar strkey), `adId` is the ad's UUID, integers are decimal strings.
- */
-export interface OrderParams {
-  orderChainToken: string;
-  adChainToken: string;
-  amount: string;
-  bridger: string;
-  orderRecipient: string;
-  adId: string;
-  adCreator: string;
-  adRecipient: string;
-  salt: string;
-  orderChainId: string;
-  orderPortal: string;
-  adChainId: string;
-  adManager: string;
-  /** Unix seconds: the Bridger's unlock on the ad chain before it, the Maker's release from it on (chains/timing.ts). */
-  lockExpiry: string;
-  /** Unix seconds: the Maker's unlock on the order chain before it, the Bridger's refund from it on. */
-  refundTime: string;
-}
+export type { OrderParams } from '../domain/order-params.ts';
 
 /** The Order struct, in hashing order; every address is a 32-byte value so either chain kind fits. */
 export const ORDER_FIELDS: FieldSpec[] = [

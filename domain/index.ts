@@ -6,3 +6,4 @@ export * from './ids.ts';
 export * from './statuses.ts';
 export * from './principal.ts';
 export * from './pushed-events.ts';
+export * from './order-params.ts';

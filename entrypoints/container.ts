@@ -10,7 +10,6 @@ import { cachedChainClients, createTransactionVerifier, type ChainClientFactory,
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
-import { findTradeLifecycle, openTrades } from '../db/repositories/trade-lifecycle.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { proverMetrics } from '../prover/metrics.ts';
 import { ProverPool } from '../prover/pool.ts';
@@ -18,6 +17,7 @@ import { resolveSecrets, type Secrets } from '../config/secrets.ts';
 import { createTradesService, type TradesService } from '../trades/service.ts';
 import { createActivities } from '../trades/activities.ts';
 import { createTradeStarts, type TradeStarts } from '../trades/start-reconciler.ts';
+import { resumableTrades } from '../trades/resume.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
 import { tradeMetrics, type TradeMetrics } from '../trades/metrics.ts';
 import { createTemporalOrchestrator } from '../workflows/temporal/client.ts';
@@ -171,11 +171,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
         activities,
         logger,
         onApplied: trades.observe,
-        lockDeadlineOf: async (tradeId) => (await findTradeLifecycle(knex, tradeId))!.lockDeadline,
-        openTrades: async () => (await openTrades(knex)).map((t) => ({
-          tradeId: t.id, adId: t.adId, routeId: t.routeId, reservationExpiresAt: t.reservationExpiresAt, lockDeadline: t.lockDeadline,
-          deposited: t.status !== 'PENDING', proofPending: t.proofState === 'running',
-        })),
+        openTrades: () => resumableTrades(knex),
       });
       // The embedded runner re-arms open trades on start; the reconciler also starts, on a schedule,
       // any trade whose timer was not armed after its reservation committed.

@@ -62,9 +62,14 @@ describe('a whole trade with the embedded orchestrator', () => {
     // Step 2-3: the Bridger deposits on the order chain and confirms; the proof starts.
     await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
-    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true });
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
     expect((await trade(tradeId)).status).toBe('DEPOSITED');
-    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
+    // The deposit is not an unlock: reported through the other endpoint it is refused, nothing changes.
+    const wrongKind = await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: depositTx }, bridgerToken);
+    expect(wrongKind.status).toBe(422);
+    expect(JSON.stringify(wrongKind.body.message)).toMatch(/not an unlock/);
+    expect((await trade(tradeId)).status).toBe('DEPOSITED');
 
     // Step 4: the Maker locks on the ad chain.
     const lock = await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
@@ -101,7 +106,8 @@ describe('a whole trade with the embedded orchestrator', () => {
     expect(await trade(tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
     expect(await adOf(adId)).toMatchObject({ poolAmount: '1000', availableAmount: '900', lockedAmount: '0' });
     // Repeats change nothing; another trade's transaction is refused.
-    expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).status).toBe(200);
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(422);
 
     const metrics = await (await fetch(`${service.metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/relayer_trades\{status="SETTLED"\} [1-9]/);

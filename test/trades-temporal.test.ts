@@ -137,7 +137,7 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     // Deposit and confirm: the Update answers with the verdict; the proof goes to queue `proofs`.
     await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
-    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
     expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body.status).toBe('DEPOSITED');
     expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
 

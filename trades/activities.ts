@@ -18,9 +18,11 @@ import type { ProverPool } from '../prover/pool.ts';
 import { buildProofInput } from '../prover/proof-input.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle-errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
-import { transition, type TradeEvent, type TradeState, type UnlockSide } from './lifecycle.ts';
+import {
+  awaitedAction, eventOf, followUpsOf, recordedActionFits, transition, type TradeAction, type TradeState, type UnlockSide,
+} from './lifecycle.ts';
 import { tradeEventsOf } from './pushed-events.ts';
-import type { AppliedEvent, ChainEventRef, Confirmation, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
+import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -41,11 +43,13 @@ export function stateOf(trade: Pick<TradeLifecycleRecord, 'status' | 'proofState
   return { status: trade.status, proof: trade.proofState, bridgerClaimed: trade.bridgerClaimed, adCreatorClaimed: trade.adCreatorClaimed };
 }
 
-const EVENT_OF_RECORD: Record<string, (side: UnlockSide) => TradeEvent> = {
-  OrderCreated: () => ({ type: 'DEPOSIT_CONFIRMED' }),
-  OrderLocked: () => ({ type: 'LOCK_CONFIRMED' }),
-  OrderUnlocked: (side) => ({ type: 'UNLOCK_CONFIRMED', side }),
-};
+/** The trade action a recorded chain event (by its name, on the ad or the order chain) stands for. */
+function recordedAction(event: string, side: UnlockSide): TradeAction | undefined {
+  if (event === 'OrderCreated' && side === 'order') return { name: 'createOrder', side };
+  if (event === 'OrderLocked' && side === 'ad') return { name: 'lockForOrder', side };
+  if (event === 'OrderUnlocked') return { name: 'unlock', side };
+  return undefined;
+}
 
 /**
  * The lifecycle steps both orchestrators run, each idempotent on (trade, step): verification of a
@@ -72,47 +76,47 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   });
 
   return {
-    async verifyConfirmation({ tradeId, confirmation }: { tradeId: string; confirmation: Confirmation }): Promise<VerifiedConfirmation> {
-      const trade = await findTradeLifecycle(knex, tradeId);
-      if (!trade) throw new TradeNotFoundError(tradeId);
-      const adChain = await chain(trade.adChainId);
-      const orderChain = await chain(trade.orderChainId);
-      const params = trade.orderParams;
+    async verifyConfirmation({ tradeId, confirmation, state, order }): Promise<VerifiedConfirmation> {
+      const chains = { ad: await chain(order.adChainId), order: await chain(order.orderChainId) };
 
       // A transaction may carry events of several subjects (a batching contract, a smart account):
-      // what matters is whether THIS trade's event in it is recorded. Another subject's event in the
-      // same transaction says nothing about this trade; the chain is asked below.
-      const wanted = confirmation.kind === 'unlock' ? ['OrderUnlocked'] : ['OrderCreated', 'OrderLocked'];
-      for (const c of [orderChain, adChain]) {
-        const recorded = (await findSubjectEventsInTransaction(knex, c.chainId, normalizeTxHash(c, confirmation.txHash), 'trade', tradeId))
-          .find((event) => wanted.includes(event.event));
-        if (!recorded) continue;
-        const side: UnlockSide = c.chainId === adChain.chainId ? 'ad' : 'order';
-        const { subjectKind: _kind, subjectId: _id, ...ref } = recorded;
-        return { event: EVENT_OF_RECORD[recorded.event]!(side), chainEvent: { ...ref, args: {} } };
+      // what matters is whether THIS trade's event in it is recorded, and whether it is of the kind
+      // the endpoint takes (lifecycle.ts `recordedActionFits`): then it is a repeat (the machine
+      // reports a duplicate). Another subject's event in the same transaction says nothing about
+      // this trade; the chain is asked below.
+      let otherKind: string | undefined;
+      for (const side of ['order', 'ad'] as const) {
+        const recorded = await findSubjectEventsInTransaction(knex, chains[side].chainId, normalizeTxHash(chains[side], confirmation.txHash), 'trade', tradeId);
+        for (const event of recorded) {
+          const action = recordedAction(event.event, side);
+          if (!action) continue;
+          if (!recordedActionFits(action.name, confirmation.kind)) {
+            otherKind ??= event.event;
+            continue;
+          }
+          const { subjectKind: _kind, subjectId: _id, ...ref } = event;
+          return { event: eventOf(action), chainEvent: { ...ref, args: {} } };
+        }
       }
+      // This trade's deposit or lock sent to /unlock/confirm, or its unlock to /confirm.
+      const wrongKind = () => new TradeTransactionMismatchError(
+        `${confirmation.txHash} is this trade's ${otherKind}, not ${confirmation.kind === 'unlock' ? 'an unlock' : 'a deposit or a lock'}`,
+      );
 
-      if (confirmation.kind === 'deposit-or-lock') {
-        if (trade.status === 'PENDING' || trade.status === 'EXPIRED') {
-          const verified = await verifyOn(orderChain, params.orderPortal!, 'createOrder', confirmation.txHash, trade.orderHash);
-          return { event: { type: 'DEPOSIT_CONFIRMED' }, chainEvent: toRef(verified) };
-        }
-        const verified = await verifyOn(adChain, params.adManager!, 'lockForOrder', confirmation.txHash, trade.orderHash);
-        return { event: { type: 'LOCK_CONFIRMED' }, chainEvent: toRef(verified) };
+      const awaited = awaitedAction(state, confirmation.kind);
+      if (!awaited.ok) {
+        if (otherKind) throw wrongKind();
+        throw new TradeStateError(`trade ${tradeId}: ${awaited.reason}`);
       }
-      // An unlock: the ad side (AdManager, pays the Bridger) or the order side (OrderPortal, pays the Maker).
-      let firstError: unknown;
-      for (const [side, target, contract] of [['ad', adChain, params.adManager!], ['order', orderChain, params.orderPortal!]] as const) {
-        try {
-          const verified = await verifyOn(target, contract, 'unlock', confirmation.txHash, trade.orderHash);
-          return { event: { type: 'UNLOCK_CONFIRMED', side }, chainEvent: toRef(verified) };
-        } catch (error) {
-          // Not final or unreachable: asking the other chain cannot settle it.
-          if (error instanceof NotFinalError || error instanceof RpcUnavailableError || !(error instanceof ChainVerificationError)) throw error;
-          firstError ??= error;
-        }
+      const { action } = awaited;
+      const contract = action.side === 'ad' ? order.adManager : order.orderPortal;
+      try {
+        const verified = await verifyOn(chains[action.side], contract, action.name, confirmation.txHash, order.orderHash);
+        return { event: eventOf(action), chainEvent: toRef(verified) };
+      } catch (error) {
+        if (otherKind && error instanceof ChainVerificationError && !(error instanceof NotFinalError || error instanceof RpcUnavailableError)) throw wrongKind();
+        throw error;
       }
-      throw firstError;
     },
 
     async applyEvent({ tradeId, event, chainEvent }): Promise<AppliedEvent> {
@@ -122,6 +126,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         const result = transition(stateOf(trade), event);
         if (!result.ok) {
           if (result.duplicate) return { state: stateOf(trade), followUps: [], duplicate: true };
+          if (result.stale) return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
           throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
         }
         if (chainEvent) {
@@ -134,7 +139,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         }
         const amount = BigInt(trade.amount);
         for (const command of result.commands) {
-          if (command.type === 'PROVE') continue;
+          if (command.type === 'PROVE' || command.type === 'ARM_TIMER' || command.type === 'CANCEL_TIMER') continue;
           await lockAd(trx, trade.adId);
           if (command.type === 'RELEASE_RESERVATION') await changeAd(trx, trade.adId, { reserved: -amount });
           if (command.type === 'RESERVATION_TO_LOCK') await changeAd(trx, trade.adId, { reserved: -amount, locked: amount });
@@ -154,7 +159,8 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
           tradeId, adId: trade.adId, recipients: [trade.adCreatorAddress, trade.bridgerAddress],
           events: tradeEventsOf({ tradeId, adId: trade.adId }, stateOf(trade), state, event),
         });
-        return { state, followUps: result.commands.filter((c) => c.type === 'PROVE'), duplicate: false };
+        const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
+        return { state, followUps: followUpsOf(result.commands, deadlines), duplicate: false };
       });
     },
 
@@ -164,7 +170,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       if (trade.proof) return; // proved before (a retried or duplicated job)
       if (trade.leafIndex === null || trade.leaf === null) throw new TradeStateError(`trade ${tradeId} has no confirmed deposit to prove`);
       const orderChain = await chain(trade.orderChainId);
-      const key: TreeKey = { chainId: orderChain.chainId, portalAddress: trade.orderParams.orderPortal! };
+      const key: TreeKey = { chainId: orderChain.chainId, portalAddress: trade.orderParams.orderPortal };
       await deps.merkleStore.insertLeaf(key, trade.leafIndex, BigInt(trade.leaf));
       await syncOrderTree({ store: deps.merkleStore, key, chain: orderChain, evmClient: deps.evmClient, stellarClient: deps.stellarClient });
       const path = await deps.merkleStore.getPath(key, trade.leafIndex);

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { TRADE_STATUSES } from '../domain/index.ts';
-import { INITIAL_STATE, isTerminal, transition, unlockDue, type TradeEvent, type TradeState } from './lifecycle.ts';
+import {
+  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, isTerminal, recordedActionFits, resume, start, transition, unlockDue,
+  type TradeAction, type TradeCommand, type TradeEvent, type TradeState,
+} from './lifecycle.ts';
 
 const EVENTS: TradeEvent[] = [
   { type: 'DEPOSIT_CONFIRMED' }, { type: 'RESERVATION_EXPIRED' }, { type: 'LOCK_WINDOW_CLOSED' }, { type: 'PROOF_READY' },
@@ -14,25 +17,42 @@ const STATES: TradeState[] = TRADE_STATUSES.flatMap((status) =>
       ({ status, proof, bridgerClaimed: bridgerClaimed!, adCreatorClaimed: adCreatorClaimed! }))));
 
 const label = (e: TradeEvent) => (e.type === 'UNLOCK_CONFIRMED' ? `${e.type}:${e.side}` : e.type);
+const ARM_LOCK: TradeCommand = { type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED' };
+const CANCEL_RESERVATION: TradeCommand = { type: 'CANCEL_TIMER', event: 'RESERVATION_EXPIRED' };
+const CANCEL_LOCK: TradeCommand = { type: 'CANCEL_TIMER', event: 'LOCK_WINDOW_CLOSED' };
 
-/** The expected outcome of every (status, event), written out as a table. */
-const TABLE: Record<string, Record<string, string>> = {
-  PENDING: { DEPOSIT_CONFIRMED: 'DEPOSITED+PROVE', RESERVATION_EXPIRED: 'EXPIRED+RELEASE_RESERVATION', LOCK_WINDOW_CLOSED: 'refused', LOCK_CONFIRMED: 'refused', 'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused' },
-  DEPOSITED: { DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'refused', LOCK_WINDOW_CLOSED: 'EXPIRED+RELEASE_RESERVATION', LOCK_CONFIRMED: 'LOCKED+RESERVATION_TO_LOCK', 'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused' },
-  LOCKED: { DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'refused', LOCK_WINDOW_CLOSED: 'refused', LOCK_CONFIRMED: 'duplicate', 'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim' },
-  SETTLED: { DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'refused', LOCK_WINDOW_CLOSED: 'refused', LOCK_CONFIRMED: 'duplicate', 'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim' },
-  EXPIRED: { DEPOSIT_CONFIRMED: 'refused', RESERVATION_EXPIRED: 'refused', LOCK_WINDOW_CLOSED: 'refused', LOCK_CONFIRMED: 'refused', 'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused' },
+/**
+ * The expected outcome of every (status, event), written out as a table: the next status with every
+ * command in order (timers included), or `refused`, `duplicate`, `stale` (a timer whose state is
+ * over: a no-op), `claim` (unlocks, checked below).
+ */
+const TABLE: Record<string, Record<string, string | [string, TradeCommand[]]>> = {
+  PENDING: {
+    DEPOSIT_CONFIRMED: ['DEPOSITED', [CANCEL_RESERVATION, ARM_LOCK, { type: 'PROVE' }]],
+    RESERVATION_EXPIRED: ['EXPIRED', [{ type: 'RELEASE_RESERVATION' }]],
+    LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'refused', 'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused',
+  },
+  DEPOSITED: {
+    DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale',
+    LOCK_WINDOW_CLOSED: ['EXPIRED', [{ type: 'RELEASE_RESERVATION' }]],
+    LOCK_CONFIRMED: ['LOCKED', [CANCEL_LOCK, { type: 'RESERVATION_TO_LOCK' }]],
+    'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused',
+  },
+  LOCKED: { DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'duplicate', 'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim' },
+  SETTLED: { DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'duplicate', 'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim' },
+  EXPIRED: { DEPOSIT_CONFIRMED: 'refused', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'refused', 'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused' },
 };
 
 describe('the trade state machine', () => {
-  it('answers every state x event as the table says', () => {
+  it('answers every state x event as the table says, timer commands included', () => {
     for (const state of STATES) {
       for (const event of EVENTS.filter((e) => e.type !== 'PROOF_READY')) {
         const result = transition(state, event);
         const expected = TABLE[state.status]![label(event)]!;
         const where = `${JSON.stringify(state)} + ${label(event)}`;
-        if (expected === 'refused') expect(result, where).toMatchObject({ ok: false, duplicate: false });
-        else if (expected === 'duplicate') expect(result, where).toMatchObject({ ok: false, duplicate: true });
+        if (expected === 'refused') expect(result, where).toMatchObject({ ok: false, duplicate: false, stale: false });
+        else if (expected === 'duplicate') expect(result, where).toMatchObject({ ok: false, duplicate: true, stale: false });
+        else if (expected === 'stale') expect(result, where).toMatchObject({ ok: false, duplicate: false, stale: true });
         else if (expected === 'claim') {
           const side = (event as { side: 'ad' | 'order' }).side;
           const already = side === 'ad' ? state.bridgerClaimed : state.adCreatorClaimed;
@@ -43,19 +63,64 @@ describe('the trade state machine', () => {
           expect(result.state.status, where).toBe(both ? 'SETTLED' : state.status);
           expect(result.commands, where).toEqual(side === 'ad' ? [{ type: 'PAY_OUT_LOCK' }] : []);
         } else {
-          const [status, command] = expected.split('+');
-          expect(result, where).toMatchObject({ ok: true, state: { status }, commands: [{ type: command }] });
+          const [status, commands] = expected;
+          expect(result, where).toEqual({ ok: true, state: expect.objectContaining({ status }), commands });
         }
       }
     }
   });
 
-  it('marks the proof ready once, only after it was asked for', () => {
+  it('marks the proof ready once, only after it was asked for, and touches no timer', () => {
     for (const state of STATES) {
       const result = transition(state, { type: 'PROOF_READY' });
-      if (state.proof === 'running') expect(result).toMatchObject({ ok: true, state: { ...state, proof: 'ready' }, commands: [] });
-      else expect(result).toMatchObject({ ok: false, duplicate: state.proof === 'ready' });
+      if (state.proof === 'running') expect(result).toEqual({ ok: true, state: { ...state, proof: 'ready' }, commands: [] });
+      else expect(result).toMatchObject({ ok: false, duplicate: state.proof === 'ready', stale: false });
     }
+  });
+
+  it('arms a timer in every state that has one and cancels it when the state is left, never the one that fired', () => {
+    // Replay each state's transitions: the armed timer (at most one) is exactly the new state's.
+    for (const state of STATES) {
+      for (const event of EVENTS) {
+        const result = transition(state, event);
+        if (!result.ok) continue;
+        const timersOf = (s: TradeState) => (s.status === 'PENDING' ? ['RESERVATION_EXPIRED'] : s.status === 'DEPOSITED' ? ['LOCK_WINDOW_CLOSED'] : []);
+        const armed = new Set(timersOf(state));
+        armed.delete(event.type); // a timer that fired is gone
+        for (const c of result.commands) {
+          if (c.type === 'ARM_TIMER') armed.add(c.event);
+          if (c.type === 'CANCEL_TIMER') {
+            expect(armed.has(c.event), `${JSON.stringify(state)} + ${label(event)} cancels an unarmed ${c.event}`).toBe(true);
+            armed.delete(c.event);
+          }
+        }
+        expect([...armed], `${JSON.stringify(state)} + ${label(event)}`).toEqual(timersOf(result.state));
+      }
+    }
+  });
+
+  it('starts a trade PENDING with its reservation timer armed', () => {
+    expect(start()).toEqual({ state: INITIAL_STATE, commands: [{ type: 'ARM_TIMER', event: 'RESERVATION_EXPIRED' }] });
+  });
+
+  it('resumes every state after a restart with its own timer and its unfinished proof', () => {
+    for (const state of STATES) {
+      const expected: TradeCommand[] = [];
+      if (state.status === 'PENDING') expected.push({ type: 'ARM_TIMER', event: 'RESERVATION_EXPIRED' });
+      if (state.status === 'DEPOSITED') expected.push({ type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED' });
+      if (state.proof === 'running' && !isTerminal(state)) expected.push({ type: 'PROVE' });
+      expect(resume(state), JSON.stringify(state)).toEqual(expected);
+    }
+  });
+
+  it('gives each armed timer its own deadline and passes the other follow-ups through', () => {
+    const deadlines = { reservationExpiresAt: '2030-01-01T00:00:00.000Z', lockDeadline: '2030-01-02T00:00:00.000Z' };
+    expect(followUpsOf([
+      { type: 'ARM_TIMER', event: 'RESERVATION_EXPIRED' }, CANCEL_RESERVATION, ARM_LOCK, { type: 'PROVE' }, { type: 'RESERVATION_TO_LOCK' },
+    ], deadlines)).toEqual([
+      { type: 'ARM_TIMER', event: 'RESERVATION_EXPIRED', at: deadlines.reservationExpiresAt }, CANCEL_RESERVATION,
+      { type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED', at: deadlines.lockDeadline }, { type: 'PROVE' },
+    ]);
   });
 
   it('walks the happy path to SETTLED, paying the lock out once', () => {
@@ -68,7 +133,7 @@ describe('the trade state machine', () => {
       commands.push(...result.commands.map((c) => c.type));
     }
     expect(state).toEqual({ status: 'SETTLED', proof: 'ready', bridgerClaimed: true, adCreatorClaimed: true });
-    expect(commands).toEqual(['PROVE', 'RESERVATION_TO_LOCK', 'PAY_OUT_LOCK']);
+    expect(commands).toEqual(['CANCEL_TIMER', 'ARM_TIMER', 'PROVE', 'CANCEL_TIMER', 'RESERVATION_TO_LOCK', 'PAY_OUT_LOCK']);
     expect(isTerminal(state)).toBe(true);
   });
 
@@ -82,5 +147,50 @@ describe('the trade state machine', () => {
     expect(unlockDue(adDone, 'bridger')).toEqual({ side: 'order' });
     expect(unlockDue(adDone, 'maker')).toEqual({ side: 'order' });
     expect(unlockDue({ ...adDone, adCreatorClaimed: true, status: 'SETTLED' }, 'bridger')).toEqual({ missing: expect.stringMatching(/settled/) });
+  });
+});
+
+describe('which transaction a confirm must be', () => {
+  const DEPOSIT: TradeAction = { name: 'createOrder', side: 'order' };
+  const LOCK: TradeAction = { name: 'lockForOrder', side: 'ad' };
+
+  it('through /confirm: the deposit until it is confirmed, the lock after, in every state', () => {
+    for (const state of STATES) {
+      const deposited = state.status !== 'PENDING' && !(state.status === 'EXPIRED' && state.proof === 'none');
+      expect(awaitedAction(state, 'deposit-or-lock'), JSON.stringify(state)).toEqual({ ok: true, action: deposited ? LOCK : DEPOSIT });
+    }
+  });
+
+  it('through /unlock/confirm: the ad-side unlock, then the order side, only while LOCKED, in every state', () => {
+    for (const state of STATES) {
+      const awaited = awaitedAction(state, 'unlock');
+      const where = JSON.stringify(state);
+      if (state.status === 'LOCKED') expect(awaited, where).toEqual({ ok: true, action: { name: 'unlock', side: state.bridgerClaimed ? 'order' : 'ad' } });
+      else expect(awaited, where).toEqual({ ok: false, reason: expect.stringMatching(state.status === 'SETTLED' ? /settled/ : /LOCKED/) });
+    }
+  });
+
+  it('refuses a recorded transaction sent to the other endpoint: the deposit or lock to unlock/confirm, an unlock to confirm', () => {
+    for (const action of ['createOrder', 'lockForOrder', 'unlock'] as const) {
+      expect(recordedActionFits(action, 'deposit-or-lock'), action).toBe(action !== 'unlock');
+      expect(recordedActionFits(action, 'unlock'), action).toBe(action === 'unlock');
+    }
+  });
+
+  it('turns each verified action into its machine event, and every awaited action is one the machine applies or calls a duplicate', () => {
+    expect(eventOf(DEPOSIT)).toEqual({ type: 'DEPOSIT_CONFIRMED' });
+    expect(eventOf(LOCK)).toEqual({ type: 'LOCK_CONFIRMED' });
+    expect(eventOf({ name: 'unlock', side: 'ad' })).toEqual({ type: 'UNLOCK_CONFIRMED', side: 'ad' });
+    expect(eventOf({ name: 'unlock', side: 'order' })).toEqual({ type: 'UNLOCK_CONFIRMED', side: 'order' });
+    // No awaited action is one the machine would refuse as a conflict, except a late one on an EXPIRED trade.
+    for (const state of STATES) {
+      for (const kind of ['deposit-or-lock', 'unlock'] as const) {
+        const awaited = awaitedAction(state, kind);
+        if (!awaited.ok) continue;
+        const result = transition(state, eventOf(awaited.action));
+        if (state.status === 'EXPIRED') expect(result, JSON.stringify(state)).toMatchObject({ ok: false, duplicate: false });
+        else expect(result.ok || result.duplicate, `${JSON.stringify(state)} ${kind}`).toBe(true);
+      }
+    }
   });
 });

@@ -37,6 +37,9 @@ export type TradeEvent =
   /** One side's unlock is verified and final. */
   | { type: 'UNLOCK_CONFIRMED'; side: UnlockSide };
 
+/** The timers of a trade, named by the event each delivers when it fires. */
+export type TimerEvent = 'RESERVATION_EXPIRED' | 'LOCK_WINDOW_CLOSED';
+
 export type TradeCommand =
   /** Give the reserved amount back to the ad's available balance. */
   | { type: 'RELEASE_RESERVATION' }
@@ -45,22 +48,65 @@ export type TradeCommand =
   /** The reservation becomes a lock on the ad. */
   | { type: 'RESERVATION_TO_LOCK' }
   /** The lock leaves the ad: paid to the Bridger. */
-  | { type: 'PAY_OUT_LOCK' };
+  | { type: 'PAY_OUT_LOCK' }
+  /** Start the timer that delivers `event` at its deadline (the reservation's expiry, the order's lock deadline). */
+  | { type: 'ARM_TIMER'; event: TimerEvent }
+  /** Stop that timer: the state it guarded is over. */
+  | { type: 'CANCEL_TIMER'; event: TimerEvent };
 
 export type Transition =
   | { ok: true; state: TradeState; commands: TradeCommand[] }
-  /** The event does not apply in this state; nothing changes. `duplicate` when it already happened. */
-  | { ok: false; duplicate: boolean; reason: string };
+  /**
+   * The event does not apply in this state; nothing changes. `duplicate` when it already happened;
+   * `stale` when it is a timer whose state is over (the trade moved on before it fired): a no-op,
+   * not an error.
+   */
+  | { ok: false; duplicate: boolean; stale: boolean; reason: string };
 
 export const INITIAL_STATE: TradeState = { status: 'PENDING', proof: 'none', bridgerClaimed: false, adCreatorClaimed: false };
 
 const TERMINAL: ReadonlySet<TradeStatus> = new Set(['SETTLED', 'EXPIRED']);
 
-const refuse = (reason: string, duplicate = false): Transition => ({ ok: false, duplicate, reason });
+const refuse = (reason: string, duplicate = false): Transition => ({ ok: false, duplicate, stale: false, reason });
+const stale = (reason: string): Transition => ({ ok: false, duplicate: false, stale: true, reason });
 const go = (state: TradeState, ...commands: TradeCommand[]): Transition => ({ ok: true, state, commands });
 
-/** The next state and the commands to carry out, or why the event does not apply. */
+/** The timer running while the trade is in `state`: the reservation's, then the lock window's, then none. */
+export function timerOf(state: TradeState): TimerEvent | undefined {
+  if (state.status === 'PENDING') return 'RESERVATION_EXPIRED';
+  if (state.status === 'DEPOSITED') return 'LOCK_WINDOW_CLOSED';
+  return undefined;
+}
+
+/**
+ * The timer commands of a move from `before` to `after`: cancel the timer of the state left
+ * (unless it is the one that just fired), arm the timer of the state entered.
+ */
+export function timerCommands(before: TradeState, after: TradeState, fired?: TimerEvent): TradeCommand[] {
+  const was = timerOf(before);
+  const now = timerOf(after);
+  if (was === now) return [];
+  const commands: TradeCommand[] = [];
+  if (was && was !== fired) commands.push({ type: 'CANCEL_TIMER', event: was });
+  if (now) commands.push({ type: 'ARM_TIMER', event: now });
+  return commands;
+}
+
+/** A new trade: its initial state and the commands that start its lifecycle (the reservation's timer). */
+export function start(): { state: TradeState; commands: TradeCommand[] } {
+  return { state: INITIAL_STATE, commands: [{ type: 'ARM_TIMER', event: 'RESERVATION_EXPIRED' }] };
+}
+
+/** The next state and the commands to carry out (timer commands included), or why the event does not apply. */
 export function transition(state: TradeState, event: TradeEvent): Transition {
+  const result = decide(state, event);
+  if (!result.ok) return result;
+  const fired = event.type === 'RESERVATION_EXPIRED' || event.type === 'LOCK_WINDOW_CLOSED' ? event.type : undefined;
+  return go(result.state, ...timerCommands(state, result.state, fired), ...result.commands);
+}
+
+/** The state change and the balance and proof commands an event makes (timers added by `transition`). */
+function decide(state: TradeState, event: TradeEvent): Transition {
   switch (event.type) {
     case 'DEPOSIT_CONFIRMED':
       if (state.status === 'PENDING') return go({ ...state, status: 'DEPOSITED', proof: 'running' }, { type: 'PROVE' });
@@ -68,11 +114,13 @@ export function transition(state: TradeState, event: TradeEvent): Transition {
       return refuse('the deposit is already confirmed', true);
 
     case 'RESERVATION_EXPIRED':
-      if (state.status !== 'PENDING') return refuse(`a ${state.status} trade does not expire by reservation`);
+      // The deposit came first: the timer is stale.
+      if (state.status !== 'PENDING') return stale(`a ${state.status} trade does not expire by reservation`);
       return go({ ...state, status: 'EXPIRED' }, { type: 'RELEASE_RESERVATION' });
 
     case 'LOCK_WINDOW_CLOSED':
-      if (state.status !== 'DEPOSITED') return refuse(`a ${state.status} trade has no open lock window`);
+      // The lock came first, or the trade never got there: the timer is stale.
+      if (state.status !== 'DEPOSITED') return stale(`a ${state.status} trade has no open lock window`);
       // Nobody can lock any more: the amount goes back to the ad, the Bridger refunds on chain.
       return go({ ...state, status: 'EXPIRED' }, { type: 'RELEASE_RESERVATION' });
 
@@ -95,6 +143,92 @@ export function transition(state: TradeState, event: TradeEvent): Transition {
       return event.side === 'ad' ? go(next, { type: 'PAY_OUT_LOCK' }) : go(next);
     }
   }
+}
+
+/**
+ * The endpoint a transaction was reported through: `/confirm` (the deposit, later the lock) or
+ * `/unlock/confirm` (either unlock).
+ */
+export type ConfirmationKind = 'deposit-or-lock' | 'unlock';
+
+/** An on-chain action of a trade and the side (chain) it happens on: `order` = the order chain's OrderPortal, `ad` = the ad chain's AdManager. */
+export type TradeAction =
+  | { name: 'createOrder'; side: 'order' }
+  | { name: 'lockForOrder'; side: 'ad' }
+  | { name: 'unlock'; side: UnlockSide };
+
+/** Which action a transaction reported now must be, or why none is awaited (a conflict with the state). */
+export type AwaitedAction = { ok: true; action: TradeAction } | { ok: false; reason: string };
+
+/**
+ * The action a transaction not yet recorded, reported through `kind`, must be in `state`:
+ * `/confirm` takes the deposit until it is confirmed, the lock after (on an EXPIRED trade too, by
+ * whether it was deposited, so that a real late deposit or lock is told apart from a wrong
+ * transaction: the machine then refuses it as late, 409, not as foreign, 422); `/unlock/confirm` takes the
+ * ad-side unlock, then the order-side one (the order in which `unlockDue` hands them out), and
+ * only on a LOCKED trade.
+ */
+export function awaitedAction(state: TradeState, kind: ConfirmationKind): AwaitedAction {
+  if (kind === 'deposit-or-lock') {
+    const deposited = state.status !== 'PENDING' && !(state.status === 'EXPIRED' && state.proof === 'none');
+    return deposited ? { ok: true, action: { name: 'lockForOrder', side: 'ad' } } : { ok: true, action: { name: 'createOrder', side: 'order' } };
+  }
+  if (state.status === 'SETTLED') return { ok: false, reason: 'both unlocks are confirmed: the trade is settled' };
+  if (state.status !== 'LOCKED') return { ok: false, reason: `the trade is ${state.status}: unlocks need a LOCKED trade` };
+  return { ok: true, action: { name: 'unlock', side: state.bridgerClaimed ? 'order' : 'ad' } };
+}
+
+/**
+ * Whether a transaction already recorded for this trade as `action` answers a report through
+ * `kind`: the same endpoint again is a repeat (the machine then says `duplicate`); the deposit or
+ * the lock sent to `/unlock/confirm`, or an unlock sent to `/confirm`, is a transaction of the
+ * wrong kind and is refused.
+ */
+export function recordedActionFits(action: TradeAction['name'], kind: ConfirmationKind): boolean {
+  return kind === 'unlock' ? action === 'unlock' : action !== 'unlock';
+}
+
+/** The machine event a verified action stands for. */
+export function eventOf(action: TradeAction): TradeEvent {
+  if (action.name === 'createOrder') return { type: 'DEPOSIT_CONFIRMED' };
+  if (action.name === 'lockForOrder') return { type: 'LOCK_CONFIRMED' };
+  return { type: 'UNLOCK_CONFIRMED', side: action.side };
+}
+
+/** What keeps a stored trade going after a restart: the timer of its state, and its proof if it was under way. */
+export function resume(state: TradeState): TradeCommand[] {
+  const commands: TradeCommand[] = [];
+  const timer = timerOf(state);
+  if (timer) commands.push({ type: 'ARM_TIMER', event: timer });
+  if (state.proof === 'running' && !isTerminal(state)) commands.push({ type: 'PROVE' });
+  return commands;
+}
+
+/** A trade's deadlines (ISO 8601): its timers fire at them. */
+export interface TradeDeadlines {
+  /** RESERVATION_EXPIRED fires then (TRADE_RESERVATION_TTL after creation). */
+  reservationExpiresAt: string;
+  /** LOCK_WINDOW_CLOSED fires then (the order's lock deadline, chains/timing.ts). */
+  lockDeadline: string;
+}
+
+/** A command an orchestrator carries out (the balance commands run in the database step); timers come with their time. */
+export type FollowUp =
+  | { type: 'PROVE' }
+  | { type: 'ARM_TIMER'; event: TimerEvent; at: string }
+  | { type: 'CANCEL_TIMER'; event: TimerEvent };
+
+/** The commands of a transition an orchestrator carries out, each timer given its deadline. */
+export function followUpsOf(commands: readonly TradeCommand[], deadlines: TradeDeadlines): FollowUp[] {
+  const followUps: FollowUp[] = [];
+  for (const command of commands) {
+    if (command.type === 'PROVE' || command.type === 'CANCEL_TIMER') followUps.push(command);
+    if (command.type === 'ARM_TIMER') {
+      const at = command.event === 'RESERVATION_EXPIRED' ? deadlines.reservationExpiresAt : deadlines.lockDeadline;
+      followUps.push({ type: 'ARM_TIMER', event: command.event, at });
+    }
+  }
+  return followUps;
 }
 
 /** True once nothing more can happen to the trade. */

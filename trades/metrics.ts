@@ -94,7 +94,7 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
       starts.inc({ by, outcome });
     },
     observe(tradeId, applied, event) {
-      if (applied.duplicate) return;
+      if (applied.duplicate || applied.stale) return;
       events.inc({ event: event.type });
       if (event.type === 'DEPOSIT_CONFIRMED') depositedAt.set(tradeId, performance.now());
       if (event.type === 'PROOF_READY') {

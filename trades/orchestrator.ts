@@ -1,20 +1,24 @@
-import type { TradeCommand, TradeEvent, TradeState } from './lifecycle.ts';
+import type { ConfirmationKind, FollowUp, TradeEvent, TradeState } from './lifecycle.ts';
+
+export type { ConfirmationKind } from './lifecycle.ts';
 
 /**
  * What the API asks of whoever drives trades (architecture.md "Processes"): start a trade's
  * lifecycle, deliver a confirmation and get its verdict, stop. Two implementations share the
- * machine (machine.ts) and the activities (activities.ts): Temporal (`TEMPORAL_ADDRESS` set) and
+ * machine (lifecycle.ts) and the activities (activities.ts): Temporal (`TEMPORAL_ADDRESS` set) and
  * the embedded pg-boss runner (the default). The API never runs lifecycle steps itself.
  */
 export interface Orchestrator {
-  /** Starts the trade's lifecycle: from now on its reservation runs out at `reservationExpiresAt`. Idempotent. */
+  /** Starts the trade's lifecycle (the machine's `start` commands: the reservation's timer). Idempotent. */
   startTrade(trade: StartedTrade): Promise<void>;
   /**
    * Verifies a reported transaction against the trade and applies it, answering synchronously:
-   * resolves once applied (or already applied, same transaction), throws the typed errors of
-   * chains/ and trades/ otherwise (`NotFinalError`: retry later; a mismatch: rejected, nothing changed).
+   * resolves once applied (or already applied, same transaction: `duplicate`), throws the typed
+   * errors of chains/ and trades/ otherwise (`NotFinalError`: retry later; a mismatch or a
+   * transaction of the wrong kind: rejected, nothing changed). `trade` is the trade as the caller
+   * read it, so the orchestrator reads it no more before the locked read of the database step.
    */
-  confirm(tradeId: string, confirmation: Confirmation): Promise<AppliedEvent>;
+  confirm(trade: ConfirmingTrade, confirmation: Confirmation): Promise<AppliedEvent>;
   /** Stops taking work and waits for what runs in this process. */
   close(): Promise<void>;
 }
@@ -30,11 +34,27 @@ export interface StartedTrade {
 }
 
 /** What a client reports: the deposit and the lock go through /confirm, the unlocks through /unlock/confirm. */
-export type ConfirmationKind = 'deposit-or-lock' | 'unlock';
-
 export interface Confirmation {
   kind: ConfirmationKind;
   txHash: string;
+}
+
+/** What verifying a trade's transactions needs to know of it (public: no secret), fixed at creation. */
+export interface OrderFacts {
+  orderHash: string;
+  adChainId: string;
+  orderChainId: string;
+  /** The ad chain's AdManager (lock, ad-side unlock). */
+  adManager: string;
+  /** The order chain's OrderPortal (deposit, order-side unlock). */
+  orderPortal: string;
+}
+
+/** The trade a confirmation is for: its id, its state as last read (the machine picks the awaited action from it), its order. */
+export interface ConfirmingTrade {
+  tradeId: string;
+  state: TradeState;
+  order: OrderFacts;
 }
 
 /** The machine event a verified transaction stands for, with the chain event that proves it. */
@@ -57,10 +77,12 @@ export interface ChainEventRef {
 /** The stored trade after an event: its state and the commands the orchestrator must still run. */
 export interface AppliedEvent {
   state: TradeState;
-  /** Commands the orchestrator carries out after the database step (`PROVE`); database commands already ran. */
-  followUps: TradeCommand[];
+  /** Commands the orchestrator carries out after the database step (prove, arm and cancel timers); balance commands already ran. */
+  followUps: FollowUp[];
   /** True when the event had already been applied (a repeated confirm): nothing changed. */
   duplicate: boolean;
+  /** True when a timer fired after the state it guarded was over (the machine's no-op): nothing changed. */
+  stale?: boolean;
 }
 
 /**
@@ -69,8 +91,13 @@ export interface AppliedEvent {
  * after a crash.
  */
 export interface TradeActivities {
-  /** Verifies a reported transaction for the trade on the right chain; returns the event it stands for. */
-  verifyConfirmation(input: { tradeId: string; confirmation: Confirmation }): Promise<VerifiedConfirmation>;
+  /**
+   * Verifies a reported transaction as the action the machine awaits in `state` through the
+   * confirmation's endpoint (lifecycle.ts `awaitedAction`), on that action's chain; a transaction
+   * already recorded for the trade answers as its recorded action if it fits the endpoint
+   * (`recordedActionFits`). Returns the event it stands for. Reads no trade.
+   */
+  verifyConfirmation(input: { tradeId: string; confirmation: Confirmation; state: TradeState; order: OrderFacts }): Promise<VerifiedConfirmation>;
   /** Applies `event` to the stored trade in one database transaction (machine + balance changes + event record). */
   applyEvent(input: { tradeId: string; event: TradeEvent; chainEvent?: ChainEventRef }): Promise<AppliedEvent>;
   /** Mirrors the deposit into the tree, proves and stores the verified proof. Heartbeats while proving (Temporal). */

@@ -24,7 +24,7 @@ import { stateOf } from './activities.ts';
 import { TradeNotFoundError } from './lifecycle-errors.ts';
 import { INITIAL_STATE, unlockDue } from './lifecycle.ts';
 import { tradeSnapshot } from './pushed-events.ts';
-import type { AppliedEvent, ConfirmationKind, Orchestrator } from './orchestrator.ts';
+import type { AppliedEvent, ConfirmationKind, ConfirmingTrade, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TradeInputError, TradeNotReadyError } from './errors.ts';
 import type { TradeStarts } from './start-reconciler.ts';
 
@@ -208,12 +208,12 @@ export function createTradesService(deps: TradesDeps) {
       const { trade, role } = await partyTrade(principal, tradeId);
       if (role !== 'maker') throw new NotTradePartyError(`only the ad's Maker locks trade ${tradeId}`);
       if (trade.status !== 'DEPOSITED') throw new TradeNotReadyError(`trade ${tradeId} is ${trade.status}: lock needs a confirmed deposit (DEPOSITED)`);
-      const ttl = ttlWithin(lockDeadline({ lockExpiry: trade.orderParams.lockExpiry! }), nowSeconds(), settings.signedRequestTtlSeconds);
+      const ttl = ttlWithin(lockDeadline({ lockExpiry: trade.orderParams.lockExpiry }), nowSeconds(), settings.signedRequestTtlSeconds);
       if (ttl <= 0) throw new TradeNotReadyError(`the lock window of trade ${tradeId} has closed`);
       await assertDepositCanonical(trade);
       const adChain = await chainOf(trade.adChainId);
       const signed = buildSignedCallData({
-        target: target(adChain, trade.orderParams.adManager!),
+        target: target(adChain, trade.orderParams.adManager),
         action: 'lockForOrder',
         fields: { orderHash: trade.orderHash },
         signers: deps.signers,
@@ -242,8 +242,8 @@ export function createTradesService(deps: TradesDeps) {
       const proof = trade.proof!;
       await assertDepositCanonical(trade);
       const [chain, contract, cap] = due.side === 'ad'
-        ? [adChain, trade.orderParams.adManager!, trade.orderParams.lockExpiry!]
-        : [orderChain, trade.orderParams.orderPortal!, trade.orderParams.refundTime!];
+        ? [adChain, trade.orderParams.adManager, trade.orderParams.lockExpiry]
+        : [orderChain, trade.orderParams.orderPortal, trade.orderParams.refundTime];
       const ttl = ttlWithin(cap, nowSeconds(), settings.signedRequestTtlSeconds);
       if (ttl <= 0) throw new TradeNotReadyError(`the ${due.side}-chain unlock window of trade ${tradeId} has closed`);
       const signed = buildSignedCallData({
@@ -262,19 +262,33 @@ export function createTradesService(deps: TradesDeps) {
       };
     },
 
-    /** A deposit or lock transaction (`/confirm`), or an unlock (`/unlock/confirm`), passed to the orchestrator. */
+    /**
+     * A deposit or lock transaction (`/confirm`), or an unlock (`/unlock/confirm`), passed to the
+     * orchestrator with the trade as read here (the one read before the database step's locked one).
+     */
     async confirm(principal: Principal, tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
-      await partyTrade(principal, tradeId);
+      const { trade } = await partyTrade(principal, tradeId);
+      const confirming = confirmingTrade(trade);
       try {
-        return await deps.orchestrator().confirm(tradeId, { kind, txHash });
+        return await deps.orchestrator().confirm(confirming, { kind, txHash });
       } catch (error) {
         // The orchestrator may not have the trade yet (its start failed and the reconciler has not
         // come by): start it now and ask again. Costs a read only on the error path.
         if (!(await deps.starts.startIfPending(tradeId))) throw error;
-        return deps.orchestrator().confirm(tradeId, { kind, txHash });
+        return deps.orchestrator().confirm(confirming, { kind, txHash });
       }
     },
   };
 }
 
 export type TradesService = ReturnType<typeof createTradesService>;
+
+/** What an orchestrator needs of a stored trade to verify and apply a confirmation. */
+function confirmingTrade(trade: TradeLifecycleRecord): ConfirmingTrade {
+  const { orderHash, adChainId, orderChainId, orderParams } = trade;
+  return {
+    tradeId: trade.id,
+    state: stateOf(trade),
+    order: { orderHash, adChainId, orderChainId, adManager: orderParams.adManager, orderPortal: orderParams.orderPortal },
+  };
+}

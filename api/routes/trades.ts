@@ -35,7 +35,7 @@ registry.registerPath({
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const body = <T>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
 const secured = { security: [{ [bearerAuth.name]: [] }] };
-const CONFIRM = 'Verified on chain (contract, event for this order hash, finality) and applied once; the same transaction again answers the same. Not final yet: 409 with Retry-After. A transaction that is not this trade\'s: 422, nothing changes. Either party may confirm.';
+const CONFIRM = 'Verified on chain (contract, event for this order hash, finality) and applied once; the same transaction again answers the same with `duplicate: true`. Not final yet: 409 with Retry-After. A transaction that is not this trade\'s, or of the wrong kind for this endpoint (the deposit or the lock sent to unlock/confirm, an unlock sent to confirm): 422, nothing changes. Either party may confirm.';
 
 registry.registerPath({
   method: 'post', path: '/v1/trades/create', operationId: 'createTrade', tags: ['Trades'], summary: 'Create a trade (signed OrderPortal.createOrder call data)', ...secured,
@@ -110,14 +110,14 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
   router.post('/trades/:id/confirm', requireAuth, async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const { txHash } = parseOrThrow(confirmTradeBody, req.body);
-    await trades.confirm(principalOf(req), id, 'deposit-or-lock', txHash);
-    res.json({ tradeId: id, success: true });
+    const { duplicate } = await trades.confirm(principalOf(req), id, 'deposit-or-lock', txHash);
+    res.json({ tradeId: id, success: true, duplicate });
   });
   router.post('/trades/:id/unlock/confirm', requireAuth, async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const { txHash } = parseOrThrow(confirmTradeBody, req.body);
-    await trades.confirm(principalOf(req), id, 'unlock', txHash);
-    res.json({ tradeId: id, success: true });
+    const { duplicate } = await trades.confirm(principalOf(req), id, 'unlock', txHash);
+    res.json({ tradeId: id, success: true, duplicate });
   });
   router.get('/trades/all', async (req, res) => {
     const { cursor, limit = 25, ...filter } = parseOrThrow(tradesQuery, req.query);

@@ -59,4 +59,9 @@ export const unlockTradeResponse = z
   .openapi('UnlockTradeResponse');
 
 export const confirmTradeBody = confirmBody;
-export const confirmTradeResponse = z.object({ tradeId: z.string().uuid(), success: z.boolean() }).openapi('ConfirmTradeResponse');
+export const confirmTradeResponse = z.object({
+  tradeId: z.string().uuid(),
+  success: z.boolean(),
+  /** Beside the spec's fields: the transaction had been confirmed before and this call changed nothing. */
+  duplicate: z.boolean().openapi({ description: 'True when this transaction was already confirmed: nothing changed (the same answer as the first time).' }),
+}).openapi('ConfirmTradeResponse');

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { TradeStatus } from '../../domain/index.ts';
+import type { OrderParams, TradeStatus } from '../../domain/index.ts';
 
 /**
  * The trade as its lifecycle sees it (trades.ts holds the read model the API lists): the order,
@@ -18,8 +18,7 @@ export interface TradeLifecycleRecord {
   proofState: 'none' | 'running' | 'ready';
   bridgerClaimed: boolean;
   adCreatorClaimed: boolean;
-  /** chains/order.ts OrderParams. */
-  orderParams: Record<string, string>;
+  orderParams: OrderParams;
   orderHash: string;
   secret: string;
   secretCommitment: string;
@@ -57,7 +56,7 @@ export interface NewTrade {
   adTokenId: string;
   orderTokenId: string;
   amount: string;
-  orderParams: Record<string, string>;
+  orderParams: OrderParams;
   orderHash: string;
   secret: string;
   secretCommitment: string;

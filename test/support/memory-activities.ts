@@ -1,6 +1,9 @@
 import { NotFinalError } from '../../chains/errors.ts';
 import { TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from '../../trades/lifecycle-errors.ts';
-import { INITIAL_STATE, transition, type TradeEvent, type TradeState } from '../../trades/lifecycle.ts';
+import {
+  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, recordedActionFits, transition, type TradeAction, type TradeDeadlines,
+  type TradeEvent, type TradeState,
+} from '../../trades/lifecycle.ts';
 import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from '../../trades/orchestrator.ts';
 
 /** One recorded activity call. */
@@ -12,55 +15,76 @@ export interface ActivityCall {
   outcome: string;
 }
 
+/** What a test transaction hash says it is: `deposit-*`, `lock-*`, `unlock-ad-*`, `unlock-order-*`. */
+function actionOfTx(txHash: string): TradeAction | undefined {
+  if (txHash.startsWith('deposit-')) return { name: 'createOrder', side: 'order' };
+  if (txHash.startsWith('lock-')) return { name: 'lockForOrder', side: 'ad' };
+  if (txHash.startsWith('unlock-ad-')) return { name: 'unlock', side: 'ad' };
+  if (txHash.startsWith('unlock-order-')) return { name: 'unlock', side: 'order' };
+  return undefined;
+}
+
+const FAR: TradeDeadlines = { reservationExpiresAt: '2100-01-01T00:00:00.000Z', lockDeadline: '2100-01-01T00:00:00.000Z' };
+
 /**
- * TradeActivities in memory over machine.ts, for workflow tests: the same contract as the real
- * ones (idempotent, typed errors) without chains or a database. A reported txHash says what it is:
- * `deposit-*` (createOrder), `lock-*` (lockForOrder), `unlock-ad-*` / `unlock-order-*`,
- * `notfinal-*` (seen, not final), anything else: not this trade's.
+ * TradeActivities in memory over trades/lifecycle.ts (a test double named as such), for workflow
+ * tests: the same contract as the real ones (the machine's awaited action, idempotent, typed
+ * errors) without chains or a database. A reported txHash says what it is: `deposit-*`
+ * (createOrder), `lock-*` (lockForOrder), `unlock-ad-*` / `unlock-order-*`, `notfinal-*` (seen,
+ * not final), anything else: not this trade's. `deadlines` holds each trade's timer times, as the
+ * trades table does.
  */
 export function memoryActivities(options: { proofFailures?: number } = {}) {
   const trades = new Map<string, TradeState>();
-  const recorded = new Map<string, string>(); // txHash -> tradeId
+  const deadlines = new Map<string, TradeDeadlines>();
+  const recorded = new Map<string, { tradeId: string; action: TradeAction }>();
   const proofs = new Set<string>();
   const calls: ActivityCall[] = [];
   let proofFailures = options.proofFailures ?? 0;
 
   const activities: TradeActivities = {
-    async verifyConfirmation({ tradeId, confirmation }): Promise<VerifiedConfirmation> {
+    async verifyConfirmation({ tradeId, confirmation, state }): Promise<VerifiedConfirmation> {
       const { txHash } = confirmation;
       const chainEvent = (event: string): ChainEventRef => ({ chainId: '31337', txHash, logIndex: 0, block: '1', blockHash: '0x01', event, args: {} });
       const fail = (error: Error): never => {
         calls.push({ name: 'verifyConfirmation', tradeId, outcome: (error as { code?: string }).code ?? error.name });
         throw error;
       };
-      const owner = recorded.get(txHash);
-      if (owner && owner !== tradeId) fail(new TradeTransactionMismatchError(`${txHash} already confirmed something else`));
-      let verified: VerifiedConfirmation | undefined;
-      if (confirmation.kind === 'deposit-or-lock' && txHash.startsWith('deposit-')) verified = { event: { type: 'DEPOSIT_CONFIRMED' }, chainEvent: chainEvent('OrderCreated') };
-      if (confirmation.kind === 'deposit-or-lock' && txHash.startsWith('lock-')) verified = { event: { type: 'LOCK_CONFIRMED' }, chainEvent: chainEvent('OrderLocked') };
-      if (confirmation.kind === 'unlock' && txHash.startsWith('unlock-ad-')) verified = { event: { type: 'UNLOCK_CONFIRMED', side: 'ad' }, chainEvent: chainEvent('OrderUnlocked') };
-      if (confirmation.kind === 'unlock' && txHash.startsWith('unlock-order-')) verified = { event: { type: 'UNLOCK_CONFIRMED', side: 'order' }, chainEvent: chainEvent('OrderUnlocked') };
+      const seen = recorded.get(txHash);
+      if (seen && seen.tradeId !== tradeId) fail(new TradeTransactionMismatchError(`${txHash} already confirmed something else`));
+      if (seen && !recordedActionFits(seen.action.name, confirmation.kind)) fail(new TradeTransactionMismatchError(`${txHash} is this trade's ${seen.action.name}`));
+      if (seen) {
+        calls.push({ name: 'verifyConfirmation', tradeId, event: eventOf(seen.action).type, outcome: 'recorded' });
+        return { event: eventOf(seen.action), chainEvent: chainEvent(seen.action.name) };
+      }
+      const awaited = awaitedAction(state, confirmation.kind);
+      if (!awaited.ok) fail(new TradeStateError(`trade ${tradeId}: ${awaited.reason}`));
       if (txHash.startsWith('notfinal-')) fail(new NotFinalError(`transaction ${txHash} has 0 of 1 confirmations`, 0, 1));
-      if (!verified) fail(new TradeTransactionMismatchError(`${txHash} did not emit this order's event`));
-      calls.push({ name: 'verifyConfirmation', tradeId, event: verified!.event.type, outcome: 'verified' });
-      return verified!;
+      const action = awaited.ok ? awaited.action : undefined;
+      const sent = actionOfTx(txHash);
+      if (!sent || !action || sent.name !== action.name || sent.side !== action.side) fail(new TradeTransactionMismatchError(`${txHash} did not emit this order's event`));
+      calls.push({ name: 'verifyConfirmation', tradeId, event: eventOf(action!).type, outcome: 'verified' });
+      return { event: eventOf(action!), chainEvent: chainEvent(action!.name) };
     },
 
     async applyEvent({ tradeId, event, chainEvent }): Promise<AppliedEvent> {
       const state = trades.get(tradeId) ?? INITIAL_STATE;
       const result = transition(state, event);
       if (!result.ok) {
-        if (result.duplicate) {
-          calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: 'duplicate' });
-          return { state, followUps: [], duplicate: true };
+        if (result.duplicate || result.stale) {
+          calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: result.duplicate ? 'duplicate' : 'stale' });
+          return { state, followUps: [], duplicate: result.duplicate, ...(result.stale ? { stale: true } : {}) };
         }
         calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: 'TRADE_STATE' });
         throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
       }
-      if (chainEvent) recorded.set(chainEvent.txHash, tradeId);
+      const action = chainEvent ? actionOfTx(chainEvent.txHash) : undefined;
+      if (chainEvent && action) recorded.set(chainEvent.txHash, { tradeId, action });
       trades.set(tradeId, result.state);
-      calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: result.commands.map((c) => c.type).join(',') || 'applied' });
-      return { state: result.state, followUps: result.commands.filter((c) => c.type === 'PROVE'), duplicate: false };
+      const balance = result.commands.filter((c) => c.type !== 'ARM_TIMER' && c.type !== 'CANCEL_TIMER' && c.type !== 'PROVE');
+      const proving = result.commands.some((c) => c.type === 'PROVE') ? ['PROVE'] : [];
+      calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: [...proving, ...balance.map((c) => c.type)].join(',') || 'applied' });
+      return { state: result.state, followUps: followUpsOf(result.commands, deadlines.get(tradeId) ?? FAR), duplicate: false };
     },
 
     async generateProof({ tradeId }): Promise<void> {
@@ -77,6 +101,8 @@ export function memoryActivities(options: { proofFailures?: number } = {}) {
   return {
     activities,
     calls,
+    /** Records a trade's timer times (what the trades row holds), before it is started. */
+    setDeadlines: (tradeId: string, times: TradeDeadlines) => deadlines.set(tradeId, times),
     /** The stored state of a trade (what the database would hold). */
     stateOf: (tradeId: string) => trades.get(tradeId) ?? INITIAL_STATE,
     /** Calls for one trade, as `name:event:outcome`. */

@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import { TradeStateError } from '../../trades/lifecycle-errors.ts';
-import type { TradeCommand, TradeEvent } from '../../trades/lifecycle.ts';
-import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade, TradeActivities } from '../../trades/orchestrator.ts';
+import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle.ts';
+import type {
+  AppliedEvent, ChainEventRef, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade, TradeActivities,
+} from '../../trades/orchestrator.ts';
+import type { ResumableTrade } from '../../trades/resume.ts';
 
 /** Queues of the embedded runner (pg-boss jobs in the service's own PostgreSQL). */
 const QUEUES = {
@@ -13,16 +16,14 @@ const QUEUES = {
 } as const;
 
 interface ProveJob { tradeId: string }
-interface TimerJob { tradeId: string; event: 'RESERVATION_EXPIRED' | 'LOCK_WINDOW_CLOSED' }
+interface TimerJob { tradeId: string; event: TimerEvent }
 
 export interface EmbeddedOrchestratorOptions {
   databaseUrl: string;
   activities: TradeActivities;
   logger: Logger;
-  /** Trades that may still move, as (tradeId, timers) to re-arm and proofs to re-run after a restart. */
-  openTrades: () => Promise<Array<StartedTrade & { proofPending: boolean; deposited: boolean }>>;
-  /** The trade's lock deadline, armed as a timer once its deposit is confirmed. */
-  lockDeadlineOf: (tradeId: string) => Promise<Date>;
+  /** Open trades with what to carry out again after a restart (trades/resume.ts). */
+  openTrades: () => Promise<ResumableTrade[]>;
   /** Observes each applied event (metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void;
   /** How often workers look for due jobs (pg-boss's minimum is 0.5 s). */
@@ -30,11 +31,13 @@ export interface EmbeddedOrchestratorOptions {
 }
 
 /**
- * The default orchestrator (`TEMPORAL_ADDRESS` unset): the trade machine's follow-up steps run as
- * durable pg-boss jobs in the same PostgreSQL, proofs on the in-process pool. Confirmations are
- * verified and applied in the caller's request; timers are jobs due at their time. On start it
- * re-arms every open trade's timers and re-runs every unfinished proof, so a restart resumes
- * everything (the activities are idempotent, so a step that ran twice counts once).
+ * The default orchestrator (`TEMPORAL_ADDRESS` unset). It decides nothing: it carries out the
+ * machine's follow-ups (trades/lifecycle.ts) as durable pg-boss jobs in the same PostgreSQL:
+ * `PROVE` on the in-process pool, `ARM_TIMER` as a job due at its time, `CANCEL_TIMER` by
+ * cancelling that job. Confirmations are verified and applied in the caller's request. On start it
+ * carries out every open trade's follow-ups again, so a restart resumes everything (a timer's job
+ * id is derived from the trade and the timer, so arming it twice makes one job; the activities are
+ * idempotent, so a step that ran twice counts once).
  */
 export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOptions): Promise<Orchestrator> {
   const { activities, logger } = options;
@@ -43,17 +46,22 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   await boss.start();
   for (const name of Object.values(QUEUES)) await boss.createQueue(name, { name, retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 300 });
 
-  const apply = async (tradeId: string, event: TradeEvent, chainEvent?: Parameters<TradeActivities['applyEvent']>[0]['chainEvent']) => {
+  const carryOut = async (tradeId: string, followUps: FollowUp[]) => {
+    for (const command of followUps) {
+      if (command.type === 'PROVE') await boss.send(QUEUES.prove, { tradeId } satisfies ProveJob);
+      if (command.type === 'ARM_TIMER') {
+        await boss.send(QUEUES.timer, { tradeId, event: command.event } satisfies TimerJob, {
+          startAfter: new Date(command.at), id: timerJobId(tradeId, command.event),
+        });
+      }
+      if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event));
+    }
+  };
+  const apply = async (tradeId: string, event: TradeEvent, chainEvent?: ChainEventRef) => {
     const applied = await activities.applyEvent({ tradeId, event, chainEvent });
     options.onApplied?.(tradeId, applied, event);
-    await followUp(tradeId, applied.followUps);
+    await carryOut(tradeId, applied.followUps);
     return applied;
-  };
-  const followUp = async (tradeId: string, commands: TradeCommand[]) => {
-    for (const command of commands) if (command.type === 'PROVE') await boss.send(QUEUES.prove, { tradeId } satisfies ProveJob);
-  };
-  const arm = async (tradeId: string, event: TimerJob['event'], at: Date) => {
-    await boss.send(QUEUES.timer, { tradeId, event } satisfies TimerJob, { startAfter: at });
   };
 
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
@@ -62,37 +70,30 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     await activities.generateProof({ tradeId });
     await apply(tradeId, { type: 'PROOF_READY' });
   });
+  // A timer whose state is over by now is the machine's no-op (applied as `stale`).
   await boss.work<TimerJob>(QUEUES.timer, { pollingIntervalSeconds }, async ([job]) => {
     const { tradeId, event } = job!.data;
-    try {
-      await apply(tradeId, { type: event });
-    } catch (error) {
-      // The trade moved on (deposited, locked): the timer no longer applies.
-      if (error instanceof TradeStateError) return;
-      throw error;
-    }
+    await apply(tradeId, { type: event });
   });
 
-  // Resume: every open trade gets its timers again and every unfinished proof runs again.
-  for (const trade of await options.openTrades()) {
-    if (!trade.deposited) await arm(trade.tradeId, 'RESERVATION_EXPIRED', trade.reservationExpiresAt);
-    else await arm(trade.tradeId, 'LOCK_WINDOW_CLOSED', trade.lockDeadline);
-    if (trade.proofPending) await boss.send(QUEUES.prove, { tradeId: trade.tradeId } satisfies ProveJob);
-  }
+  for (const trade of await options.openTrades()) await carryOut(trade.tradeId, trade.followUps);
 
   let closing: Promise<void> | undefined;
   return {
     async startTrade(trade: StartedTrade) {
-      await arm(trade.tradeId, 'RESERVATION_EXPIRED', trade.reservationExpiresAt);
+      const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
+      await carryOut(trade.tradeId, followUpsOf(start().commands, deadlines));
     },
-    async confirm(tradeId: string, confirmation: Confirmation) {
-      const verified = await activities.verifyConfirmation({ tradeId, confirmation });
-      const applied = await apply(tradeId, verified.event, verified.chainEvent);
-      if (!applied.duplicate && verified.event.type === 'DEPOSIT_CONFIRMED') {
-        await arm(tradeId, 'LOCK_WINDOW_CLOSED', await options.lockDeadlineOf(tradeId));
-      }
-      return applied;
+    async confirm(trade: ConfirmingTrade, confirmation: Confirmation) {
+      const verified = await activities.verifyConfirmation({ tradeId: trade.tradeId, confirmation, state: trade.state, order: trade.order });
+      return apply(trade.tradeId, verified.event, verified.chainEvent);
     },
     close: () => (closing ??= boss.stop({ graceful: true, wait: true, timeout: 10_000 })),
   };
+}
+
+/** The pg-boss job id of a trade's timer: the same trade and timer always give the same id. */
+function timerJobId(tradeId: string, event: TimerEvent): string {
+  const hex = createHash('sha256').update(`${tradeId}:${event}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

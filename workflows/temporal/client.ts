@@ -4,7 +4,7 @@ import {
 } from '@temporalio/client';
 import { OrchestratorUnavailableError } from '../../trades/errors.ts';
 import { TradeStateError } from '../../trades/lifecycle-errors.ts';
-import type { AppliedEvent, Confirmation, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
 import { fromApplicationFailure } from './failures.ts';
 import { confirmUpdate, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
 
@@ -77,11 +77,12 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
       }
     },
 
-    async confirm(tradeId: string, confirmation: Confirmation): Promise<AppliedEvent> {
+    async confirm(trade: ConfirmingTrade, confirmation: Confirmation): Promise<AppliedEvent> {
+      // The workflow judges the transaction from its own state (the API's read may be behind it).
       try {
-        return await client.workflow.getHandle(tradeWorkflowId(tradeId)).executeUpdate(confirmUpdate, { args: [confirmation] });
+        return await client.workflow.getHandle(tradeWorkflowId(trade.tradeId)).executeUpdate(confirmUpdate, { args: [confirmation, trade.order] });
       } catch (error) {
-        throw domainErrorOf(tradeId, error);
+        throw domainErrorOf(trade.tradeId, error);
       }
     },
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { NotFinalError } from '../../chains/errors.ts';
 import { TradeStateError, TradeTransactionMismatchError } from '../../trades/lifecycle-errors.ts';
-import type { TradeState } from '../../trades/lifecycle.ts';
+import { INITIAL_STATE, type TradeState } from '../../trades/lifecycle.ts';
 import { memoryActivities } from '../../test/support/memory-activities.ts';
 import { createTemporalOrchestrator, type TemporalOrchestrator } from './client.ts';
 import { startProverWorker } from './prover-worker.ts';
@@ -16,7 +16,7 @@ import { bundleTradeWorkflows, startLifecycleWorker, type RunningWorker } from '
 import { stateQuery, tradeWorkflowId } from './workflows.ts';
 
 // The trade workflow on Temporal's time-skipping test server (the pinned binary installed by the
-// global setup), with in-memory activities over machine.ts that record every call. Each scenario's
+// global setup), with in-memory activities over trades/lifecycle.ts that record every call. Each scenario's
 // history is written to histories/ when RECORD_HISTORIES=1 (`npm run temporal:histories`);
 // replay.test.ts replays them.
 const RECORD = process.env.RECORD_HISTORIES === '1';
@@ -49,14 +49,17 @@ afterAll(async () => {
 async function startTrade(times: { ttlMs?: number; lockMs?: number } = {}) {
   const tradeId = randomUUID();
   const now = await env.currentTimeMs();
-  await orchestrator.startTrade({
-    tradeId, adId: randomUUID(), routeId: randomUUID(),
-    reservationExpiresAt: new Date(now + (times.ttlMs ?? 30 * MIN)), lockDeadline: new Date(now + (times.lockMs ?? 120 * MIN)),
-  });
+  const reservationExpiresAt = new Date(now + (times.ttlMs ?? 30 * MIN));
+  const lockDeadline = new Date(now + (times.lockMs ?? 120 * MIN));
+  memory.setDeadlines(tradeId, { reservationExpiresAt: reservationExpiresAt.toISOString(), lockDeadline: lockDeadline.toISOString() });
+  await orchestrator.startTrade({ tradeId, adId: randomUUID(), routeId: randomUUID(), reservationExpiresAt, lockDeadline });
   return { tradeId, handle: env.client.workflow.getHandle(tradeWorkflowId(tradeId)) };
 }
 
-const confirm = (tradeId: string, kind: 'deposit-or-lock' | 'unlock', txHash: string) => orchestrator.confirm(tradeId, { kind, txHash });
+const ORDER = { orderHash: '0x01', adChainId: '31337', orderChainId: '31338', adManager: '0x02', orderPortal: '0x03' };
+/** A confirm as the API sends it; the state is the API's read, which the workflow does not use (it judges from its own). */
+const confirm = (tradeId: string, kind: 'deposit-or-lock' | 'unlock', txHash: string) =>
+  orchestrator.confirm({ tradeId, state: INITIAL_STATE, order: ORDER }, { kind, txHash });
 
 /** Polls the workflow's state until `ok` (proofs run on the worker in real time). */
 async function until(tradeId: string, ok: (s: TradeState) => boolean): Promise<TradeState> {
@@ -97,7 +100,7 @@ describe('the trade workflow (time-skipping test server)', () => {
       'verifyConfirmation:LOCK_CONFIRMED:verified', 'applyEvent:LOCK_CONFIRMED:RESERVATION_TO_LOCK',
       'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:PAY_OUT_LOCK',
       'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:applied',
-      'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:duplicate',
+      'verifyConfirmation:UNLOCK_CONFIRMED:recorded', 'applyEvent:UNLOCK_CONFIRMED:duplicate',
     ]);
     await record('settled', tradeId);
   });
@@ -168,6 +171,20 @@ describe('the trade workflow (time-skipping test server)', () => {
     expect((await handle.result()).status).toBe('EXPIRED');
     expect(memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION') || c.includes('CLOSED'))).toEqual(['applyEvent:LOCK_WINDOW_CLOSED:RELEASE_RESERVATION']);
     await record('lock-window-closed', tradeId);
+  });
+
+  it('refuses an unlock before the lock without asking a chain, and the deposit sent as an unlock; nothing changes', async () => {
+    const { tradeId, handle } = await startTrade();
+    const early = await confirm(tradeId, 'unlock', 'unlock-ad-early').catch((e: unknown) => e);
+    expect(early).toBeInstanceOf(TradeStateError);
+    await confirm(tradeId, 'deposit-or-lock', 'deposit-kind');
+    const wrongKind = await confirm(tradeId, 'unlock', 'deposit-kind').catch((e: unknown) => e);
+    expect(wrongKind).toBeInstanceOf(TradeTransactionMismatchError);
+    expect(memory.callsOf(tradeId).filter((c) => c.startsWith('verifyConfirmation'))).toEqual([
+      'verifyConfirmation:TRADE_STATE', 'verifyConfirmation:DEPOSIT_CONFIRMED:verified', 'verifyConfirmation:TRADE_TX_MISMATCH',
+    ]);
+    expect(memory.stateOf(tradeId).status).toBe('DEPOSITED');
+    await handle.terminate('test over');
   });
 
   // Last: the Java test server stops skipping time after it refused a duplicate start.

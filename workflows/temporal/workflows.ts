@@ -1,15 +1,18 @@
 // The trade workflow: one per trade (id `trade-<tradeId>`). Deterministic code only: it imports the
 // activities as types, the pure machine and the pure error list, and nothing of Node
 // (.dependency-cruiser.cjs rule `temporal-workflow-sandbox`). It decides nothing itself: every
-// event goes through `applyEvent`, which runs machine.ts in the database transaction, and the
-// workflow mirrors the state that comes back.
+// event goes through `applyEvent`, which runs trades/lifecycle.ts in the database transaction; the
+// workflow mirrors the state that comes back and carries out the follow-ups (prove, arm and cancel
+// timers), starting with the machine's `start` commands.
 import {
   ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, log, proxyActivities,
   setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { NON_RETRYABLE_ERRORS } from '../../trades/lifecycle-errors.ts';
-import { INITIAL_STATE, isTerminal, type TradeEvent, type TradeState } from '../../trades/lifecycle.ts';
-import type { AppliedEvent, ChainEventRef, Confirmation, TradeActivities } from '../../trades/orchestrator.ts';
+import {
+  INITIAL_STATE, followUpsOf, isTerminal, start, type FollowUp, type TimerEvent, type TradeEvent, type TradeState,
+} from '../../trades/lifecycle.ts';
+import type { AppliedEvent, ChainEventRef, Confirmation, OrderFacts, TradeActivities } from '../../trades/orchestrator.ts';
 
 /** Task queues: the light lifecycle steps, and the proofs (served by the prover processes). */
 export const LIFECYCLE_TASK_QUEUE = 'trade-lifecycle';
@@ -33,8 +36,11 @@ export interface TradeWorkflowInput {
   indexed?: boolean;
 }
 
-/** A confirmation reaches the workflow as an Update: its result is the verdict the HTTP answer carries. */
-export const confirmUpdate = defineUpdate<AppliedEvent, [Confirmation]>('confirm');
+/**
+ * A confirmation reaches the workflow as an Update with the trade's order as the API read it: its
+ * result is the verdict the HTTP answer carries.
+ */
+export const confirmUpdate = defineUpdate<AppliedEvent, [Confirmation, OrderFacts]>('confirm');
 /** The trade's state as the workflow last saw it applied. */
 export const stateQuery = defineQuery<TradeState>('state');
 
@@ -73,6 +79,19 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
     state = next;
   };
 
+  // The armed timers (event -> ISO time). `timersChanged` counts arms and cancels, so the wait
+  // below starts over whenever the machine changes them.
+  const armed = new Map<TimerEvent, string>();
+  let timersChanged = 0;
+  const carryOut = (followUps: FollowUp[]) => {
+    for (const command of followUps) {
+      if (command.type === 'PROVE') proofRun ??= prove();
+      if (command.type === 'ARM_TIMER') armed.set(command.event, command.at);
+      if (command.type === 'CANCEL_TIMER') armed.delete(command.event);
+      if (command.type !== 'PROVE') timersChanged += 1;
+    }
+  };
+
   // Events are applied one at a time, in arrival order: confirms, timers and the proof's result
   // never interleave inside the workflow (the database row lock serialises them anyway).
   let tail: Promise<unknown> = Promise.resolve();
@@ -85,7 +104,7 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
   const apply = async (event: TradeEvent, chainEvent?: ChainEventRef): Promise<AppliedEvent> => {
     const applied = await lifecycle.applyEvent({ tradeId, event, chainEvent });
     publish(applied.state);
-    for (const command of applied.followUps) if (command.type === 'PROVE') proofRun ??= prove();
+    carryOut(applied.followUps);
     return applied;
   };
 
@@ -94,22 +113,11 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
     await serially(() => apply({ type: 'PROOF_READY' }));
   };
 
-  /** A timer's event: applied unless the trade moved on meanwhile (the machine refuses it). */
-  const timerFired = (event: TradeEvent) =>
-    serially(async () => {
-      try {
-        await apply(event);
-      } catch (error) {
-        if (failureType(error) === 'TradeStateError') return;
-        throw error;
-      }
-    });
-
   setHandler(stateQuery, () => state);
-  setHandler(confirmUpdate, (confirmation) =>
+  setHandler(confirmUpdate, (confirmation, order) =>
     serially(async () => {
       try {
-        const verified = await verifying.verifyConfirmation({ tradeId, confirmation });
+        const verified = await verifying.verifyConfirmation({ tradeId, confirmation, state, order });
         return await apply(verified.event, verified.chainEvent);
       } catch (error) {
         throw asUpdateFailure(error);
@@ -117,16 +125,22 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
     }),
   );
 
-  // 1. Awaiting the deposit until the reservation runs out.
-  if (!(await condition(() => state.status !== 'PENDING', msUntil(input.reservationExpiresAt)))) {
-    await timerFired({ type: 'RESERVATION_EXPIRED' });
+  carryOut(followUpsOf(start().commands, input));
+  // Until the trade is over: wait for the earliest armed timer (the reservation's, then the lock
+  // window's); one that fires is applied (the machine makes it a no-op if the trade moved on), one
+  // the machine cancels or replaces starts the wait over.
+  while (!isTerminal(state)) {
+    const next = earliest(armed);
+    const seen = timersChanged;
+    if (!next) {
+      await condition(() => isTerminal(state) || timersChanged !== seen);
+      continue;
+    }
+    if (!(await condition(() => timersChanged !== seen, msUntil(next.at)))) {
+      armed.delete(next.event);
+      await serially(() => apply({ type: next.event }));
+    }
   }
-  // 2. Deposited: the Maker may lock until the lock deadline.
-  if (state.status === 'DEPOSITED' && !(await condition(() => state.status !== 'DEPOSITED', msUntil(input.lockDeadline)))) {
-    await timerFired({ type: 'LOCK_WINDOW_CLOSED' });
-  }
-  // 3. Locked: both unlocks, however long they take.
-  await condition(() => isTerminal(state));
   if (proofRun) await proofRun;
   // Repeated confirms of a finished trade still get their `duplicate: true` for a while.
   await condition(() => false, input.lingerMs ?? 3_600_000);
@@ -135,14 +149,15 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
   return state;
 }
 
-function msUntil(iso: string): number {
-  return Math.max(1, new Date(iso).getTime() - Date.now());
+/** The armed timer due first. */
+function earliest(armed: ReadonlyMap<TimerEvent, string>): { event: TimerEvent; at: string } | undefined {
+  let first: { event: TimerEvent; at: string } | undefined;
+  for (const [event, at] of armed) if (!first || new Date(at) < new Date(first.at)) first = { event, at };
+  return first;
 }
 
-/** The error type of an activity failure (the domain error's class name), if any. */
-function failureType(error: unknown): string | undefined {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+function msUntil(iso: string): number {
+  return Math.max(1, new Date(iso).getTime() - Date.now());
 }
 
 /**
