@@ -30,7 +30,7 @@ module.exports = {
     forbid('use-cases-no-http', 'Use cases (auth, ads, trades) know no HTTP, orchestrator, process or tool.', '^(auth|ads|trades)/', '^(api|entrypoints|tools|workflows|contracts|devnet|deploy)/'),
     forbid('use-cases-apart', 'No use case imports another: auth, ads and trades each stand alone (the ad ledger is ads/ledger.ts, shared through db).', '^auth/', '^(ads|trades)/'),
     forbid('ads-not-trades', 'ads/ never imports trades/.', '^ads/', '^(auth|trades)/'),
-    forbid('trades-only-ad-ledger', 'trades/ may use only the ad ledger of ads/ (its balance operations and errors), not its use cases.', '^trades/', '^(auth/|ads/(?!(ledger|holds|errors)\\.ts))'),
+    forbid('trades-only-ad-ledger', 'trades/ may use only the ad ledger of ads/ (ledger.ts, its balance operations, and errors.ts), not its use cases.', '^trades/', '^(auth/|ads/(?!(ledger|errors)\\.ts))'),
     forbid('orchestrators-carry-out', 'workflows/ (the orchestrators) carry out the lifecycle of trades/; they know no HTTP, process, ads or auth.', '^workflows/', '^(api|entrypoints|tools|auth|ads|contracts|devnet|deploy)/'),
     forbid('api-no-processes', 'api/ builds the app; the entry points and tools build on it, never the reverse.', '^api/', '^(entrypoints|tools|contracts|devnet|deploy)/'),
     forbid('contracts-alone', 'contracts/ (Solidity, Soroban, their compilers and tests) import no service layer; their test vectors are made with the prover and the devnet\'s well-known accounts.', '^contracts/', '^(api|entrypoints|tools|auth|ads|trades|workflows|db|registry|deploy|devnet/(?!accounts\\.ts))'),

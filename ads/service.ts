@@ -7,15 +7,15 @@ import { buildSignedCallData, type ReturnedFields, type SignedCallData } from '.
 import type { RelayerSigners } from '../chains/signers.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
-import { changeAd, findAd, insertAd, lockAd, type AdRecord } from '../db/repositories/ads.ts';
+import { changeLockedAd, findAd, insertAd, type AdChange, type AdRecord } from '../db/repositories/ads.ts';
 import {
-  hasLiveClose, insertAdRequest, lockAdRequest, markAdRequestConfirmed, voidOtherRequests,
+  expireAdRequests, hasLiveClose, insertAdRequest, lockAdRequest, markAdRequestConfirmed, voidOtherRequests,
   type AdAction, type AdRequestRecord,
 } from '../db/repositories/ad-requests.ts';
 import { ChainEventTakenError, recordChainEvent } from '../db/repositories/chain-events.ts';
 import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { findAnsweredRequest } from './confirm.ts';
-import { releaseExpiredHolds } from './holds.ts';
+import { applyOperation, applyOperations, available, balancesOf, freeing, type AdBalances, type LedgerOperation } from './ledger.ts';
 import {
   AdInputError, AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
   TransactionMismatchError,
@@ -52,6 +52,12 @@ export interface UpdateAdInput {
   minAmount?: string | null;
   maxAmount?: string | null;
   metadata?: unknown;
+}
+
+/** What a change of the Maker's own ad applies: ledger operations on its balances, and settings. */
+interface OwnAdChange {
+  operations?: LedgerOperation[];
+  set?: AdChange['set'];
 }
 
 /** Signed call data for an ad action, with the action's own fields. */
@@ -117,16 +123,24 @@ export function createAdsService(deps: AdsDeps) {
   });
 
   /**
-   * Locks the caller's own ad for a mutation: 404 unknown, 403 not the creator; releases the holds
-   * of requests whose confirmation window has closed, so an abandoned request blocks nothing.
+   * Changes the caller's own ad under its row lock (404 unknown, 403 not the creator): first the
+   * holds of requests whose confirmation window has closed go back to the available balance, so
+   * an abandoned request blocks nothing; then `decide`, given the ad and its balances after that,
+   * returns the ledger operations and settings to apply on top. One lock, one write.
    */
-  async function lockOwnAd(trx: Knex.Transaction, principal: Principal, adId: string): Promise<{ ad: AdRecord; chain: ChainConnection }> {
-    const ad = await lockAd(trx, adId);
-    if (!ad) throw new AdNotFoundError(adId);
-    const chain = await chainOf(ad.adChainId);
-    assertCreator(principal, ad, chain);
-    if (await releaseExpiredHolds(trx, adId, confirmCutoff()) > 0n) return { ad: (await lockAd(trx, adId))!, chain };
-    return { ad, chain };
+  async function changeOwnAd(
+    trx: Knex.Transaction, principal: Principal, adId: string,
+    decide: (ad: AdRecord, chain: ChainConnection, balances: AdBalances) => Promise<OwnAdChange> | OwnAdChange,
+  ): Promise<AdRecord> {
+    const changed = await changeLockedAd(trx, adId, async (ad) => {
+      const chain = await chainOf(ad.adChainId);
+      assertCreator(principal, ad, chain);
+      const freed = applyOperations(balancesOf(ad), freeing(await expireAdRequests(trx, adId, confirmCutoff())));
+      const { operations = [], set } = await decide(ad, chain, freed);
+      return { balances: applyOperations(freed, operations), set };
+    });
+    if (!changed) throw new AdNotFoundError(adId);
+    return changed;
   }
 
   function assertCreator(principal: Principal, ad: AdRecord, chain: ChainConnection): void {
@@ -184,11 +198,14 @@ export function createAdsService(deps: AdsDeps) {
     /** Signed `fundAd` call data; the pool grows when its transaction is confirmed. */
     async fund(principal: Principal, adId: string, amount: string): Promise<SignedAdRequest<'fundAd'>> {
       return knex.transaction(async (trx) => {
-        const { ad, chain } = await lockOwnAd(trx, principal, adId);
-        assertOpen(ad);
-        await assertNoCloseUnderWay(trx, ad);
-        const signed = sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
-        await insertAdRequest(trx, requestRow(adId, 'fundAd', signed, chain, amount, null));
+        let signed!: SignedAdRequest<'fundAd'>;
+        await changeOwnAd(trx, principal, adId, async (ad, chain) => {
+          assertOpen(ad);
+          await assertNoCloseUnderWay(trx, ad);
+          signed = sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
+          await insertAdRequest(trx, requestRow(adId, 'fundAd', signed, chain, amount, null));
+          return {};
+        });
         return signed;
       });
     },
@@ -199,15 +216,17 @@ export function createAdsService(deps: AdsDeps) {
      */
     async withdraw(principal: Principal, adId: string, amount: string, to: string): Promise<SignedAdRequest<'withdrawFromAd'>> {
       return knex.transaction(async (trx) => {
-        const { ad, chain } = await lockOwnAd(trx, principal, adId);
-        const payout = recipient('to', chain, to);
-        assertOpen(ad);
-        if (BigInt(amount) > BigInt(ad.availableAmount)) {
-          throw new InsufficientLiquidityError(`poolAmountWithdraw ${amount} exceeds the available balance ${ad.availableAmount} of ad ${adId}`);
-        }
-        const signed = sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
-        await changeAd(trx, adId, { withdrawing: BigInt(amount) });
-        await insertAdRequest(trx, requestRow(adId, 'withdrawFromAd', signed, chain, amount, payout, amount));
+        let signed!: SignedAdRequest<'withdrawFromAd'>;
+        await changeOwnAd(trx, principal, adId, async (ad, chain, balances) => {
+          const payout = recipient('to', chain, to);
+          assertOpen(ad);
+          if (BigInt(amount) > available(balances)) {
+            throw new InsufficientLiquidityError(`poolAmountWithdraw ${amount} exceeds the available balance ${available(balances)} of ad ${adId}`);
+          }
+          signed = sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
+          await insertAdRequest(trx, requestRow(adId, 'withdrawFromAd', signed, chain, amount, payout, amount));
+          return { operations: [{ op: 'hold', amount: BigInt(amount) }] };
+        });
         return signed;
       });
     },
@@ -219,15 +238,18 @@ export function createAdsService(deps: AdsDeps) {
      */
     async close(principal: Principal, adId: string, to: string): Promise<SignedAdRequest<'closeAd'>> {
       return knex.transaction(async (trx) => {
-        const { ad, chain } = await lockOwnAd(trx, principal, adId);
-        const payout = recipient('to', chain, to);
-        assertOpen(ad);
-        if (BigInt(ad.reservedAmount) > 0n) {
-          throw new AdStateError(`ad ${adId} has ${ad.reservedAmount} reserved for trades awaiting their lock: close it after they lock or expire`);
-        }
-        const signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
-        await changeAd(trx, adId, { withdrawing: BigInt(ad.availableAmount) });
-        await insertAdRequest(trx, requestRow(adId, 'closeAd', signed, chain, null, payout, ad.availableAmount));
+        let signed!: SignedAdRequest<'closeAd'>;
+        await changeOwnAd(trx, principal, adId, async (ad, chain, balances) => {
+          const payout = recipient('to', chain, to);
+          assertOpen(ad);
+          if (balances.reserved > 0n) {
+            throw new AdStateError(`ad ${adId} has ${balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire`);
+          }
+          signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
+          const held = available(balances);
+          await insertAdRequest(trx, requestRow(adId, 'closeAd', signed, chain, null, payout, held.toString()));
+          return { operations: [{ op: 'hold', amount: held }] };
+        });
         return signed;
       });
     },
@@ -246,22 +268,25 @@ export function createAdsService(deps: AdsDeps) {
       if (answered.alreadyConfirmed) return;
       const { request, event } = answered;
       await knex.transaction(async (trx) => {
-        await lockAd(trx, adId);
-        const locked = (await lockAdRequest(trx, request.id))!;
-        if (locked.status === 'CONFIRMED') return; // a concurrent confirm of the same transaction won the race
-        if (locked.status === 'EXPIRED') throw new AdStateError(`the request ${request.reqHash} expired before its transaction was confirmed`);
-        try {
-          await recordChainEvent(trx, { ...event, subjectKind: 'ad_request', subjectId: request.id });
-        } catch (error) {
-          if (error instanceof ChainEventTakenError) throw new TransactionMismatchError(error.message);
-          throw error;
-        }
-        await applyConfirmed(trx, locked, BigInt(event.args.amount ?? '0'), answered.txHash);
-        const after = (await lockAd(trx, adId))!;
+        let confirmed: AdAction | undefined;
+        const after = await changeLockedAd(trx, adId, async (current) => {
+          const locked = (await lockAdRequest(trx, request.id))!;
+          if (locked.status === 'CONFIRMED') return {}; // a concurrent confirm of the same transaction won the race
+          if (locked.status === 'EXPIRED') throw new AdStateError(`the request ${request.reqHash} expired before its transaction was confirmed`);
+          try {
+            await recordChainEvent(trx, { ...event, subjectKind: 'ad_request', subjectId: request.id });
+          } catch (error) {
+            if (error instanceof ChainEventTakenError) throw new TransactionMismatchError(error.message);
+            throw error;
+          }
+          confirmed = locked.action;
+          return applyConfirmed(trx, current, locked, BigInt(event.args.amount ?? '0'), answered.txHash);
+        });
+        if (!confirmed || !after) return;
         await appendPushedEvents(trx, {
           adId, recipients: [after.creatorAddress],
           events: [{ type: 'ad.confirmed', data: {
-            adId, action: locked.action, txHash: answered.txHash, status: after.status, poolAmount: after.poolAmount, availableAmount: after.availableAmount,
+            adId, action: confirmed, txHash: answered.txHash, status: after.status, poolAmount: after.poolAmount, availableAmount: after.availableAmount,
           } }],
         });
       });
@@ -269,20 +294,13 @@ export function createAdsService(deps: AdsDeps) {
 
     /** Status, bounds or metadata; no transaction. Allowed from ACTIVE, PAUSED and EXHAUSTED. */
     async update(principal: Principal, adId: string, input: UpdateAdInput): Promise<AdRecord> {
-      return knex.transaction(async (trx) => {
-        const { ad } = await lockOwnAd(trx, principal, adId);
+      return knex.transaction(async (trx) => changeOwnAd(trx, principal, adId, (ad) => {
         if (ad.baseStatus === 'PENDING' || ad.baseStatus === 'CLOSED') throw new AdStateError(`ad ${adId} is ${ad.baseStatus} and cannot be updated`);
         const minAmount = input.minAmount !== undefined ? input.minAmount : ad.minAmount;
         const maxAmount = input.maxAmount !== undefined ? input.maxAmount : ad.maxAmount;
         assertBounds(minAmount, maxAmount);
-        await changeAd(trx, adId, {}, {
-          baseStatus: input.status,
-          minAmount: input.minAmount,
-          maxAmount: input.maxAmount,
-          metadata: input.metadata,
-        });
-        return (await lockAd(trx, adId))!;
-      });
+        return { set: { baseStatus: input.status, minAmount: input.minAmount, maxAmount: input.maxAmount, metadata: input.metadata } };
+      }));
     },
   };
 }
@@ -295,29 +313,29 @@ function assertBounds(minAmount: string | null, maxAmount: string | null): void 
   }
 }
 
-/** The balance change a confirmed request makes (the caller holds the ad and request locks). */
-async function applyConfirmed(trx: Knex.Transaction, request: AdRequestRecord, eventAmount: bigint, txHash: string): Promise<void> {
-  const held = BigInt(request.heldAmount);
+/**
+ * The change a confirmed request makes to its ad (`ad` as locked), through the ad ledger, and the
+ * request marked confirmed. The caller holds the ad and request locks.
+ */
+async function applyConfirmed(trx: Knex.Transaction, ad: AdRecord, request: AdRequestRecord, eventAmount: bigint, txHash: string): Promise<AdChange> {
+  const balances = balancesOf(ad);
+  let change: AdChange;
   switch (request.action) {
     case 'createAd':
-      await changeAd(trx, request.adId, { pool: eventAmount }, { baseStatus: 'ACTIVE' });
+      change = { balances: applyOperation(balances, { op: 'fund', amount: eventAmount }), set: { baseStatus: 'ACTIVE' } };
       break;
     case 'fundAd':
-      await changeAd(trx, request.adId, { pool: eventAmount });
+      change = { balances: applyOperation(balances, { op: 'fund', amount: eventAmount }) };
       break;
     case 'withdrawFromAd':
-      await changeAd(trx, request.adId, { paidOut: eventAmount, withdrawing: -held });
+      change = { balances: applyOperation(balances, { op: 'withdraw', amount: eventAmount, held: BigInt(request.heldAmount) }) };
       break;
-    case 'closeAd': {
-      // On chain only the locked balance stays in a closed ad: everything else was paid out,
-      // including any withdrawal sent but never confirmed here. Every other request is void: the
-      // contract refuses them from now on.
-      const ad = (await lockAd(trx, request.adId))!;
+    case 'closeAd':
+      // Every other request is void: the contract refuses them from now on.
       await voidOtherRequests(trx, request.adId, request.id);
-      const leaving = BigInt(ad.availableAmount) + BigInt(ad.withdrawingAmount);
-      await changeAd(trx, request.adId, { paidOut: leaving, withdrawing: -BigInt(ad.withdrawingAmount) }, { baseStatus: 'CLOSED' });
+      change = { balances: applyOperation(balances, { op: 'close' }), set: { baseStatus: 'CLOSED' } };
       break;
-    }
   }
   await markAdRequestConfirmed(trx, request.id, txHash);
+  return change;
 }

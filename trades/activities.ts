@@ -5,7 +5,8 @@ import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../c
 import type { ActionName } from '../chains/request-schema.ts';
 import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
-import { changeAd, lockAd } from '../db/repositories/ads.ts';
+import { applyOperations, balancesOf, type LedgerOperation } from '../ads/ledger.ts';
+import { changeLockedAd } from '../db/repositories/ads.ts';
 import { ChainEventTakenError, findSubjectEventsInTransaction, recordChainEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import {
@@ -19,7 +20,7 @@ import { buildProofInput } from '../prover/proof-input.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle-errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 import {
-  awaitedAction, eventOf, followUpsOf, recordedActionFits, transition, type TradeAction, type TradeState, type UnlockSide,
+  awaitedAction, eventOf, followUpsOf, recordedActionFits, transition, type TradeAction, type TradeCommand, type TradeState, type UnlockSide,
 } from './lifecycle.ts';
 import { tradeEventsOf } from './pushed-events.ts';
 import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
@@ -137,14 +138,8 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
             throw error;
           }
         }
-        const amount = BigInt(trade.amount);
-        for (const command of result.commands) {
-          if (command.type === 'PROVE' || command.type === 'ARM_TIMER' || command.type === 'CANCEL_TIMER') continue;
-          await lockAd(trx, trade.adId);
-          if (command.type === 'RELEASE_RESERVATION') await changeAd(trx, trade.adId, { reserved: -amount });
-          if (command.type === 'RESERVATION_TO_LOCK') await changeAd(trx, trade.adId, { reserved: -amount, locked: amount });
-          if (command.type === 'PAY_OUT_LOCK') await changeAd(trx, trade.adId, { locked: -amount, paidOut: amount });
-        }
+        const operations = ledgerOperationsOf(result.commands, BigInt(trade.amount));
+        if (operations.length > 0) await changeLockedAd(trx, trade.adId, (ad) => ({ balances: applyOperations(balancesOf(ad), operations) }));
         // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
         const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
           ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
@@ -185,6 +180,17 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       }
     },
   };
+}
+
+/** The ad ledger's operations for the machine's balance commands on a trade of `amount`. */
+function ledgerOperationsOf(commands: readonly TradeCommand[], amount: bigint): LedgerOperation[] {
+  const operations: LedgerOperation[] = [];
+  for (const command of commands) {
+    if (command.type === 'RELEASE_RESERVATION') operations.push({ op: 'release', amount });
+    if (command.type === 'RESERVATION_TO_LOCK') operations.push({ op: 'lock', amount });
+    if (command.type === 'PAY_OUT_LOCK') operations.push({ op: 'payOut', amount });
+  }
+  return operations;
 }
 
 /** The transaction hash as stored for the chain, or a `TradeTransactionMismatchError` naming txHash. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError } from '../ads/errors.ts';
-import { releaseExpiredHolds } from '../ads/holds.ts';
+import { applyOperation, applyOperations, available, balancesOf, freeing } from '../ads/ledger.ts';
 import type { Principal } from '../domain/principal.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../chains/order.ts';
@@ -11,8 +11,8 @@ import type { RelayerSigners } from '../chains/signers.ts';
 import { computeOrderTimes, lockDeadline, ttlWithin, type OrderTimingPolicy } from '../chains/timing.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import { isWalletSignature } from '../chains/wallet-signature.ts';
-import { hasLiveClose } from '../db/repositories/ad-requests.ts';
-import { changeAd, findAd, lockAd } from '../db/repositories/ads.ts';
+import { expireAdRequests, hasLiveClose } from '../db/repositories/ad-requests.ts';
+import { changeLockedAd, findAd } from '../db/repositories/ads.ts';
 import { findSubjectEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
@@ -170,15 +170,16 @@ export function createTradesService(deps: TradesDeps) {
       const deadline = new Date(Number(lockDeadline(times)) * 1000);
       await knex.transaction(async (trx) => {
         const cutoff = new Date(nowMs() - settings.confirmGraceSeconds * 1000);
-        await lockAd(trx, ad.id);
-        await releaseExpiredHolds(trx, ad.id, cutoff);
-        const current = (await lockAd(trx, ad.id))!;
-        if (current.baseStatus !== 'ACTIVE') throw new AdStateError(`ad ${ad.id} is ${current.status}: it takes no trades`);
-        if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
-        if (BigInt(current.availableAmount) < amount) {
-          throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${input.amount}: ${current.availableAmount} available`);
-        }
-        await changeAd(trx, ad.id, { reserved: amount });
+        await changeLockedAd(trx, ad.id, async (current) => {
+          // Abandoned withdraw and close requests give their holds back first: they block nothing.
+          const freed = applyOperations(balancesOf(current), freeing(await expireAdRequests(trx, ad.id, cutoff)));
+          if (current.baseStatus !== 'ACTIVE') throw new AdStateError(`ad ${ad.id} is ${current.status}: it takes no trades`);
+          if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
+          if (available(freed) < amount) {
+            throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${input.amount}: ${available(freed)} available`);
+          }
+          return { balances: applyOperation(freed, { op: 'reserve', amount }) };
+        });
         await insertTrade(trx, {
           id: tradeId, routeId: ad.routeId, adId: ad.id, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
           bridgerDstAddress: bridgerDst, adChainId: adChain.chainId, orderChainId: orderChain.chainId, adTokenId: ad.adTokenId,

@@ -140,11 +140,6 @@ export async function findAd(knex: Knex, id: string): Promise<AdRecord | undefin
   return ad;
 }
 
-/** The ad row locked for the rest of `trx` (SELECT ... FOR UPDATE): every balance change goes through it. */
-export async function lockAd(trx: Knex.Transaction, id: string): Promise<AdRecord | undefined> {
-  return trx('ads').select(selectList(trx)).where('ads.id', id).forUpdate().first();
-}
-
 /** The columns a new ad starts with; balances start at zero and status PENDING until its create is confirmed. */
 export interface NewAd {
   id: string;
@@ -177,39 +172,56 @@ export async function insertAd(trx: Knex.Transaction, ad: NewAd): Promise<void> 
   });
 }
 
-/** Signed changes to an ad's balances, applied in one UPDATE; amounts as bigint. */
-export interface BalanceDelta {
-  pool?: bigint;
-  paidOut?: bigint;
-  reserved?: bigint;
-  locked?: bigint;
-  withdrawing?: bigint;
+/** An ad's balance columns as bigint: what ads/ledger.ts computes (its `AdBalances`). */
+export interface AdBalanceColumns {
+  pool: bigint;
+  reserved: bigint;
+  locked: bigint;
+  withdrawing: bigint;
+  paidOut: bigint;
 }
 
-const BALANCE_COLUMNS = { pool: 'pool_amount', paidOut: 'paid_out_amount', reserved: 'reserved_amount', locked: 'locked_amount', withdrawing: 'withdrawing_amount' } as const;
+/** What a change writes to a locked ad: its new balances (from the ad ledger) and settings. */
+export interface AdChange {
+  balances?: AdBalanceColumns;
+  set?: { baseStatus?: NewBaseStatus; minAmount?: string | null; maxAmount?: string | null; metadata?: unknown };
+}
+
+const BALANCE_COLUMNS = {
+  pool: ['pool_amount', 'poolAmount'], paidOut: ['paid_out_amount', 'paidOutAmount'], reserved: ['reserved_amount', 'reservedAmount'],
+  locked: ['locked_amount', 'lockedAmount'], withdrawing: ['withdrawing_amount', 'withdrawingAmount'],
+} as const satisfies Record<keyof AdBalanceColumns, [string, keyof AdRecord]>;
 
 /**
- * Applies `delta` (and a new base status if given) to a row the caller locked with `lockAd`.
- * The table's CHECK constraints refuse any result below zero, so a wrong delta fails loudly
+ * The one way an ad row changes. Locks the row (SELECT ... FOR UPDATE, once), hands it to
+ * `decide`, which may read and write other rows in `trx` and throws to refuse, then writes the
+ * change it returns in one UPDATE (only the columns that differ; nothing when nothing does) and
+ * returns the row as it now stands. Undefined, with `decide` not called, when there is no such ad.
+ * The table's CHECK constraints refuse any balance below zero, so a wrong change fails loudly
  * instead of corrupting a balance.
  */
-export async function changeAd(
+export async function changeLockedAd(
   trx: Knex.Transaction,
   id: string,
-  delta: BalanceDelta,
-  set: { baseStatus?: NewBaseStatus; minAmount?: string | null; maxAmount?: string | null; metadata?: unknown } = {},
-): Promise<void> {
-  const update: Record<string, unknown> = { updated_at: trx.fn.now() };
-  for (const [key, column] of Object.entries(BALANCE_COLUMNS) as [keyof BalanceDelta, string][]) {
-    const value = delta[key];
-    if (value !== undefined && value !== 0n) update[column] = trx.raw(`${column} + ?::numeric`, [value.toString()]);
+  decide: (ad: AdRecord) => AdChange | Promise<AdChange>,
+): Promise<AdRecord | undefined> {
+  const ad: AdRecord | undefined = await trx('ads').select(selectList(trx)).where('ads.id', id).forUpdate().first();
+  if (!ad) return undefined;
+  const { balances, set = {} } = await decide(ad);
+  const update: Record<string, unknown> = {};
+  if (balances) {
+    for (const [key, [column, field]] of Object.entries(BALANCE_COLUMNS) as [keyof AdBalanceColumns, [string, keyof AdRecord]][]) {
+      if (balances[key] !== BigInt(ad[field] as string)) update[column] = balances[key].toString();
+    }
   }
-  if (set.baseStatus !== undefined) update.base_status = set.baseStatus;
+  if (set.baseStatus !== undefined && set.baseStatus !== ad.baseStatus) update.base_status = set.baseStatus;
   if (set.minAmount !== undefined) update.min_amount = set.minAmount;
   if (set.maxAmount !== undefined) update.max_amount = set.maxAmount;
   // null clears the metadata (SQL NULL, presented as null), anything else is stored as given.
   if (set.metadata !== undefined) update.metadata = set.metadata === null ? null : JSON.stringify(set.metadata);
-  await trx('ads').where({ id }).update(update);
+  if (Object.keys(update).length === 0) return ad;
+  const [written] = await trx('ads').where({ id }).update({ ...update, updated_at: trx.fn.now() }, [selectList(trx) as unknown as string]);
+  return written as AdRecord;
 }
 
 export type NewBaseStatus = AdRecord['baseStatus'];
