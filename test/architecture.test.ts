@@ -1,4 +1,6 @@
-import { readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { cruise, type ICruiseResult } from 'dependency-cruiser';
@@ -25,5 +27,44 @@ describe('the import rules of the README', () => {
     // Not vacuous: the whole tree was read, the service's modules included.
     expect(result.summary.totalCruised).toBeGreaterThan(150);
     expect(result.modules.some((m) => m.source === 'entrypoints/container.ts')).toBe(true);
+  });
+
+  it('fail on planted violations: a use case importing HTTP, trades importing an ads use case, an impure domain, a workflow using Node, a cycle', async () => {
+    // A small tree of the same rooms in a temporary directory, cruised with the same rules: each
+    // planted import must be reported by the rule that forbids it.
+    const dir = mkdtempSync(path.join(tmpdir(), 'planted-imports-'));
+    const files: Record<string, string> = {
+      'api/app.ts': 'export const app = 1;\n',
+      'ads/service.ts': 'export const service = 1;\n',
+      'ads/ledger.ts': 'export const ledger = 1;\n',
+      'trades/service.ts': "import { app } from '../api/app.ts';\nimport { service } from '../ads/service.ts';\nimport { ledger } from '../ads/ledger.ts';\nexport const x = app + service + ledger;\n",
+      'domain/ids.ts': "import { a } from '../db/a.ts';\nexport const id = a;\n",
+      'db/a.ts': "import { b } from './b.ts';\nexport const a = 1;\nexport const a2 = b;\n",
+      'db/b.ts': "import { a } from './a.ts';\nexport const b = a;\n",
+      'workflows/temporal/workflows.ts': "import { readFileSync } from 'node:fs';\nexport const w = readFileSync;\n",
+    };
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
+      writeFileSync(path.join(dir, file), text);
+    }
+    const cwd = process.cwd();
+    process.chdir(dir);
+    let result: ICruiseResult;
+    try {
+      result = (await cruise(['api', 'ads', 'trades', 'domain', 'db', 'workflows'], { ruleSet: rules, ...rules.options, validate: true })).output as ICruiseResult;
+    } finally {
+      process.chdir(cwd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const found = new Set(result.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`));
+    for (const expected of [
+      'use-cases-no-http: trades/service.ts -> api/app.ts',
+      'trades-only-ad-ledger: trades/service.ts -> ads/service.ts',
+      'domain-is-pure: domain/ids.ts -> db/a.ts',
+      'temporal-workflow-no-builtins: workflows/temporal/workflows.ts -> fs',
+    ]) expect([...found], expected).toContain(expected);
+    expect([...found].some((v) => v.startsWith('no-cycles: db/'))).toBe(true);
+    // The ad ledger stays allowed.
+    expect([...found].some((v) => v.includes('-> ads/ledger.ts'))).toBe(false);
   });
 });
