@@ -23,6 +23,16 @@ export class TradeNotReadyError extends DomainError {
   readonly kind = 'conflict';
 }
 
+/**
+ * What the action needs is under way and will come without the caller doing anything (the proof,
+ * the other party's confirmed unlock): 409 with Retry-After, ask again.
+ */
+export class TradeAwaitingError extends DomainError {
+  readonly code = 'TRADE_AWAITING';
+  readonly kind = 'not_ready';
+  override readonly retryable = true;
+}
+
 /** The orchestrator (the Temporal frontend) cannot be reached: nothing was decided, retry later (503). */
 export class OrchestratorUnavailableError extends DomainError {
   readonly code = 'ORCHESTRATOR_UNAVAILABLE';

@@ -139,10 +139,10 @@ describe('the trade state machine', () => {
 
   it('gives the Maker the ad-side unlock first and nobody the order side before it is confirmed', () => {
     const locked: TradeState = { status: 'LOCKED', proof: 'ready', bridgerClaimed: false, adCreatorClaimed: false };
-    expect(unlockDue({ ...locked, proof: 'running' }, 'maker')).toEqual({ missing: expect.stringMatching(/proof is not ready/) });
+    expect(unlockDue({ ...locked, proof: 'running' }, 'maker')).toEqual({ missing: expect.stringMatching(/proof is not ready/), awaited: true });
     expect(unlockDue({ ...locked, status: 'DEPOSITED' }, 'maker')).toEqual({ missing: expect.stringMatching(/needs LOCKED/) });
     expect(unlockDue(locked, 'maker')).toEqual({ side: 'ad' });
-    expect(unlockDue(locked, 'bridger')).toEqual({ missing: expect.stringMatching(/^unlock order: the Maker's ad-chain unlock .* comes first/) });
+    expect(unlockDue(locked, 'bridger')).toEqual({ missing: expect.stringMatching(/^unlock order: the Maker's ad-chain unlock .* comes first/), awaited: true });
     const adDone = { ...locked, bridgerClaimed: true };
     expect(unlockDue(adDone, 'bridger')).toEqual({ side: 'order' });
     expect(unlockDue(adDone, 'maker')).toEqual({ side: 'order' });

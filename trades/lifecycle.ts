@@ -243,12 +243,12 @@ export function isTerminal(state: TradeState): boolean {
  * expire and take it back. The Maker may also ask for the order side once it is due, so the Maker
  * is never left waiting on the Bridger to submit it.
  */
-export function unlockDue(state: TradeState, role: 'maker' | 'bridger'): { side: UnlockSide } | { missing: string } {
+export function unlockDue(state: TradeState, role: 'maker' | 'bridger'): { side: UnlockSide } | { missing: string; awaited?: true } {
   if (state.status !== 'LOCKED' && state.status !== 'SETTLED') return { missing: `the trade is ${state.status}, unlock needs LOCKED` };
-  if (state.proof !== 'ready') return { missing: 'the proof is not ready yet: retry shortly' };
+  if (state.proof !== 'ready') return { missing: 'the proof is not ready yet: retry shortly', awaited: true };
   if (!state.bridgerClaimed) {
     if (role === 'maker') return { side: 'ad' };
-    return { missing: "unlock order: the Maker's ad-chain unlock (which pays you) comes first and must be confirmed before the order-chain unlock is issued; retry once it is (unlockDue on GET /v1/trades/{id} says whose unlock is due)" };
+    return { missing: "unlock order: the Maker's ad-chain unlock (which pays you) comes first and must be confirmed before the order-chain unlock is issued; retry once it is (unlockDue on GET /v1/trades/{id} says whose unlock is due)", awaited: true };
   }
   if (!state.adCreatorClaimed) return { side: 'order' };
   return { missing: 'both unlocks are confirmed: the trade is settled' };

@@ -25,7 +25,7 @@ import { TradeNotFoundError } from './lifecycle-errors.ts';
 import { INITIAL_STATE, unlockDue } from './lifecycle.ts';
 import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, ConfirmingTrade, Orchestrator } from './orchestrator.ts';
-import { NotTradePartyError, TradeInputError, TradeNotReadyError } from './errors.ts';
+import { NotTradePartyError, TradeAwaitingError, TradeInputError, TradeNotReadyError } from './errors.ts';
 import type { TradeStarts } from './start-reconciler.ts';
 
 export interface TradesSettings {
@@ -239,7 +239,7 @@ export function createTradesService(deps: TradesDeps) {
         throw new TradeInputError('signature', `must be your wallet's signature (${address}) over the 32 bytes of the order hash ${trade.orderHash}`);
       }
       const due = unlockDue(stateOf(trade), role);
-      if ('missing' in due) throw new TradeNotReadyError(`trade ${tradeId}: ${due.missing}`);
+      if ('missing' in due) throw new (due.awaited ? TradeAwaitingError : TradeNotReadyError)(`trade ${tradeId}: ${due.missing}`);
       const proof = trade.proof!;
       await assertDepositCanonical(trade);
       const [chain, contract, cap] = due.side === 'ad'

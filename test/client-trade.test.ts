@@ -1,0 +1,108 @@
+import { getBytes, Wallet } from 'ethers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRelayerClient } from '../client/index.js';
+import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from './support/devnet-client.ts';
+import { startTestService, type TestService } from './support/service.ts';
+
+/**
+ * A whole EVM trade driven the way a dApp would: every API call through the generated client
+ * package (client/: openapi-typescript + openapi-fetch), every signature and transaction by ethers
+ * wallets on the two-chain devnet. Along the way, the unlock order as a client meets it: `unlockDue`
+ * on the trade, and the 409 with Retry-After for the unlock asked out of turn.
+ */
+
+const { makerKey, bridgerKey } = tradeParties();
+const maker = new Wallet(makerKey!.privateKey);
+const bridger = new Wallet(bridgerKey!.privateKey);
+
+let service: TestService;
+let devnet: DevnetClient;
+
+/** Signs in with SIWE through the client: challenge, personal_sign by the wallet, login. */
+async function signIn(wallet: Wallet): Promise<string> {
+  const api = createRelayerClient(service.url);
+  const challenge = await api.POST('/v1/auth/challenge', { body: { address: wallet.address, chainKind: 'EVM' } });
+  if (challenge.data?.chainKind !== 'EVM') throw new Error(`no SIWE challenge: ${JSON.stringify(challenge.error)}`);
+  const message = challenge.data.message;
+  const login = await api.POST('/v1/auth/login', { body: { chainKind: 'EVM', message, signature: await wallet.signMessage(message) } });
+  return login.data!.tokens.access;
+}
+
+beforeAll(async () => {
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
+  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
+});
+
+afterAll(async () => {
+  devnet?.close();
+  await service?.close();
+});
+
+describe('a dApp on the typed client', () => {
+  it('settles a whole EVM trade: ad, deposit, lock, both unlocks in their order, both payouts', async () => {
+    const makerToken = await signIn(maker);
+    const bridgerToken = await signIn(bridger);
+    const asMaker = createRelayerClient(service.url, { accessToken: () => makerToken });
+    const asBridger = createRelayerClient(service.url, { accessToken: () => bridgerToken });
+    const anyone = createRelayerClient(service.url);
+    const signOrderHash = (wallet: Wallet, orderHash: string) => wallet.signMessage(getBytes(orderHash));
+    const trade = async (id: string) => (await anyone.GET('/v1/trades/{id}', { params: { path: { id } } })).data!;
+
+    const routes = await anyone.GET('/v1/routes', { params: { query: { adChainId: AD_CHAIN, orderChainId: ORDER_CHAIN, symbol: 'TUSD' } } });
+    const route = routes.data!.data.find((r) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD')!;
+
+    // The Maker's ad: signed createAd call data, sent from the Maker's wallet, confirmed.
+    const created = await asMaker.POST('/v1/ads/create', { body: { routeId: route.id, creatorDstAddress: maker.address, fundAmount: '1000', metadata: null } });
+    expect(created.response.status).toBe(200);
+    const adId = created.data!.adId;
+    await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
+    const createTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.data);
+    expect((await asMaker.POST('/v1/ads/{id}/confirm', { params: { path: { id: adId } }, body: { txHash: createTx } })).data).toEqual({ adId, success: true });
+    expect((await anyone.GET('/v1/ads/{id}', { params: { path: { id: adId } } })).data).toMatchObject({ status: 'ACTIVE', availableAmount: '1000', metadata: null });
+
+    // The Bridger's trade and deposit.
+    const opened = await asBridger.POST('/v1/trades/create', { body: { adId, routeId: route.id, amount: '100', bridgerDstAddress: bridger.address } });
+    expect(opened.response.status).toBe(200);
+    const { tradeId, reqContractDetails: order } = opened.data!;
+    expect(await trade(tradeId)).toMatchObject({ status: 'PENDING', unlockDue: null });
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams as never });
+    expect((await asBridger.POST('/v1/trades/{id}/confirm', { params: { path: { id: tradeId } }, body: { txHash: depositTx } })).data).toMatchObject({ tradeId, success: true, duplicate: false });
+
+    // The Maker's lock.
+    const lock = await asMaker.POST('/v1/trades/{id}/lock', { params: { path: { id: tradeId } } });
+    expect(lock.response.status).toBe(200);
+    const lockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.data, { orderParams: lock.data!.orderParams as never });
+    await asMaker.POST('/v1/trades/{id}/confirm', { params: { path: { id: tradeId } }, body: { txHash: lockTx } });
+    expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', unlockDue: 'MAKER' });
+
+    // The Maker's ad-chain unlock (pays the Bridger), once the proof is ready.
+    const makerSignature = await signOrderHash(maker, order.orderHash);
+    const makerUnlock = await eventually('the proof',
+      () => asMaker.POST('/v1/trades/{id}/unlock', { params: { path: { id: tradeId } }, body: { signature: makerSignature } }),
+      (answer) => answer.response.status !== 409);
+    expect(makerUnlock.data).toMatchObject({ chainId: AD_CHAIN, orderHash: order.orderHash });
+    // Out of turn (the proof is ready now): the Bridger's unlock waits for the Maker's to be confirmed, and says so.
+    const early = await asBridger.POST('/v1/trades/{id}/unlock', { params: { path: { id: tradeId } }, body: { signature: await signOrderHash(bridger, order.orderHash) } });
+    expect(early.response.status).toBe(409);
+    expect(early.response.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(early.error?.message).toMatch(/unlock order: the Maker's ad-chain unlock \(which pays you\) comes first/);
+
+    const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridger.address);
+    const adUnlockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.data, makerUnlock.data as never);
+    await asMaker.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: tradeId } }, body: { txHash: adUnlockTx } });
+    expect(await devnet.balanceOf(AD_CHAIN, bridger.address)).toBe(bridgerBefore + 100n);
+    expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: true, unlockDue: 'BRIDGER' });
+
+    // The Bridger's order-chain unlock (pays the Maker): the trade settles.
+    const bridgerUnlock = await asBridger.POST('/v1/trades/{id}/unlock', { params: { path: { id: tradeId } }, body: { signature: await signOrderHash(bridger, order.orderHash) } });
+    expect(bridgerUnlock.data).toMatchObject({ chainId: ORDER_CHAIN, contractAddress: order.contractAddress });
+    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, maker.address);
+    const orderUnlockTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.data, bridgerUnlock.data as never);
+    await asBridger.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: tradeId } }, body: { txHash: orderUnlockTx } });
+    expect(await devnet.balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 100n);
+    expect(await trade(tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true, unlockDue: null });
+    const listed = await anyone.GET('/v1/trades/all', { params: { query: { adId } } });
+    expect(listed.data!.data.map((t) => t.id)).toEqual([tradeId]);
+  });
+});
