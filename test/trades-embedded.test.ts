@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './support/devnet-client.ts';
+import type { InterfaceAbi } from 'ethers';
+import { evmContractCall } from '../chains/evm/call-args.ts';
+import {
+  AD_CHAIN, devnetClient, eventually, explainRevert, mined, ORDER_CHAIN, signOrderHash, tradeParties, withGasHeadroom, type DevnetClient,
+} from './support/devnet-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { call, loginEvm } from './support/wallets.ts';
 
@@ -182,5 +186,40 @@ describe('a reservation never deposited', () => {
     expect((await call(short, 'GET', `/v1/ads/${adId}`)).body.availableAmount).toBe('180');
     await eventually('expiry', async () => (await call(short, 'GET', `/v1/trades/${res.body.tradeId}`)).body.status, (s) => s === 'EXPIRED', 20_000);
     expect((await call(short, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
+  });
+});
+
+describe('a deposit estimated while another lands (the bench:trades createOrder revert)', () => {
+  it('reverts with TransferFailed() at the bare estimate (the token call starved of gas, named by replaying it with eth_call) and goes through with the headroom a dApp should add', async () => {
+    const adId = await createAd(1000n);
+    const key = bridgerKey!.privateKey;
+    const portal = devnet.contract(ORDER_CHAIN, 'orderPortal', key);
+    const deposit = async () => {
+      const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+      expect(created.status).toBe(200);
+      const order = created.body.reqContractDetails;
+      const evmCall = evmContractCall('createOrder', order, { orderParams: order.orderParams, adToken: service.devnet!.deployments[ORDER_CHAIN]!.testErc20 });
+      return { fn: portal.getFunction(evmCall.functionName), args: evmCall.args, value: evmCall.value, order };
+    };
+    await devnet.approve(ORDER_CHAIN, key, 'orderPortal', 10n ** 6n);
+    // Bring the portal's tree to a leaf index of 3 mod 4: the next index has one more trailing zero
+    // bit, so inserting there writes one more subtree slot than the estimate saw.
+    while ((await portal.getFunction('nextLeafIndex')()) % 4n !== 3n) {
+      const filler = await deposit();
+      await mined(filler.fn(...filler.args, { value: filler.value }));
+    }
+    const late = await deposit();
+    const estimate = await late.fn.estimateGas(...late.args, { value: late.value });
+    const early = await deposit();
+    await mined(early.fn(...early.args, { value: early.value }));
+
+    const failed = await late.fn(...late.args, { value: late.value, gasLimit: estimate }).then((tx: any) => tx.wait()).catch((error: any) => error.receipt?.hash as string);
+    expect(failed).toMatch(/^0x[0-9a-f]{64}$/);
+    const abis = ['orderPortal', 'testErc20'].map((name) => devnet.contract(ORDER_CHAIN, name as 'orderPortal', key).interface.fragments as unknown as InterfaceAbi);
+    expect(await explainRevert(devnet.provider(ORDER_CHAIN), failed, abis)).toMatch(/^reverts with TransferFailed\(\) with its gas limit \d+ \(used \d+\); with no limit it succeeds/);
+
+    // The same signed request is still good (a reverted transaction consumed nothing): with headroom it lands.
+    await mined(late.fn(...late.args, { value: late.value, gasLimit: withGasHeadroom(estimate) }));
+    expect(await portal.getFunction('orders')(late.order.orderHash)).toBe(1n);
   });
 });

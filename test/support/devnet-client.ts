@@ -1,4 +1,4 @@
-import { Contract, getBytes, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
+import { Contract, getBytes, Interface, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
 import { Web3 } from 'web3';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import type { OrderParams } from '../../chains/order.ts';
@@ -47,7 +47,49 @@ export async function mined(tx: Promise<{ wait(): Promise<unknown>; hash: string
   return sent.hash;
 }
 
-export async function devnetClient(rpcUrls: Record<string, string>, deployments: Record<string, BridgeDeployment>): Promise<DevnetClient> {
+/**
+ * Why a mined transaction reverted: replays it with eth_call on the state it ran on (the block
+ * before its own; anvil mines one transaction per block) with its own gas limit, and decodes the
+ * custom error with `abis`; then once more with no gas limit, to tell an out-of-gas from a real revert.
+ */
+export async function explainRevert(provider: JsonRpcProvider, txHash: string, abis: InterfaceAbi[]): Promise<string> {
+  const tx = (await provider.getTransaction(txHash))!;
+  const receipt = (await provider.getTransactionReceipt(txHash))!;
+  const call = { from: tx.from, to: tx.to, data: tx.data, value: tx.value, blockTag: receipt.blockNumber - 1 };
+  const reason = async (gasLimit?: bigint): Promise<string> => {
+    try {
+      await provider.call({ ...call, ...(gasLimit === undefined ? {} : { gasLimit }) });
+      return 'succeeds';
+    } catch (error: any) {
+      const data: string | undefined = error?.data ?? error?.info?.error?.data;
+      for (const abi of abis) {
+        const parsed = data ? new Interface(abi).parseError(data) : null;
+        if (parsed) return `reverts with ${parsed.name}(${parsed.args.join(', ')})`;
+      }
+      return `fails: ${error?.info?.error?.message ?? error?.shortMessage ?? error?.message}`;
+    }
+  };
+  const withOwnGas = await reason(tx.gasLimit);
+  const needed = await provider.estimateGas(call).then((g) => g.toString(), () => 'no estimate');
+  return `${withOwnGas} with its gas limit ${tx.gasLimit} (used ${receipt.gasUsed}); with no limit it ${await reason()} (estimate on that state: ${needed})`;
+}
+
+/**
+ * The gas limit a dApp should send: the estimate plus 30 %. An order's deposit inserts a leaf into
+ * the portal's Poseidon tree, whose storage writes depend on the leaf index (one subtree slot per
+ * zero bit): estimated while another deposit is in flight, the exact estimate falls short when the
+ * other lands first, and the token's transferFrom, called last with 63/64 of what is left, runs out:
+ * the portal reverts with TransferFailed() (bench:trades' createOrder revert at 8 lanes, named by
+ * replaying it with `explainRevert`; test/trades-embedded.test.ts reproduces it).
+ */
+export const withGasHeadroom = (estimate: bigint): bigint => (estimate * 13n) / 10n;
+
+export interface DevnetClientOptions {
+  /** Send with the bare gas estimate instead of `withGasHeadroom` (bench:trades BENCH_EXACT_GAS reproduces the old out-of-gas). */
+  exactGas?: boolean;
+}
+
+export async function devnetClient(rpcUrls: Record<string, string>, deployments: Record<string, BridgeDeployment>, options: DevnetClientOptions = {}): Promise<DevnetClient> {
   const artifacts = await loadDevnetArtifacts();
   const abi: Record<ContractName, InterfaceAbi> = {
     adManager: artifacts.adManager.abi as InterfaceAbi,
@@ -67,7 +109,16 @@ export async function devnetClient(rpcUrls: Record<string, string>, deployments:
     provider,
     async send(chainId, name, key, action, signed, extras = {}) {
       const evmCall = evmContractCall(action, signed, { ...extras, adToken: deployments[chainId]!.testErc20 });
-      return mined(contract(chainId, name, key).getFunction(evmCall.functionName)(...evmCall.args, { value: evmCall.value }));
+      const fn = contract(chainId, name, key).getFunction(evmCall.functionName);
+      const estimate = await fn.estimateGas(...evmCall.args, { value: evmCall.value });
+      const gasLimit = options.exactGas ? estimate : withGasHeadroom(estimate);
+      try {
+        return await mined(fn(...evmCall.args, { value: evmCall.value, gasLimit }));
+      } catch (error: any) {
+        const hash: string | undefined = error?.receipt?.hash;
+        if (!hash) throw error;
+        throw new Error(`${name}.${evmCall.functionName} ${hash} reverted: ${await explainRevert(provider(chainId), hash, Object.values(abi))}`, { cause: error });
+      }
     },
     async approve(chainId, key, spender, amount) {
       await mined(contract(chainId, 'testErc20', key).getFunction('approve')(deployments[chainId]![spender], amount));
