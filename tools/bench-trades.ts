@@ -1,16 +1,20 @@
 /**
  * `npm run bench:trades`: whole trades on the devnet through the HTTP API, per orchestrator.
  *
- * For each orchestrator (ORCHESTRATORS, default `embedded,temporal`): starts the service on a fresh
- * embedded PostgreSQL with its own devnet (for Temporal also a dev server, one worker and one prover
- * process), a Maker funds one ad, then BENCH_TRADES trades (default 12) run BENCH_CONCURRENCY at a
- * time (default 2): create, deposit, confirm, wait for the proof, lock, both unlocks, confirms.
- * Prints deposit-confirm-to-proof-ready p50/p95 and trades settled per minute, beside the baseline
- * measured in the same run: bare proofs through the same pool size with no orchestration.
+ * For each orchestrator (ORCHESTRATORS, default `embedded,temporal`): a fresh embedded PostgreSQL,
+ * the two-chain devnet, and the service's own processes as deployed (`npm run api`; on Temporal
+ * also a dev server, one `npm run worker` and BENCH_PROVERS `npm run prover`, default 1). A Maker
+ * funds one ad; BENCH_CONCURRENCY lanes (default 2), each a fresh wallet funded on the order chain,
+ * run BENCH_TRADES trades (default 12) between them: create, deposit, confirm, wait for the proof,
+ * lock, both unlocks, confirms. Prints settled trades per minute, p50/p95 of every API call and of
+ * deposit-confirmed to proof-ready, and CPU seconds per settled trade of each process (api, worker,
+ * prover, PostgreSQL, Temporal, the anvil chains, this client), beside the baseline measured in the
+ * same run: bare proofs through a pool of the same size with no orchestration. BENCH_EXACT_GAS=1
+ * sends with the bare gas estimate (reproduces the createOrder out-of-gas, see devnet-client.ts).
  */
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Keypair } from '@stellar/stellar-sdk';
@@ -18,88 +22,148 @@ import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
 // @ts-expect-error plain ESM script without types
 import { installTemporal } from '../scripts/install-temporal.mjs';
-import { pino } from 'pino';
-import { loadConfig } from '../config/config.ts';
-import { anvilAccounts } from '../devnet/accounts.ts';
+import { startEmbeddedDatabase } from '../db/embedded.ts';
+import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { anvilAccounts, startDevnet } from '../devnet/index.ts';
 import { ProverPool } from '../prover/pool.ts';
-import { start, type RunningService } from '../entrypoints/service.ts';
+import { importRegistry } from '../registry/import.ts';
 import { sampleProofInput } from '../test/support/circuit-vectors.ts';
 import { devnetClient, signOrderHash, type DevnetClient } from '../test/support/devnet-client.ts';
 import { startServiceProcess, startTemporalDevServer, stopped } from '../test/support/temporal-stack.ts';
+import { cpuByRole, cpuSpent, type Roles } from './process-cpu.ts';
 
 const TRADES = Number(process.env.BENCH_TRADES ?? 12);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
+const PROVERS = Number(process.env.BENCH_PROVERS ?? 1);
 const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded,temporal').split(',');
+const EXACT_GAS = process.env.BENCH_EXACT_GAS === '1';
 const AD_CHAIN = '31338';
 const ORDER_CHAIN = '31337';
+const AMOUNT = 100n;
 
 const web3 = new Web3();
-const accounts = anvilAccounts(10);
-const makerKey = accounts[1]!.privateKey;
+const [funder, makerAccount] = anvilAccounts(2);
+const makerKey = makerAccount!.privateKey;
 const maker = web3.eth.accounts.privateKeyToAccount(makerKey);
 
-interface Result { name: string; depositToProof: number[]; settledPerMinute: number; trades: number }
+/** Processes by role, matched on their command lines (first match wins). */
+const ROLES: Roles = [
+  ['api', /entrypoints\/api-main\.ts/],
+  ['worker', /entrypoints\/worker-main\.ts/],
+  ['prover', /entrypoints\/prover-main\.ts/],
+  ['postgres', /postgres/],
+  ['temporal', /temporal/],
+  ['anvil', /anvil/],
+];
+
+interface Result {
+  name: string;
+  trades: number;
+  settledPerMinute: number;
+  depositToProof: number[];
+  calls: Map<string, number[]>;
+  cpu: Record<string, number>;
+  failures: string[];
+}
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 };
 
-async function api(service: RunningService, method: string, route: string, body?: unknown, token?: string) {
-  const headers: Record<string, string> = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(`${service.url}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json();
-  if (res.status !== 200) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-async function login(service: RunningService, key: string): Promise<string> {
-  const account = web3.eth.accounts.privateKeyToAccount(key);
-  const challenge = await api(service, 'POST', '/v1/auth/challenge', { address: account.address, chainKind: 'EVM' });
-  const login = await api(service, 'POST', '/v1/auth/login', { chainKind: 'EVM', message: challenge.message, signature: account.sign(challenge.message).signature });
-  return login.tokens.access;
+/** An API client that records each call's duration under its route template. */
+function apiClient(baseUrl: string, calls: Map<string, number[]>) {
+  return async (method: string, route: string, body?: unknown, token?: string) => {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (token) headers.authorization = `Bearer ${token}`;
+    const started = performance.now();
+    const res = await fetch(`${baseUrl}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = await res.json();
+    const template = `${method} ${route.split('?')[0]!.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ':id')}`;
+    calls.set(template, [...(calls.get(template) ?? []), performance.now() - started]);
+    if (res.status !== 200) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
 }
 
 async function runOrchestrator(name: string): Promise<Result> {
+  if (name !== 'embedded' && name !== 'temporal') throw new Error(`unknown orchestrator ${name}: embedded or temporal`);
   const dataDir = mkdtempSync(path.join(tmpdir(), `bench-trades-${name}-`));
   chmodSync(dataDir, 0o755);
-  if (name !== 'embedded' && name !== 'temporal') throw new Error(`unknown orchestrator ${name}: embedded or temporal`);
-  // Temporal: a dev server, and the worker and one prover process beside the API, as deployed.
-  const temporal = name === 'temporal' ? await startTemporalDevServer(installTemporal().cli) : undefined;
-  const relayer = { RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey, RELAYER_STELLAR_SECRET: Keypair.random().secret() };
-  const config = loadConfig({
-    ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0',
-    EMBEDDED_PG_PORT: String(40000 + Math.floor(Math.random() * 9000)), RATE_LIMIT_MAX: '1000000', AUTH_RATE_LIMIT_MAX: '1000000',
-    ...relayer, ...(temporal ? { TEMPORAL_ADDRESS: temporal.address } : {}),
-  });
-  const service = await start(config, pino({ level: 'warn' }));
+  const stops: Array<() => Promise<unknown>> = [];
   const processes: ChildProcess[] = [];
-  if (temporal) {
-    const env = { DATABASE_URL: service.databaseUrl, DATA_DIR: dataDir, TEMPORAL_ADDRESS: temporal.address, LOG_LEVEL: 'warn', ...relayer };
-    for (const kind of ['worker', 'prover'] as const) processes.push((await startServiceProcess(kind, { ...env, LOG_LEVEL: 'info' })).child);
-  }
-  const chain: DevnetClient = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   try {
-    const makerToken = await login(service, makerKey);
-    const routes = await api(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-    const routeId = routes.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
-    const total = BigInt(TRADES) * 100n;
-    const ad = await api(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: total.toString() }, makerToken);
-    await chain.approve(AD_CHAIN, makerKey, 'adManager', total);
-    await api(service, 'POST', `/v1/ads/${ad.adId}/confirm`, { txHash: await chain.send(AD_CHAIN, 'adManager', makerKey, 'createAd', ad) }, makerToken);
-    // The pool loads before the clock starts, as in a running service (on Temporal the prover process loaded its own).
-    if (!temporal) await service.container.prover().ready();
+    const relayerKey = Wallet.createRandom().privateKey;
+    const relayer = { RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: Keypair.random().secret() };
+    const [database, devnet, temporal] = await Promise.all([
+      startEmbeddedDatabase({ dataDir: path.join(dataDir, 'pg'), port: 40000 + Math.floor(Math.random() * 9000), persistent: false }),
+      startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain: { name: 'ProofBridge', version: '1' } }),
+      name === 'temporal' ? startTemporalDevServer(installTemporal().cli) : Promise.resolve(undefined),
+    ]);
+    stops.push(() => database.stop(), () => devnet.stop());
+    if (temporal) stops.push(() => stopped(temporal.process, 'SIGTERM'));
+    const knex = createKnex(database.url, 2);
+    stops.unshift(() => knex.destroy());
+    await migrateToLatest(knex);
+    await importRegistry(knex, devnet.registry);
 
-    // One Bridger per lane, so lanes never share a nonce.
-    const lanes = await Promise.all(Array.from({ length: CONCURRENCY }, async (_, lane) => {
-      const key = accounts[2 + lane]!.privateKey;
-      return { key, address: web3.eth.accounts.privateKeyToAccount(key).address, token: await login(service, key) };
-    }));
-    const depositToProof: number[] = [];
-    let next = 0;
-    const started = performance.now();
+    const env = {
+      NODE_ENV: 'test', DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_MAX: '1000000', AUTH_RATE_LIMIT_MAX: '1000000',
+      ...relayer, ...(temporal ? { TEMPORAL_ADDRESS: temporal.address } : {}),
+    };
+    const api = await startServiceProcess('api', env);
+    processes.push(api.child);
+    if (temporal) {
+      const started = await Promise.all([startServiceProcess('worker', env), ...Array.from({ length: PROVERS }, () => startServiceProcess('prover', env))]);
+      processes.push(...started.map((p) => p.child));
+    }
+    const chain: DevnetClient = await devnetClient(devnet.rpcUrls, devnet.deployments, { exactGas: EXACT_GAS });
+    stops.unshift(async () => chain.close());
+    const calls = new Map<string, number[]>();
+    const call = apiClient(api.url, calls);
+    const login = async (key: string) => {
+      const account = web3.eth.accounts.privateKeyToAccount(key);
+      const challenge = await call('POST', '/v1/auth/challenge', { address: account.address, chainKind: 'EVM' });
+      return (await call('POST', '/v1/auth/login', { chainKind: 'EVM', message: challenge.message, signature: account.sign(challenge.message).signature })).tokens.access as string;
+    };
+
+    const makerToken = await login(makerKey);
+    const routes = await call('GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+    const routeId = routes.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+    const total = BigInt(TRADES) * AMOUNT;
+    const ad = await call('POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: total.toString() }, makerToken);
+    await chain.approve(AD_CHAIN, makerKey, 'adManager', total);
+    await call('POST', `/v1/ads/${ad.adId}/confirm`, { txHash: await chain.send(AD_CHAIN, 'adManager', makerKey, 'createAd', ad) }, makerToken);
+
+    // One fresh Bridger wallet per lane, funded with gas and tokens on the order chain, so lanes never share a nonce.
+    const orderChain = chain.provider(ORDER_CHAIN);
+    const token = chain.contract(ORDER_CHAIN, 'testErc20', funder!.privateKey);
+    const perLane = AMOUNT * BigInt(Math.ceil(TRADES / CONCURRENCY) + 1);
+    const lanes = [];
+    for (let lane = 0; lane < CONCURRENCY; lane++) {
+      const wallet = Wallet.createRandom();
+      await orderChain.send('anvil_setBalance', [wallet.address, '0x56BC75E2D63100000']); // 100 ETH
+      await (await token.getFunction('mint')(wallet.address, perLane)).wait();
+      lanes.push({ key: wallet.privateKey, address: wallet.address, token: '' });
+    }
+    await Promise.all(lanes.map(async (lane) => { lane.token = await login(lane.key); }));
+    calls.clear();
+
+    // Proof-ready, for every waiting lane, from one query every 25 ms (not one per lane).
+    const waiting = new Map<string, () => void>();
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        if (waiting.size > 0) {
+          const ready: string[] = await knex('trades').whereIn('id', [...waiting.keys()]).where({ proof_state: 'ready' }).pluck('id');
+          for (const id of ready) { waiting.get(id)!(); waiting.delete(id); }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })();
+    const proofReady = (tradeId: string) => new Promise<void>((resolve) => waiting.set(tradeId, resolve));
+
     // The Maker's transactions come from one wallet: serialise them so its nonce never races.
     let makerQueue: Promise<unknown> = Promise.resolve();
     const asMaker = <T>(work: () => Promise<T>): Promise<T> => {
@@ -107,41 +171,49 @@ async function runOrchestrator(name: string): Promise<Result> {
       makerQueue = run.catch(() => undefined);
       return run;
     };
+    const depositToProof: number[] = [];
+    const failures: string[] = [];
+    let next = 0;
+    const cpuBefore = cpuByRole(process.pid, ROLES, 'client');
+    const started = performance.now();
     await Promise.all(lanes.map(async (bridger) => {
       while (next < TRADES) {
         next++;
-        const created = await api(service, 'POST', '/v1/trades/create', { adId: ad.adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridger.token);
-        const order = created.reqContractDetails;
-        await chain.approve(ORDER_CHAIN, bridger.key, 'orderPortal', 100n);
-        const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridger.key, 'createOrder', order, { orderParams: order.orderParams });
-        const confirmedAt = performance.now();
-        await api(service, 'POST', `/v1/trades/${created.tradeId}/confirm`, { txHash: depositTx }, bridger.token);
-        for (;;) {
-          const row = await service.knex('trades').where({ id: created.tradeId }).first('proof_state');
-          if (row.proof_state === 'ready') break;
-          // The proof-ready event is applied by the workflow; the row says so first on either orchestrator.
-          await new Promise((resolve) => setTimeout(resolve, 20));
+        try {
+          const created = await call('POST', '/v1/trades/create', { adId: ad.adId, routeId, amount: AMOUNT.toString(), bridgerDstAddress: bridger.address }, bridger.token);
+          const tradeId: string = created.tradeId;
+          const order = created.reqContractDetails;
+          await chain.approve(ORDER_CHAIN, bridger.key, 'orderPortal', AMOUNT);
+          const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridger.key, 'createOrder', order, { orderParams: order.orderParams });
+          const ready = proofReady(tradeId);
+          const confirmedAt = performance.now();
+          await call('POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridger.token);
+          await ready;
+          depositToProof.push((performance.now() - confirmedAt) / 1000);
+          const lock = await call('POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+          const lockTx = await asMaker(() => chain.send(AD_CHAIN, 'adManager', makerKey, 'lockForOrder', lock, { orderParams: lock.orderParams }));
+          await call('POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken);
+          const makerUnlock = await call('POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey, order.orderHash) }, makerToken);
+          const adUnlockTx = await asMaker(() => chain.send(AD_CHAIN, 'adManager', makerKey, 'unlock', makerUnlock, makerUnlock));
+          await call('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken);
+          const bridgerUnlock = await call('POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(bridger.key, order.orderHash) }, bridger.token);
+          const orderUnlockTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridger.key, 'unlock', bridgerUnlock, bridgerUnlock);
+          await call('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridger.token);
+        } catch (error) {
+          // A failed trade is reported, named, and does not stop the other lanes.
+          failures.push(error instanceof Error ? error.message : String(error));
         }
-        depositToProof.push((performance.now() - confirmedAt) / 1000);
-        const lock = await api(service, 'POST', `/v1/trades/${created.tradeId}/lock`, undefined, makerToken);
-        const lockTx = await asMaker(() => chain.send(AD_CHAIN, 'adManager', makerKey, 'lockForOrder', lock, { orderParams: lock.orderParams }));
-        await api(service, 'POST', `/v1/trades/${created.tradeId}/confirm`, { txHash: lockTx }, makerToken);
-        const makerUnlock = await api(service, 'POST', `/v1/trades/${created.tradeId}/unlock`, { signature: signOrderHash(makerKey, order.orderHash) }, makerToken);
-        const adUnlockTx = await asMaker(() => chain.send(AD_CHAIN, 'adManager', makerKey, 'unlock', makerUnlock, makerUnlock));
-        await api(service, 'POST', `/v1/trades/${created.tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken);
-        const bridgerUnlock = await api(service, 'POST', `/v1/trades/${created.tradeId}/unlock`, { signature: signOrderHash(bridger.key, order.orderHash) }, bridger.token);
-        const orderUnlockTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridger.key, 'unlock', bridgerUnlock, bridgerUnlock);
-        await api(service, 'POST', `/v1/trades/${created.tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridger.token);
       }
     }));
     const minutes = (performance.now() - started) / 60_000;
-    const settled = Number((await service.knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);
-    return { name, depositToProof, settledPerMinute: settled / minutes, trades: settled };
+    const cpu = cpuSpent(cpuBefore, cpuByRole(process.pid, ROLES, 'client'));
+    polling = false;
+    await poller;
+    const settled = Number((await knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);
+    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, failures };
   } finally {
-    chain.close();
     for (const child of processes) await stopped(child, 'SIGTERM');
-    await service.stop();
-    if (temporal) await stopped(temporal.process, 'SIGTERM');
+    for (const stop of stops) await stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -152,7 +224,7 @@ async function baseline(): Promise<number[]> {
   await pool.ready();
   const times: number[] = [];
   try {
-    for (let i = 0; i < TRADES; i++) {
+    for (let i = 0; i < Math.min(TRADES, 50); i++) {
       const t = performance.now();
       await pool.prove(sampleProofInput().input);
       times.push((performance.now() - t) / 1000);
@@ -163,13 +235,33 @@ async function baseline(): Promise<number[]> {
   return times;
 }
 
-const fmt = (s: number) => s.toFixed(2);
+const fmt = (s: number, digits = 2) => (Number.isFinite(s) ? s.toFixed(digits) : '-');
+const load = loadavg().map((l) => l.toFixed(1)).join(' ');
 const results: Result[] = [];
 for (const name of ORCHESTRATORS) results.push(await runOrchestrator(name));
 const bare = await baseline();
-console.log(`\n${TRADES} trades, ${CONCURRENCY} at a time, devnet, one machine\n`);
-console.log('| run | trades settled | settled/min | deposit->proof p50 s | p95 s |');
-console.log('|---|---|---|---|---|');
-for (const r of results) console.log(`| ${r.name} | ${r.trades} | ${r.settledPerMinute.toFixed(1)} | ${fmt(percentile(r.depositToProof, 50))} | ${fmt(percentile(r.depositToProof, 95))} |`);
-console.log(`| baseline: bare proofs, same pool, one at a time | - | - | ${fmt(percentile(bare, 50))} | ${fmt(percentile(bare, 95))} |`);
+
+console.log(`\n${TRADES} trades, ${CONCURRENCY} lanes (fresh wallets), ${PROVERS} prover process(es) on Temporal; devnet, one machine of ${cpus().length} CPUs; load average at start ${load}, at end ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+console.log('| run | settled | failed | settled/min | deposit->proof p50 s | p95 s |');
+console.log('|---|---|---|---|---|---|');
+for (const r of results) console.log(`| ${r.name} | ${r.trades} | ${r.failures.length} | ${r.settledPerMinute.toFixed(1)} | ${fmt(percentile(r.depositToProof, 50))} | ${fmt(percentile(r.depositToProof, 95))} |`);
+console.log(`| baseline: bare proofs, same pool, one at a time | - | - | - | ${fmt(percentile(bare, 50))} | ${fmt(percentile(bare, 95))} |`);
+
+console.log('\nAPI calls, milliseconds (client-side, through the devnet client):\n');
+console.log(`| call | ${results.map((r) => `${r.name} n | p50 | p95`).join(' | ')} |`);
+console.log(`|---|${results.map(() => '---|---|---').join('|')}|`);
+const templates = [...new Set(results.flatMap((r) => [...r.calls.keys()]))].sort();
+for (const t of templates) {
+  console.log(`| ${t} | ${results.map((r) => { const v = r.calls.get(t) ?? []; return `${v.length} | ${fmt(percentile(v, 50), 1)} | ${fmt(percentile(v, 95), 1)}`; }).join(' | ')} |`);
+}
+
+console.log('\nCPU milliseconds per settled trade, by process:\n');
+const roles = [...new Set(results.flatMap((r) => Object.keys(r.cpu)))];
+console.log(`| run | ${roles.join(' | ')} | total |`);
+console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
+for (const r of results) {
+  const per = (s: number) => fmt((s * 1000) / Math.max(1, r.trades), 0);
+  console.log(`| ${r.name} | ${roles.map((role) => per(r.cpu[role] ?? 0)).join(' | ')} | ${per(Object.values(r.cpu).reduce((a, b) => a + b, 0))} |`);
+}
+for (const r of results) for (const failure of new Set(r.failures)) console.log(`\n${r.name} failure (${r.failures.filter((f) => f === failure).length}x): ${failure}`);
 process.exit(0);

@@ -40,25 +40,38 @@ export async function startTemporalDevServer(cli: string): Promise<DevServer> {
   }
 }
 
-export interface ServiceProcess { child: ChildProcess; metricsUrl: string; output: () => string }
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** Where it listens: the metrics server of a worker or prover, the API of an api. */
+  url: string;
+  metricsUrl: string;
+  output: () => string;
+}
 
-/** `npm run worker` / `npm run prover` as its own OS process (node with tsx's loader, so SIGKILL hits it), with `env` added. */
-export async function startServiceProcess(kind: 'worker' | 'prover', env: Record<string, string>): Promise<ServiceProcess> {
+/**
+ * `npm run worker` / `npm run prover` / `npm run api` as its own OS process (node with tsx's
+ * loader, so SIGKILL hits it), with `env` added. An api needs a migrated DATABASE_URL; its
+ * `metricsUrl` answers only with METRICS_ON_API_PORT=true.
+ */
+export async function startServiceProcess(kind: 'worker' | 'prover' | 'api', env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', `entrypoints/${kind}-main.ts`], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let buffered = '';
-  const metricsUrl = await new Promise<string>((resolve, reject) => {
+  const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const port = /"port":(\d+),"msg":"(?:worker|prover) metrics listening"/.exec(buffered);
-      if (port && /"msg":"ready/.test(buffered)) resolve(`http://127.0.0.1:${port[1]}/metrics`);
+      // Only the start-up lines are kept: a long-running process must not grow this without bound.
+      if (buffered.length < 200_000) buffered += chunk.toString();
+      const port = /"port":(\d+),"msg":"(?:worker metrics|prover metrics|API) listening"/.exec(buffered);
+      if (port && /"msg":"ready/.test(buffered)) resolve(`http://127.0.0.1:${port[1]}`);
     });
     child.once('exit', (code, signal) => reject(new Error(`${kind} exited (${code ?? signal}) before it was ready:\n${buffered}`)));
   });
-  return { child, metricsUrl, output: () => buffered };
+  // Keep reading, so a process that logs much never blocks on a full pipe.
+  child.stdout!.resume();
+  return { child, url, metricsUrl: `${url}/metrics`, output: () => buffered };
 }
 
 /** Sends `signal` and resolves with the exit code once the process is gone (at once if it already is). */
