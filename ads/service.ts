@@ -5,20 +5,18 @@ import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { RequestFieldError, type ActionFields } from '../chains/request-schema.ts';
 import { buildSignedCallData, type ReturnedFields, type SignedCallData } from '../chains/signed-call-data.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
+import { requestExecutedCheck, type ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { changeLockedAd, findAd, insertAd, type AdChange, type AdRecord } from '../db/repositories/ads.ts';
 import {
-  expireAdRequests, hasLiveClose, insertAdRequest, lockAdRequest, markAdRequestConfirmed, voidOtherRequests,
-  type AdAction, type AdRequestRecord,
+  expireAdRequests, hasLiveClose, insertAdRequest, type AdAction,
 } from '../db/repositories/ad-requests.ts';
-import { ChainEventTakenError, recordChainEvent } from '../db/repositories/chain-events.ts';
-import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
-import { findAnsweredRequest } from './confirm.ts';
-import { applyOperation, applyOperations, available, balancesOf, freeing, type AdBalances, type LedgerOperation } from './ledger.ts';
+import { applyAnsweredRequests } from './apply-request.ts';
+import { findAnsweredRequests } from './confirm.ts';
+import { applyOperations, available, balancesOf, freeing, type AdBalances, type LedgerOperation } from './ledger.ts';
 import {
   AdInputError, AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
-  TransactionMismatchError,
 } from './errors.ts';
 
 export interface AdsSettings {
@@ -33,6 +31,8 @@ export interface AdsDeps {
   registryCache: RegistryCache;
   signers: RelayerSigners;
   verifier: TransactionVerifier;
+  /** Asked before a hold is given back: did the chain carry the request out? */
+  chainState: ChainStateReader;
   settings: AdsSettings;
   /** Milliseconds since the epoch; tests pin it. */
   now?: () => number;
@@ -135,7 +135,8 @@ export function createAdsService(deps: AdsDeps) {
     const changed = await changeLockedAd(trx, adId, async (ad) => {
       const chain = await chainOf(ad.adChainId);
       assertCreator(principal, ad, chain);
-      const freed = applyOperations(balancesOf(ad), freeing(await expireAdRequests(trx, adId, confirmCutoff())));
+      const executed = requestExecutedCheck(deps.chainState, chain, settings.signedRequestTtlSeconds);
+      const freed = applyOperations(balancesOf(ad), freeing(await expireAdRequests(trx, adId, confirmCutoff(), executed)));
       const { operations = [], set } = await decide(ad, chain, freed);
       return { balances: applyOperations(freed, operations), set };
     });
@@ -264,32 +265,9 @@ export function createAdsService(deps: AdsDeps) {
       if (!ad) throw new AdNotFoundError(adId);
       const chain = await chainOf(ad.adChainId);
       assertCreator(principal, ad, chain);
-      const answered = await findAnsweredRequest({ knex, verifier: deps.verifier, chain, ad, txHash, cutoff: confirmCutoff() });
-      if (answered.alreadyConfirmed) return;
-      const { request, event } = answered;
-      await knex.transaction(async (trx) => {
-        let confirmed: AdAction | undefined;
-        const after = await changeLockedAd(trx, adId, async (current) => {
-          const locked = (await lockAdRequest(trx, request.id))!;
-          if (locked.status === 'CONFIRMED') return {}; // a concurrent confirm of the same transaction won the race
-          if (locked.status === 'EXPIRED') throw new AdStateError(`the request ${request.reqHash} expired before its transaction was confirmed`);
-          try {
-            await recordChainEvent(trx, { ...event, subjectKind: 'ad_request', subjectId: request.id });
-          } catch (error) {
-            if (error instanceof ChainEventTakenError) throw new TransactionMismatchError(error.message);
-            throw error;
-          }
-          confirmed = locked.action;
-          return applyConfirmed(trx, current, locked, BigInt(event.args.amount ?? '0'), answered.txHash);
-        });
-        if (!confirmed || !after) return;
-        await appendPushedEvents(trx, {
-          adId, recipients: [after.creatorAddress],
-          events: [{ type: 'ad.confirmed', data: {
-            adId, action: confirmed, txHash: answered.txHash, status: after.status, poolAmount: after.poolAmount, availableAmount: after.availableAmount,
-          } }],
-        });
-      });
+      const found = await findAnsweredRequests({ knex, verifier: deps.verifier, chain, ad, txHash });
+      if (found.answered.length === 0) return; // a repeat: every request it answers is confirmed
+      await knex.transaction((trx) => applyAnsweredRequests(trx, adId, found.txHash, found.answered));
     },
 
     /** Status, bounds or metadata; no transaction. Allowed from ACTIVE, PAUSED and EXHAUSTED. */
@@ -311,31 +289,4 @@ function assertBounds(minAmount: string | null, maxAmount: string | null): void 
   if (minAmount !== null && maxAmount !== null && BigInt(minAmount) > BigInt(maxAmount)) {
     throw new AdInputError('minAmount', `must not exceed maxAmount (${minAmount} > ${maxAmount})`);
   }
-}
-
-/**
- * The change a confirmed request makes to its ad (`ad` as locked), through the ad ledger, and the
- * request marked confirmed. The caller holds the ad and request locks.
- */
-async function applyConfirmed(trx: Knex.Transaction, ad: AdRecord, request: AdRequestRecord, eventAmount: bigint, txHash: string): Promise<AdChange> {
-  const balances = balancesOf(ad);
-  let change: AdChange;
-  switch (request.action) {
-    case 'createAd':
-      change = { balances: applyOperation(balances, { op: 'fund', amount: eventAmount }), set: { baseStatus: 'ACTIVE' } };
-      break;
-    case 'fundAd':
-      change = { balances: applyOperation(balances, { op: 'fund', amount: eventAmount }) };
-      break;
-    case 'withdrawFromAd':
-      change = { balances: applyOperation(balances, { op: 'withdraw', amount: eventAmount, held: BigInt(request.heldAmount) }) };
-      break;
-    case 'closeAd':
-      // Every other request is void: the contract refuses them from now on.
-      await voidOtherRequests(trx, request.adId, request.id);
-      change = { balances: applyOperation(balances, { op: 'close' }), set: { baseStatus: 'CLOSED' } };
-      break;
-  }
-  await markAdRequestConfirmed(trx, request.id, txHash);
-  return change;
 }

@@ -6,6 +6,7 @@ import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
 import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
+import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';
 import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
@@ -37,6 +38,8 @@ export interface Container {
   signers: RelayerSigners;
   registryCache: RegistryCache;
   verifier: TransactionVerifier;
+  /** Reads contract state when no client reports anything (hold expiry, the audit). */
+  chainState: ChainStateReader;
   merkleStore: MerkleTreeStore;
   auth: AuthService;
   /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS (started here, stopped by `close`). */
@@ -88,6 +91,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const registryCache = new RegistryCache(knex);
   const clients = cachedChainClients(options.chainClients);
   const verifier = createTransactionVerifier(clients);
+  const chainState = createChainStateReader(clients);
   const merkleStore = new MerkleTreeStore(knex);
   const prover = () => {
     if (!pool) {
@@ -123,6 +127,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     signers,
     registryCache,
     verifier,
+    chainState,
     merkleStore,
     auth: createAuthService({
       config, secrets, knex,
@@ -135,6 +140,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       registryCache,
       signers,
       verifier,
+      chainState,
       settings,
     }),
     trades: createTradesService({
@@ -142,6 +148,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       registryCache,
       signers,
       verifier,
+      chainState,
       orchestrator: currentOrchestrator,
       starts: tradeStarts,
       settings: { ...settings, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS, startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS },

@@ -9,6 +9,7 @@ import { RequestFieldError } from '../chains/request-schema.ts';
 import { buildSignedCallData } from '../chains/signed-call-data.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
 import { computeOrderTimes, lockDeadline, ttlWithin, type OrderTimingPolicy } from '../chains/timing.ts';
+import { requestExecutedCheck, type ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import { isWalletSignature } from '../chains/wallet-signature.ts';
 import { expireAdRequests, hasLiveClose } from '../db/repositories/ad-requests.ts';
@@ -43,6 +44,8 @@ export interface TradesDeps {
   registryCache: RegistryCache;
   signers: RelayerSigners;
   verifier: TransactionVerifier;
+  /** Asked before a withdraw's or close's hold is given back: did the chain carry it out? */
+  chainState: ChainStateReader;
   orchestrator: () => Orchestrator;
   /** The durable start (trades/start-reconciler.ts): the outbox row written with the reservation is cleared once started. */
   starts: TradeStarts;
@@ -172,7 +175,8 @@ export function createTradesService(deps: TradesDeps) {
         const cutoff = new Date(nowMs() - settings.confirmGraceSeconds * 1000);
         await changeLockedAd(trx, ad.id, async (current) => {
           // Abandoned withdraw and close requests give their holds back first: they block nothing.
-          const freed = applyOperations(balancesOf(current), freeing(await expireAdRequests(trx, ad.id, cutoff)));
+          const executed = requestExecutedCheck(deps.chainState, adChain, settings.signedRequestTtlSeconds);
+          const freed = applyOperations(balancesOf(current), freeing(await expireAdRequests(trx, ad.id, cutoff, executed)));
           if (current.baseStatus !== 'ACTIVE') throw new AdStateError(`ad ${ad.id} is ${current.status}: it takes no trades`);
           if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
           if (available(freed) < amount) {

@@ -15,7 +15,11 @@ export interface AdRequestRecord {
   authToken: string;
   deadline: Date;
   heldAmount: string;
-  status: 'PENDING' | 'CONFIRMED' | 'EXPIRED';
+  /**
+   * PENDING until confirmed; EXPIRED when its window closed and the chain says it never ran (its
+   * hold went back); EXECUTED when its window closed unconfirmed but the chain says it ran (its hold stays).
+   */
+  status: 'PENDING' | 'CONFIRMED' | 'EXPIRED' | 'EXECUTED';
   txHash: string | null;
 }
 
@@ -41,14 +45,18 @@ export async function insertAdRequest(trx: Knex.Transaction, request: NewAdReque
   });
 }
 
-/** The requests of an ad still waiting for their transaction and confirmable at `now` (deadline + grace not passed), newest first. */
-export async function confirmableRequests(knex: Knex, adId: string, notBefore: Date): Promise<AdRequestRecord[]> {
-  return knex('ad_requests').select(SELECT).where({ ad_id: adId, status: 'PENDING' }).andWhere('deadline', '>', notBefore).orderBy('created_at', 'desc');
+/**
+ * Every request of an ad, newest first: a reported transaction may answer any of them that is not
+ * confirmed yet, however late (the contract refuses a transaction mined after the deadline).
+ */
+export async function requestsOfAd(knex: Knex, adId: string): Promise<AdRequestRecord[]> {
+  return knex('ad_requests').select(SELECT).where({ ad_id: adId }).orderBy('created_at', 'desc');
 }
 
-/** The request a transaction already confirmed on a chain, if any (whatever the ad). */
-export async function requestConfirmedBy(knex: Knex, chainId: string, txHash: string): Promise<AdRequestRecord | undefined> {
-  return knex('ad_requests').select(SELECT).where({ chain_id: chainId, tx_hash: txHash }).first();
+/** Requests of the ad in `statuses` (all ads when `adId` is undefined), oldest first. */
+export async function requestsInStatus(knex: Knex, statuses: AdRequestRecord['status'][], adId?: string): Promise<AdRequestRecord[]> {
+  const query = knex('ad_requests').select(SELECT).whereIn('status', statuses).orderBy('created_at');
+  return adId === undefined ? query : query.andWhere({ ad_id: adId });
 }
 
 /** One request, locked for the rest of `trx`. */
@@ -61,25 +69,56 @@ export async function markAdRequestConfirmed(trx: Knex.Transaction, id: string, 
 }
 
 /**
- * Expires the ad's pending requests whose confirmation window closed before `cutoff` and returns
- * the total they held, for the caller (holding the ad row lock) to release.
+ * What the chain says of a request nobody confirmed: `true` it was carried out, `false` it never
+ * was (and, past its deadline, never can be), `undefined` the chain cannot tell now.
  */
-export async function expireAdRequests(trx: Knex.Transaction, adId: string, cutoff: Date): Promise<bigint> {
+export type RequestExecutedCheck = (request: AdRequestRecord) => Promise<boolean | undefined>;
+
+/**
+ * Settles the ad's pending requests whose confirmation window closed before `cutoff`, asking the
+ * chain first: one it never executed becomes EXPIRED and its hold is returned in the total, for
+ * the caller (holding the ad row lock) to free; one it executed becomes EXECUTED and keeps its hold
+ * (the money left on chain: giving it back would be phantom liquidity); one it cannot answer for
+ * stays PENDING and is asked again next time.
+ */
+export async function expireAdRequests(trx: Knex.Transaction, adId: string, cutoff: Date, executed: RequestExecutedCheck): Promise<bigint> {
+  const lapsed: AdRequestRecord[] = await trx('ad_requests').select(SELECT)
+    .where({ ad_id: adId, status: 'PENDING' }).andWhere('deadline', '<=', cutoff).forUpdate();
+  const neverRan: string[] = [];
+  for (const request of lapsed) {
+    const answer = await executed(request);
+    if (answer === false) neverRan.push(request.id);
+    else if (answer === true) await markAdRequestExecuted(trx, request.id);
+  }
+  if (neverRan.length === 0) return 0n;
   const rows: { held_amount: string }[] = await trx('ad_requests')
-    .where({ ad_id: adId, status: 'PENDING' })
-    .andWhere('deadline', '<=', cutoff)
+    .whereIn('id', neverRan).andWhere({ status: 'PENDING' })
     .update({ status: 'EXPIRED' })
     .returning('held_amount');
   return rows.reduce((sum, row) => sum + BigInt(row.held_amount), 0n);
 }
 
-/** True when the ad has a close request that may still be confirmed (no new trade may reserve against it). */
+/** Marks a pending request EXECUTED: the chain carried it out, its event is not applied yet; its hold stays. */
+export async function markAdRequestExecuted(trx: Knex.Transaction, id: string): Promise<void> {
+  await trx('ad_requests').where({ id, status: 'PENDING' }).update({ status: 'EXECUTED' });
+}
+
+/**
+ * True when the ad has a close request that may still be confirmed, or that the chain says was
+ * carried out (no new trade may reserve against it).
+ */
 export async function hasLiveClose(knex: Knex, adId: string, notBefore: Date): Promise<boolean> {
-  const row = await knex('ad_requests').where({ ad_id: adId, action: 'closeAd', status: 'PENDING' }).andWhere('deadline', '>', notBefore).first('id');
+  const row = await knex('ad_requests').where({ ad_id: adId, action: 'closeAd' })
+    .andWhere((q) => q.where('status', 'EXECUTED').orWhere((p) => p.where('status', 'PENDING').andWhere('deadline', '>', notBefore)))
+    .first('id');
   return row !== undefined;
 }
 
-/** Marks every other pending request of the ad expired (a confirmed close makes them impossible on chain). */
+/**
+ * Marks every other pending request of the ad expired (a confirmed close makes them impossible on
+ * chain from now on; one that ran before it stays answerable by its transaction, as every
+ * unconfirmed request does).
+ */
 export async function voidOtherRequests(trx: Knex.Transaction, adId: string, keepId: string): Promise<void> {
-  await trx('ad_requests').where({ ad_id: adId, status: 'PENDING' }).whereNot({ id: keepId }).update({ status: 'EXPIRED' });
+  await trx('ad_requests').where({ ad_id: adId }).whereIn('status', ['PENDING', 'EXECUTED']).whereNot({ id: keepId }).update({ status: 'EXPIRED' });
 }

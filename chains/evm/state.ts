@@ -1,0 +1,97 @@
+import { Interface } from 'ethers';
+import type { Web3 } from 'web3';
+import { BRIDGE_INTERFACE, type BridgeEventName } from './abi.ts';
+import { rpcCall } from './rpc.ts';
+
+/**
+ * The views of AdManager and OrderPortal (contracts/evm/src) the service reads to ask the chain
+ * what happened when no client reported it: a spent authToken, an ad's balances, an order's state.
+ */
+const STATE_INTERFACE = new Interface([
+  'function authTokenUsed(bytes32 authToken) view returns (bool)',
+  'function nullifierSpent(uint256 nullifierHash) view returns (bool)',
+  'function ads(bytes32 adId) view returns (address creator, address token, uint256 orderChainId, bytes32 adRecipient, uint256 available, uint256 locked, bool closed)',
+  'function orders(bytes32 orderHash) view returns (uint8)',
+]);
+
+/** An ad as the AdManager holds it; `exists` is false for an id never created. */
+export interface EvmAdState {
+  exists: boolean;
+  available: bigint;
+  locked: bigint;
+  closed: boolean;
+}
+
+async function view(web3: Web3, contract: string, name: string, args: unknown[]): Promise<ReturnType<Interface['decodeFunctionResult']>> {
+  const data = STATE_INTERFACE.encodeFunctionData(name, args);
+  const result = await rpcCall(`eth_call ${name}`, () =>
+    web3.requestManager.send({ method: 'eth_call', params: [{ to: contract, data }, 'latest'] }),
+  );
+  return STATE_INTERFACE.decodeFunctionResult(name, String(result));
+}
+
+/** Whether the contract has consumed the relayer request with this authToken. Throws `RpcUnavailableError`. */
+export async function evmAuthTokenSpent(web3: Web3, contract: string, authToken: string): Promise<boolean> {
+  return Boolean((await view(web3, contract, 'authTokenUsed', [authToken]))[0]);
+}
+
+/** Whether a proof's nullifier was spent on this contract. Throws `RpcUnavailableError`. */
+export async function evmNullifierSpent(web3: Web3, contract: string, nullifierHash: bigint): Promise<boolean> {
+  return Boolean((await view(web3, contract, 'nullifierSpent', [nullifierHash]))[0]);
+}
+
+/** The AdManager's record of an ad (adId as bytes32). Throws `RpcUnavailableError`. */
+export async function evmAdState(web3: Web3, adManager: string, adId: string): Promise<EvmAdState> {
+  const result = await view(web3, adManager, 'ads', [adId]);
+  const creator = String(result[0]);
+  return { exists: !/^0x0{40}$/i.test(creator), available: BigInt(result[4]), locked: BigInt(result[5]), closed: Boolean(result[6]) };
+}
+
+/**
+ * An order's state number on the contract: AdManager 0 None, 1 Locked, 2 Unlocked, 3 Released;
+ * OrderPortal 0 None, 1 Deposited, 2 Unlocked, 3 Refunded. Throws `RpcUnavailableError`.
+ */
+export async function evmOrderState(web3: Web3, contract: string, orderHash: string): Promise<number> {
+  return Number((await view(web3, contract, 'orders', [orderHash]))[0]);
+}
+
+/**
+ * The transaction that emitted `event` for the relayer request `reqHash` on `contract`, searched
+ * in blocks `fromBlock..latest` by its indexed reqHash (the second indexed argument of every
+ * request event), or undefined when there is none. The caller then verifies it like any reported
+ * transaction. Throws `RpcUnavailableError` (including a node refusing the range).
+ */
+export async function findEvmRequestTransaction(
+  web3: Web3, contract: string, event: BridgeEventName, reqHash: string, fromBlock: bigint,
+): Promise<string | undefined> {
+  const fragment = BRIDGE_INTERFACE.getEvent(event);
+  if (!fragment) throw new Error(`unknown event ${event}`);
+  const logs = await rpcCall('eth_getLogs', () =>
+    web3.eth.getPastLogs({ address: contract, topics: [fragment.topicHash, null, reqHash.toLowerCase()], fromBlock: `0x${fromBlock.toString(16)}`, toBlock: 'latest' }),
+  );
+  const found = logs.find((log) => typeof log !== 'string' && !log.removed);
+  return found && typeof found !== 'string' ? String(found.transactionHash) : undefined;
+}
+
+/**
+ * The first block mined at or after `unixSeconds` (binary search over block timestamps; about
+ * log2(height) header reads), or the next block to be mined when none is yet. Bounds the range a
+ * log search reads. Throws `RpcUnavailableError`.
+ */
+export async function evmBlockAtOrAfter(web3: Web3, unixSeconds: number): Promise<bigint> {
+  const latest = BigInt(await rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber()));
+  const time = async (n: bigint) => {
+    const block = (await rpcCall(`eth_getBlockByNumber ${n}`, () =>
+      web3.requestManager.send({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false] }))) as { timestamp?: string } | null;
+    return Number(BigInt(block?.timestamp ?? '0'));
+  };
+  if ((await time(latest)) < unixSeconds) return latest + 1n;
+  let low = 0n;
+  let high = latest;
+  while (low < high) {
+    const middle = (low + high) / 2n;
+    if ((await time(middle)) < unixSeconds) low = middle + 1n;
+    else high = middle;
+  }
+  return low;
+}

@@ -1,0 +1,48 @@
+import { rpc, xdr } from '@stellar/stellar-sdk';
+import type { BridgeEventName } from '../evm/abi.ts';
+import { RpcUnavailableError } from '../errors.ts';
+
+/** Ledgers close about every 5 seconds; the search starts this much further back to be safe. */
+const SECONDS_PER_LEDGER = 5;
+const MARGIN_LEDGERS = 120;
+
+/**
+ * The transaction in which `contractId` emitted `event` for the relayer request `reqHash`
+ * (topic 1, chains/stellar/events.ts), searched with Soroban RPC `getEvents` from about `since`
+ * to the latest ledger: a hash when found, `null` when the whole range was searched and holds
+ * none, undefined when the range starts before the RPC's retention window (the chain cannot
+ * tell). Throws `RpcUnavailableError`.
+ */
+export async function findStellarRequestTransaction(
+  server: rpc.Server, contractId: string, event: BridgeEventName, reqHash: string, since: Date, now = Date.now(),
+): Promise<string | null | undefined> {
+  let latest: number;
+  try {
+    latest = (await server.getLatestLedger()).sequence;
+  } catch (error) {
+    throw new RpcUnavailableError(`Soroban RPC failed on getLatestLedger: ${(error as Error).message}`, { cause: error });
+  }
+  const back = Math.ceil(Math.max(0, now - since.getTime()) / 1000 / SECONDS_PER_LEDGER) + MARGIN_LEDGERS;
+  const startLedger = Math.max(1, latest - back);
+  const topic = [
+    xdr.ScVal.scvSymbol(event).toXDR('base64'),
+    xdr.ScVal.scvBytes(Buffer.from(reqHash.replace(/^0x/, ''), 'hex')).toXDR('base64'),
+    '*',
+  ];
+  const filters: rpc.Api.EventFilter[] = [{ type: 'contract', contractIds: [contractId], topics: [topic] }];
+  let cursor: string | undefined;
+  for (;;) {
+    let page: rpc.Api.GetEventsResponse;
+    try {
+      page = await server.getEvents(cursor ? { filters, cursor, limit: 100 } : { filters, startLedger, limit: 100 });
+    } catch (error) {
+      // Soroban RPC answers "startLedger must be between the oldest ledger ... and the latest" outside retention.
+      if (/must be between/i.test((error as Error).message ?? '')) return undefined;
+      throw new RpcUnavailableError(`Soroban RPC failed on getEvents: ${(error as Error).message}`, { cause: error });
+    }
+    const found = page.events[0];
+    if (found) return found.txHash;
+    if (!page.cursor || page.events.length === 0) return null;
+    cursor = page.cursor;
+  }
+}
