@@ -7,6 +7,7 @@ import type { TradesService } from '../trades/service.ts';
 import type { Config } from '../config/config.ts';
 import type { RegistryCache } from '../db/repositories/registry-cache.ts';
 import type { PushedEventHub } from './streams/event-hub.ts';
+import type { WebhooksService } from '../webhooks/service.ts';
 
 /** Everything the HTTP layer needs, built once by the composition root (entrypoints/container.ts). */
 export interface AppDeps {
@@ -20,4 +21,5 @@ export interface AppDeps {
   trades: TradesService;
   /** Fans committed outbox events out to the event streams open in this process. */
   eventHub: PushedEventHub;
+  webhooks: WebhooksService;
 }

@@ -77,6 +77,18 @@ export const configSchema = z.object({
   SSE_HEARTBEAT_SECONDS: intFromEnv(1, 300).default(15),
   /** Event streams one client (IP, IPv6 /56) may hold open on one API process; one more is 429. */
   SSE_MAX_STREAMS_PER_CLIENT: intFromEnv(1, 100_000).default(20),
+  /** One webhook delivery attempt's whole time (connect, send, answer); then it counts as failed. */
+  WEBHOOK_TIMEOUT_SECONDS: intFromEnv(1, 60).default(10),
+  /** Retry backoff after the n-th failure in a row: min(max, base * 2^(n-1)) seconds, times a random 0.5..1. */
+  WEBHOOK_RETRY_BASE_SECONDS: intFromEnv(1, 3600).default(5),
+  WEBHOOK_RETRY_MAX_SECONDS: intFromEnv(1, 86_400).default(3600),
+  /** An endpoint failing this many times in a row, for at least WEBHOOK_DISABLE_AFTER_SECONDS, is disabled. */
+  WEBHOOK_DISABLE_AFTER_FAILURES: intFromEnv(1, 100_000).default(20),
+  WEBHOOK_DISABLE_AFTER_SECONDS: intFromEnv(0, 2_592_000).default(432_000),
+  /** Webhook endpoints one user may register. */
+  WEBHOOK_MAX_ENDPOINTS_PER_USER: intFromEnv(1, 1000).default(10),
+  /** How often endpoints left behind (a lost notice, a crashed worker) are looked for. */
+  WEBHOOK_SWEEP_SECONDS: intFromEnv(1, 3600).default(10),
 
   // --- Sign-in (SIWE, SEP-10) and sessions ---
   /** HMAC key for JWTs (HS256), at least 32 bytes. Generated into DATA_DIR outside production. */

@@ -10,6 +10,8 @@ import { createChainStateReader, type ChainStateReader } from '../chains/state.t
 import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
+import { startWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { createWebhooksService, type WebhooksService } from '../webhooks/service.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { proverMetrics } from '../prover/metrics.ts';
@@ -48,6 +50,13 @@ export interface Container {
   trades: TradesService;
   /** The event streams' fan-out (LISTENs only once a stream is open, so processes without streams hold no connection). */
   eventHub: PushedEventHub;
+  /** Users' webhook endpoints (registration, log). */
+  webhooks: WebhooksService;
+  /**
+   * Starts delivering webhooks from this process (pg-boss over `databaseUrl`): the embedded run
+   * starts it with its orchestrator, the Temporal `worker` process on its own.
+   */
+  startWebhookDispatcher(databaseUrl: string): Promise<void>;
   /** The lifecycle steps both orchestrators run. */
   activities: TradeActivities;
   /**
@@ -110,6 +119,18 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   authPurger.start();
   let apiPort = config.PORT;
   const eventHub = new PushedEventHub(knex, logger);
+  let webhookDispatcher: WebhookDispatcher | undefined;
+  const startWebhooks = async (databaseUrl: string) => {
+    webhookDispatcher ??= await startWebhookDispatcher({
+      databaseUrl, knex, logger,
+      settings: {
+        timeoutSeconds: config.WEBHOOK_TIMEOUT_SECONDS, publicOnly: config.NODE_ENV === 'production',
+        retryBaseSeconds: config.WEBHOOK_RETRY_BASE_SECONDS, retryMaxSeconds: config.WEBHOOK_RETRY_MAX_SECONDS,
+        disableAfterFailures: config.WEBHOOK_DISABLE_AFTER_FAILURES, disableAfterSeconds: config.WEBHOOK_DISABLE_AFTER_SECONDS,
+        sweepSeconds: config.WEBHOOK_SWEEP_SECONDS,
+      },
+    });
+  };
   const settings = { signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS };
   const currentOrchestrator = () => {
     if (!orchestrator) throw new Error('the orchestrator is not started');
@@ -154,6 +175,11 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       settings: { ...settings, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS, startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS },
     }),
     eventHub,
+    webhooks: createWebhooksService({
+      knex,
+      settings: { production: config.NODE_ENV === 'production', maxEndpointsPerUser: config.WEBHOOK_MAX_ENDPOINTS_PER_USER, previousSecretTtlSeconds: 24 * 3600 },
+    }),
+    startWebhookDispatcher: startWebhooks,
     activities,
     tradeStarts,
     orchestrator: currentOrchestrator,
@@ -183,11 +209,13 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       // The embedded runner re-arms open trades on start; the reconciler also starts, on a schedule,
       // any trade whose timer was not armed after its reservation committed.
       tradeStarts.run();
-      logger.info('embedded trade orchestrator started (pg-boss)');
+      await startWebhooks(databaseUrl);
+      logger.info('embedded trade orchestrator and webhook delivery started (pg-boss)');
     },
     prover,
     async close() {
       await eventHub.close();
+      await webhookDispatcher?.close();
       await authPurger.stop();
       await tradeStarts.stop();
       await orchestrator?.close();

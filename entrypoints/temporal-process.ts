@@ -41,6 +41,8 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
   try {
     if (kind === 'worker') {
       await ensureSearchAttributes(config, logger);
+      // Webhooks have no Temporal workflow: their durable jobs are pg-boss's, in this process's database.
+      await container.startWebhookDispatcher(config.DATABASE_URL);
       running = await startLifecycleWorker({ ...connection, taskQueue: config.TEMPORAL_TASK_QUEUE, activities: container.activities, onApplied: container.tradeMetrics.observe });
       // The worker starts, now and on a schedule, every trade whose reservation committed but whose workflow did not start.
       await container.startOrchestrator(config.DATABASE_URL);

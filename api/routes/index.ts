@@ -7,6 +7,7 @@ import { chainsRouter } from './chains.ts';
 import { eventsRouter } from './events.ts';
 import { routesRouter } from './token-routes.ts';
 import { tradesRouter } from './trades.ts';
+import { webhooksRouter } from './webhooks.ts';
 
 /**
  * One router for everything under /v1: chains, routes, ads, trades and sign-in (/v1/auth). One
@@ -24,6 +25,7 @@ export function v1Router(deps: AppDeps): Router {
     knex: deps.knex, eventHub: deps.eventHub, requireAuth,
     settings: { heartbeatSeconds: deps.config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: deps.config.SSE_MAX_STREAMS_PER_CLIENT },
   }, router);
+  webhooksRouter({ webhooks: deps.webhooks, requireAuth }, router);
   authRouter({ auth: deps.auth, requireAuth }, router);
   return router;
 }

@@ -9,6 +9,7 @@ import * as tradeLifecycle from './20261123_0003_trade_lifecycle.ts';
 import * as sessionLifetime from './20261123_1001_session_lifetime.ts';
 import * as rateLimits from './20261123_1002_rate_limits.ts';
 import * as pushedEvents from './20261124_2001_pushed_events.ts';
+import * as webhookLease from './20261124_2002_webhook_lease.ts';
 import * as tradeStarts from './20261124_2401_trade_starts.ts';
 import * as requestBatches from './20261124_3001_request_batches.ts';
 
@@ -27,6 +28,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123_1001_session_lifetime': sessionLifetime,
   '20261123_1002_rate_limits': rateLimits,
   '20261124_2001_pushed_events': pushedEvents,
+  '20261124_2002_webhook_lease': webhookLease,
   '20261124_2401_trade_starts': tradeStarts,
   '20261124_3001_request_batches': requestBatches,
 };

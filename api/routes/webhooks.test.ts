@@ -1,0 +1,158 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PushedEventData } from '../../domain/index.ts';
+import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
+import { startTestService, type TestService } from '../../test/support/service.ts';
+import { call, loginEvm, newEvmAccount, type EvmAccount } from '../../test/support/wallets.ts';
+
+/**
+ * Webhooks end to end on the real service: registration (owner only, URL checked), deliveries
+ * signed per Standard Webhooks and verified with the `standardwebhooks` package, retried until a
+ * receiver that was down comes back, in order, the log, rotation, disabling and timeouts.
+ */
+
+let service: TestService;
+
+beforeAll(async () => {
+  service = await startTestService({
+    WEBHOOK_RETRY_BASE_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1',
+    WEBHOOK_DISABLE_AFTER_FAILURES: '5', WEBHOOK_DISABLE_AFTER_SECONDS: '3', WEBHOOK_SWEEP_SECONDS: '1', WEBHOOK_MAX_ENDPOINTS_PER_USER: '3',
+  });
+});
+afterAll(async () => service?.close());
+
+interface Received { headers: Record<string, string>; body: string }
+
+/** A receiver on loopback whose answer the test sets: a status, or `hang` (never answers). */
+async function receiver(): Promise<{ url: string; received: Received[]; answer: number | 'hang'; close(): Promise<void> }> {
+  const state = { received: [] as Received[], answer: 200 as number | 'hang' };
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    let body = '';
+    req.on('data', (chunk) => { body += chunk; });
+    req.on('end', () => {
+      if (state.answer === 'hang') return;
+      state.received.push({ headers: req.headers as Record<string, string>, body });
+      res.statusCode = state.answer;
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  });
+}
+
+async function signedIn(): Promise<{ account: EvmAccount; token: string }> {
+  const account = newEvmAccount();
+  return { account, token: (await loginEvm(service, account)).body.tokens.access };
+}
+
+const statusEvent = (tradeId: string, status: 'DEPOSITED' | 'LOCKED' | 'SETTLED'): PushedEventData => ({
+  type: 'trade.status_changed',
+  data: { tradeId, adId: randomUUID(), status, previousStatus: 'PENDING', proofReady: false, bridgerClaimed: false, adCreatorClaimed: false, unlockDue: null },
+});
+
+/** Commits events about `tradeId` to `address`'s user, as the lifecycle does. */
+const commit = (tradeId: string, address: string, events: PushedEventData[]) =>
+  service.knex.transaction((trx) => appendPushedEvents(trx, { tradeId, recipients: [address], events }));
+
+describe('/v1/webhooks', () => {
+  it('registers, lists and deletes endpoints for their owner only; strangers get 404; a bad URL is 422 naming url', async () => {
+    const owner = await signedIn();
+    const stranger = await signedIn();
+    expect((await call(service, 'POST', '/v1/webhooks', { url: 'https://bot.example.com/h' })).status).toBe(401);
+    const bad = await call(service, 'POST', '/v1/webhooks', { url: 'ftp://bot.example.com/h' }, owner.token);
+    expect(bad.status).toBe(422);
+    expect(bad.body.message).toEqual(["url must be an http(s) URL, received 'ftp://bot.example.com/h'"]);
+    expect((await call(service, 'POST', '/v1/webhooks', { url: 'https://bot.example.com/h', secret: 'mine' }, owner.token)).status).toBe(422);
+    const created = await call(service, 'POST', '/v1/webhooks', { url: 'https://bot.example.com/h', description: 'my bot' }, owner.token);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ url: 'https://bot.example.com/h', description: 'my bot', status: 'ACTIVE', deliveredThrough: 0 });
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const { id } = created.body;
+    const listed = await call(service, 'GET', '/v1/webhooks', undefined, owner.token);
+    expect(listed.body.data.map((w: any) => w.id)).toEqual([id]);
+    expect(listed.body.data[0].secret).toBeUndefined();
+    expect((await call(service, 'GET', '/v1/webhooks', undefined, stranger.token)).body.data).toEqual([]);
+    for (const [method, path] of [['GET', `/v1/webhooks/${id}`], ['DELETE', `/v1/webhooks/${id}`], ['GET', `/v1/webhooks/${id}/deliveries`], ['POST', `/v1/webhooks/${id}/rotate-secret`], ['POST', `/v1/webhooks/${id}/enable`]] as const) {
+      expect((await call(service, method, path, undefined, stranger.token)).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await call(service, 'GET', `/v1/webhooks/${id}`, undefined, owner.token)).body.secret).toBeUndefined();
+    for (let i = 0; i < 2; i++) expect((await call(service, 'POST', '/v1/webhooks', { url: `https://bot.example.com/${i}` }, owner.token)).status).toBe(201);
+    expect((await call(service, 'POST', '/v1/webhooks', { url: 'https://bot.example.com/4' }, owner.token)).status).toBe(409);
+    const deleted = await service.request(`/v1/webhooks/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${owner.token}` } });
+    expect(deleted.status).toBe(204);
+    expect((await call(service, 'GET', `/v1/webhooks/${id}`, undefined, owner.token)).status).toBe(404);
+  });
+
+  it('a receiver that was down gets every event later, in order per trade, each signature verified with standardwebhooks', async () => {
+    const maker = await signedIn();
+    const bot = await receiver();
+    const created = await call(service, 'POST', '/v1/webhooks', { url: bot.url }, maker.token);
+    const verifier = new Webhook(created.body.secret);
+    bot.answer = 503; // down
+    const [t1, t2] = [randomUUID(), randomUUID()];
+    await commit(t1, maker.account.address, [statusEvent(t1, 'DEPOSITED')]);
+    await commit(t2, maker.account.address, [statusEvent(t2, 'DEPOSITED')]);
+    await commit(t1, maker.account.address, [statusEvent(t1, 'LOCKED'), statusEvent(t1, 'SETTLED')]);
+    await expect.poll(() => bot.received.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2); // it keeps trying
+    const refusedAttempts = bot.received.length;
+    bot.answer = 200; // back up
+    await commit(t2, maker.account.address, [statusEvent(t2, 'LOCKED')]);
+    await expect.poll(() => bot.received.length - refusedAttempts, { timeout: 30_000 }).toBeGreaterThanOrEqual(5);
+    const delivered = bot.received.slice(refusedAttempts).map((r) => ({ ...r, event: verifier.verify(r.body, r.headers) as any }));
+    // Exactly once each after it came back, in the order committed (so in order per trade).
+    expect(delivered.map((d) => `${d.event.data.tradeId === t1 ? 't1' : 't2'}:${d.event.data.status}`))
+      .toEqual(['t1:DEPOSITED', 't2:DEPOSITED', 't1:LOCKED', 't1:SETTLED', 't2:LOCKED']);
+    expect(delivered.every((d) => d.event.type === 'trade.status_changed' && typeof d.event.timestamp === 'string')).toBe(true);
+    // The refused attempts carried the first event, with the same webhook-id each time.
+    expect(new Set(bot.received.slice(0, refusedAttempts).map((r) => r.headers['webhook-id']))).toEqual(new Set([delivered[0]!.headers['webhook-id']]));
+    // A tampered body fails verification.
+    expect(() => verifier.verify(delivered[0]!.body.replace('DEPOSITED', 'SETTLED'), delivered[0]!.headers)).toThrow();
+    const log = await call(service, 'GET', `/v1/webhooks/${created.body.id}/deliveries?limit=100`, undefined, maker.token);
+    expect(log.body.data.filter((d: any) => !d.succeeded).every((d: any) => d.statusCode === 503 && d.eventSeq === 1)).toBe(true);
+    expect(log.body.data.filter((d: any) => d.succeeded).map((d: any) => d.eventSeq)).toEqual([5, 4, 3, 2, 1]);
+    expect((await call(service, 'GET', `/v1/webhooks/${created.body.id}`, undefined, maker.token)).body).toMatchObject({ deliveredThrough: 5, consecutiveFailures: 0 });
+    await bot.close();
+  });
+
+  it('after a rotation signs with both secrets, so either verifies', async () => {
+    const maker = await signedIn();
+    const bot = await receiver();
+    const created = await call(service, 'POST', '/v1/webhooks', { url: bot.url }, maker.token);
+    const rotated = await call(service, 'POST', `/v1/webhooks/${created.body.id}/rotate-secret`, undefined, maker.token);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(created.body.secret);
+    await commit(randomUUID(), maker.account.address, [statusEvent(randomUUID(), 'DEPOSITED')]);
+    await expect.poll(() => bot.received.length, { timeout: 20_000 }).toBe(1);
+    const [delivery] = bot.received;
+    expect(delivery!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [created.body.secret, rotated.body.secret]) expect(new Webhook(secret).verify(delivery!.body, delivery!.headers)).toMatchObject({ type: 'trade.status_changed' });
+    await bot.close();
+  });
+
+  it('a receiver that never answers costs one timeout per attempt; failing long enough disables the endpoint; enabling resumes it', async () => {
+    const maker = await signedIn();
+    const bot = await receiver();
+    bot.answer = 'hang';
+    const created = await call(service, 'POST', '/v1/webhooks', { url: bot.url }, maker.token);
+    const { id } = created.body;
+    await commit(randomUUID(), maker.account.address, [statusEvent(randomUUID(), 'DEPOSITED')]);
+    await expect.poll(async () => (await call(service, 'GET', `/v1/webhooks/${id}`, undefined, maker.token)).body.status, { timeout: 60_000, interval: 500 }).toBe('DISABLED');
+    const endpoint = (await call(service, 'GET', `/v1/webhooks/${id}`, undefined, maker.token)).body;
+    expect(endpoint.disabledReason).toMatch(/failed attempts in a row since .*no answer within 1000 ms/);
+    const log = (await call(service, 'GET', `/v1/webhooks/${id}/deliveries`, undefined, maker.token)).body.data;
+    expect(log.length).toBeGreaterThanOrEqual(5);
+    expect(log.every((d: any) => !d.succeeded && d.error === 'no answer within 1000 ms' && d.statusCode === null)).toBe(true);
+    expect(log.map((d: any) => d.attempt)).toEqual(log.map((_: unknown, i: number) => log.length - i));
+    bot.answer = 200;
+    const enabled = await call(service, 'POST', `/v1/webhooks/${id}/enable`, undefined, maker.token);
+    expect(enabled.body).toMatchObject({ status: 'ACTIVE', consecutiveFailures: 0 });
+    await expect.poll(() => bot.received.length, { timeout: 20_000 }).toBe(1);
+    await bot.close();
+  });
+});
