@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { isDatabaseUnavailableError } from '../../db/unavailable.ts';
 import { DomainError, type ErrorKind } from '../../domain/index.ts';
 import { AppError, errorBody } from '../errors.ts';
 import { allowedMethods } from '../openapi/paths.ts';
@@ -39,7 +40,7 @@ const BODY_ERRORS: Record<string, { status: number; message: string }> = {
 
 /**
  * Turns anything thrown into the spec's error body. `AppError`s carry their status, `DomainError`s
- * map by kind (retryable ones add `Retry-After`); body-parser's
+ * map by kind (retryable ones add `Retry-After`); PostgreSQL unreachable is 503; body-parser's
  * errors map by type; anything else is a bug: logged with the request id, answered as a bare 500.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -49,6 +50,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof AppError) {
+      // A dependency out (the rate-limit counters' database): the same request later can succeed.
+      if (err.status === 503) res.setHeader('Retry-After', '2');
       res.status(err.status).json(err.toBody());
       return;
     }
@@ -57,6 +60,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       if (status >= 500) logger.warn({ err, reqId: req.id }, 'dependency unavailable');
       if (err.retryable) res.setHeader('Retry-After', '2');
       res.status(status).json(errorBody(status, err.kind === 'invalid' ? [err.message] : err.message));
+      return;
+    }
+    // PostgreSQL down or restarting: retry later, as for any unavailable dependency.
+    if (isDatabaseUnavailableError(err)) {
+      logger.warn({ err, reqId: req.id }, 'database unavailable');
+      res.setHeader('Retry-After', '2');
+      res.status(503).json(errorBody(503, 'the database is unavailable; retry later'));
       return;
     }
     const bodyError = typeof err?.type === 'string' ? BODY_ERRORS[err.type] : undefined;
