@@ -20,3 +20,8 @@ export function createKnex(url: string, poolMax = 10): Knex {
 export async function migrateToLatest(knex: Knex): Promise<void> {
   await knex.migrate.latest();
 }
+
+/** Resolves once the database answers a trivial query (health checks, probes); rejects otherwise. */
+export async function ping(knex: Knex): Promise<void> {
+  await knex.raw('select 1');
+}

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/config.ts';
 import { embeddedDatabaseUrl, startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
-import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { createKnex, migrateToLatest, ping } from '../db/knex.ts';
 import path from 'node:path';
 import { RegistryFileError } from './file.ts';
 import { importRegistry } from './import.ts';
@@ -61,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
 async function answers(url: string): Promise<boolean> {
   const probe = createKnex(url, 1);
   try {
-    await probe.raw('select 1');
+    await ping(probe);
     return true;
   } catch {
     return false;

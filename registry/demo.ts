@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Knex } from 'knex';
+import { registryIsEmpty } from '../db/repositories/registry-import.ts';
 import { importRegistry, type ImportReport } from './import.ts';
 
 /**
@@ -8,7 +9,6 @@ import { importRegistry, type ImportReport } from './import.ts';
  * database already had a registry (an operator's own is never touched).
  */
 export async function loadDemoRegistryIfEmpty(knex: Knex, file: string): Promise<ImportReport | null> {
-  const existing = await knex('chains').count<{ count: number }[]>('* as count');
-  if (Number(existing[0]?.count ?? 0) > 0) return null;
+  if (!(await registryIsEmpty(knex))) return null;
   return importRegistry(knex, JSON.parse(readFileSync(file, 'utf8')));
 }

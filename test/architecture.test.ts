@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -66,5 +66,25 @@ describe('the import rules of the README', () => {
     expect([...found].some((v) => v.startsWith('no-cycles: db/'))).toBe(true);
     // The ad ledger stays allowed.
     expect([...found].some((v) => v.includes('-> ads/ledger.ts'))).toBe(false);
+  });
+
+  it('keep all SQL in db/: no runtime module outside it builds a query or sends raw SQL', () => {
+    const offenders: string[] = [];
+    let scanned = 0;
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(new URL(dir, root), { withFileTypes: true })) {
+        const rel = `${dir}${entry.name}`;
+        if (entry.isDirectory()) {
+          if (!IGNORED.has(entry.name) && !entry.name.startsWith('.') && !['db', 'test', 'tools', 'deploy', 'contracts'].includes(rel)) walk(`${rel}/`);
+        } else if (/\.ts$/.test(entry.name) && !/\.test\.ts$/.test(entry.name)) {
+          const text = readFileSync(new URL(rel, root), 'utf8');
+          scanned += 1;
+          if (/\b(knex|trx)\s*\(\s*['"`]|\.raw\s*\(|\.forUpdate\s*\(/.test(text)) offenders.push(rel);
+        }
+      }
+    };
+    walk('');
+    expect(offenders).toEqual([]);
+    expect(scanned).toBeGreaterThan(100);
   });
 });

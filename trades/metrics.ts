@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { oldestOpenTradeAges, stuckTradeCounts } from '../db/repositories/trade-ages.ts';
 import { tradeStartBacklog } from '../db/repositories/trade-starts.ts';
+import { secondsSinceDeposit, tradeCountsByStatus } from '../db/repositories/trade-stats.ts';
 import type { TradeEvent } from './lifecycle.ts';
 import type { AppliedEvent } from './orchestrator.ts';
 import type { StartedBy } from './start-reconciler.ts';
@@ -16,8 +17,11 @@ export const STUCK_GRACE_SECONDS = 120;
  * backlog and lag, and trades stuck past a timer (read at scrape time).
  */
 export interface TradeMetrics {
-  /** Feed every applied event (the orchestrator's `onApplied`). */
-  observe(tradeId: string, applied: AppliedEvent, event: TradeEvent): void;
+  /**
+   * Feed every applied event (the orchestrator's `onApplied`). A proof made ready is timed from its
+   * deposit's record in the database, so the figure is right whichever process saw the deposit.
+   */
+  observe(tradeId: string, applied: AppliedEvent, event: TradeEvent): Promise<void>;
   /** Feed every lifecycle start attempt (trades/start-reconciler.ts `onAttempt`). */
   startAttempted(by: StartedBy, outcome: 'started' | 'failed'): void;
 }
@@ -31,8 +35,7 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     registers: [registry],
     async collect() {
       this.reset();
-      const rows: { status: string; n: string }[] = await knex('trades').select('status').count({ n: '*' }).groupBy('status');
-      for (const row of rows) this.set({ status: row.status }, Number(row.n));
+      for (const { status, count } of await tradeCountsByStatus(knex)) this.set({ status }, count);
     },
   });
   new Gauge({
@@ -88,20 +91,16 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
       for (const [status, n] of Object.entries(await stuckTradeCounts(knex, STUCK_GRACE_SECONDS))) this.set({ status }, n);
     },
   });
-  const depositedAt = new Map<string, number>();
   return {
     startAttempted(by, outcome) {
       starts.inc({ by, outcome });
     },
-    observe(tradeId, applied, event) {
+    async observe(tradeId, applied, event) {
       if (applied.duplicate || applied.stale) return;
       events.inc({ event: event.type });
-      if (event.type === 'DEPOSIT_CONFIRMED') depositedAt.set(tradeId, performance.now());
-      if (event.type === 'PROOF_READY') {
-        const start = depositedAt.get(tradeId);
-        depositedAt.delete(tradeId);
-        if (start !== undefined) depositToProof.observe((performance.now() - start) / 1000);
-      }
+      if (event.type !== 'PROOF_READY') return;
+      const seconds = await secondsSinceDeposit(knex, tradeId);
+      if (seconds !== undefined) depositToProof.observe(seconds);
     },
   };
 }

@@ -5,6 +5,7 @@ import swaggerUi from 'swagger-ui-express';
 import { errorBody } from '../errors.ts';
 import { openApiDocument } from '../openapi/document.ts';
 import { registry, z } from '../openapi/operations.ts';
+import { ping } from '../../db/knex.ts';
 
 const healthSchema = z
   .object({
@@ -72,7 +73,7 @@ async function probeDatabase(knex: Knex, timeoutMs: number): Promise<'ok' | 'una
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      knex.raw('select 1'),
+      ping(knex),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
       }),

@@ -25,7 +25,7 @@ export interface EmbeddedOrchestratorOptions {
   /** Open trades with what to carry out again after a restart (trades/resume.ts). */
   openTrades: () => Promise<ResumableTrade[]>;
   /** Observes each applied event (metrics). */
-  onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void;
+  onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   /** How often workers look for due jobs (pg-boss's minimum is 0.5 s). */
   pollingIntervalSeconds?: number;
 }
@@ -59,7 +59,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   };
   const apply = async (tradeId: string, event: TradeEvent, chainEvent?: ChainEventRef) => {
     const applied = await activities.applyEvent({ tradeId, event, chainEvent });
-    options.onApplied?.(tradeId, applied, event);
+    await options.onApplied?.(tradeId, applied, event);
     await carryOut(tradeId, applied.followUps);
     return applied;
   };

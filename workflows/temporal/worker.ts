@@ -36,7 +36,7 @@ export interface LifecycleWorkerOptions extends WorkerConnectionOptions {
   /** A bundle from `bundleTradeWorkflows` (tests share one); bundled at start otherwise. */
   workflowBundle?: WorkflowBundleWithSourceMap;
   /** Observes each applied event (trade metrics). */
-  onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void;
+  onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   logger?: Logger;
 }
 
@@ -50,7 +50,7 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     verifyConfirmation: (input) => activities.verifyConfirmation(input),
     applyEvent: async (input) => {
       const applied = await activities.applyEvent(input);
-      onApplied?.(input.tradeId, applied, input.event);
+      await onApplied?.(input.tradeId, applied, input.event);
       return applied;
     },
   };
