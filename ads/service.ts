@@ -244,7 +244,7 @@ export function createAdsService(deps: AdsDeps) {
           const payout = recipient('to', chain, to);
           assertOpen(ad);
           if (balances.reserved > 0n) {
-            throw new AdStateError(`ad ${adId} has ${balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire`);
+            throw new AdStateError(`ad ${adId} has ${balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire (an unfunded reservation ends with its deposit request, within TRADE_RESERVATION_TTL_SECONDS; pause the ad first so that no new one is made)`);
           }
           signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
           const held = available(balances);

@@ -135,7 +135,16 @@ export const configSchema = z.object({
   /** Seconds a signed request stays valid (its on-chain deadline). */
   SIGNED_REQUEST_TTL_SECONDS: intFromEnv(30, 86_400).default(600),
   CONFIRM_GRACE_SECONDS: intFromEnv(0, 7 * 86_400).default(900),
-  TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(1800),
+  /**
+   * Longest life of a trade's reservation, seconds. The deposit request (createOrder) is signed for
+   * min(this, SIGNED_REQUEST_TTL_SECONDS) and the reservation ends with it: after its deadline no
+   * deposit can happen, so nothing is held for free any longer.
+   */
+  TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(600),
+  /** Open unfunded reservations (trades awaiting their deposit) one wallet may hold, on all ads together. */
+  MAX_OPEN_RESERVATIONS_PER_WALLET: intFromEnv(1, 10_000).default(3),
+  /** Open unfunded reservations one ad may carry, from all wallets together. */
+  MAX_OPEN_RESERVATIONS_PER_AD: intFromEnv(1, 100_000).default(20),
   /**
    * How often the trade start reconciler (in the worker on Temporal, in the API on the embedded
    * runner) starts trades whose reservation committed but whose lifecycle did not start; also how

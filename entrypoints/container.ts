@@ -7,6 +7,7 @@ import { createAuthService, type AuthService } from '../auth/sign-in.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';
+import { createOrderChainReader } from '../chains/order-chain.ts';
 import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
@@ -112,7 +113,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     }
     return pool;
   };
-  const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar });
+  const orderChainReader = createOrderChainReader(clients);
+  const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar, orderChainReader });
   const trades = tradeMetrics(metrics, knex);
   let orchestrator: Orchestrator | undefined;
   const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
@@ -172,7 +174,14 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       chainState,
       orchestrator: currentOrchestrator,
       starts: tradeStarts,
-      settings: { ...settings, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS, startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS },
+      orderChainReader,
+      settings: {
+        ...settings,
+        reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS,
+        startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS,
+        maxOpenReservationsPerWallet: config.MAX_OPEN_RESERVATIONS_PER_WALLET,
+        maxOpenReservationsPerAd: config.MAX_OPEN_RESERVATIONS_PER_AD,
+      },
     }),
     eventHub,
     webhooks: createWebhooksService({

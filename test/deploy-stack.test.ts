@@ -164,10 +164,10 @@ describe('the local stack: Temporal, api, worker and two provers as processes, a
     expect((await request('POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
 
     const deposit = async () => {
+      await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
       const created = await request('POST', '/v1/trades/create', { adId: ad.body.adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
       expect(created.status).toBe(200);
       const { tradeId, reqContractDetails: order } = created.body;
-      await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
       const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
       expect((await request('POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
       return { tradeId, order };

@@ -34,7 +34,8 @@ async function createAd(amount: bigint, bounds: { minAmount?: string; maxAmount?
 }
 
 beforeAll(async () => {
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0' });
+  // One Bridger makes every trade of this file (50 at once below): no per-wallet cap in the way here.
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0', MAX_OPEN_RESERVATIONS_PER_WALLET: '1000', MAX_OPEN_RESERVATIONS_PER_AD: '1000' });
   devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   makerToken = (await loginEvm(service, maker)).body.tokens.access;
   bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
@@ -50,6 +51,8 @@ afterAll(async () => {
 describe('a whole trade with the embedded orchestrator', () => {
   it('settles on both chains: deposit, proof, lock, both unlocks, and the contracts pay out', async () => {
     const adId = await createAd(1000n);
+    // Step 1: the Bridger approves the OrderPortal for the deposit (the service checks it) and creates the trade.
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
     expect(created.status).toBe(200);
     const { tradeId, reqContractDetails: order } = created.body;
@@ -64,7 +67,6 @@ describe('a whole trade with the embedded orchestrator', () => {
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, bridgerToken)).status).toBe(403);
 
     // Step 2-3: the Bridger deposits on the order chain and confirms; the proof starts.
-    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
     expect((await trade(tradeId)).status).toBe('DEPOSITED');
@@ -133,6 +135,7 @@ describe('a whole trade with the embedded orchestrator', () => {
 
   it('lets exactly as many of 50 concurrent creates succeed as the ad can cover', async () => {
     const adId = await createAd(1000n);
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const answers = await Promise.all(Array.from({ length: 50 }, () =>
       call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken)));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
@@ -144,9 +147,9 @@ describe('a whole trade with the embedded orchestrator', () => {
 describe('a deposit reorganised away', () => {
   it('is not usable for a lock: the Maker gets 409 instead of signed call data', async () => {
     const adId = await createAd(100n);
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 40n);
     const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '40', bridgerDstAddress: bridger.address }, bridgerToken);
     const { tradeId, reqContractDetails: order } = created.body;
-    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 40n);
     const orderChain = devnet.provider(ORDER_CHAIN);
     const snapshot = await orderChain.send('evm_snapshot', []);
     const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
@@ -177,14 +180,15 @@ describe('a reservation never deposited', () => {
     await short?.close();
   });
 
-  it('expires after TRADE_RESERVATION_TTL_SECONDS and gives the amount back to the ad', async () => {
+  it('expires when its deposit request runs out (TRADE_RESERVATION_TTL_SECONDS) with no deposit on chain, and gives the amount back to the ad', async () => {
     const makerAccess = (await loginEvm(short, maker)).body.tokens.access;
     const bridgerAccess = (await loginEvm(short, bridger)).body.tokens.access;
     const adId = await createAd(300n, {}, short, makerAccess);
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 120n);
     const res = await call(short, 'POST', '/v1/trades/create', { adId, routeId, amount: '120', bridgerDstAddress: bridger.address }, bridgerAccess);
     expect(res.status).toBe(200);
     expect((await call(short, 'GET', `/v1/ads/${adId}`)).body.availableAmount).toBe('180');
-    await eventually('expiry', async () => (await call(short, 'GET', `/v1/trades/${res.body.tradeId}`)).body.status, (s) => s === 'EXPIRED', 20_000);
+    await eventually('expiry', async () => (await call(short, 'GET', `/v1/trades/${res.body.tradeId}`)).body.status, (s) => s === 'EXPIRED', 40_000);
     expect((await call(short, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
   });
 });

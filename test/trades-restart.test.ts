@@ -105,9 +105,9 @@ describe('the embedded run killed mid-proof', () => {
       const adTx = await chain.send('31338', 'adManager', makerKey!.privateKey, 'createAd', ad.body);
       expect((await request(service, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
 
+      await chain.approve('31337', bridgerKey!.privateKey, 'orderPortal', 50n);
       const created = await request(service, 'POST', '/v1/trades/create', { adId: ad.body.adId, routeId, amount: '50', bridgerDstAddress: bridger.address }, bridgerToken);
       const { tradeId, reqContractDetails: order } = created.body;
-      await chain.approve('31337', bridgerKey!.privateKey, 'orderPortal', 50n);
       const depositTx = await chain.send('31337', 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
       expect((await request(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
 

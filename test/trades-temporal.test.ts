@@ -122,7 +122,8 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect((await call(api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
     const adId: string = ad.body.adId;
 
-    // Create: the workflow `trade-<id>` starts, indexed by AdId and RouteId.
+    // Create (the Bridger approved the deposit first: the service checks the allowance): the workflow `trade-<id>` starts, indexed by AdId and RouteId.
+    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const created = await call(api, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
     expect(created.status).toBe(200);
     const { tradeId, reqContractDetails: order } = created.body;
@@ -135,7 +136,6 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body.status).toBe('PENDING');
 
     // Deposit and confirm: the Update answers with the verdict; the proof goes to queue `proofs`.
-    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
     expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
     expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body.status).toBe('DEPOSITED');

@@ -180,10 +180,10 @@ async function runOrchestrator(name: string): Promise<Result> {
       while (next < TRADES) {
         next++;
         try {
+          await chain.approve(ORDER_CHAIN, bridger.key, 'orderPortal', AMOUNT);
           const created = await call('POST', '/v1/trades/create', { adId: ad.adId, routeId, amount: AMOUNT.toString(), bridgerDstAddress: bridger.address }, bridger.token);
           const tradeId: string = created.tradeId;
           const order = created.reqContractDetails;
-          await chain.approve(ORDER_CHAIN, bridger.key, 'orderPortal', AMOUNT);
           const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridger.key, 'createOrder', order, { orderParams: order.orderParams });
           const ready = proofReady(tradeId);
           const confirmedAt = performance.now();

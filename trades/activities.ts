@@ -22,6 +22,8 @@ import { syncOrderTree } from './tree-sync.ts';
 import {
   awaitedAction, eventOf, followUpsOf, recordedActionFits, transition, type TradeAction, type TradeCommand, type TradeState, type UnlockSide,
 } from './lifecycle.ts';
+import { depositOnChain } from './reservation-expiry.ts';
+import type { OrderChainReader } from '../chains/order-chain.ts';
 import { tradeEventsOf } from './pushed-events.ts';
 import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
 
@@ -37,6 +39,8 @@ export interface ActivityDeps {
   stellarClient: (rpcUrl: string) => rpc.Server;
   /** Called while a proof runs (Temporal heartbeats); a no-op elsewhere. */
   heartbeat?: () => void;
+  /** Asks the order chain whether a deposit happened before its reservation is given back. */
+  orderChainReader?: OrderChainReader;
 }
 
 /** The machine's view of a stored trade. */
@@ -121,6 +125,16 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     },
 
     async applyEvent({ tradeId, event, chainEvent }): Promise<AppliedEvent> {
+      if (event.type === 'RESERVATION_EXPIRED' && deps.orderChainReader) {
+        const trade = await findTradeLifecycle(knex, tradeId);
+        if (!trade) throw new TradeNotFoundError(tradeId);
+        // Not `chain()`: a chain with no RPC URL is one this service cannot ask (the reader says null), not an outage to retry.
+        const orderChain = await deps.registryCache.chain(trade.orderChainId);
+        // The deposit happened (confirmed or not): the reservation stays, the timer is stale.
+        if (orderChain && (await depositOnChain(deps.orderChainReader, orderChain, trade))) {
+          return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
+        }
+      }
       return knex.transaction(async (trx) => {
         const trade = await lockTrade(trx, tradeId);
         if (!trade) throw new TradeNotFoundError(tradeId);

@@ -39,3 +39,13 @@ export class OrchestratorUnavailableError extends DomainError {
   readonly kind = 'unavailable';
   override readonly retryable = true;
 }
+
+/**
+ * The wallet or the ad already has as many unfunded reservations open as allowed
+ * (MAX_OPEN_RESERVATIONS_PER_WALLET, MAX_OPEN_RESERVATIONS_PER_AD); one frees itself when its
+ * deposit is confirmed or its deposit request runs out.
+ */
+export class TooManyReservationsError extends DomainError {
+  readonly code = 'TOO_MANY_RESERVATIONS';
+  readonly kind = 'conflict';
+}

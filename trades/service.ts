@@ -5,6 +5,7 @@ import { applyOperation, applyOperations, available, balancesOf, freeing } from 
 import type { Principal } from '../domain/principal.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../chains/order.ts';
+import type { OrderChainReader } from '../chains/order-chain.ts';
 import { RequestFieldError } from '../chains/request-schema.ts';
 import { buildSignedCallData } from '../chains/signed-call-data.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
@@ -15,6 +16,7 @@ import { isWalletSignature } from '../chains/wallet-signature.ts';
 import { expireAdRequests, hasLiveClose } from '../db/repositories/ad-requests.ts';
 import { changeLockedAd, findAd } from '../db/repositories/ads.ts';
 import { findSubjectEvent } from '../db/repositories/chain-events.ts';
+import { lockWalletReservations, openReservations } from '../db/repositories/reservations.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { findTradeLifecycle, insertTrade, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
@@ -26,18 +28,27 @@ import { TradeNotFoundError } from './lifecycle-errors.ts';
 import { INITIAL_STATE, unlockDue } from './lifecycle.ts';
 import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, ConfirmingTrade, Orchestrator } from './orchestrator.ts';
-import { NotTradePartyError, TradeAwaitingError, TradeInputError, TradeNotReadyError } from './errors.ts';
+import { NotTradePartyError, TooManyReservationsError, TradeAwaitingError, TradeInputError, TradeNotReadyError } from './errors.ts';
 import type { TradeStarts } from './start-reconciler.ts';
 
 export interface TradesSettings {
   signedRequestTtlSeconds: number;
   confirmGraceSeconds: number;
-  /** TRADE_RESERVATION_TTL_SECONDS: an undeposited reservation returns to the ad after this. */
+  /** TRADE_RESERVATION_TTL_SECONDS: the deposit request and its reservation live at most this long. */
   reservationTtlSeconds: number;
+  /** MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD: unfunded reservations at once. */
+  maxOpenReservationsPerWallet: number;
+  maxOpenReservationsPerAd: number;
   orderTiming?: OrderTimingPolicy;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
 }
+
+/**
+ * How long after its deposit request's deadline a reservation runs out: a deposit mined in a block
+ * stamped at the deadline is seen by then, and the chain is asked before anything is given back.
+ */
+export const RESERVATION_CHAIN_MARGIN_SECONDS = 10;
 
 export interface TradesDeps {
   knex: Knex;
@@ -49,6 +60,8 @@ export interface TradesDeps {
   orchestrator: () => Orchestrator;
   /** The durable start (trades/start-reconciler.ts): the outbox row written with the reservation is cleared once started. */
   starts: TradeStarts;
+  /** Reads the Bridger's balance and allowance on the order chain before reserving. */
+  orderChainReader: OrderChainReader;
   settings: TradesSettings;
   now?: () => number;
 }
@@ -113,6 +126,11 @@ export function createTradesService(deps: TradesDeps) {
      * `OrderPortal.createOrder` call data with the order it commits to. The same transaction records
      * the intent to start the trade's lifecycle; the start itself follows the commit, and if the
      * orchestrator cannot take it now the reconciler does later (the reservation still expires on time).
+     * `OrderPortal.createOrder` call data with the order it commits to. The reservation lives only
+     * as long as that deposit request; it needs the Bridger to hold the deposit on the order chain
+     * (balance covering this and the wallet's other open reservations of the token; an ERC-20
+     * approved to the OrderPortal for it), and at most MAX_OPEN_RESERVATIONS_PER_WALLET and
+     * MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations are open at once.
      */
     async create(principal: Principal, input: CreateTradeInput) {
       const ad = await findAd(knex, input.adId);
@@ -133,7 +151,9 @@ export function createTradesService(deps: TradesDeps) {
       }
       const route = (await registryCache.route(ad.routeId))!;
       const createdAt = nowSeconds();
-      const times = computeOrderTimes(createdAt, settings.orderTiming, settings.signedRequestTtlSeconds);
+      // The deposit request and the reservation end together: after its deadline no deposit can happen.
+      const depositTtl = Math.min(settings.signedRequestTtlSeconds, settings.reservationTtlSeconds);
+      const times = computeOrderTimes(createdAt, settings.orderTiming, depositTtl);
       const orderParams: OrderParams = {
         orderChainToken: route.orderToken.address,
         adChainToken: route.adToken.address,
@@ -161,15 +181,20 @@ export function createTradesService(deps: TradesDeps) {
           action: 'createOrder',
           fields: { orderHash, secretCommitment: commitment },
           signers: deps.signers,
-          ttlSeconds: settings.signedRequestTtlSeconds,
+          ttlSeconds: depositTtl,
           now: nowMs(),
         });
       } catch (error) {
         if (error instanceof RequestFieldError) throw new TradeInputError('amount', `does not fit the chains of this route: ${error.message}`);
         throw error;
       }
+      const funding = await deps.orderChainReader.depositFunding(orderChain, route.orderToken.address, bridger, orderChain.orderPortalAddress);
+      const token = `${route.orderToken.symbol} (${route.orderToken.address}) on chain ${orderChain.chainId}`;
+      if (funding?.allowance != null && funding.allowance < amount) {
+        throw new TradeInputError('amount', `${input.amount} exceeds what ${bridger} allows the OrderPortal ${orderChain.orderPortalAddress} to take of ${token} (${funding.allowance}): approve it first`);
+      }
       const tradeId = randomUUID();
-      const reservationExpiresAt = new Date(nowMs() + settings.reservationTtlSeconds * 1000);
+      const reservationExpiresAt = new Date((Number(signed.deadline) + RESERVATION_CHAIN_MARGIN_SECONDS) * 1000);
       const deadline = new Date(Number(lockDeadline(times)) * 1000);
       await knex.transaction(async (trx) => {
         const cutoff = new Date(nowMs() - settings.confirmGraceSeconds * 1000);
@@ -181,6 +206,17 @@ export function createTradesService(deps: TradesDeps) {
           if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
           if (available(freed) < amount) {
             throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${input.amount}: ${available(freed)} available`);
+          }
+          await lockWalletReservations(trx, bridger);
+          const open = await openReservations(trx, { bridgerAddress: bridger, adId: ad.id, orderTokenId: ad.orderTokenId, now: new Date(nowMs()) });
+          if (open.walletCount >= settings.maxOpenReservationsPerWallet) {
+            throw new TooManyReservationsError(`${bridger} already has ${open.walletCount} trades awaiting their deposit (at most ${settings.maxOpenReservationsPerWallet}): deposit or let one run out first`);
+          }
+          if (open.adCount >= settings.maxOpenReservationsPerAd) {
+            throw new TooManyReservationsError(`ad ${ad.id} already has ${open.adCount} trades awaiting their deposit (at most ${settings.maxOpenReservationsPerAd}): try again when one is deposited or runs out`);
+          }
+          if (funding && funding.balance < open.walletAmountOfToken + amount) {
+            throw new TradeInputError('amount', `${input.amount} is more than ${bridger} holds of ${token} (${funding.balance}${open.walletAmountOfToken > 0n ? `, of which ${open.walletAmountOfToken} is reserved by its other open trades` : ''})`);
           }
           return { balances: applyOperation(freed, { op: 'reserve', amount }) };
         });
