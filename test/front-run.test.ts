@@ -39,10 +39,10 @@ async function lockedTrade(key: string, account: { address: string }, amount: bi
   expect((await call(service, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash: adTx }, token)).status).toBe(200);
   const adId: string = created.body.adId;
 
+  await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', tradeAmount);
   const opened = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: tradeAmount.toString(), bridgerDstAddress: bridger.address }, tokens[bridger.address]);
   expect(opened.status).toBe(200);
   const { tradeId, reqContractDetails: order } = opened.body;
-  await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', tradeAmount);
   const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
   expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, tokens[bridger.address])).status).toBe(200);
   const lock = await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, token);
