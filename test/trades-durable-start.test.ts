@@ -84,6 +84,7 @@ beforeAll(async () => {
     NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DATA_DIR: dataDir, LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar,
     METRICS_ON_API_PORT: 'true', TEMPORAL_ADDRESS: apiLink.address, TRADE_RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS), TRADE_START_RECONCILE_SECONDS: '1',
+    MAX_OPEN_RESERVATIONS_PER_WALLET: '10', // one Bridger holds the five reservations of this test at once
   });
   service = await start(config, pino({ level: 'silent' }));
   api = { request: (p: string, init?: RequestInit) => fetch(`${service.url}${p}`, init) } as TestService;
