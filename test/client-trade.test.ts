@@ -60,12 +60,12 @@ describe('a dApp on the typed client', () => {
     expect((await asMaker.POST('/v1/ads/{id}/confirm', { params: { path: { id: adId } }, body: { txHash: createTx } })).data).toEqual({ adId, success: true });
     expect((await anyone.GET('/v1/ads/{id}', { params: { path: { id: adId } } })).data).toMatchObject({ status: 'ACTIVE', availableAmount: '1000', metadata: null });
 
-    // The Bridger's trade and deposit.
+    // The Bridger's trade and deposit (approved first: create checks the allowance).
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const opened = await asBridger.POST('/v1/trades/create', { body: { adId, routeId: route.id, amount: '100', bridgerDstAddress: bridger.address } });
     expect(opened.response.status).toBe(200);
     const { tradeId, reqContractDetails: order } = opened.data!;
     expect(await trade(tradeId)).toMatchObject({ status: 'PENDING', unlockDue: null });
-    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams as never });
     expect((await asBridger.POST('/v1/trades/{id}/confirm', { params: { path: { id: tradeId } }, body: { txHash: depositTx } })).data).toMatchObject({ tradeId, success: true, duplicate: false });
 

@@ -116,13 +116,13 @@ describe('pushed status on a whole trade', () => {
     const created = await ok(call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken));
     await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
     await ok(call(service, 'POST', `/v1/ads/${created.adId}/confirm`, { txHash: await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created) }, makerToken));
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const { tradeId, reqContractDetails: order } = await ok(call(service, 'POST', '/v1/trades/create', { adId: created.adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken));
     hashes.set(tradeId, order.orderHash);
 
     // A dApp watches the trade on the other API process.
     const first = await openSse(`${other.url}/v1/trades/${tradeId}/events`);
     expect(first.status).toBe(200);
-    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
     const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
     await ok(call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken));
     // Its connection drops after the deposit; it comes back on this process with the last id it saw.
