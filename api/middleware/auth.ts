@@ -71,3 +71,13 @@ export function principalOf(req: Request): Principal {
   if (!req.user) throw unauthorized();
   return req.user;
 }
+
+/**
+ * When the caller's access token (already verified by `requireAuth`) expires: a long-lived
+ * response such as an event stream ends then, so it never outlives the credential that opened it.
+ */
+export function accessTokenExpiry(req: Request): Date | undefined {
+  const token = ExtractJwt.fromAuthHeaderAsBearerToken()(req);
+  const exp = token ? (jwt.decode(token) as { exp?: unknown } | null)?.exp : undefined;
+  return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
+}

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import jwt from 'jsonwebtoken';
+import { issueAccessToken } from '../../auth/tokens.ts';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/config.ts';
@@ -144,5 +146,14 @@ describe('GET /v1/events', () => {
     resumed.abort();
     const beyond = await openSse(`${a.url}/v1/events`, { authorization: `Bearer ${token}`, 'last-event-id': '9' });
     expect(beyond.status).toBe(422);
+  });
+
+  it('ends when the access token that opened it expires', async () => {
+    const user = newEvmAccount();
+    const { sub, sid } = jwt.decode((await loginEvm(a, user)).body.tokens.access) as { sub: string; sid: string };
+    const shortLived = issueAccessToken({ ...a.container.auth.tokens, accessTtlSeconds: 2 }, sub, sid);
+    const feed = await openSse(`${a.url}/v1/events`, { authorization: `Bearer ${shortLived}` });
+    expect(feed.status).toBe(200);
+    await feed.ended; // the server ended it; the client never aborts here
   });
 });

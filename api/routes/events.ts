@@ -6,7 +6,7 @@ import { findTradeLifecycle } from '../../db/repositories/trade-lifecycle.ts';
 import { lastUserSeq, tradeEventsAfter } from '../../db/repositories/pushed-events.ts';
 import { AppError, notFound } from '../errors.ts';
 import { clientKey } from '../middleware/fixed-window-limit.ts';
-import { principalOf } from '../middleware/auth.ts';
+import { accessTokenExpiry, principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
 import { errorResponses } from '../schemas/common.ts';
 import { pushedEventSchema, SSE_FORMAT } from '../schemas/events.ts';
@@ -28,7 +28,7 @@ registry.registerPath({
 });
 registry.registerPath({
   method: 'get', path: '/v1/events', tags: ['Events'], summary: "Everything about the caller's ads and trades as server-sent events", security: [{ [bearerAuth.name]: [] }],
-  description: `The caller's trades (as Maker or Bridger) and ads. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
+  description: `The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
   request: { query: streamQueryDoc },
   responses: { 200: eventStream('The caller\'s events, replayed from Last-Event-ID, then live'), ...errorResponses(401, 422, 429) },
 });
@@ -83,9 +83,12 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
     };
   }
 
-  function stream(req: Request, res: Response, key: StreamKey, lastSeq: number, endsAfter?: (status: TradeStatus) => boolean): void {
+  function stream(req: Request, res: Response, key: StreamKey, lastSeq: number, ends: { afterStatus?: (status: TradeStatus) => boolean; at?: Date } = {}): void {
     const release = takeSlot(req);
     const sse = openSse(req, res, sseOptions);
+    const endsAfter = ends.afterStatus;
+    // The stream lives no longer than the token that opened it; the client reconnects with a fresh one and Last-Event-ID.
+    const expiry = ends.at ? setTimeout(() => sse.end(), Math.max(0, ends.at.getTime() - Date.now())) : undefined;
     const unsubscribe = deps.eventHub.subscribe(key, {
       lastSeq,
       deliver(events) {
@@ -96,6 +99,7 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
       end: () => sse.end(),
     });
     sse.onClose(() => {
+      clearTimeout(expiry);
       unsubscribe();
       release();
     });
@@ -111,7 +115,7 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
       res.status(204).end(); // nothing more will come
       return;
     }
-    stream(req, res, { kind: 'trade', id }, lastSeq, terminal);
+    stream(req, res, { kind: 'trade', id }, lastSeq, { afterStatus: terminal });
   });
 
   router.get('/events', deps.requireAuth, async (req, res) => {
@@ -120,7 +124,7 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
     if (lastSeq > await lastUserSeq(deps.knex, userId)) {
       throw new AppError(422, [`Last-Event-ID must be an event id of your stream, received ${lastSeq}, beyond its last`]);
     }
-    stream(req, res, { kind: 'user', id: userId }, lastSeq);
+    stream(req, res, { kind: 'user', id: userId }, lastSeq, { at: accessTokenExpiry(req) });
   });
   return router;
 }
