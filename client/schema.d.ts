@@ -640,7 +640,7 @@ export interface paths {
         put?: never;
         /**
          * Create a trade (signed OrderPortal.createOrder call data)
-         * @description The Bridger's step 1. The route must be the ad's, the ad ACTIVE, the amount within its bounds; the amount is reserved against the ad's available balance in one row-locked transaction (409 when it cannot be covered). Nobody trades against their own ad (403). The reservation returns to the ad after TRADE_RESERVATION_TTL_SECONDS without a confirmed deposit (EXPIRED).
+         * @description The Bridger's step 1. The route must be the ad's, the ad ACTIVE, the amount within its bounds; the amount is reserved against the ad's available balance in one row-locked transaction (409 when it cannot be covered). Nobody trades against their own ad (403). The Bridger must hold the amount on the order chain (its balance covering this and its other open reservations of the token) and, for an ERC-20, have approved the OrderPortal for it (422 naming amount otherwise); a wallet and an ad carry at most MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations (409). The reservation lives as long as the signed deposit request (min(TRADE_RESERVATION_TTL_SECONDS, SIGNED_REQUEST_TTL_SECONDS)): then, unless the order chain shows the deposit, it returns to the ad (EXPIRED).
          */
         post: operations["createTrade"];
         delete?: never;
