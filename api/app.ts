@@ -9,6 +9,7 @@ import { requestLog } from './middleware/request-log.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
 import { v1Router } from './routes/index.ts';
+import { stellarTomlRouter } from './routes/stellar-toml.ts';
 import { systemRouter } from './routes/system.ts';
 
 /** helmet's defaults, except that the docs page is served over plain HTTP in development: do not force its assets to https. */
@@ -36,9 +37,11 @@ export function createApp(deps: AppDeps): Express {
   const limiters = createRateLimiters(deps.config, deps.knex);
   app.use(limiters.general);
   app.use('/v1/auth', limiters.auth);
-  app.use(jsonBodies(deps.config.BODY_LIMIT));
+  // SEP-10's token endpoint may also be posted as a form, as the standard allows.
+  app.use(jsonBodies(deps.config.BODY_LIMIT, ['/v1/auth/sep10']));
 
   app.use('/v1', rememberMountPath, v1Router(deps));
+  app.use(stellarTomlRouter({ auth: deps.auth, production: deps.config.NODE_ENV === 'production' }));
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT }));
 
   app.use(notFoundHandler);

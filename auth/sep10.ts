@@ -5,8 +5,9 @@ import { SignInInputError, SignInRejected } from './errors.ts';
 /** The server side of SEP-10 (from config and secrets). */
 export interface Sep10Settings {
   serverKeypair: Keypair;
-  homeDomain: string;
-  webAuthDomain: string;
+  /** Fixed home and web-auth domains (production); undefined: each follows the host a request reached (development). */
+  homeDomain: string | undefined;
+  webAuthDomain: string | undefined;
   networkPassphrase: string;
   /** Reads an account's signers and thresholds from Horizon (STELLAR_HORIZON_URL); unset: master key only. */
   accounts?: StellarAccountReader;
@@ -27,10 +28,28 @@ function challengeKey(tx: Transaction): string {
   return tx.hash().toString('hex');
 }
 
-/** Builds and signs a SEP-10 challenge for `account` (a G-address) valid for `ttlSeconds`. */
-export function buildStellarChallenge(settings: Sep10Settings, account: string, ttlSeconds: number): StellarChallenge {
+/** A request's Host header as a SEP-10 domain may carry it: host[:port], at most 59 characters. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/**
+ * The home and web-auth domains a challenge names: the configured ones, or (development, unset)
+ * the host the request reached (`reachedHost`, its Host header): home domain host[:port], as a wallet
+ * resolves stellar.toml from it; web-auth domain the bare hostname, as wallets compare it with
+ * WEB_AUTH_ENDPOINT's hostname. A missing or odd Host falls back to localhost.
+ */
+export function sep10Domains(settings: Pick<Sep10Settings, 'homeDomain' | 'webAuthDomain'>, reachedHost?: string): { homeDomain: string; webAuthDomain: string } {
+  const host = reachedHost !== undefined && reachedHost.length <= 59 && HOST.test(reachedHost) ? reachedHost.toLowerCase() : 'localhost';
+  return {
+    homeDomain: settings.homeDomain ?? host,
+    webAuthDomain: settings.webAuthDomain ?? new URL(`http://${host}`).hostname,
+  };
+}
+
+/** Builds and signs a SEP-10 challenge for `account` (a G-address) valid for `ttlSeconds`; `reachedHost` as in `sep10Domains`. */
+export function buildStellarChallenge(settings: Sep10Settings, account: string, ttlSeconds: number, reachedHost?: string): StellarChallenge {
+  const { homeDomain, webAuthDomain } = sep10Domains(settings, reachedHost);
   const transaction = WebAuth.buildChallengeTx(
-    settings.serverKeypair, account, settings.homeDomain, ttlSeconds, settings.networkPassphrase, settings.webAuthDomain,
+    settings.serverKeypair, account, homeDomain, ttlSeconds, settings.networkPassphrase, webAuthDomain,
   );
   const tx = new Transaction(transaction, settings.networkPassphrase);
   return { transaction, nonce: challengeKey(tx), expiresAt: new Date(Number(tx.timeBounds!.maxTime) * 1000) };
@@ -56,10 +75,13 @@ export async function verifyStellarLogin(settings: Sep10Settings, transaction: s
   }
   if (decoded instanceof FeeBumpTransaction) throw new SignInRejected('transaction must be the challenge transaction, not a fee bump');
   const server = settings.serverKeypair.publicKey();
+  // Domains that follow the request's host were written into the challenge by this service, under
+  // its signature, which readChallengeTx checks: read them back from the transaction.
+  const { homeDomain, webAuthDomain } = { ...namedDomains(decoded), ...definedDomains(settings) };
   let account: string;
   try {
     ({ clientAccountID: account } = WebAuth.readChallengeTx(
-      transaction, server, settings.networkPassphrase, settings.homeDomain, settings.webAuthDomain,
+      transaction, server, settings.networkPassphrase, homeDomain, webAuthDomain,
     ));
   } catch (error) {
     throw new SignInRejected(`transaction is not a valid challenge of this service: ${(error as Error).message}`);
@@ -71,7 +93,7 @@ export async function verifyStellarLogin(settings: Sep10Settings, transaction: s
     const threshold = Math.max(onNetwork.thresholds.medium, 1);
     try {
       WebAuth.verifyChallengeTxThreshold(
-        transaction, server, settings.networkPassphrase, threshold, signers, settings.homeDomain, settings.webAuthDomain,
+        transaction, server, settings.networkPassphrase, threshold, signers, homeDomain, webAuthDomain,
       );
     } catch (error) {
       throw new SignInRejected(`transaction's signatures do not meet the medium threshold (${threshold}) of account ${account}: ${(error as Error).message}`);
@@ -80,10 +102,27 @@ export async function verifyStellarLogin(settings: Sep10Settings, transaction: s
   }
   try {
     WebAuth.verifyChallengeTxSigners(
-      transaction, server, settings.networkPassphrase, [account], settings.homeDomain, settings.webAuthDomain,
+      transaction, server, settings.networkPassphrase, [account], homeDomain, webAuthDomain,
     );
   } catch (error) {
     throw new SignInRejected(`transaction is not signed by the client account ${account}: ${(error as Error).message}`);
   }
   return { account, nonce: challengeKey(decoded) };
+}
+
+/** The configured domains only (undefined ones left out, so they do not override those read from a challenge). */
+function definedDomains(settings: Sep10Settings): { homeDomain?: string; webAuthDomain?: string } {
+  return {
+    ...(settings.homeDomain !== undefined ? { homeDomain: settings.homeDomain } : {}),
+    ...(settings.webAuthDomain !== undefined ? { webAuthDomain: settings.webAuthDomain } : {}),
+  };
+}
+
+/** The home domain ("<domain> auth", the first operation) and web_auth_domain a challenge names; '' where absent. */
+function namedDomains(tx: Transaction): { homeDomain: string; webAuthDomain: string } {
+  const [first, ...rest] = tx.operations;
+  const homeDomain = first?.type === 'manageData' && first.name.endsWith(' auth') ? first.name.slice(0, -' auth'.length) : '';
+  const web = rest.find((op) => op.type === 'manageData' && op.name === 'web_auth_domain');
+  const webAuthDomain = web?.type === 'manageData' && web.value ? web.value.toString('utf8') : '';
+  return { homeDomain, webAuthDomain };
 }

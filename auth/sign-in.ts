@@ -15,7 +15,7 @@ import {
 import type { Secrets } from '../config/secrets.ts';
 import { SignInRejected, WalletConflict } from './errors.ts';
 import { consumeProof, verifyWalletProof, type WalletProof } from './proof.ts';
-import { buildStellarChallenge, type Sep10Settings } from './sep10.ts';
+import { buildStellarChallenge, sep10Domains, type Sep10Settings } from './sep10.ts';
 import { buildSiweMessage, type SiweSettings } from './siwe.ts';
 import { hashRefreshToken, issueAccessToken, issueRefreshToken, verifyToken, type TokenSettings } from './tokens.ts';
 
@@ -99,8 +99,11 @@ export function createAuthService(deps: AuthDeps) {
   }
 
   return {
-    /** Issues a single-use challenge for a wallet (address already validated for its kind). */
-    async issueChallenge(input: { chainKind: ChainKind; address: string }): Promise<Challenge> {
+    /**
+     * Issues a single-use challenge for a wallet (address already validated for its kind).
+     * `reachedHost` (the request's Host) names the SEP-10 domains where they follow it (`sep10Domains`).
+     */
+    async issueChallenge(input: { chainKind: ChainKind; address: string }, reachedHost?: string): Promise<Challenge> {
       const address = canonicalAddress(input.chainKind, input.address);
       if (input.chainKind === 'EVM') {
         const issuedAt = new Date();
@@ -111,7 +114,7 @@ export function createAuthService(deps: AuthDeps) {
         await insertChallenge(knex, { chainKind: 'EVM', address, nonce, message, expiresAt });
         return { chainKind: 'EVM', address, nonce, domain: siwe.domain, uri: siwe.uri, message, expiresAt };
       }
-      const challenge = buildStellarChallenge(sep10, address, config.CHALLENGE_TTL_SECONDS);
+      const challenge = buildStellarChallenge(sep10, address, config.CHALLENGE_TTL_SECONDS, reachedHost);
       await insertChallenge(knex, { chainKind: 'STELLAR', address, nonce: challenge.nonce, message: challenge.transaction, expiresAt: challenge.expiresAt });
       return { chainKind: 'STELLAR', address, transaction: challenge.transaction, networkPassphrase: sep10.networkPassphrase, expiresAt: challenge.expiresAt };
     },
@@ -189,6 +192,11 @@ export function createAuthService(deps: AuthDeps) {
 
     /** The caller's user with its wallets. */
     currentUser: userOrFail,
+
+    /** What stellar.toml publishes for SEP-10, for a request that reached `reachedHost`. */
+    sep10Server(reachedHost?: string): { signingKey: string; networkPassphrase: string; homeDomain: string; webAuthDomain: string } {
+      return { signingKey: sep10.serverKeypair.publicKey(), networkPassphrase: sep10.networkPassphrase, ...sep10Domains(sep10, reachedHost) };
+    },
 
     tokens,
   };

@@ -1,6 +1,5 @@
 import openapiTS, { astToString } from 'openapi-typescript';
-import '../api/routes/index.ts';
-import '../api/routes/system.ts';
+import '../api/app.ts';
 import { openApiDocument } from '../api/openapi/document.ts';
 
 /**

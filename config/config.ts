@@ -117,8 +117,13 @@ export const configSchema = z.object({
   SIWE_CHAIN_ID: intFromEnv(1, Number.MAX_SAFE_INTEGER).optional(),
   /** Secret seed (S...) of the key that signs SEP-10 challenges. Generated into DATA_DIR outside production. */
   SEP10_SIGNING_SECRET: z.string().optional(),
-  SEP10_HOME_DOMAIN: z.string().min(1).default('localhost'),
-  SEP10_WEB_AUTH_DOMAIN: z.string().min(1).default('localhost'),
+  /**
+   * SEP-10 home domain (where stellar.toml lives, host[:port]) and web-auth domain (the host of
+   * WEB_AUTH_ENDPOINT). Required in production; unset outside it, both follow the host each request
+   * reached the service on (auth/sep10.ts), so a wallet pointed at http://127.0.0.1:3000 signs in.
+   */
+  SEP10_HOME_DOMAIN: z.string().min(1).max(59, 'must be at most 59 characters (SEP-10 manage_data key)').optional(),
+  SEP10_WEB_AUTH_DOMAIN: z.string().min(1).max(64).optional(),
   /**
    * Horizon of that network. Set: SEP-10 sign-in checks an existing account's signers and medium
    * threshold there (an account Horizon does not know signs with its master key). Unset: master key only.

@@ -15,10 +15,16 @@ function carriesBody(headers: Record<string, string | string[] | undefined>): bo
  * Request bodies are JSON objects, and only that: a body in another media type is 415 (not a 422
  * saying a field is missing because nothing was parsed); JSON that is not an object (an array, a
  * string, null) is 422 naming `body`; JSON that does not parse stays 400 and a body over `limit` 413
- * (api/middleware/errors.ts). Three handlers, in this order, in place of a bare `express.json()`.
+ * (api/middleware/errors.ts). `formPaths` also take application/x-www-form-urlencoded. In place of
+ * a bare `express.json()`.
  */
-export function jsonBodies(limit: string): RequestHandler[] {
+export function jsonBodies(limit: string, formPaths: readonly string[] = []): RequestHandler[] {
+  const forms = new Set(formPaths);
   const mediaType: RequestHandler = (req, _res, next) => {
+    if (forms.has(req.path) && req.is('application/x-www-form-urlencoded')) {
+      next();
+      return;
+    }
     if (WITH_BODY.has(req.method) && carriesBody(req.headers) && !req.is(['application/json', 'application/*+json'])) {
       next(new AppError(415, `Content-Type must be application/json (received ${JSON.stringify(String(req.headers['content-type'] ?? 'none').slice(0, 100))})`));
       return;
@@ -27,6 +33,9 @@ export function jsonBodies(limit: string): RequestHandler[] {
   };
   // Not strict: any JSON value parses, so the one check below answers every non-object with the same 422.
   const parse = express.json({ limit, strict: false, type: ['application/json', 'application/*+json'] });
+  // Only on `formPaths` (SEP-10's token endpoint, which the standard lets wallets post as a form).
+  const parseForm = express.urlencoded({ limit, extended: false, parameterLimit: 10 });
+  const form: RequestHandler = (req, res, next) => (forms.has(req.path) ? parseForm(req, res, next) : next());
   const objectOnly: RequestHandler = (req, _res, next) => {
     const body: unknown = req.body;
     if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
@@ -35,5 +44,5 @@ export function jsonBodies(limit: string): RequestHandler[] {
     }
     next();
   };
-  return [mediaType, parse, objectOnly];
+  return [mediaType, parse, form, objectOnly];
 }

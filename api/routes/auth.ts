@@ -1,12 +1,14 @@
 import { parseOrThrow } from '../validation.ts';
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { AuthService, Challenge } from '../../auth/sign-in.ts';
 import type { UserRecord } from '../../db/repositories/users.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
 import {
-  challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, userSchema, walletProofBody,
+  challengeBody, challengeResponse, loginResponse, parseWalletProof, refreshBody, refreshResponse, sep10ChallengeQuery,
+  sep10ChallengeResponse, sep10TokenBody, sep10TokenResponse, userSchema, walletProofBody,
 } from '../schemas/auth.ts';
+import { unprocessable } from '../errors.ts';
 import { errorResponses } from '../schemas/common.ts';
 
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
@@ -51,14 +53,53 @@ registry.registerPath({
   responses: { 200: json(userSchema, 'The user'), ...errorResponses(401, 429) },
 });
 
-/** /v1/auth/*: challenge, login, refresh (public), link, logout and me (Bearer). */
+registry.registerPath({
+  method: 'get', path: '/v1/auth/sep10', operationId: 'getSep10Challenge', tags: ['Auth'], summary: 'SEP-10 challenge (the standard web-auth endpoint)',
+  description: "Stellar wallets' standard sign-in (SEP-10), the WEB_AUTH_ENDPOINT of /.well-known/stellar.toml: the same challenge as POST /v1/auth/challenge for a STELLAR account, in SEP-10's shape. Co-sign it and POST it back here, or to /v1/auth/login.",
+  request: { query: sep10ChallengeQuery },
+  responses: { 200: json(sep10ChallengeResponse, 'The challenge'), ...errorResponses(422, 429) },
+});
+registry.registerPath({
+  method: 'post', path: '/v1/auth/sep10', operationId: 'getSep10Token', tags: ['Auth'], summary: 'SEP-10 token for a co-signed challenge',
+  description: 'Verifies the co-signed challenge exactly as POST /v1/auth/login does and opens the same kind of session; answers SEP-10\'s `{token}` (the access JWT) and the refresh token. The body may also be a form (application/x-www-form-urlencoded), as SEP-10 allows.',
+  request: {
+    body: {
+      required: true,
+      content: { 'application/json': { schema: sep10TokenBody }, 'application/x-www-form-urlencoded': { schema: sep10TokenBody } },
+    },
+  },
+  responses: { 200: json(sep10TokenResponse, 'A session'), ...errorResponses(401, 422, 429), ...signInFailed },
+});
+
+/** The Host header a request reached the service with (SEP-10 domains follow it in development). */
+const reachedHost = (req: Request): string | undefined => req.get('host');
+
+/** /v1/auth/*: challenge, login, refresh (public), link, logout and me (Bearer); SEP-10's own shape at /v1/auth/sep10. */
 export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAuth: RequestHandler }, router: Router = Router()): Router {
   router.post('/auth/challenge', (async (req, res) => {
-    res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body))));
+    res.json(presentChallenge(await auth.issueChallenge(parseOrThrow(challengeBody, req.body), reachedHost(req))));
   }));
   router.post('/auth/login', (async (req, res) => {
     const { user, tokens } = await auth.login(parseWalletProof(req.body));
     res.json({ user: presentUser(user), tokens });
+  }));
+  router.get('/auth/sep10', (async (req, res) => {
+    const query = parseOrThrow(sep10ChallengeQuery, req.query);
+    const server = auth.sep10Server(reachedHost(req));
+    const unsupported = [
+      ...(query.home_domain !== undefined && query.home_domain.toLowerCase() !== server.homeDomain ? [`home_domain must be ${server.homeDomain}, this service's home domain`] : []),
+      ...(query.client_domain !== undefined ? ['client_domain is not supported: this service verifies no client domain'] : []),
+      ...(query.memo !== undefined ? ['memo is not supported: sign in with the account itself'] : []),
+    ];
+    if (unsupported.length > 0) throw unprocessable(unsupported);
+    const challenge = await auth.issueChallenge({ chainKind: 'STELLAR', address: query.account }, reachedHost(req));
+    if (challenge.chainKind !== 'STELLAR') throw new Error('a Stellar account got a challenge of another kind');
+    res.json({ transaction: challenge.transaction, network_passphrase: challenge.networkPassphrase });
+  }));
+  router.post('/auth/sep10', (async (req, res) => {
+    const { transaction } = parseOrThrow(sep10TokenBody, req.body);
+    const { tokens } = await auth.login({ chainKind: 'STELLAR', transaction });
+    res.json({ token: tokens.access, refresh: tokens.refresh });
   }));
   router.post('/auth/refresh', (async (req, res) => {
     const { refresh } = parseOrThrow(refreshBody, req.body);

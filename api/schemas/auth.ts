@@ -141,3 +141,34 @@ export const tokensSchema = z
 
 export const loginResponse = z.object({ user: userSchema, tokens: tokensSchema }).openapi('LoginResponse');
 export const refreshResponse = z.object({ tokens: tokensSchema }).openapi('RefreshResponse');
+
+/** SEP-10's challenge request (GET ?account=), beside the spec's POST /v1/auth/challenge. */
+export const sep10ChallengeQuery = z
+  .strictObject({
+    account: text('must be a Stellar account G-address')
+      .refine(isStellarAccount, { error: 'must be a Stellar account G-address (muxed M-addresses are not supported)' })
+      .openapi({ pattern: '^G[A-Z2-7]{55}$', example: STELLAR_EXAMPLE }),
+    home_domain: text().max(64, { error: 'must be at most 64 characters' }).optional()
+      .openapi({ description: 'The home domain the wallet resolved stellar.toml from; must be this service\'s.' }),
+    client_domain: text().max(255).optional().openapi({ description: 'Not supported (422): no client-domain signing.' }),
+    memo: text().max(32).optional().openapi({ description: 'Not supported (422): no memo-identified (shared) accounts.' }),
+  })
+  .openapi('Sep10ChallengeQuery');
+
+export const sep10ChallengeResponse = z
+  .object({
+    transaction: z.string().openapi({ description: 'The SEP-10 challenge, signed by SIGNING_KEY (base64 XDR): co-sign it with the account key.' }),
+    network_passphrase: z.string().openapi({ example: 'Test SDF Network ; September 2015' }),
+  })
+  .openapi('Sep10Challenge');
+
+export const sep10TokenBody = z
+  .strictObject({ transaction: stellarLogin.shape.transaction })
+  .openapi('Sep10TokenRequest');
+
+export const sep10TokenResponse = z
+  .object({
+    token: z.string().openapi({ description: 'The access JWT of a new session, as POST /v1/auth/login issues it: send as `Authorization: Bearer`.' }),
+    refresh: z.string().openapi({ description: 'Not in SEP-10: the session\'s refresh token, for POST /v1/auth/refresh.' }),
+  })
+  .openapi('Sep10Token');

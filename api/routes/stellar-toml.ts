@@ -1,0 +1,44 @@
+import { Router } from 'express';
+import type { AuthService } from '../../auth/sign-in.ts';
+import { registry } from '../openapi/operations.ts';
+
+registry.registerPath({
+  method: 'get', path: '/.well-known/stellar.toml', operationId: 'getStellarToml', tags: ['Auth'], summary: 'SEP-1 stellar.toml: how Stellar wallets sign in',
+  description:
+    'NETWORK_PASSPHRASE, SIGNING_KEY (the key that signs SEP-10 challenges) and WEB_AUTH_ENDPOINT (GET/POST /v1/auth/sep10), ' +
+    'so a stock wallet SDK given this host as home domain signs in unmodified. In production publish the same at ' +
+    'https://SEP10_HOME_DOMAIN/.well-known/stellar.toml (or route that domain here).',
+  responses: { 200: { description: 'TOML', content: { 'text/plain': { schema: { type: 'string' } } } } },
+});
+
+/** A TOML basic string: quotes and backslashes escaped (the values are keys, URLs and a passphrase). */
+const tomlString = (value: string) => `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+/**
+ * GET /.well-known/stellar.toml (SEP-1), the entry point of a Stellar wallet's SEP-10 sign-in.
+ * In production WEB_AUTH_ENDPOINT is https://SEP10_WEB_AUTH_DOMAIN/v1/auth/sep10; outside it, the
+ * scheme and host this request came in on, as the SEP-10 domains then follow the host too.
+ */
+export function stellarTomlRouter(deps: { auth: AuthService; production: boolean }): Router {
+  const router = Router();
+  router.get('/.well-known/stellar.toml', (req, res) => {
+    const host = req.get('host');
+    const server = deps.auth.sep10Server(host);
+    const origin = deps.production ? `https://${server.webAuthDomain}` : `${req.protocol}://${host ?? 'localhost'}`;
+    // SEP-1: any web page may read it.
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.type('text/plain').send([
+      'VERSION="2.7.0"',
+      `NETWORK_PASSPHRASE=${tomlString(server.networkPassphrase)}`,
+      `SIGNING_KEY=${tomlString(server.signingKey)}`,
+      `WEB_AUTH_ENDPOINT=${tomlString(`${origin}/v1/auth/sep10`)}`,
+      '',
+      // SEP-1 asks every stellar.toml to say who runs it; wallets (the Stellar wallet SDK) read this table.
+      '[DOCUMENTATION]',
+      'ORG_NAME="Cross-Chain Liquidity Relayer"',
+      `ORG_URL=${tomlString(origin)}`,
+      '',
+    ].join('\n'));
+  });
+  return router;
+}
