@@ -700,14 +700,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's webhook endpoints */
-        get: operations["getV1Webhooks"];
+        /**
+         * The caller's webhook endpoints
+         * @description Every endpoint the caller registered, enabled or not, newest first; secrets are never shown again.
+         */
+        get: operations["listWebhooks"];
         put?: never;
         /**
          * Register a webhook endpoint for the caller's ads and trades
          * @description Every event of your /v1/events stream from now on is POSTed to `url`, in that order, signed per the Standard Webhooks spec (headers webhook-id, webhook-timestamp, webhook-signature: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed by the secret), retried with exponential backoff and jitter until a 2xx, at least once (dedupe by webhook-id). Production accepts https URLs of public hosts only (422 naming url).
          */
-        post: operations["postV1Webhooks"];
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -725,14 +728,14 @@ export interface paths {
          * One webhook endpoint
          * @description The endpoint's owner only: anyone else gets 404.
          */
-        get: operations["getV1WebhooksById"];
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
          * @description The endpoint's owner only: anyone else gets 404.
          */
-        delete: operations["deleteV1WebhooksById"];
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         patch?: never;
@@ -749,7 +752,7 @@ export interface paths {
          * The endpoint's delivery log
          * @description Every attempt, newest first. The endpoint's owner only: anyone else gets 404.
          */
-        get: operations["getV1WebhooksByIdDeliveries"];
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -771,7 +774,7 @@ export interface paths {
          * Re-enable a disabled endpoint
          * @description An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. The endpoint's owner only: anyone else gets 404.
          */
-        post: operations["postV1WebhooksByIdEnable"];
+        post: operations["enableWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -791,7 +794,7 @@ export interface paths {
          * Rotate the signing secret
          * @description A new secret signs from now on; for 24 hours the previous one signs too (webhook-signature then carries two signatures), so a receiver can switch without missing a delivery. The endpoint's owner only: anyone else gets 404.
          */
-        post: operations["postV1WebhooksByIdRotateSecret"];
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -813,28 +816,7 @@ export interface webhooks {
          * A pushed event, as a webhook delivery
          * @description The body is the event (the same JSON as the data of a server-sent event); answer 2xx within WEBHOOK_TIMEOUT_SECONDS.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["PushedEvent"];
-                };
-            };
-            responses: {
-                /** @description Received (any 2xx) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["receivePushedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5117,7 +5099,7 @@ export interface operations {
             };
         };
     };
-    getV1Webhooks: {
+    listWebhooks: {
         parameters: {
             query?: never;
             header?: never;
@@ -5181,7 +5163,7 @@ export interface operations {
             };
         };
     };
-    postV1Webhooks: {
+    createWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -5285,7 +5267,7 @@ export interface operations {
             };
         };
     };
-    getV1WebhooksById: {
+    getWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -5367,7 +5349,7 @@ export interface operations {
             };
         };
     };
-    deleteV1WebhooksById: {
+    deleteWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -5465,7 +5447,7 @@ export interface operations {
             };
         };
     };
-    getV1WebhooksByIdDeliveries: {
+    listWebhookDeliveries: {
         parameters: {
             query?: {
                 limit?: number;
@@ -5551,7 +5533,7 @@ export interface operations {
             };
         };
     };
-    postV1WebhooksByIdEnable: {
+    enableWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -5651,7 +5633,7 @@ export interface operations {
             };
         };
     };
-    postV1WebhooksByIdRotateSecret: {
+    rotateWebhookSecret: {
         parameters: {
             query?: never;
             header?: never;
@@ -5748,6 +5730,28 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    receivePushedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PushedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -102,6 +102,13 @@ export function openApiDocument(): object {
       }
     }
   }
+  // Webhooks (requests this service sends): named and marked as needing no token of ours.
+  for (const [name, item] of Object.entries((document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {})) {
+    for (const [method, operation] of Object.entries(item)) {
+      operation.security ??= [];
+      operation.operationId ??= `${method}${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+    }
+  }
   cached = document;
   return cached;
 }

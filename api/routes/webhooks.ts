@@ -14,40 +14,40 @@ const secured = { security: [{ [bearerAuth.name]: [] }], tags: ['Webhooks'] };
 const OWNER = "The endpoint's owner only: anyone else gets 404.";
 
 registry.registerPath({
-  method: 'post', path: '/v1/webhooks', ...secured, summary: "Register a webhook endpoint for the caller's ads and trades",
+  method: 'post', path: '/v1/webhooks', operationId: 'createWebhook', ...secured, summary: "Register a webhook endpoint for the caller's ads and trades",
   description: 'Every event of your /v1/events stream from now on is POSTed to `url`, in that order, signed per the Standard Webhooks spec (headers webhook-id, webhook-timestamp, webhook-signature: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed by the secret), retried with exponential backoff and jitter until a 2xx, at least once (dedupe by webhook-id). Production accepts https URLs of public hosts only (422 naming url).',
   request: { body: { content: { 'application/json': { schema: createWebhookBody } } } },
   responses: { 201: json(webhookWithSecretSchema, 'The endpoint and its secret'), ...errorResponses(401, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/webhooks', ...secured, summary: "The caller's webhook endpoints",
+  method: 'get', path: '/v1/webhooks', operationId: 'listWebhooks', ...secured, summary: "The caller's webhook endpoints", description: 'Every endpoint the caller registered, enabled or not, newest first; secrets are never shown again.',
   responses: { 200: json(z.object({ data: z.array(webhookSchema) }), 'Newest first'), ...errorResponses(401, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/webhooks/{id}', ...secured, summary: 'One webhook endpoint', description: OWNER,
+  method: 'get', path: '/v1/webhooks/{id}', operationId: 'getWebhook', ...secured, summary: 'One webhook endpoint', description: OWNER,
   request: { params: idParams }, responses: { 200: json(webhookSchema, 'The endpoint'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'delete', path: '/v1/webhooks/{id}', ...secured, summary: 'Delete a webhook endpoint', description: OWNER,
+  method: 'delete', path: '/v1/webhooks/{id}', operationId: 'deleteWebhook', ...secured, summary: 'Delete a webhook endpoint', description: OWNER,
   request: { params: idParams }, responses: { 204: { description: 'Deleted; nothing more is delivered to it' }, ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/webhooks/{id}/rotate-secret', ...secured, summary: 'Rotate the signing secret',
+  method: 'post', path: '/v1/webhooks/{id}/rotate-secret', operationId: 'rotateWebhookSecret', ...secured, summary: 'Rotate the signing secret',
   description: `A new secret signs from now on; for 24 hours the previous one signs too (webhook-signature then carries two signatures), so a receiver can switch without missing a delivery. ${OWNER}`,
   request: { params: idParams }, responses: { 200: json(webhookWithSecretSchema, 'The endpoint and its new secret'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/webhooks/{id}/enable', ...secured, summary: 'Re-enable a disabled endpoint',
+  method: 'post', path: '/v1/webhooks/{id}/enable', operationId: 'enableWebhook', ...secured, summary: 'Re-enable a disabled endpoint',
   description: `An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. ${OWNER}`,
   request: { params: idParams }, responses: { 200: json(webhookSchema, 'The endpoint'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/webhooks/{id}/deliveries', ...secured, summary: "The endpoint's delivery log", description: `Every attempt, newest first. ${OWNER}`,
+  method: 'get', path: '/v1/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', ...secured, summary: "The endpoint's delivery log", description: `Every attempt, newest first. ${OWNER}`,
   request: { params: idParams, query: deliveriesQuery },
   responses: { 200: json(z.object({ data: z.array(webhookDeliverySchema) }), 'Attempts, newest first'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerWebhook({
-  method: 'post', path: 'pushedEvent', tags: ['Webhooks'], summary: 'A pushed event, as a webhook delivery',
+  method: 'post', path: 'pushedEvent', operationId: 'receivePushedEvent', tags: ['Webhooks'], security: [], summary: 'A pushed event, as a webhook delivery',
   description: 'The body is the event (the same JSON as the data of a server-sent event); answer 2xx within WEBHOOK_TIMEOUT_SECONDS.',
   request: { body: { content: { 'application/json': { schema: pushedEventSchema } } } },
   responses: { 200: { description: 'Received (any 2xx)' } },
