@@ -7,3 +7,4 @@ export * from './statuses.ts';
 export * from './principal.ts';
 export * from './pushed-events.ts';
 export * from './order-params.ts';
+export * from './route-pricing.ts';

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError } from '../ads/errors.ts';
 import { applyOperation, applyOperations, available, balancesOf, freeing } from '../ads/ledger.ts';
 import type { Principal } from '../domain/principal.ts';
+import { routePricingProblem } from '../domain/route-pricing.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../chains/order.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
@@ -126,8 +127,8 @@ export function createTradesService(deps: TradesDeps) {
      * `OrderPortal.createOrder` call data with the order it commits to. The same transaction records
      * the intent to start the trade's lifecycle; the start itself follows the commit, and if the
      * orchestrator cannot take it now the reconciler does later (the reservation still expires on time).
-     * `OrderPortal.createOrder` call data with the order it commits to. The reservation lives only
-     * as long as that deposit request; it needs the Bridger to hold the deposit on the order chain
+     * The route must be one the service can price (domain/route-pricing.ts). The reservation lives
+     * only as long as that deposit request; it needs the Bridger to hold the deposit on the order chain
      * (balance covering this and the wallet's other open reservations of the token; an ERC-20
      * approved to the OrderPortal for it), and at most MAX_OPEN_RESERVATIONS_PER_WALLET and
      * MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations are open at once.
@@ -150,6 +151,8 @@ export function createTradesService(deps: TradesDeps) {
         throw new TradeInputError('amount', `must lie within the ad's bounds [${ad.minAmount ?? '0'}, ${ad.maxAmount ?? 'no maximum'}], received ${input.amount}`);
       }
       const route = (await registryCache.route(ad.routeId))!;
+      const unpriced = routePricingProblem(route.adToken, route.orderToken);
+      if (unpriced) throw new TradeInputError('routeId', unpriced);
       const createdAt = nowSeconds();
       // The deposit request and the reservation end together: after its deadline no deposit can happen.
       const depositTtl = Math.min(settings.signedRequestTtlSeconds, settings.reservationTtlSeconds);
