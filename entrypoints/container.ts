@@ -12,6 +12,7 @@ import { cachedChainClients, createTransactionVerifier, type ChainClientFactory,
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { pushMetrics } from '../webhooks/metrics.ts';
 import { createWebhooksService, type WebhooksService } from '../webhooks/service.ts';
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
@@ -121,10 +122,11 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   authPurger.start();
   let apiPort = config.PORT;
   const eventHub = new PushedEventHub(knex, logger);
+  const webhookMetrics = pushMetrics(metrics, () => eventHub.size);
   let webhookDispatcher: WebhookDispatcher | undefined;
   const startWebhooks = async (databaseUrl: string) => {
     webhookDispatcher ??= await startWebhookDispatcher({
-      databaseUrl, knex, logger,
+      databaseUrl, knex, logger, metrics: webhookMetrics,
       settings: {
         timeoutSeconds: config.WEBHOOK_TIMEOUT_SECONDS, publicOnly: config.NODE_ENV === 'production',
         retryBaseSeconds: config.WEBHOOK_RETRY_BASE_SECONDS, retryMaxSeconds: config.WEBHOOK_RETRY_MAX_SECONDS,

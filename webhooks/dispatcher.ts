@@ -8,6 +8,7 @@ import {
   releaseWebhookLease, type WebhookEndpointRecord,
 } from '../db/repositories/webhooks.ts';
 import { postWebhook } from './http-delivery.ts';
+import type { WebhookMetrics } from './metrics.ts';
 import { signedHeaders } from './signing.ts';
 
 /** The pg-boss queue of webhook work: "deliver what endpoint X lacks", due now or at its next retry. */
@@ -37,6 +38,7 @@ export interface WebhookDispatcherOptions {
   settings: WebhookDeliverySettings;
   /** Jitter source (tests seed it). */
   random?: () => number;
+  metrics?: WebhookMetrics;
 }
 
 export interface WebhookDispatcher {
@@ -130,6 +132,8 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
       endpointId: endpoint.id, eventId: event.eventId, seq: event.seq, messageId, attempt: failures,
       succeeded: result.succeeded, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs,
     }, next);
+    options.metrics?.attempted(result.succeeded, result.durationMs);
+    if (next.disable) options.metrics?.disabled();
     if (next.disable) logger.warn({ endpointId: endpoint.id, reason: next.disable }, 'webhooks: endpoint disabled');
     if (next.nextAttemptAt) await enqueue(endpoint.id, next.nextAttemptAt);
     return result.succeeded;

@@ -19,7 +19,7 @@ let service: TestService;
 beforeAll(async () => {
   service = await startTestService({
     WEBHOOK_RETRY_BASE_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1',
-    WEBHOOK_DISABLE_AFTER_FAILURES: '5', WEBHOOK_DISABLE_AFTER_SECONDS: '3', WEBHOOK_SWEEP_SECONDS: '1', WEBHOOK_MAX_ENDPOINTS_PER_USER: '3',
+    WEBHOOK_DISABLE_AFTER_FAILURES: '5', WEBHOOK_DISABLE_AFTER_SECONDS: '3', WEBHOOK_SWEEP_SECONDS: '1', WEBHOOK_MAX_ENDPOINTS_PER_USER: '3', METRICS_PORT: '0',
   });
 });
 afterAll(async () => service?.close());
@@ -149,6 +149,10 @@ describe('/v1/webhooks', () => {
     expect(log.length).toBeGreaterThanOrEqual(5);
     expect(log.every((d: any) => !d.succeeded && d.error === 'no answer within 1000 ms' && d.statusCode === null)).toBe(true);
     expect(log.map((d: any) => d.attempt)).toEqual(log.map((_: unknown, i: number) => log.length - i));
+    const metrics = await (await fetch(`${service.metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/relayer_webhook_attempts_total\{outcome="failed"\} [1-9]/);
+    expect(metrics).toMatch(/relayer_webhook_endpoints_disabled_total [1-9]/);
+    expect(metrics).toMatch(/relayer_event_streams 0/);
     bot.answer = 200;
     const enabled = await call(service, 'POST', `/v1/webhooks/${id}/enable`, undefined, maker.token);
     expect(enabled.body).toMatchObject({ status: 'ACTIVE', consecutiveFailures: 0 });
