@@ -1,4 +1,6 @@
 import { execFile, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +9,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Wallet } from 'ethers';
 import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../config/config.ts';
 import { startDevnet, type Devnet } from '../devnet/index.ts';
@@ -28,7 +31,8 @@ import { call, loginEvm } from './support/wallets.ts';
  * `npm run prover` processes as separate OS processes over the same database. The prover that
  * takes the proof is killed with SIGKILL mid-proof and the other one finishes it; the worker is
  * killed and a new one picks the workflow up where it was. The contracts pay out; the search
- * attributes answer the operators' `temporal workflow list --query` lines.
+ * attributes answer the operators' `temporal workflow list --query` lines. The Maker's webhooks are
+ * delivered by the worker process (the Temporal mode's pg-boss home), in order and signed.
  */
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
@@ -116,6 +120,21 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     const routes = await call(api, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
     const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
 
+    // The Maker's webhook receiver: with Temporal, the worker process delivers webhooks (pg-boss there).
+    const deliveries: Array<{ id: string; body: string; headers: Record<string, string> }> = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => { body += chunk; });
+      req.on('end', () => {
+        deliveries.push({ id: String(req.headers['webhook-id']), body, headers: req.headers as Record<string, string> });
+        res.statusCode = 204;
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = await call(api, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` }, makerToken);
+    expect(hook.status).toBe(201);
+
     const ad = await call(api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken);
     await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
     const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
@@ -196,6 +215,16 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
       mkdirSync(path.join(root, 'workflows/temporal/histories'), { recursive: true });
       writeFileSync(path.join(root, 'workflows/temporal/histories/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
     }
+
+    // Every event of the Maker's stream reached the receiver in order, signed (a delivery repeated after the worker's SIGKILL carries the same id).
+    const verifier = new Webhook(hook.body.secret);
+    const unique = await eventually('webhooks delivered', async () => [...new Map(deliveries.map((d) => [d.id, d])).values()],
+      (list) => list.some((d) => /"status":"SETTLED"/.test(d.body) && /trade.claimed/.test(d.body)), 60_000);
+    const events = unique.map((d) => verifier.verify(d.body, d.headers) as { type: string; data: any });
+    expect(events[0]).toMatchObject({ type: 'ad.confirmed', data: { adId, action: 'createAd' } });
+    expect(events.slice(1).map((e) => e.type)).toEqual(expect.arrayContaining(['trade.created', 'trade.status_changed', 'trade.proof_ready', 'trade.unlock_due', 'trade.claimed']));
+    expect(events.filter((e) => e.type === 'trade.status_changed').map((e) => e.data.status)).toEqual(['DEPOSITED', 'LOCKED', 'SETTLED']);
+    await new Promise<void>((resolve) => { receiver.closeAllConnections(); receiver.close(() => resolve()); });
 
     // SIGTERM stops a worker and a prover gracefully (exit 0).
     expect(await killed(worker.child, 'SIGTERM')).toBe(0);
