@@ -65,6 +65,11 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     labelNames: ['by', 'outcome'] as const,
     registers: [registry],
   });
+  // Every series exists from the first scrape, at 0: a rate() over a series that was never written is
+  // no data, so an alert on failed reconciler starts could never be told apart from a missing metric.
+  for (const by of ['request', 'confirm', 'reconciler'] as const) {
+    for (const outcome of ['started', 'failed'] as const) starts.inc({ by, outcome }, 0);
+  }
   const backlog = () => tradeStartBacklog(knex);
   new Gauge({
     name: 'relayer_trade_start_outbox_pending',
