@@ -456,7 +456,7 @@ export interface paths {
          * Everything about the caller's ads and trades as server-sent events
          * @description The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 beyond).
          */
-        get: operations["getV1Events"];
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -556,7 +556,7 @@ export interface paths {
          * A trade's status as server-sent events
          * @description Public, like GET /v1/trades/{id}. Ids count the trade's events 1, 2, 3... The stream ends after the trade's terminal state (SETTLED, EXPIRED); reconnecting then with the last id gets 204 (EventSource stops). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 beyond).
          */
-        get: operations["getV1TradesByIdEvents"];
+        get: operations["streamTradeEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3883,7 +3883,7 @@ export interface operations {
             };
         };
     };
-    getV1Events: {
+    streamEvents: {
         parameters: {
             query?: {
                 /** @description Resume after this event id (the Last-Event-ID header wins when both are sent). */
@@ -4328,7 +4328,7 @@ export interface operations {
             };
         };
     };
-    getV1TradesByIdEvents: {
+    streamTradeEvents: {
         parameters: {
             query?: {
                 /** @description Resume after this event id (the Last-Event-ID header wins when both are sent). */

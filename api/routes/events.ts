@@ -21,13 +21,13 @@ const streamQueryDoc = z.strictObject({
 const eventStream = (description: string) => ({ description, content: { 'text/event-stream': { schema: pushedEventSchema } } });
 
 registry.registerPath({
-  method: 'get', path: '/v1/trades/{id}/events', tags: ['Events'], summary: "A trade's status as server-sent events",
+  method: 'get', path: '/v1/trades/{id}/events', operationId: 'streamTradeEvents', tags: ['Events'], summary: "A trade's status as server-sent events",
   description: `Public, like GET /v1/trades/{id}. Ids count the trade's events 1, 2, 3... The stream ends after the trade's terminal state (SETTLED, EXPIRED); reconnecting then with the last id gets 204 (EventSource stops). ${SSE_FORMAT}`,
   request: { params: idParams, query: streamQueryDoc },
   responses: { 200: eventStream('The trade\'s events, replayed from Last-Event-ID, then live'), 204: { description: 'The trade ended and every event was read' }, ...errorResponses(404, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/events', tags: ['Events'], summary: "Everything about the caller's ads and trades as server-sent events", security: [{ [bearerAuth.name]: [] }],
+  method: 'get', path: '/v1/events', operationId: 'streamEvents', tags: ['Events'], summary: "Everything about the caller's ads and trades as server-sent events", security: [{ [bearerAuth.name]: [] }],
   description: `The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
   request: { query: streamQueryDoc },
   responses: { 200: eventStream('The caller\'s events, replayed from Last-Event-ID, then live'), ...errorResponses(401, 422, 429) },
