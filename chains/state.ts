@@ -1,9 +1,10 @@
 import { uuidToBytes32 } from './address.ts';
 import { EVENT_OF_ACTION } from './evm/abi.ts';
-import { evmAdState, evmAuthTokenSpent, evmBlockAtOrAfter, evmOrderState, findEvmRequestTransaction, type EvmAdState } from './evm/state.ts';
+import type { BridgeEventName } from './evm/abi.ts';
+import { evmAdState, evmAuthTokenSpent, evmBlockAtOrAfter, evmOrderState, findEvmEventTransaction, type EvmAdState, type EventTopics } from './evm/state.ts';
 import { RpcUnavailableError } from './errors.ts';
 import type { ActionName } from './request-schema.ts';
-import { findStellarRequestTransaction } from './stellar/state.ts';
+import { findStellarEventTransaction } from './stellar/state.ts';
 import { cachedChainClients, defaultChainClients, type ChainClientFactory, type VerifiableChain } from './verify.ts';
 
 /** A relayer request as the chain knows it. */
@@ -31,6 +32,11 @@ export interface ChainStateReader {
   requestExecuted(chain: VerifiableChain, request: IssuedRequest): Promise<boolean | undefined>;
   /** The transaction that carried the request out, when the chain's logs can still find it. */
   findRequestTransaction(chain: VerifiableChain, request: IssuedRequest): Promise<string | undefined>;
+  /**
+   * The transaction in which `contractAddress` emitted `event` with the indexed `topics` (key:
+   * adId or orderHash; reqHash), searched from `since`: for a trade step nobody reported.
+   */
+  findEventTransaction(chain: VerifiableChain, search: { contractAddress: string; event: BridgeEventName; topics: EventTopics; since: Date }): Promise<string | undefined>;
   /** The ad's balances on its AdManager (EVM; Stellar: undefined until the Soroban views are read). */
   ad(chain: VerifiableChain, adManager: string, adId: string): Promise<OnChainAd | undefined>;
   /** An order's state number on a contract (chains/evm/state.ts `evmOrderState`); Stellar: undefined. */
@@ -48,15 +54,16 @@ export function createChainStateReader(clients: ChainClientFactory = defaultChai
       throw error;
     }
   };
-  async function find(chain: VerifiableChain, request: IssuedRequest): Promise<string | null | undefined> {
-    const event = EVENT_OF_ACTION[request.action];
+  async function search(chain: VerifiableChain, contract: string, event: BridgeEventName, topics: EventTopics, since: Date): Promise<string | null | undefined> {
     if (chain.kind === 'EVM') {
       const web3 = client.evm(chain.rpcUrl);
-      const from = await evmBlockAtOrAfter(web3, Math.floor(request.since.getTime() / 1000));
-      return (await findEvmRequestTransaction(web3, request.contractAddress, event, request.reqHash, from)) ?? null;
+      const from = await evmBlockAtOrAfter(web3, Math.floor(since.getTime() / 1000));
+      return (await findEvmEventTransaction(web3, contract, event, topics, from)) ?? null;
     }
-    return findStellarRequestTransaction(client.stellar(chain.rpcUrl), request.contractAddress, event, request.reqHash, request.since);
+    return findStellarEventTransaction(client.stellar(chain.rpcUrl), contract, event, topics, since);
   }
+  const find = (chain: VerifiableChain, request: IssuedRequest) =>
+    search(chain, request.contractAddress, EVENT_OF_ACTION[request.action], { reqHash: request.reqHash }, request.since);
   return {
     async requestExecuted(chain, request) {
       if (chain.kind === 'EVM') return soft(() => evmAuthTokenSpent(client.evm(chain.rpcUrl), request.contractAddress, request.authToken));
@@ -66,6 +73,9 @@ export function createChainStateReader(clients: ChainClientFactory = defaultChai
     },
     async findRequestTransaction(chain, request) {
       return (await soft(() => find(chain, request))) ?? undefined;
+    },
+    async findEventTransaction(chain, { contractAddress, event, topics, since }) {
+      return (await soft(() => search(chain, contractAddress, event, topics, since))) ?? undefined;
     },
     async ad(chain, adManager, adId) {
       if (chain.kind !== 'EVM') return undefined;

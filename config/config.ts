@@ -156,6 +156,12 @@ export const configSchema = z.object({
    * long a new trade's start is left to its own request first. 0: only at process start.
    */
   TRADE_START_RECONCILE_SECONDS: intFromEnv(0, 3600).default(10),
+  /**
+   * When the books audit runs (pg-boss cron, UTC; audit/): every open ad and trade compared with
+   * its contracts, unreported events applied, the rest reported as drift. `off`: never (the test
+   * service's default: tests run the audit themselves).
+   */
+  BOOKS_AUDIT_CRON: z.string().regex(/^off$|^(\S+\s+){4}\S+$/, "must be a 5-field cron expression or 'off'").default('*/5 * * * *'),
   /** EIP-712 domain name and version the contracts are deployed with. */
   EIP712_DOMAIN_NAME: z.string().min(1).default('ProofBridge'),
   EIP712_DOMAIN_VERSION: z.string().min(1).default('1'),

@@ -25,6 +25,9 @@ import { createTradeStarts, type TradeStarts } from '../trades/start-reconciler.
 import { resumableTrades } from '../trades/resume.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
 import { tradeMetrics, type TradeMetrics } from '../trades/metrics.ts';
+import { createAudit, type AuditReport } from '../audit/audit.ts';
+import { startAuditJob, type AuditJob } from '../audit/job.ts';
+import { auditMetrics } from '../audit/metrics.ts';
 import { createTemporalOrchestrator } from '../workflows/temporal/client.ts';
 import type { Orchestrator, TradeActivities } from '../trades/orchestrator.ts';
 
@@ -44,6 +47,10 @@ export interface Container {
   verifier: TransactionVerifier;
   /** Reads contract state when no client reports anything (hold expiry, the audit). */
   chainState: ChainStateReader;
+  /** The books audit (audit/): one run, its report observed by the metrics. */
+  runAudit(): Promise<AuditReport>;
+  /** Starts the audit's pg-boss cron job (BOOKS_AUDIT_CRON; nothing when `off`). Stopped by `close`. */
+  startAuditJob(databaseUrl: string): Promise<void>;
   merkleStore: MerkleTreeStore;
   auth: AuthService;
   /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS (started here, stopped by `close`). */
@@ -117,6 +124,17 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const orderChainReader = createOrderChainReader(clients);
   const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar, orderChainReader });
   const trades = tradeMetrics(metrics, knex);
+  const audited = auditMetrics(metrics);
+  const audit = createAudit({
+    knex, registryCache, verifier, chainState,
+    confirmTrade: (tradeId, confirmation) => tradesService.confirmFound(tradeId, confirmation.kind, confirmation.txHash),
+  });
+  const runAudit = async () => {
+    const report = await audit.run();
+    audited.observe(report);
+    return report;
+  };
+  let auditJob: AuditJob | undefined;
   let orchestrator: Orchestrator | undefined;
   const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
   authPurger.start();
@@ -143,6 +161,23 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const tradeStarts = createTradeStarts({
     knex, logger, orchestrator: currentOrchestrator, onAttempt: trades.startAttempted, intervalMs: config.TRADE_START_RECONCILE_SECONDS * 1000,
   });
+  const tradesService: TradesService = createTradesService({
+    knex,
+    registryCache,
+    signers,
+    verifier,
+    chainState,
+    orchestrator: currentOrchestrator,
+    starts: tradeStarts,
+    orderChainReader,
+    settings: {
+      ...settings,
+      reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS,
+      startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS,
+      maxOpenReservationsPerWallet: config.MAX_OPEN_RESERVATIONS_PER_WALLET,
+      maxOpenReservationsPerAd: config.MAX_OPEN_RESERVATIONS_PER_AD,
+    },
+  });
   return {
     config,
     logger,
@@ -168,23 +203,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       chainState,
       settings,
     }),
-    trades: createTradesService({
-      knex,
-      registryCache,
-      signers,
-      verifier,
-      chainState,
-      orchestrator: currentOrchestrator,
-      starts: tradeStarts,
-      orderChainReader,
-      settings: {
-        ...settings,
-        reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS,
-        startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS,
-        maxOpenReservationsPerWallet: config.MAX_OPEN_RESERVATIONS_PER_WALLET,
-        maxOpenReservationsPerAd: config.MAX_OPEN_RESERVATIONS_PER_AD,
-      },
-    }),
+    trades: tradesService,
     eventHub,
     webhooks: createWebhooksService({
       knex,
@@ -221,10 +240,17 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       // any trade whose timer was not armed after its reservation committed.
       tradeStarts.run();
       await startWebhooks(databaseUrl);
+      await this.startAuditJob(databaseUrl);
       logger.info('embedded trade orchestrator and webhook delivery started (pg-boss)');
     },
     prover,
+    runAudit,
+    async startAuditJob(databaseUrl) {
+      if (auditJob || config.BOOKS_AUDIT_CRON === 'off') return;
+      auditJob = await startAuditJob({ databaseUrl, cron: config.BOOKS_AUDIT_CRON, logger, run: runAudit });
+    },
     async close() {
+      await auditJob?.stop();
       await eventHub.close();
       await webhookDispatcher?.close();
       await authPurger.stop();

@@ -47,6 +47,8 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       // The worker starts, now and on a schedule, every trade whose reservation committed but whose workflow did not start.
       await container.startOrchestrator(config.DATABASE_URL);
       container.tradeStarts.run();
+      // The books audit runs beside the lifecycle (once per cron tick across workers).
+      await container.startAuditJob(config.DATABASE_URL);
     } else {
       const pool = container.prover();
       // Threads load their artifacts (and a native prover its tables) before the worker takes a task.

@@ -140,5 +140,5 @@ describe('a Bridger batching the Maker\'s pending unlock with its own', () => {
       expect(books).toMatchObject({ poolAmount: pool.toString(), availableAmount: (pool - paid).toString(), lockedAmount: '0' });
       expect({ available: onChain.available, locked: onChain.locked }).toEqual({ available: pool - paid, locked: 0n });
     }
-  });
+  }, 240_000);
 });

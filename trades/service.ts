@@ -312,17 +312,32 @@ export function createTradesService(deps: TradesDeps) {
      */
     async confirm(principal: Principal, tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
       const { trade } = await partyTrade(principal, tradeId);
-      const confirming = confirmingTrade(trade);
-      try {
-        return await deps.orchestrator().confirm(confirming, { kind, txHash });
-      } catch (error) {
-        // The orchestrator may not have the trade yet (its start failed and the reconciler has not
-        // come by): start it now and ask again. Costs a read only on the error path.
-        if (!(await deps.starts.startIfPending(tradeId))) throw error;
-        return deps.orchestrator().confirm(confirming, { kind, txHash });
-      }
+      return deliverConfirmation(trade, kind, txHash);
+    },
+
+    /**
+     * A transaction the books audit (audit/) found on chain for the trade, which no party reported:
+     * verified and applied exactly like a party's confirmation. Throws `TradeNotFoundError`.
+     */
+    async confirmFound(tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
+      const trade = await findTradeLifecycle(knex, tradeId);
+      if (!trade) throw new TradeNotFoundError(tradeId);
+      return deliverConfirmation(trade, kind, txHash);
     },
   };
+
+  async function deliverConfirmation(trade: TradeLifecycleRecord, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
+    const tradeId = trade.id;
+    const confirming = confirmingTrade(trade);
+    try {
+      return await deps.orchestrator().confirm(confirming, { kind, txHash });
+    } catch (error) {
+      // The orchestrator may not have the trade yet (its start failed and the reconciler has not
+      // come by): start it now and ask again. Costs a read only on the error path.
+      if (!(await deps.starts.startIfPending(tradeId))) throw error;
+      return deps.orchestrator().confirm(confirming, { kind, txHash });
+    }
+  }
 }
 
 export type TradesService = ReturnType<typeof createTradesService>;

@@ -55,19 +55,26 @@ export async function evmOrderState(web3: Web3, contract: string, orderHash: str
   return Number((await view(web3, contract, 'orders', [orderHash]))[0]);
 }
 
+/** What a bridge event search matches: the event's key (topic 1: adId or orderHash) and/or its reqHash (topic 2). */
+export interface EventTopics {
+  key?: string;
+  reqHash?: string;
+}
+
 /**
- * The transaction that emitted `event` for the relayer request `reqHash` on `contract`, searched
- * in blocks `fromBlock..latest` by its indexed reqHash (the second indexed argument of every
- * request event), or undefined when there is none. The caller then verifies it like any reported
- * transaction. Throws `RpcUnavailableError` (including a node refusing the range).
+ * The first transaction in which `contract` emitted `event` with the given indexed `topics`,
+ * searched in blocks `fromBlock..latest` (every bridge event is indexed by its key, adId or
+ * orderHash, then by reqHash), or undefined when there is none. The caller then verifies it like
+ * any reported transaction. Throws `RpcUnavailableError` (including a node refusing the range).
  */
-export async function findEvmRequestTransaction(
-  web3: Web3, contract: string, event: BridgeEventName, reqHash: string, fromBlock: bigint,
+export async function findEvmEventTransaction(
+  web3: Web3, contract: string, event: BridgeEventName, topics: EventTopics, fromBlock: bigint,
 ): Promise<string | undefined> {
   const fragment = BRIDGE_INTERFACE.getEvent(event);
   if (!fragment) throw new Error(`unknown event ${event}`);
+  const filter = [fragment.topicHash, topics.key?.toLowerCase() ?? null, topics.reqHash?.toLowerCase() ?? null];
   const logs = await rpcCall('eth_getLogs', () =>
-    web3.eth.getPastLogs({ address: contract, topics: [fragment.topicHash, null, reqHash.toLowerCase()], fromBlock: `0x${fromBlock.toString(16)}`, toBlock: 'latest' }),
+    web3.eth.getPastLogs({ address: contract, topics: filter, fromBlock: `0x${fromBlock.toString(16)}`, toBlock: 'latest' }),
   );
   const found = logs.find((log) => typeof log !== 'string' && !log.removed);
   return found && typeof found !== 'string' ? String(found.transactionHash) : undefined;

@@ -7,14 +7,14 @@ const SECONDS_PER_LEDGER = 5;
 const MARGIN_LEDGERS = 120;
 
 /**
- * The transaction in which `contractId` emitted `event` for the relayer request `reqHash`
- * (topic 1, chains/stellar/events.ts), searched with Soroban RPC `getEvents` from about `since`
+ * The transaction in which `contractId` emitted `event` with the given reqHash (topic 1) and/or
+ * key (topic 2: adId or orderHash; chains/stellar/events.ts), searched with Soroban RPC `getEvents` from about `since`
  * to the latest ledger: a hash when found, `null` when the whole range was searched and holds
  * none, undefined when the range starts before the RPC's retention window (the chain cannot
  * tell). Throws `RpcUnavailableError`.
  */
-export async function findStellarRequestTransaction(
-  server: rpc.Server, contractId: string, event: BridgeEventName, reqHash: string, since: Date, now = Date.now(),
+export async function findStellarEventTransaction(
+  server: rpc.Server, contractId: string, event: BridgeEventName, topics: { key?: string; reqHash?: string }, since: Date, now = Date.now(),
 ): Promise<string | null | undefined> {
   let latest: number;
   try {
@@ -24,11 +24,8 @@ export async function findStellarRequestTransaction(
   }
   const back = Math.ceil(Math.max(0, now - since.getTime()) / 1000 / SECONDS_PER_LEDGER) + MARGIN_LEDGERS;
   const startLedger = Math.max(1, latest - back);
-  const topic = [
-    xdr.ScVal.scvSymbol(event).toXDR('base64'),
-    xdr.ScVal.scvBytes(Buffer.from(reqHash.replace(/^0x/, ''), 'hex')).toXDR('base64'),
-    '*',
-  ];
+  const bytes = (hex: string | undefined) => (hex ? xdr.ScVal.scvBytes(Buffer.from(hex.replace(/^0x/, ''), 'hex')).toXDR('base64') : '*');
+  const topic = [xdr.ScVal.scvSymbol(event).toXDR('base64'), bytes(topics.reqHash), bytes(topics.key)];
   const filters: rpc.Api.EventFilter[] = [{ type: 'contract', contractIds: [contractId], topics: [topic] }];
   let cursor: string | undefined;
   for (;;) {

@@ -29,6 +29,8 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '100000',
     AUTH_RATE_LIMIT_MAX: '100000',
+    // Tests run the books audit themselves (container.runAudit): no cron job acting behind their backs.
+    BOOKS_AUDIT_CRON: 'off',
     ...env,
   });
   const service = await start(config, pino({ level: config.LOG_LEVEL }));

@@ -1,0 +1,37 @@
+import PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import type { AuditReport } from './audit.ts';
+
+const QUEUE = 'books-audit';
+
+export interface AuditJob {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `run` as a pg-boss job on `cron` (UTC) in the service's PostgreSQL: one run per tick across
+ * every process that starts the job (pg-boss schedules are kept once per queue), retried by
+ * pg-boss on failure, logged with what it repaired and what drifted. Also runs once at start.
+ */
+export async function startAuditJob(options: {
+  databaseUrl: string; cron: string; logger: Logger; run: () => Promise<AuditReport>;
+}): Promise<AuditJob> {
+  const { logger } = options;
+  const boss = new PgBoss({ connectionString: options.databaseUrl, schema: 'pgboss', max: 2 });
+  boss.on('error', (error) => logger.error({ err: error }, 'pg-boss error (books audit)'));
+  await boss.start();
+  await boss.createQueue(QUEUE, { name: QUEUE, retryLimit: 3, retryDelay: 30, expireInSeconds: 900, policy: 'singleton' });
+  await boss.work(QUEUE, { pollingIntervalSeconds: 5 }, async () => {
+    const report = await options.run();
+    const summary = { ads: report.ads, trades: report.trades, unchecked: report.unchecked, repairs: report.repairs.length, drifts: report.drifts.length };
+    if (report.drifts.length > 0) logger.error({ ...summary, drift: report.drifts }, 'books audit: the books and the chains disagree');
+    else logger.info({ ...summary, repaired: report.repairs }, 'books audit: the books agree with the chains');
+  });
+  await boss.schedule(QUEUE, options.cron);
+  await boss.send(QUEUE, {}, { singletonKey: 'start' });
+  return {
+    async stop() {
+      await boss.stop({ graceful: true, wait: true });
+    },
+  };
+}
