@@ -1,3 +1,4 @@
+import { whoseUnlockIsDue } from '../domain/index.ts';
 import type { AdRecord } from '../db/repositories/ads.ts';
 import type { Chain } from '../db/repositories/chains.ts';
 import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';
@@ -97,15 +98,9 @@ export function presentAdUpdate(ad: AdRecord) {
   };
 }
 
-/**
- * Whose unlock is due (architecture.md "Unlock order"): the Maker's ad-chain unlock (pays the
- * Bridger) while the trade is LOCKED and it is unconfirmed; then the order-chain unlock (pays the
- * Maker), the Bridger's to send though the Maker may too; null outside LOCKED.
- */
+/** Whose unlock is due (domain `whoseUnlockIsDue`, which the pushed events use too). */
 export function unlockDueOf(trade: Pick<TradeRecord, 'status' | 'bridgerClaimed' | 'adCreatorClaimed'>): 'MAKER' | 'BRIDGER' | null {
-  if (trade.status !== 'LOCKED') return null;
-  if (!trade.bridgerClaimed) return 'MAKER';
-  return trade.adCreatorClaimed ? null : 'BRIDGER';
+  return whoseUnlockIsDue(trade);
 }
 
 export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTokens>) {

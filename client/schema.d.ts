@@ -1498,7 +1498,11 @@ export interface components {
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
-                unlockDue: components["schemas"]["UnlockDue"];
+                /**
+                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @enum {string|null}
+                 */
+                unlockDue: "MAKER" | "BRIDGER" | null;
             };
             /**
              * @description When the change was committed (ISO 8601).
@@ -1525,7 +1529,11 @@ export interface components {
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
-                unlockDue: components["schemas"]["UnlockDue"];
+                /**
+                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @enum {string|null}
+                 */
+                unlockDue: "MAKER" | "BRIDGER" | null;
             };
             /**
              * @description When the change was committed (ISO 8601).
@@ -1549,7 +1557,11 @@ export interface components {
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
-                unlockDue: components["schemas"]["UnlockDue"];
+                /**
+                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @enum {string|null}
+                 */
+                unlockDue: "MAKER" | "BRIDGER" | null;
             };
             /**
              * @description When the change was committed (ISO 8601).
@@ -1571,7 +1583,11 @@ export interface components {
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
-                unlockDue: components["schemas"]["UnlockDue"];
+                /**
+                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @enum {string|null}
+                 */
+                unlockDue: "MAKER" | "BRIDGER" | null;
             };
             /**
              * @description When the change was committed (ISO 8601).
@@ -1595,7 +1611,11 @@ export interface components {
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
-                unlockDue: components["schemas"]["UnlockDue"];
+                /**
+                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @enum {string|null}
+                 */
+                unlockDue: "MAKER" | "BRIDGER" | null;
             };
             /**
              * @description When the change was committed (ISO 8601).
@@ -1605,7 +1625,7 @@ export interface components {
             /** @enum {string} */
             type: "trade.status_changed";
         };
-        /** @description An unlock may be asked for now: first the ad side to the Maker, then the order side to the Bridger (or the Maker). */
+        /** @description The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER), then the order side (unlockDue BRIDGER; the Maker may ask too). */
         TradeUnlockDueEvent: {
             data: {
                 adCreatorClaimed: boolean;
@@ -1613,11 +1633,20 @@ export interface components {
                 adId: string;
                 bridgerClaimed: boolean;
                 proofReady: boolean;
+                /**
+                 * @description `ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.
+                 * @enum {string}
+                 */
+                side: "ad" | "order";
                 /** @enum {string} */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
-                unlockDue: components["schemas"]["UnlockDue"];
+                /**
+                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @enum {string}
+                 */
+                unlockDue: "MAKER" | "BRIDGER";
             };
             /**
              * @description When the change was committed (ISO 8601).
@@ -1627,16 +1656,6 @@ export interface components {
             /** @enum {string} */
             type: "trade.unlock_due";
         };
-        /** @description The unlock that may be asked for now; null when none. */
-        UnlockDue: {
-            /** @description Who may call POST /v1/trades/{id}/unlock for it now. */
-            parties: ("maker" | "bridger")[];
-            /**
-             * @description `ad`: AdManager.unlock on the ad chain (pays the Bridger), asked by the Maker, first. `order`: OrderPortal.unlock on the order chain (pays the Maker), asked by the Bridger or the Maker, once the ad side is confirmed.
-             * @enum {string}
-             */
-            side: "ad" | "order";
-        } | null;
         UnlockTradeBody: {
             /** @description Your wallet's signature over the 32 bytes of the order hash: EIP-191 personal_sign on EVM, SEP-53 on Stellar. */
             signature: string;

@@ -10,12 +10,18 @@ export const PUSHED_EVENT_TYPES = [
 ] as const;
 export type PushedEventType = (typeof PUSHED_EVENT_TYPES)[number];
 
-/** The unlock that may be asked for now (architecture.md "Unlock order"), and by whom. */
-export interface UnlockDue {
-  /** `ad`: AdManager.unlock on the ad chain, pays the Bridger. `order`: OrderPortal.unlock on the order chain, pays the Maker. */
-  side: 'ad' | 'order';
-  /** Who may call POST /v1/trades/:id/unlock for it. */
-  parties: Array<'maker' | 'bridger'>;
+/**
+ * Whose unlock is due (architecture.md "Unlock order"), as GET /v1/trades/:id shows it: the Maker's
+ * ad-chain unlock (pays the Bridger) first, then the order-chain unlock (pays the Maker), the
+ * Bridger's to send though the Maker may too.
+ */
+export type UnlockParty = 'MAKER' | 'BRIDGER';
+
+/** `MAKER` while a LOCKED trade's ad-chain unlock is unconfirmed, then `BRIDGER` until the order-chain one is; null outside LOCKED. */
+export function whoseUnlockIsDue(trade: { status: TradeStatus; bridgerClaimed: boolean; adCreatorClaimed: boolean }): UnlockParty | null {
+  if (trade.status !== 'LOCKED') return null;
+  if (!trade.bridgerClaimed) return 'MAKER';
+  return trade.adCreatorClaimed ? null : 'BRIDGER';
 }
 
 /** The trade after the change. */
@@ -26,14 +32,16 @@ export interface TradeSnapshot {
   proofReady: boolean;
   bridgerClaimed: boolean;
   adCreatorClaimed: boolean;
-  unlockDue: UnlockDue | null;
+  /** Whose unlock is due, as GET /v1/trades/:id says. */
+  unlockDue: UnlockParty | null;
 }
 
 export type PushedEventData =
   | { type: 'trade.created'; data: TradeSnapshot & { routeId: string; amount: string; adCreatorAddress: string; bridgerAddress: string } }
   | { type: 'trade.status_changed'; data: TradeSnapshot & { previousStatus: TradeStatus } }
   | { type: 'trade.proof_ready'; data: TradeSnapshot }
-  | { type: 'trade.unlock_due'; data: TradeSnapshot & { unlockDue: UnlockDue } }
+  /** The due unlock may be asked for now (LOCKED and the proof ready): `side` `ad` (AdManager, pays the Bridger) or `order` (OrderPortal, pays the Maker). */
+  | { type: 'trade.unlock_due'; data: TradeSnapshot & { unlockDue: UnlockParty; side: 'ad' | 'order' } }
   /** `side`'s unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed). */
   | { type: 'trade.claimed'; data: TradeSnapshot & { side: 'ad' | 'order' } }
   /** `reservation`: no deposit in time; `lock_window`: no lock in time (the Bridger refunds on chain). */

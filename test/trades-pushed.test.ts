@@ -94,7 +94,7 @@ describe('pushed status on a whole trade', () => {
         const tx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock, { orderParams: lock.orderParams });
         await ok(call(service, 'POST', `/v1/trades/${data.tradeId}/confirm`, { txHash: tx }, makerToken));
       }
-      if (type === 'trade.unlock_due' && data.unlockDue.side === 'ad') {
+      if (type === 'trade.unlock_due' && data.unlockDue === 'MAKER') {
         const unlock = await ok(call(service, 'POST', `/v1/trades/${data.tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, makerHashes.get(data.tradeId)!) }, makerToken));
         const tx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', unlock, unlock);
         await ok(call(service, 'POST', `/v1/trades/${data.tradeId}/unlock/confirm`, { txHash: tx }, makerToken));
@@ -103,7 +103,7 @@ describe('pushed status on a whole trade', () => {
     // The Bridger's bot sends the order-side unlock when it is due (the order hash is from the Bridger's own create).
     const hashes = new Map<string, string>();
     const bridgerBot = await bot(async ({ type, data }) => {
-      if (type === 'trade.unlock_due' && data.unlockDue.side === 'order') {
+      if (type === 'trade.unlock_due' && data.unlockDue === 'BRIDGER') {
         const unlock = await ok(call(service, 'POST', `/v1/trades/${data.tradeId}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, hashes.get(data.tradeId)!) }, bridgerToken));
         const tx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', unlock, unlock);
         await ok(call(service, 'POST', `/v1/trades/${data.tradeId}/unlock/confirm`, { txHash: tx }, bridgerToken));
@@ -137,7 +137,7 @@ describe('pushed status on a whole trade', () => {
 
     const stream: SseMessage[] = [...first.messages, ...resumed.messages];
     expect(stream.map((m) => m.id)).toEqual(stream.map((_, i) => i + 1)); // in order, no gap, no repeat
-    const steps = stream.map((m) => m.event + (m.data.data.side ? `:${m.data.data.side}` : m.data.data.unlockDue && m.event === 'trade.unlock_due' ? `:${m.data.data.unlockDue.side}` : '') + (m.event === 'trade.status_changed' ? `:${m.data.data.status}` : ''));
+    const steps = stream.map((m) => m.event + (m.data.data.side ? `:${m.data.data.side}` : '') + (m.event === 'trade.status_changed' ? `:${m.data.data.status}` : ''));
     expect(steps.slice(0, 2)).toEqual(['trade.created', 'trade.status_changed:DEPOSITED']);
     // The proof and the lock race; the unlocks follow the unlock order.
     expect(new Set(steps.slice(2, 4))).toEqual(new Set(['trade.proof_ready', 'trade.status_changed:LOCKED']));

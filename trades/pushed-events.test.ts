@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { INITIAL_STATE, transition, type TradeEvent, type TradeState } from './lifecycle.ts';
-import { tradeEventsOf, unlockDueOf } from './pushed-events.ts';
+import { askableUnlock, tradeEventsOf } from './pushed-events.ts';
 
 const trade = { tradeId: 't', adId: 'a' };
 
@@ -12,7 +12,7 @@ function publishedTypes(events: TradeEvent[]): string[][] {
     if (!result.ok) throw new Error(result.reason);
     const published = tradeEventsOf(trade, state, result.state, event);
     state = result.state;
-    return published.map((e) => (e.type === 'trade.claimed' ? `claimed:${e.data.side}` : e.type === 'trade.unlock_due' ? `due:${e.data.unlockDue.side}` : e.type));
+    return published.map((e) => (e.type === 'trade.claimed' ? `claimed:${e.data.side}` : e.type === 'trade.unlock_due' ? `due:${e.data.side}:${e.data.unlockDue}` : e.type));
   });
 }
 
@@ -24,15 +24,15 @@ describe('events a trade publishes', () => {
     ])).toEqual([
       ['trade.status_changed'],
       ['trade.proof_ready'],
-      ['trade.status_changed', 'due:ad'],
-      ['claimed:ad', 'due:order'],
+      ['trade.status_changed', 'due:ad:MAKER'],
+      ['claimed:ad', 'due:order:BRIDGER'],
       ['trade.status_changed', 'claimed:order'],
     ]);
   });
 
   it('announces the unlock as due when the proof finishes after the lock', () => {
     expect(publishedTypes([{ type: 'DEPOSIT_CONFIRMED' }, { type: 'LOCK_CONFIRMED' }, { type: 'PROOF_READY' }]))
-      .toEqual([['trade.status_changed'], ['trade.status_changed'], ['trade.proof_ready', 'due:ad']]);
+      .toEqual([['trade.status_changed'], ['trade.status_changed'], ['trade.proof_ready', 'due:ad:MAKER']]);
   });
 
   it('says why a trade expired', () => {
@@ -50,10 +50,12 @@ describe('events a trade publishes', () => {
     expect(tradeEventsOf(trade, before, { ...before, proof: 'ready' }, { type: 'PROOF_READY' })).toEqual([]);
   });
 
-  it('names whose unlock is due only from LOCKED with a proof', () => {
-    expect(unlockDueOf({ ...INITIAL_STATE, status: 'DEPOSITED', proof: 'ready' })).toBeNull();
-    expect(unlockDueOf({ ...INITIAL_STATE, status: 'LOCKED', proof: 'running' })).toBeNull();
-    expect(unlockDueOf({ ...INITIAL_STATE, status: 'LOCKED', proof: 'ready' })).toEqual({ side: 'ad', parties: ['maker'] });
-    expect(unlockDueOf({ ...INITIAL_STATE, status: 'LOCKED', proof: 'ready', bridgerClaimed: true })).toEqual({ side: 'order', parties: ['bridger', 'maker'] });
+  it('offers an unlock only from LOCKED with a proof, the ad side first, and says whose it is as GET /v1/trades/:id does', () => {
+    expect(askableUnlock({ ...INITIAL_STATE, status: 'DEPOSITED', proof: 'ready' })).toBeNull();
+    expect(askableUnlock({ ...INITIAL_STATE, status: 'LOCKED', proof: 'running' })).toBeNull();
+    expect(askableUnlock({ ...INITIAL_STATE, status: 'LOCKED', proof: 'ready' })).toBe('ad');
+    expect(askableUnlock({ ...INITIAL_STATE, status: 'LOCKED', proof: 'ready', bridgerClaimed: true })).toBe('order');
+    const locked: TradeState = { ...INITIAL_STATE, status: 'LOCKED', proof: 'running' };
+    expect(tradeEventsOf(trade, { ...locked, status: 'DEPOSITED' }, locked, { type: 'LOCK_CONFIRMED' })[0]!.data).toMatchObject({ unlockDue: 'MAKER' });
   });
 });

@@ -1,4 +1,4 @@
-import type { PushedEventData, TradeSnapshot, UnlockDue } from '../domain/index.ts';
+import { whoseUnlockIsDue, type PushedEventData, type TradeSnapshot } from '../domain/index.ts';
 import { isTerminal, type TradeEvent, type TradeState } from './lifecycle.ts';
 
 /** The trade fields every trade event carries besides its state. */
@@ -8,15 +8,13 @@ export interface TradeIdentity {
 }
 
 /**
- * The unlock that may be asked for in `state` (architecture.md "Unlock order", as
- * lifecycle.ts `unlockDue` decides it per caller): the ad side to the Maker first, then the order
- * side to the Bridger or the Maker; none before LOCKED with a ready proof, none once both are in.
+ * The unlock that may be asked for in `state` (lifecycle.ts `unlockDue` hands it out): the ad side
+ * to the Maker first, then the order side; none before LOCKED with a ready proof, none once both are in.
  */
-export function unlockDueOf(state: TradeState): UnlockDue | null {
+export function askableUnlock(state: TradeState): 'ad' | 'order' | null {
   if (state.status !== 'LOCKED' || state.proof !== 'ready') return null;
-  if (!state.bridgerClaimed) return { side: 'ad', parties: ['maker'] };
-  if (!state.adCreatorClaimed) return { side: 'order', parties: ['bridger', 'maker'] };
-  return null;
+  if (!state.bridgerClaimed) return 'ad';
+  return state.adCreatorClaimed ? null : 'order';
 }
 
 /** The trade as it stands in `state`, as events show it. */
@@ -28,7 +26,7 @@ export function tradeSnapshot(trade: TradeIdentity, state: TradeState): TradeSna
     proofReady: state.proof === 'ready',
     bridgerClaimed: state.bridgerClaimed,
     adCreatorClaimed: state.adCreatorClaimed,
-    unlockDue: unlockDueOf(state),
+    unlockDue: whoseUnlockIsDue(state),
   };
 }
 
@@ -49,8 +47,7 @@ export function tradeEventsOf(trade: TradeIdentity, before: TradeState, after: T
   if (after.proof === 'ready' && before.proof !== 'ready' && !isTerminal(after)) events.push({ type: 'trade.proof_ready', data: snapshot });
   if (after.bridgerClaimed && !before.bridgerClaimed) events.push({ type: 'trade.claimed', data: { ...snapshot, side: 'ad' } });
   if (after.adCreatorClaimed && !before.adCreatorClaimed) events.push({ type: 'trade.claimed', data: { ...snapshot, side: 'order' } });
-  const due = snapshot.unlockDue;
-  const dueBefore = unlockDueOf(before);
-  if (due && due.side !== dueBefore?.side) events.push({ type: 'trade.unlock_due', data: { ...snapshot, unlockDue: due } });
+  const side = askableUnlock(after);
+  if (side && side !== askableUnlock(before) && snapshot.unlockDue) events.push({ type: 'trade.unlock_due', data: { ...snapshot, unlockDue: snapshot.unlockDue, side } });
   return events;
 }

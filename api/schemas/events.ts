@@ -6,10 +6,8 @@ import { z } from '../openapi/operations.ts';
  * event type, the same payload over server-sent events (`data:`) and webhooks (the POST body).
  */
 
-const unlockDue = z.object({
-  side: z.enum(['ad', 'order']).openapi({ description: '`ad`: AdManager.unlock on the ad chain (pays the Bridger), asked by the Maker, first. `order`: OrderPortal.unlock on the order chain (pays the Maker), asked by the Bridger or the Maker, once the ad side is confirmed.' }),
-  parties: z.array(z.enum(['maker', 'bridger'])).openapi({ description: 'Who may call POST /v1/trades/{id}/unlock for it now.' }),
-}).openapi('UnlockDue');
+const unlockDue = z.enum(['MAKER', 'BRIDGER']).openapi({ description: "Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED." });
+const side = z.enum(['ad', 'order']);
 
 const tradeSnapshot = {
   tradeId: z.string().uuid(),
@@ -18,7 +16,7 @@ const tradeSnapshot = {
   proofReady: z.boolean(),
   bridgerClaimed: z.boolean(),
   adCreatorClaimed: z.boolean(),
-  unlockDue: unlockDue.nullable().openapi({ description: 'The unlock that may be asked for now; null when none.' }),
+  unlockDue: unlockDue.nullable(),
 };
 
 const envelope = <T extends z.ZodTypeAny>(type: (typeof PUSHED_EVENT_TYPES)[number], data: T, name: string, description: string) =>
@@ -34,9 +32,9 @@ export const pushedEventSchemas = [
   envelope('trade.status_changed', z.object({ ...tradeSnapshot, previousStatus: z.enum(TRADE_STATUSES) }),
     'TradeStatusChangedEvent', 'The trade moved: DEPOSITED (the deposit is verified; the Maker may lock), LOCKED, SETTLED, EXPIRED.'),
   envelope('trade.proof_ready', z.object(tradeSnapshot), 'TradeProofReadyEvent', 'The proof exists and verified.'),
-  envelope('trade.unlock_due', z.object({ ...tradeSnapshot, unlockDue }),
-    'TradeUnlockDueEvent', "An unlock may be asked for now: first the ad side to the Maker, then the order side to the Bridger (or the Maker)."),
-  envelope('trade.claimed', z.object({ ...tradeSnapshot, side: z.enum(['ad', 'order']) }),
+  envelope('trade.unlock_due', z.object({ ...tradeSnapshot, unlockDue, side: side.openapi({ description: '`ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.' }) }),
+    'TradeUnlockDueEvent', 'The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER), then the order side (unlockDue BRIDGER; the Maker may ask too).'),
+  envelope('trade.claimed', z.object({ ...tradeSnapshot, side }),
     'TradeClaimedEvent', "One side's unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed)."),
   envelope('trade.expired', z.object({ ...tradeSnapshot, reason: z.enum(['reservation', 'lock_window']) }),
     'TradeExpiredEvent', '`reservation`: no deposit was confirmed in time; `lock_window`: no lock in time (the amount went back to the ad; the Bridger refunds on chain after the refund time).'),
