@@ -41,6 +41,10 @@ export const configSchema = z.object({
   /** JSON-RPC ports of devnet chains 31337 and 31338; 0 picks free ports. */
   DEVNET_PORT_A: intFromEnv(0, 65535).default(8545),
   DEVNET_PORT_B: intFromEnv(0, 65535).default(8546),
+  /** Whether the local devnet includes the Stellar network (devnet/stellar: Soroban contracts as wasm on the real host), chain 148. */
+  STELLAR_DEVNET: z.enum(['on', 'off']).default('on'),
+  /** Its Stellar RPC port; 0 picks a free one. */
+  STELLAR_DEVNET_PORT: intFromEnv(0, 65535).default(8000),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest accepted JSON body. */

@@ -3,10 +3,13 @@ import path from 'node:path';
 import { computeAddress, JsonRpcProvider, SigningKey } from 'ethers';
 import { loadConfig } from '../config/config.ts';
 import { resolveSecrets } from '../config/secrets.ts';
-import { startAnvil, type AnvilInstance } from './anvil.ts';
+import { startAnvil } from './anvil.ts';
 import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
 import { deployBridgeContracts, type BridgeDeployment } from './deploy.ts';
-import { devnetRegistry, type RegistryFile } from './registry-file.ts';
+import { devnetRegistry, STELLAR_DEVNET_CHAIN_ID, withStellarDevnet, type RegistryFile } from './registry-file.ts';
+import { deployStellarContracts, type StellarDeployment } from './stellar/deploy.ts';
+import { startStellarNode, type StellarNode } from './stellar/node.ts';
+import { rpc } from '@stellar/stellar-sdk';
 
 export { anvilAccounts, type DevAccount } from './accounts.ts';
 export { mergeRegistry, type RegistryFile } from './registry-file.ts';
@@ -31,6 +34,11 @@ export interface StartDevnetOptions {
    * Unset: the chains live in memory only.
    */
   stateDir?: string;
+  /**
+   * Also start the local Stellar network (devnet/stellar, built by `buildStellarDevnet`) with the
+   * Soroban contracts trusting `relayer` (G...), registered as chain 148. Off when unset.
+   */
+  stellar?: { relayer: string; port?: number; ledgerMs?: number };
 }
 
 /** A running devnet. */
@@ -41,6 +49,8 @@ export interface Devnet {
   deployments: Record<string, BridgeDeployment>;
   /** Per chain id: the JSON-RPC endpoint. */
   rpcUrls: Record<string, string>;
+  /** The local Stellar network, when `stellar` was asked for. */
+  stellar?: { node: StellarNode; deployment: StellarDeployment };
   /** Stops both anvil nodes; the chains' state is gone afterwards. */
   stop(): Promise<void>;
 }
@@ -57,7 +67,7 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
   const domain = options.domain ?? { name: config!.EIP712_DOMAIN_NAME, version: config!.EIP712_DOMAIN_VERSION };
   const artifacts = await loadDevnetArtifacts();
   if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
-  const nodes: AnvilInstance[] = [];
+  const nodes: { stop(): Promise<void> }[] = [];
   const stop = async () => {
     await Promise.all(nodes.map((node) => node.stop()));
   };
@@ -74,10 +84,32 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
         return { name: chain.name, rpcUrl: node.rpcUrl, deployment };
       }),
     );
+    let registry = devnetRegistry(chains);
+    const rpcUrls: Record<string, string> = Object.fromEntries(chains.map((chain) => [String(chain.deployment.chainId), chain.rpcUrl]));
+    let stellar: Devnet['stellar'];
+    if (options.stellar) {
+      const node = await startStellarNode({
+        port: options.stellar.port ?? 0,
+        ledgerMs: options.stellar.ledgerMs,
+        dataDir: options.stateDir ? path.join(options.stateDir, 'stellar') : undefined,
+      });
+      nodes.push(node);
+      const deployment = await deployStellarContracts({
+        server: new rpc.Server(node.rpcUrl, { allowHttp: true }),
+        networkPassphrase: node.networkPassphrase,
+        relayer: options.stellar.relayer,
+        chainId: BigInt(STELLAR_DEVNET_CHAIN_ID),
+        domain,
+      });
+      registry = withStellarDevnet(registry, { rpcUrl: node.rpcUrl, networkPassphrase: node.networkPassphrase, deployment });
+      rpcUrls[STELLAR_DEVNET_CHAIN_ID] = node.rpcUrl;
+      stellar = { node, deployment };
+    }
     return {
-      registry: devnetRegistry(chains),
+      registry,
       deployments: Object.fromEntries(chains.map((chain) => [String(chain.deployment.chainId), chain.deployment])),
-      rpcUrls: Object.fromEntries(chains.map((chain) => [String(chain.deployment.chainId), chain.rpcUrl])),
+      rpcUrls,
+      stellar,
       stop,
     };
   } catch (error) {

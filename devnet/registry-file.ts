@@ -89,6 +89,53 @@ export function devnetRegistry(chains: DevnetChain[]): RegistryFile {
   return registry;
 }
 
+/** The local Stellar network as the registry names it: the chain id the Stellar chain has in the demo registry. */
+export const STELLAR_DEVNET_CHAIN_ID = '148';
+
+/** The local Stellar network and what is deployed on it (devnet/stellar). */
+export interface StellarDevnetChain {
+  rpcUrl: string;
+  networkPassphrase: string;
+  deployment: { adManager: string; orderPortal: string; xlm: string; testToken: string };
+}
+
+/**
+ * `registry` with the local Stellar network added: chain 148 with its AdManager and OrderPortal,
+ * native XLM (its Stellar Asset Contract) and the SEP-41 test token TUSD (7 decimals), and routes
+ * in both directions between it and every EVM chain of the registry: XLM for ETH, TUSD for TUSD.
+ */
+export function withStellarDevnet(registry: RegistryFile, stellar: StellarDevnetChain): RegistryFile {
+  const chainId = STELLAR_DEVNET_CHAIN_ID;
+  const evmChains = registry.chains.filter((chain) => chain.kind === 'EVM').map((chain) => chain.chainId);
+  const tusdOn = (evm: string) => registry.tokens.find((token) => token.chainId === evm && token.kind === 'ERC20')?.address;
+  const routes: RegistryRoute[] = [];
+  for (const evm of evmChains) {
+    const pairs: [string, string | undefined][] = [[stellar.deployment.xlm, NATIVE_TOKEN_ADDRESS], [stellar.deployment.testToken, tusdOn(evm)]];
+    for (const [stellarToken, evmToken] of pairs) {
+      if (!evmToken) continue;
+      routes.push(
+        { adToken: { chainId, address: stellarToken }, orderToken: { chainId: evm, address: evmToken } },
+        { adToken: { chainId: evm, address: evmToken }, orderToken: { chainId, address: stellarToken } },
+      );
+    }
+  }
+  return {
+    chains: [...registry.chains, {
+      name: 'Stellar Devnet', chainId, kind: 'STELLAR',
+      adManagerAddress: stellar.deployment.adManager, orderPortalAddress: stellar.deployment.orderPortal,
+      rpcUrl: stellar.rpcUrl, networkPassphrase: stellar.networkPassphrase,
+      // One validator closing final ledgers: the including ledger suffices (as on the public network).
+      confirmations: 1,
+    }],
+    tokens: [
+      ...registry.tokens,
+      { chainId, symbol: 'XLM', name: 'Stellar Lumens', address: stellar.deployment.xlm, decimals: 7, kind: 'NATIVE' },
+      { chainId, symbol: 'TUSD', name: 'Test USD', address: stellar.deployment.testToken, decimals: 7, kind: 'SEP41' },
+    ],
+    routes: [...registry.routes, ...routes],
+  };
+}
+
 /**
  * `existing` with the devnet's chains, tokens and routes replaced by `devnet`'s and everything
  * else (the Stellar chain, its tokens and routes) kept in place, so regenerating the devnet part

@@ -1,12 +1,16 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { rpc } from '@stellar/stellar-sdk';
 import { JsonRpcProvider, Wallet } from 'ethers';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/config.ts';
 import { anvilAccounts } from '../devnet/index.ts';
 import { start } from './service.ts';
+
+/** The demo registry's USDC on chain 148 (devnet/registry.json), which no devnet import touches. */
+const DEMO_ONLY_TOKEN = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
 
 describe('the embedded run (npm start with no DATABASE_URL)', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-embedded-'));
@@ -17,13 +21,15 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
   const config = () => loadConfig({
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', EMBEDDED_PG_PORT: pgPort,
     // Free ports: the default 8545/8546 may be someone's `npm run devnet`.
-    DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0',
+    DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0', STELLAR_DEVNET_PORT: '0',
   });
   const recipient = Wallet.createRandom().address;
 
+  // Two starts; the first deploys the Soroban contracts on the local Stellar network (a ledger per transaction).
   it('starts PostgreSQL and the devnet, registers them, and keeps both across restarts', async () => {
     const first = await start(config(), pino({ level: 'silent' }));
     let portalBefore: string;
+    let stellarAdManager: string;
     try {
       // The prover's metrics are on the registry /metrics serves, before any proof was asked for.
       const metrics = await (await fetch(`${first.metricsUrl}/metrics`)).text();
@@ -39,7 +45,14 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
       const payer = new Wallet(anvilAccounts(2)[1]!.privateKey, provider);
       await (await payer.sendTransaction({ to: recipient, value: 12345n })).wait();
       provider.destroy();
-      await first.knex('chains').where({ chain_id: '148' }).update({ name: 'Renamed by operator' });
+      // Chain 148 is the local Stellar network: its RPC is the devnet's, and its contracts are deployed wasm.
+      const stellar = await first.knex('chains').where({ chain_id: '148' }).first();
+      expect(stellar.rpc_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      stellarAdManager = stellar.ad_manager_address;
+      const wasm = await new rpc.Server(stellar.rpc_url, { allowHttp: true }).getContractWasmByContractId(stellar.ad_manager_address);
+      expect(wasm.length).toBeGreaterThan(1000);
+      // An entry only the demo registry has (the devnet import manages the chains themselves).
+      await first.knex('tokens').where({ address: DEMO_ONLY_TOKEN }).update({ name: 'Renamed by operator' });
     } finally {
       await first.stop();
     }
@@ -47,7 +60,9 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
     const second = await start(config(), pino({ level: 'silent' }));
     try {
       // The operator's change survived and the demo registry was not re-imported over it.
-      expect((await (await fetch(`${second.url}/v1/chains/148`)).json()).name).toBe('Renamed by operator');
+      expect((await second.knex('tokens').where({ address: DEMO_ONLY_TOKEN }).first()).name).toBe('Renamed by operator');
+      // The Stellar network kept its ledger: the same contracts, found rather than deployed again.
+      expect((await second.knex('chains').where({ chain_id: '148' }).first()).ad_manager_address).toBe(stellarAdManager);
       // The chain kept its state: same contracts, and the transfer made before the restart.
       const chainA = await second.knex('chains').where({ chain_id: '31337' }).first();
       expect(chainA.order_portal_address).toBe(portalBefore);
@@ -58,5 +73,5 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
     } finally {
       await second.stop();
     }
-  });
+  }, 180_000);
 });

@@ -1,0 +1,49 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, where the Cargo workspace and its `target/` live. */
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The local Soroban network binary (Cargo profile `devnet`, see the root Cargo.toml). */
+export const STELLAR_DEVNET_BINARY = fileURLToPath(new URL('../../target/devnet/stellar-devnet', import.meta.url));
+
+/** The contracts' wasm, as `cargo build --release --target wasm32v1-none` writes them. */
+export const SOROBAN_WASM = {
+  adManager: fileURLToPath(new URL('../../target/wasm32v1-none/release/relayer_soroban_ad_manager.wasm', import.meta.url)),
+  orderPortal: fileURLToPath(new URL('../../target/wasm32v1-none/release/relayer_soroban_order_portal.wasm', import.meta.url)),
+  testToken: fileURLToPath(new URL('../../target/wasm32v1-none/release/relayer_soroban_test_token.wasm', import.meta.url)),
+} as const;
+
+const WASM_TARGET = 'wasm32v1-none';
+
+function run(command: string, args: string[], quiet: boolean): void {
+  const result = spawnSync(command, args, { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+  if (result.error) throw new Error(`${command} could not start: ${result.error.message} (the Stellar devnet needs Rust: cargo and rustup)`);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status}); see its output above`);
+}
+
+/** Adds the `wasm32v1-none` standard library to the toolchain when it lacks it (rustup downloads it once). */
+function ensureWasmTarget(quiet: boolean): void {
+  const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (installed.error) throw new Error(`rustup could not start: ${installed.error.message}; the Soroban wasm needs rustup's ${WASM_TARGET} target`);
+  if (installed.stdout.split('\n').some((line) => line.trim() === WASM_TARGET)) return;
+  run('rustup', ['target', 'add', WASM_TARGET], quiet);
+}
+
+/**
+ * Builds what the local Stellar network needs: the AdManager, OrderPortal and test token as
+ * wasm (`wasm32v1-none`, release profile) and the `stellar-devnet` binary on the real Soroban
+ * host (profile `devnet`). Locked dependencies; a no-op when nothing changed. Throws when a build fails.
+ */
+export function buildStellarDevnet({ quiet = false }: { quiet?: boolean } = {}): void {
+  ensureWasmTarget(quiet);
+  run('cargo', ['build', '--locked', '--release', '--target-dir', 'target', '--target', WASM_TARGET,
+    '-p', 'relayer-soroban-ad-manager', '-p', 'relayer-soroban-order-portal', '-p', 'relayer-soroban-test-token'], quiet);
+  run('cargo', ['build', '--locked', '--profile', 'devnet', '--target-dir', 'target', '-p', 'relayer-stellar-devnet'], quiet);
+}
+
+/** True when the binary and every wasm exist. */
+export function stellarDevnetBuilt(): boolean {
+  return existsSync(STELLAR_DEVNET_BINARY) && Object.values(SOROBAN_WASM).every((file) => existsSync(file));
+}

@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  Account, Address, Asset, BASE_FEE, Keypair, nativeToScVal, Operation, rpc, scValToNative, TransactionBuilder, xdr,
+} from '@stellar/stellar-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fund, sendAndWait, submitOperation } from './client.ts';
+import { deployStellarContracts, mintTestToken, type StellarDeployment } from './deploy.ts';
+import { devnetRpc, startStellarNode, type StellarNode } from './node.ts';
+
+/**
+ * The local Soroban network on the real host, driven only through the Stellar RPC with
+ * @stellar/stellar-sdk as a dApp drives a public network.
+ */
+
+const relayer = Keypair.random();
+let dataDir: string;
+let node: StellarNode;
+let server: rpc.Server;
+let deployment: StellarDeployment;
+
+async function balance(token: string, holder: string): Promise<bigint> {
+  const source = await server.getAccount(deployment.deployer);
+  const tx = new TransactionBuilder(source, { fee: BASE_FEE, networkPassphrase: node.networkPassphrase })
+    .addOperation(Operation.invokeContractFunction({ contract: token, function: 'balance', args: [new Address(holder).toScVal()] }))
+    .setTimeout(30).build();
+  const sim = await server.simulateTransaction(tx);
+  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`balance: ${JSON.stringify(sim)}`);
+  return scValToNative(sim.result!.retval) as bigint;
+}
+
+async function start(): Promise<void> {
+  node = await startStellarNode({ dataDir, ledgerMs: 200 });
+  server = new rpc.Server(node.rpcUrl, { allowHttp: true });
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'stellar-devnet-'));
+  await start();
+  deployment = await deployStellarContracts({
+    server, networkPassphrase: node.networkPassphrase, relayer: relayer.publicKey(), chainId: 148n, domain: { name: 'ProofBridge', version: '1' },
+  });
+}, 15 * 60_000);
+
+afterAll(async () => {
+  await node?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('the local Stellar network', () => {
+  it('answers the RPC an sdk client asks at connection: health, network, latest ledger, versions, fees', async () => {
+    expect((await server.getHealth()).status).toBe('healthy');
+    expect(await server.getNetwork()).toMatchObject({ passphrase: node.networkPassphrase, protocolVersion: 25 });
+    const first = await server.getLatestLedger();
+    await node.closeLedger();
+    expect((await server.getLatestLedger()).sequence).toBeGreaterThan(first.sequence);
+    expect((await server.getVersionInfo()).protocolVersion).toBe(25);
+    expect((await server.getFeeStats()).sorobanInclusionFee.min).toBe('100');
+  });
+
+  it('deploys the contracts as wasm: the sdk reads their code back by contract id', async () => {
+    for (const id of [deployment.adManager, deployment.orderPortal, deployment.testToken]) {
+      const wasm = await server.getContractWasmByContractId(id);
+      expect(wasm.subarray(0, 4)).toEqual(Buffer.from([0, 0x61, 0x73, 0x6d]));
+    }
+  });
+
+  it('moves native XLM through its Stellar Asset Contract only with the holder\'s signed authorization, and charges fees', async () => {
+    const alice = Keypair.random();
+    const bob = Keypair.random();
+    await fund(server, alice.publicKey());
+    await fund(server, bob.publicKey());
+    expect(await balance(deployment.xlm, alice.publicKey())).toBe(100_000_000_000n);
+    const transfer = (from: Keypair, amount: bigint) => Operation.invokeContractFunction({
+      contract: deployment.xlm, function: 'transfer',
+      args: [new Address(from.publicKey()).toScVal(), new Address(bob.publicKey()).toScVal(), nativeToScVal(amount, { type: 'i128' })],
+    });
+    // Alice pays from her own account: the source-account credential covers the auth.
+    const paid = await submitOperation(server, node.networkPassphrase, alice, transfer(alice, 5_000_000n));
+    expect(paid.ledger).toBeGreaterThan(0);
+    expect(await balance(deployment.xlm, bob.publicKey())).toBe(100_005_000_000n);
+    const aliceAfter = await balance(deployment.xlm, alice.publicKey());
+    const fee = 100_000_000_000n - 5_000_000n - aliceAfter;
+    expect(fee).toBeGreaterThan(100n);
+    // Bob submits a transfer out of Alice's account: without her signed auth entry the host refuses it.
+    await expect(submitOperation(server, node.networkPassphrase, bob, transfer(alice, 1n))).rejects.toThrow();
+    // With Alice's signature on the auth entry (a wallet's authorizeEntry), Bob can submit it.
+    await submitOperation(server, node.networkPassphrase, bob, transfer(alice, 7n), { authSigners: [alice] });
+    expect(await balance(deployment.xlm, alice.publicKey())).toBe(aliceAfter - 7n);
+  });
+
+  it('refuses a forged signature, a reused sequence number and an unfunded account at submission', async () => {
+    const carol = Keypair.random();
+    await fund(server, carol.publicKey());
+    const pay = (source: Account) => new TransactionBuilder(source, { fee: BASE_FEE, networkPassphrase: node.networkPassphrase })
+      .addOperation(Operation.payment({ destination: deployment.deployer, asset: Asset.native(), amount: '1' }))
+      .setTimeout(30).build();
+    const sequence = (await server.getAccount(carol.publicKey())).sequenceNumber();
+    const forged = pay(new Account(carol.publicKey(), sequence));
+    forged.sign(Keypair.random());
+    await expect(sendAndWait(server, forged)).rejects.toThrow(/txBadAuth/);
+    const good = pay(new Account(carol.publicKey(), sequence));
+    good.sign(carol);
+    await sendAndWait(server, good);
+    const reused = pay(new Account(carol.publicKey(), sequence));
+    reused.sign(carol);
+    await expect(sendAndWait(server, reused)).rejects.toThrow(/txBadSeq/);
+    const nobody = Keypair.random();
+    const ghost = pay(new Account(nobody.publicKey(), '1'));
+    ghost.sign(nobody);
+    await expect(sendAndWait(server, ghost)).rejects.toThrow(/txNoAccount/);
+  });
+
+  it('mints the SEP-41 test token by its admin and reports its events through getEvents with topic filters and cursors', async () => {
+    const holder = Keypair.random();
+    await fund(server, holder.publicKey());
+    const start = (await server.getLatestLedger()).sequence;
+    for (const amount of [1n, 2n, 3n]) await mintTestToken(server, node.networkPassphrase, deployment.testToken, holder.publicKey(), amount);
+    expect(await balance(deployment.testToken, holder.publicKey())).toBe(6n);
+    const filters: rpc.Api.EventFilter[] = [{ type: 'contract', contractIds: [deployment.testToken], topics: [[xdr.ScVal.scvSymbol('mint').toXDR('base64'), '*', '*']] }];
+    const first = await server.getEvents({ filters, startLedger: start, limit: 2 });
+    expect(first.events.map((e) => scValToNative(e.value))).toEqual([1n, 2n]);
+    const second = await server.getEvents({ filters, cursor: first.cursor, limit: 2 });
+    expect(second.events.map((e) => scValToNative(e.value))).toEqual([3n]);
+    const none = await server.getEvents({ filters: [{ type: 'contract', contractIds: [deployment.testToken], topics: [[xdr.ScVal.scvSymbol('burn').toXDR('base64'), '**']] }], startLedger: start });
+    expect(none.events).toEqual([]);
+  });
+
+  it('answers malformed requests with JSON-RPC errors and keeps serving', async () => {
+    const raw = async (body: string) => (await fetch(node.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json() as Promise<any>;
+    expect((await raw('{not json')).error.code).toBe(-32700);
+    expect((await raw('{"jsonrpc":"2.0","id":1}')).error.code).toBe(-32600);
+    expect((await raw('{"jsonrpc":"2.0","id":1,"method":"noSuchMethod"}')).error.code).toBe(-32601);
+    expect((await raw('{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":{"transaction":"AAAA"}}')).error.code).toBe(-32602);
+    expect((await raw('{"jsonrpc":"2.0","id":1,"method":"getEvents","params":{"startLedger":999999999}}')).error.message).toMatch(/startLedger must be between/);
+    expect((await raw('{"jsonrpc":"2.0","id":1,"method":"getLedgerEntries","params":{"keys":["!!"]}}')).error.code).toBe(-32602);
+    expect((await raw('[1,2]')).error.code).toBe(-32600);
+    expect((await server.getHealth()).status).toBe('healthy');
+  });
+
+  it('moves ledger time forward for tests', async () => {
+    const before = await devnetRpc<{ closeTime: string }>(node.rpcUrl, 'getLatestLedger');
+    const moved = await node.increaseTime(7 * 3600);
+    expect(moved.closeTime).toBeGreaterThanOrEqual(Number(before.closeTime) + 7 * 3600);
+  });
+
+  it('keeps its ledger across a restart from the data dir', async () => {
+    const latest = (await server.getLatestLedger()).sequence;
+    const holderBalance = await balance(deployment.xlm, deployment.deployer);
+    await node.stop();
+    const started = Date.now();
+    await start();
+    const startupMs = Date.now() - started;
+    console.log(`stellar-devnet restart: ${startupMs} ms`);
+    expect((await server.getLatestLedger()).sequence).toBeGreaterThanOrEqual(latest);
+    expect(await balance(deployment.xlm, deployment.deployer)).toBe(holderBalance);
+    const again = await deployStellarContracts({
+      server, networkPassphrase: node.networkPassphrase, relayer: relayer.publicKey(), chainId: 148n, domain: { name: 'ProofBridge', version: '1' },
+    });
+    expect(again).toEqual(deployment);
+  });
+});
