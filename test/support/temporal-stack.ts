@@ -56,7 +56,8 @@ export interface ServiceProcess {
 export async function startServiceProcess(kind: 'worker' | 'prover' | 'api', env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', `entrypoints/${kind}-main.ts`], {
     cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    // The books audit's cron job is off unless a test asks for it: nothing acts behind a test's back.
+    env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', BOOKS_AUDIT_CRON: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let buffered = '';
