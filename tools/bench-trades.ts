@@ -110,6 +110,8 @@ async function runOrchestrator(name: string): Promise<Result> {
 
     const env = {
       NODE_ENV: 'test', DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_MAX: '1000000', AUTH_RATE_LIMIT_MAX: '1000000',
+      // Every lane holds one reservation of the one ad at a time.
+      MAX_OPEN_RESERVATIONS_PER_AD: String(Math.max(20, CONCURRENCY)),
       ...relayer, ...(temporal ? { TEMPORAL_ADDRESS: temporal.address } : {}),
     };
     const api = await startServiceProcess('api', env);
