@@ -12,11 +12,14 @@ export interface TcpProxy {
   port: number;
   cut(): void;
   restore(): void;
+  /** Sends new connections to another server (a restarted one on a new port). */
+  retarget(target: { host: string; port: number }): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }, listenPort = 0): Promise<TcpProxy> {
   let open = true;
+  let current = target;
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -29,7 +32,7 @@ export async function startTcpProxy(target: { host: string; port: number }, list
       client.resetAndDestroy();
       return;
     }
-    const upstream = net.connect(target.port, target.host);
+    const upstream = net.connect(current.port, current.host);
     track(upstream);
     client.pipe(upstream);
     upstream.pipe(client);
@@ -50,6 +53,9 @@ export async function startTcpProxy(target: { host: string; port: number }, list
     },
     restore() {
       open = true;
+    },
+    retarget(next) {
+      current = next;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -8,14 +8,18 @@ const root = new URL('../..', import.meta.url).pathname;
 
 export interface DevServer { process: ChildProcess; address: string }
 
-/** `temporal server start-dev` (the CLI at `cli`) on free ports, in memory, with the trade search attributes; resolves once it answers. */
-export async function startTemporalDevServer(cli: string): Promise<DevServer> {
+/**
+ * `temporal server start-dev` (the CLI at `cli`) on free ports with the trade search attributes;
+ * resolves once it answers. In memory, or in `dbFile` (SQLite), which a restarted server resumes.
+ */
+export async function startTemporalDevServer(cli: string, options: { dbFile?: string } = {}): Promise<DevServer> {
   for (let attempt = 0; ; attempt++) {
     const port = await freeLoopbackPort();
     const child = spawn(cli, [
       'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(await freeLoopbackPort()),
       '--metrics-port', String(await freeLoopbackPort()), '--log-level', 'error',
       '--search-attribute', 'TradeStatus=Keyword', '--search-attribute', 'AdId=Keyword', '--search-attribute', 'RouteId=Keyword',
+      ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     ], { stdio: ['ignore', 'ignore', 'inherit'] });
     const address = `127.0.0.1:${port}`;
     const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
