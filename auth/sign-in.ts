@@ -185,9 +185,16 @@ export function createAuthService(deps: AuthDeps) {
       await revokeSession(knex, principal.sessionId, 'logout');
     },
 
-    /** The principal behind a verified access token's claims; null when the session is revoked, ended or unknown. */
-    principal(userId: string, sessionId: string): Promise<Principal | null> {
-      return findLiveSessionPrincipal(knex, sessionId, userId);
+    /**
+     * The principal behind an access token: verified by `verifyToken` (the one JWT path, the same
+     * that checks refresh tokens: HS256 only, issuer, audience, expiry, `typ: access`), then its
+     * session must be live. Throws `SignInRejected` saying why not.
+     */
+    async authenticate(accessToken: string): Promise<Principal> {
+      const claims = verifyToken(tokens, accessToken, 'access');
+      const principal = await findLiveSessionPrincipal(knex, claims.sessionId, claims.userId);
+      if (!principal) throw new SignInRejected('session was revoked or reached its maximum age: sign in again');
+      return principal;
     },
 
     /** The caller's user with its wallets. */
@@ -198,6 +205,7 @@ export function createAuthService(deps: AuthDeps) {
       return { signingKey: sep10.serverKeypair.publicKey(), networkPassphrase: sep10.networkPassphrase, ...sep10Domains(sep10, reachedHost) };
     },
 
+    /** The token settings (issuing tests mint tokens with them). */
     tokens,
   };
 }

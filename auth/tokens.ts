@@ -30,7 +30,7 @@ export interface IssuedRefreshToken {
 }
 
 /** The only algorithm accepted: HS256. An explicit list, so `none` or an RS/HS confusion can never verify. */
-export const JWT_ALGORITHMS: jwt.Algorithm[] = ['HS256'];
+const JWT_ALGORITHMS: jwt.Algorithm[] = ['HS256'];
 
 
 /** SHA-256 of a refresh token, hex: what the database stores instead of the token. */
@@ -38,8 +38,8 @@ export function hashRefreshToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** The options every verification uses (also handed to passport-jwt). */
-export function verifyOptions(settings: TokenSettings): jwt.VerifyOptions & { algorithms: jwt.Algorithm[] } {
+/** The options every verification uses (access and refresh tokens alike: `verifyToken` is the one path). */
+function verifyOptions(settings: TokenSettings): jwt.VerifyOptions & { algorithms: jwt.Algorithm[] } {
   return { algorithms: JWT_ALGORITHMS, issuer: settings.issuer, audience: settings.audience };
 }
 

@@ -8,7 +8,7 @@ import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts'
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';
 import { createOrderChainReader } from '../chains/order-chain.ts';
-import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
+import { cachedChainClients, createTransactionVerifier, type TransactionVerifier } from '../chains/verify.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatcher.ts';
@@ -53,7 +53,10 @@ export interface Container {
   startAuditJob(databaseUrl: string): Promise<void>;
   merkleStore: MerkleTreeStore;
   auth: AuthService;
-  /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS (started here, stopped by `close`). */
+  /**
+   * Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS: started by the
+   * process that serves the API (entrypoints/service.ts), stopped by `close`.
+   */
   authPurger: AuthPurger;
   ads: AdsService;
   trades: TradesService;
@@ -92,10 +95,14 @@ export interface Container {
 }
 
 export interface ContainerOptions {
-  /** How RPC clients are made (tests may point them elsewhere). */
-  chainClients?: ChainClientFactory;
   /** Secrets already resolved (entry points resolve them before anything starts, to fail fast). */
   secrets?: Secrets;
+}
+
+/** A value made on first call, then the same one. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 /** Builds the container over an open, migrated database. */
@@ -107,7 +114,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   let pool: ProverPool | undefined;
   const signers = createRelayerSigners(secrets, { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION });
   const registryCache = new RegistryCache(knex);
-  const clients = cachedChainClients(options.chainClients);
+  const clients = cachedChainClients();
   const verifier = createTransactionVerifier(clients);
   const chainState = createChainStateReader(clients);
   const merkleStore = new MerkleTreeStore(knex);
@@ -127,7 +134,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const audited = auditMetrics(metrics);
   const audit = createAudit({
     knex, registryCache, verifier, chainState,
-    confirmTrade: (tradeId, confirmation) => tradesService.confirmFound(tradeId, confirmation.kind, confirmation.txHash),
+    confirmTrade: (tradeId, confirmation) => tradeUseCases().confirmFound(tradeId, confirmation.kind, confirmation.txHash),
   });
   const runAudit = async () => {
     const report = await audit.run();
@@ -137,7 +144,6 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   let auditJob: AuditJob | undefined;
   let orchestrator: Orchestrator | undefined;
   const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
-  authPurger.start();
   let apiPort = config.PORT;
   const eventHub = new PushedEventHub(knex, logger);
   const webhookMetrics = pushMetrics(metrics, () => eventHub.size);
@@ -158,10 +164,15 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     if (!orchestrator) throw new Error('the orchestrator is not started');
     return orchestrator;
   };
-  const tradeStarts = createTradeStarts({
-    knex, logger, orchestrator: currentOrchestrator, onAttempt: trades.startAttempted, intervalMs: config.TRADE_START_RECONCILE_SECONDS * 1000,
-  });
-  const tradesService: TradesService = createTradesService({
+  // The use cases are built on first use: only the API asks for them, so the worker and prover
+  // processes never build what they do not run.
+  const auth = once(() => createAuthService({
+    config, secrets, knex,
+    stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
+    siwe: () => siweSettingsOf(config, apiPort),
+  }));
+  const ads = once(() => createAdsService({ knex, registryCache, signers, verifier, chainState, settings }));
+  const tradeUseCases = once(() => createTradesService({
     knex,
     registryCache,
     signers,
@@ -177,6 +188,9 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       maxOpenReservationsPerWallet: config.MAX_OPEN_RESERVATIONS_PER_WALLET,
       maxOpenReservationsPerAd: config.MAX_OPEN_RESERVATIONS_PER_AD,
     },
+  }));
+  const tradeStarts = createTradeStarts({
+    knex, logger, orchestrator: currentOrchestrator, onAttempt: trades.startAttempted, intervalMs: config.TRADE_START_RECONCILE_SECONDS * 1000,
   });
   return {
     config,
@@ -189,21 +203,16 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     verifier,
     chainState,
     merkleStore,
-    auth: createAuthService({
-      config, secrets, knex,
-      stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
-      siwe: () => siweSettingsOf(config, apiPort),
-    }),
+    get auth() {
+      return auth();
+    },
     authPurger,
-    ads: createAdsService({
-      knex,
-      registryCache,
-      signers,
-      verifier,
-      chainState,
-      settings,
-    }),
-    trades: tradesService,
+    get ads() {
+      return ads();
+    },
+    get trades() {
+      return tradeUseCases();
+    },
     eventHub,
     webhooks: createWebhooksService({
       knex,

@@ -67,6 +67,8 @@ export async function start(
   try {
     http = await listen(createApp(container), config.HOST, config.PORT, logger);
     container.apiListeningOn(http.port);
+    // Sign-in records are the API's: the worker and prover processes never purge them.
+    container.authPurger.start();
     if (config.METRICS_PORT !== undefined) {
       metricsHttp = await listen(createMetricsApp(container.metrics), config.HOST, config.METRICS_PORT, logger, 'metrics');
     }

@@ -37,8 +37,6 @@ export interface ActivityDeps {
   /** RPC clients (the order chain's portal is read to fill tree gaps). */
   evmClient: (rpcUrl: string) => Web3;
   stellarClient: (rpcUrl: string) => rpc.Server;
-  /** Called while a proof runs (Temporal heartbeats); a no-op elsewhere. */
-  heartbeat?: () => void;
   /** Asks the order chain whether a deposit happened before its reservation is given back. */
   orderChainReader?: OrderChainReader;
 }
@@ -183,15 +181,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       await deps.merkleStore.insertLeaf(key, trade.leafIndex, BigInt(trade.leaf));
       await syncOrderTree({ store: deps.merkleStore, key, chain: orderChain, evmClient: deps.evmClient, stellarClient: deps.stellarClient });
       const path = await deps.merkleStore.getPath(key, trade.leafIndex);
-      deps.heartbeat?.();
       const input = buildProofInput({ secret: BigInt(trade.secret), orderHash: trade.orderHash, path });
-      const beat = deps.heartbeat ? setInterval(deps.heartbeat, 1_000) : undefined;
-      try {
-        const { proof, publicSignals } = await deps.prover().prove(input);
-        await storeProof(knex, tradeId, { proof, publicSignals, targetRoot: publicSignals[0]!, nullifierHash: publicSignals[3]! });
-      } finally {
-        clearInterval(beat);
-      }
+      const { proof, publicSignals } = await deps.prover().prove(input);
+      await storeProof(knex, tradeId, { proof, publicSignals, targetRoot: publicSignals[0]!, nullifierHash: publicSignals[3]! });
     },
   };
 }

@@ -10,7 +10,7 @@ import type { OrderChainReader } from '../chains/order-chain.ts';
 import { RequestFieldError } from '../chains/request-schema.ts';
 import { buildSignedCallData } from '../chains/signed-call-data.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
-import { computeOrderTimes, lockDeadline, ttlWithin, type OrderTimingPolicy } from '../chains/timing.ts';
+import { computeOrderTimes, lockDeadline, ttlWithin } from '../chains/timing.ts';
 import { requestExecutedCheck, type ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import { isWalletSignature } from '../chains/wallet-signature.ts';
@@ -40,7 +40,6 @@ export interface TradesSettings {
   /** MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD: unfunded reservations at once. */
   maxOpenReservationsPerWallet: number;
   maxOpenReservationsPerAd: number;
-  orderTiming?: OrderTimingPolicy;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
 }
@@ -156,7 +155,7 @@ export function createTradesService(deps: TradesDeps) {
       const createdAt = nowSeconds();
       // The deposit request and the reservation end together: after its deadline no deposit can happen.
       const depositTtl = Math.min(settings.signedRequestTtlSeconds, settings.reservationTtlSeconds);
-      const times = computeOrderTimes(createdAt, settings.orderTiming, depositTtl);
+      const times = computeOrderTimes(createdAt, undefined, depositTtl);
       const orderParams: OrderParams = {
         orderChainToken: route.orderToken.address,
         adChainToken: route.adToken.address,

@@ -26,8 +26,6 @@ export interface EmbeddedOrchestratorOptions {
   openTrades: () => Promise<ResumableTrade[]>;
   /** Observes each applied event (metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
-  /** How often workers look for due jobs (pg-boss's minimum is 0.5 s). */
-  pollingIntervalSeconds?: number;
 }
 
 /**
@@ -64,7 +62,8 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     return applied;
   };
 
-  const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
+  // How often workers look for due jobs: pg-boss's minimum.
+  const pollingIntervalSeconds = 0.5;
   await boss.work<ProveJob>(QUEUES.prove, { pollingIntervalSeconds }, async ([job]) => {
     const { tradeId } = job!.data;
     await activities.generateProof({ tradeId });
