@@ -1,148 +1,161 @@
 import { readFileSync } from 'node:fs';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Address, Keypair, nativeToScVal, Operation, rpc, scValToNative, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { stellarRequestHash } from '../chains/stellar/request-layout.ts';
 import { ACTIONS, structFields } from '../chains/request-schema.ts';
+import { STELLAR_DEVNET_CHAIN_ID, withStellarDevnet, type RegistryFile } from '../devnet/registry-file.ts';
+import { fund, submitOperation } from '../devnet/stellar/client.ts';
+import { deployStellarContracts, type StellarDeployment } from '../devnet/stellar/deploy.ts';
+import { startStellarNode, type StellarNode } from '../devnet/stellar/node.ts';
 import { importRegistry } from '../registry/import.ts';
-import { startSorobanRpcStub, type SorobanRpcStub } from './support/fake-soroban-rpc.ts';
 import { startTestService, type TestService } from './support/service.ts';
-import {
-  hostLayoutEvent, getTransactionResult, invokeEnvelope, transactionMeta, transactionResult, TEST_PASSPHRASE,
-} from './support/stellar-fixtures.ts';
 import { call, loginStellar } from './support/wallets.ts';
 
 /**
- * Ads on a Stellar ad chain: ed25519-signed requests, verified against the Soroban RPC test double
- * serving real XDR (no Stellar network runs here), and balances under concurrent confirmations.
+ * Ads on a Stellar ad chain, end to end on the local Soroban network (devnet/stellar, the real
+ * host running the AdManager's wasm): the service signs each request with its ed25519 key, the
+ * Maker submits it to the contract with @stellar/stellar-sdk as a dApp would, the service
+ * confirms from the network's getTransaction, and balances are read back from the chain.
  */
 
-const STELLAR = '148';
+const STELLAR = STELLAR_DEVNET_CHAIN_ID;
+const relayer = Keypair.random();
 const maker = Keypair.random();
 const evmRecipient = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 
+let node: StellarNode;
+let server: rpc.Server;
+let deployment: StellarDeployment;
 let service: TestService;
-let stub: SorobanRpcStub;
 let token: string;
 let routeId: string;
-let adManager: string;
-const transactions = new Map<string, Record<string, unknown>>();
-let ledger = 1000;
 
-/** What a Soroban AdManager emits for a signed request, served by the RPC double as a mined transaction. */
-function mine<E extends 'AdCreated' | 'AdFunded' | 'AdWithdrawn'>(
-  signed: Record<string, string>, event: E, data: Parameters<typeof hostLayoutEvent<E>>[4],
-): string {
-  const seq = ++ledger;
-  // A distinct function name per transaction keeps every envelope (and so its hash) unique.
-  const { hash, envelopeXdr } = invokeEnvelope(maker, adManager, `${event.toLowerCase()}${seq}`);
-  transactions.set(hash, getTransactionResult({
-    status: 'SUCCESS',
-    envelopeXdr,
-    resultXdr: transactionResult(true),
-    resultMetaXdr: transactionMeta([hostLayoutEvent(adManager, event, signed.reqHash!, uuidToBytes32(signed.adId!), data)], 4),
-    ledger: seq,
-    latestLedger: seq,
-  }));
-  return hash;
+const bytes = (hex: string) => nativeToScVal(Buffer.from(hex.replace(/^0x/, ''), 'hex'), { type: 'bytes' });
+const i128 = (value: string) => nativeToScVal(BigInt(value), { type: 'i128' });
+const header = (signed: Record<string, string>) => [bytes(signed.authToken!), nativeToScVal(BigInt(signed.deadline!), { type: 'u64' }), bytes(signed.signature!)];
+const adIdArg = (adId: string) => bytes(uuidToBytes32(adId));
+/** A 20-byte EVM address as the contract's 32-byte word (left-padded). */
+const word = (evm: string) => bytes(evm.slice(2).toLowerCase().padStart(64, '0'));
+
+/** The AdManager call each signed request answers, with its arguments in the contract's order. */
+function callFor(action: 'createAd' | 'fundAd' | 'withdrawFromAd' | 'closeAd', signed: Record<string, string>): xdr.Operation {
+  const args: Record<typeof action, () => [string, xdr.ScVal[]]> = {
+    createAd: () => ['create_ad', [new Address(signed.adCreator!).toScVal(), adIdArg(signed.adId!), new Address(signed.adToken!).toScVal(),
+      i128(signed.initialAmount!), nativeToScVal(BigInt(signed.orderChainId!), { type: 'u256' }), word(signed.adRecipient!)]],
+    fundAd: () => ['fund_ad', [adIdArg(signed.adId!), i128(signed.amount!)]],
+    withdrawFromAd: () => ['withdraw_from_ad', [adIdArg(signed.adId!), i128(signed.amount!), new Address(signed.to!).toScVal()]],
+    closeAd: () => ['close_ad', [adIdArg(signed.adId!), new Address(signed.to!).toScVal()]],
+  };
+  const [fn, params] = args[action]();
+  return Operation.invokeContractFunction({ contract: signed.contractAddress!, function: fn, args: [...params, ...header(signed)] });
 }
 
-/** AdCreated's data as the contract emits it for the signed createAd. */
-const adCreatedData = (signed: Record<string, string>) => ({
-  creator: signed.adCreator!, token: signed.adToken!, amount: signed.initialAmount!, orderChainId: signed.orderChainId!,
-  adRecipient: `0x${signed.adRecipient!.slice(2).toLowerCase().padStart(64, '0')}`,
-});
+/** The Maker submits the signed request to the AdManager; resolves with the transaction hash. */
+async function submit(action: Parameters<typeof callFor>[0], signed: Record<string, string>): Promise<string> {
+  return (await submitOperation(server, node.networkPassphrase, maker, callFor(action, signed))).hash;
+}
+
+/** A read-only contract call, simulated (what any explorer or wallet does for a view). */
+async function view(contract: string, fn: string, args: xdr.ScVal[]): Promise<any> {
+  const tx = new TransactionBuilder(await server.getAccount(maker.publicKey()), { fee: '100', networkPassphrase: node.networkPassphrase })
+    .addOperation(Operation.invokeContractFunction({ contract, function: fn, args }))
+    .setTimeout(30).build();
+  const sim = await server.simulateTransaction(tx);
+  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`${fn} failed: ${(sim as { error?: string }).error}`);
+  return scValToNative(sim.result!.retval);
+}
+
+const xlmBalance = async (holder: string): Promise<bigint> => view(deployment.xlm, 'balance', [new Address(holder).toScVal()]);
+/** The AdManager's record of an ad, read from the chain through its `ad` view. */
+const onChainAd = async (adId: string): Promise<{ available: bigint; locked: bigint; closed: boolean }> => view(deployment.adManager, 'ad', [adIdArg(adId)]);
+
 const confirm = (adId: string, txHash: string) => call(service, 'POST', `/v1/ads/${adId}/confirm`, { txHash }, token);
 const ad = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`, undefined, token)).body;
 
-async function confirmedAd(fund: string): Promise<string> {
-  const created = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: evmRecipient, fundAmount: fund }, token);
-  expect(created.status).toBe(200);
-  expect((await confirm(created.body.adId, mine(created.body, 'AdCreated', adCreatedData(created.body)))).status).toBe(200);
-  return created.body.adId;
-}
-
 beforeAll(async () => {
-  stub = await startSorobanRpcStub();
-  stub.handlers.getTransaction = ({ hash }) => transactions.get(String(hash)) ?? {
-    status: 'NOT_FOUND', latestLedger: ledger, latestLedgerCloseTime: '1700000100', oldestLedger: 1, oldestLedgerCloseTime: '1690000000',
-  };
-  stub.handlers.getLedgers = ({ startLedger }) => ({
-    ledgers: [{ hash: Number(startLedger).toString(16).padStart(64, '0'), sequence: Number(startLedger), ledgerCloseTime: '1700000000' }],
-    latestLedger: ledger, oldestLedger: 1,
+  node = await startStellarNode({ ledgerMs: 250 });
+  server = new rpc.Server(node.rpcUrl, { allowHttp: true });
+  deployment = await deployStellarContracts({
+    server, networkPassphrase: node.networkPassphrase, relayer: relayer.publicKey(), chainId: BigInt(STELLAR), domain: { name: 'ProofBridge', version: '1' },
   });
-  service = await startTestService();
-  const registry = JSON.parse(readFileSync(new URL('../devnet/registry.json', import.meta.url), 'utf8'));
-  for (const chain of registry.chains) if (chain.chainId === STELLAR) chain.rpcUrl = stub.url;
-  await importRegistry(service.knex, registry);
-  adManager = registry.chains.find((c: any) => c.chainId === STELLAR).adManagerAddress;
+  await fund(server, maker.publicKey());
+  service = await startTestService({ RELAYER_STELLAR_SECRET: relayer.secret() });
+  const demo = JSON.parse(readFileSync(new URL('../devnet/registry.json', import.meta.url), 'utf8')) as RegistryFile;
+  const evmOnly: RegistryFile = {
+    chains: demo.chains.filter((c) => c.chainId !== STELLAR),
+    tokens: demo.tokens.filter((t) => t.chainId !== STELLAR),
+    routes: demo.routes.filter((r) => r.adToken.chainId !== STELLAR && r.orderToken.chainId !== STELLAR),
+  };
+  await importRegistry(service.knex, withStellarDevnet(evmOnly, { rpcUrl: node.rpcUrl, networkPassphrase: node.networkPassphrase, deployment }));
   token = (await loginStellar(service, maker)).body.tokens.access;
   const routes = await call(service, 'GET', `/v1/routes?adChainId=${STELLAR}&orderChainId=31337`);
-  routeId = routes.body.data[0].id;
-});
+  routeId = routes.body.data.find((r: { adToken: { address: string } }) => r.adToken.address === deployment.xlm).id;
+}, 10 * 60_000);
 
 afterAll(async () => {
   await service?.close();
-  await stub?.close();
+  await node?.stop();
 });
 
-describe('an ad on a Stellar chain', () => {
-  it('signs createAd with the relayer ed25519 key over the documented layout, and confirms from real XDR', async () => {
-    const res = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: evmRecipient, fundAmount: '5000' }, token);
+describe('an ad on the local Stellar network', () => {
+  let adId: string;
+
+  it('is created with XLM: the AdManager checks the relayer\'s ed25519 signature over the documented layout, and the service confirms from the chain', async () => {
+    const before = await xlmBalance(maker.publicKey());
+    const res = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: evmRecipient, fundAmount: '50000000' }, token);
     expect(res.status).toBe(200);
     const signed = res.body;
-    expect(signed).toMatchObject({ chainKind: 'STELLAR', chainId: STELLAR, contractAddress: adManager, adCreator: maker.publicKey(), adRecipient: evmRecipient });
-    // The contract checks: ed25519_verify(signerPublicKey, reqHash, signature) over the layout's hash.
+    expect(signed).toMatchObject({ chainKind: 'STELLAR', chainId: STELLAR, contractAddress: deployment.adManager, adCreator: maker.publicKey() });
     const hash = stellarRequestHash(
-      { name: 'ProofBridge', version: '1', networkPassphrase: TEST_PASSPHRASE, chainId: STELLAR, contract: adManager },
+      { name: 'ProofBridge', version: '1', networkPassphrase: node.networkPassphrase, chainId: STELLAR, contract: deployment.adManager },
       ACTIONS.createAd.primaryType, structFields('createAd'),
       Object.fromEntries(structFields('createAd').map((f) => [f.name, signed[f.name]])),
     );
     expect(`0x${hash.toString('hex')}`).toBe(signed.reqHash);
-    expect(Keypair.fromPublicKey(signed.signerPublicKey).verify(hash, Buffer.from(signed.signature.slice(2), 'hex'))).toBe(true);
-
-    expect((await confirm(signed.adId, mine(signed, 'AdCreated', adCreatedData(signed)))).body).toEqual({ adId: signed.adId, success: true });
-    expect(await ad(signed.adId)).toMatchObject({ status: 'ACTIVE', poolAmount: '5000', availableAmount: '5000' });
+    adId = signed.adId;
+    const txHash = await submit('createAd', signed);
+    expect((await confirm(adId, txHash)).body).toEqual({ adId, success: true });
+    expect(await ad(adId)).toMatchObject({ status: 'ACTIVE', poolAmount: '50000000', availableAmount: '50000000' });
+    expect(await onChainAd(adId)).toMatchObject({ available: 50_000_000n, locked: 0n, closed: false });
+    expect(await xlmBalance(deployment.adManager)).toBe(50_000_000n);
+    // The Maker paid the pool and a fee.
+    expect(before - (await xlmBalance(maker.publicKey()))).toBeGreaterThan(50_000_000n);
   });
 
-  it('refuses an amount a Soroban token cannot hold, naming the field', async () => {
-    const res = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: evmRecipient, fundAmount: (1n << 127n).toString() }, token);
+  it('is funded and withdrawn from, each confirmed from its transaction, balances equal on both sides', async () => {
+    const topUp = (await call(service, 'POST', `/v1/ads/${adId}/fund`, { poolAmountTopUp: '10000000' }, token)).body;
+    expect((await confirm(adId, await submit('fundAd', topUp))).status).toBe(200);
+    const withdrawal = (await call(service, 'POST', `/v1/ads/${adId}/withdraw`, { poolAmountWithdraw: '20000000', to: maker.publicKey() }, token)).body;
+    expect((await confirm(adId, await submit('withdrawFromAd', withdrawal))).status).toBe(200);
+    expect(await ad(adId)).toMatchObject({ poolAmount: '60000000', availableAmount: '40000000' });
+    expect(await onChainAd(adId)).toMatchObject({ available: 40_000_000n });
+    expect(await xlmBalance(deployment.adManager)).toBe(40_000_000n);
+  });
+
+  it('refuses a transaction that answers none of its requests (a plain XLM transfer) as the confirmation, changing nothing', async () => {
+    const transfer = await submitOperation(server, node.networkPassphrase, maker, Operation.invokeContractFunction({
+      contract: deployment.xlm, function: 'transfer',
+      args: [new Address(maker.publicKey()).toScVal(), new Address(deployment.deployer).toScVal(), i128('1')],
+    }));
+    const res = await confirm(adId, transfer.hash);
     expect(res.status).toBe(422);
-    expect(res.body.message).toEqual([expect.stringMatching(/^fundAmount does not fit chain 148/)]);
+    expect(await ad(adId)).toMatchObject({ poolAmount: '60000000', availableAmount: '40000000' });
   });
 
-  it('rejects an event carrying another request\'s hash', async () => {
-    const adId = await confirmedAd('100');
-    const fund = (await call(service, 'POST', `/v1/ads/${adId}/fund`, { poolAmountTopUp: '10' }, token)).body;
-    const forged = mine({ ...fund, reqHash: `0x${'11'.repeat(32)}` }, 'AdFunded', { amount: 10n, available: 110n });
-    const res = await confirm(adId, forged);
-    expect(res.status).toBe(422);
-    expect((await ad(adId)).poolAmount).toBe('100');
+  it('refuses a request whose signature the contract does not accept (a tampered amount)', async () => {
+    const topUp = (await call(service, 'POST', `/v1/ads/${adId}/fund`, { poolAmountTopUp: '1000000' }, token)).body;
+    // The host's ed25519_verify traps on the altered request: the simulation already fails.
+    await expect(submit('fundAd', { ...topUp, amount: '9000000' })).rejects.toThrow(/Error\(Crypto, InvalidInput\)/);
+    expect(await xlmBalance(deployment.adManager)).toBe(40_000_000n);
   });
-});
 
-describe('balances under concurrent confirmations', () => {
-  it('hold their sums and never go negative when funds, withdrawals and their confirms race', async () => {
-    const adId = await confirmedAd('1000');
-    // Eight funds of 10 and eight withdrawal requests of 100 fired at once: withdrawals hold their
-    // amount as they are granted, so together they can never ask more than was available.
-    const funds = await Promise.all(Array.from({ length: 8 }, () => call(service, 'POST', `/v1/ads/${adId}/fund`, { poolAmountTopUp: '10' }, token)));
-    const withdrawals = await Promise.all(Array.from({ length: 12 }, () =>
-      call(service, 'POST', `/v1/ads/${adId}/withdraw`, { poolAmountWithdraw: '100', to: maker.publicKey() }, token)));
-    const granted = withdrawals.filter((w) => w.status === 200);
-    expect(granted.length).toBe(10);
-    expect(withdrawals.filter((w) => w.status === 409).length).toBe(2);
-    expect(await ad(adId)).toMatchObject({ poolAmount: '1000', availableAmount: '0', status: 'EXHAUSTED' });
-
-    const txs = [
-      ...funds.map((f, i) => mine(f.body, 'AdFunded', { amount: 10n, available: BigInt(1000 + 10 * (i + 1)) })),
-      ...granted.map((w) => mine(w.body, 'AdWithdrawn', { amount: 100n, to: maker.publicKey() })),
-    ];
-    // Every confirmation twice, all at once.
-    const answers = await Promise.all([...txs, ...txs].map((tx) => confirm(adId, tx)));
-    expect(answers.filter((a) => a.status !== 200).map((a) => a.body)).toEqual([]);
-    const row = await service.knex('ads').where({ id: adId }).first();
-    expect(row).toMatchObject({ pool_amount: '1080', paid_out_amount: '1000', withdrawing_amount: '0', available_amount: '80' });
-    expect(Number((await service.knex('chain_events').whereIn('tx_hash', txs).count({ n: '*' }))[0]!.n)).toBe(txs.length);
+  it('is closed: the rest goes back to the Maker and the ad is CLOSED on both sides', async () => {
+    const res = await call(service, 'POST', `/v1/ads/${adId}/close`, { to: maker.publicKey() }, token);
+    expect(res.status).toBe(200);
+    expect((await confirm(adId, await submit('closeAd', res.body))).status).toBe(200);
+    expect((await ad(adId)).status).toBe('CLOSED');
+    expect(await onChainAd(adId)).toMatchObject({ available: 0n, closed: true });
+    expect(await xlmBalance(deployment.adManager)).toBe(0n);
   });
 });
