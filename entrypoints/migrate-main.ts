@@ -1,9 +1,10 @@
 import { ConfigError } from '../config/config.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
-import { runProcess } from './process.ts';
+import { runTask } from './process.ts';
 
-// `npm run migrate`: brings DATABASE_URL's schema up to date, then exits.
-void runProcess('migrate', async (config, logger) => {
+// `npm run migrate`: brings DATABASE_URL's schema up to date, then exits (a SIGTERM meanwhile lets
+// the running migration finish first: each runs in a transaction).
+void runTask('migrate', async (config, logger) => {
   if (!config.DATABASE_URL) throw new ConfigError('DATABASE_URL is required for migrate (npm start migrates its embedded database itself)');
   const knex = createKnex(config.DATABASE_URL, 1);
   try {
@@ -12,5 +13,4 @@ void runProcess('migrate', async (config, logger) => {
   } finally {
     await knex.destroy();
   }
-  process.exit(0);
 });

@@ -7,16 +7,61 @@ export interface Stoppable {
 }
 
 const EX_CONFIG = 78;
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
- * Runs a process entry point: loads the config (a bad setting exits 78 naming it), starts the
- * process's part, and stops it gracefully on SIGTERM or SIGINT (exit 0), or exits 1 if start-up
- * or shutdown fails.
+ * Runs a long-lived process entry point: loads the config (a bad setting exits 78 naming it), starts
+ * the process's part, and on SIGTERM or SIGINT stops it gracefully (in-flight work drained by its
+ * `stop`) and exits 0; exits 1 if start-up or shutdown fails. The signal handlers are in place before
+ * start-up begins: a SIGTERM while the part is still starting (a rolling update, a scale-down) stops
+ * it as soon as it is up, instead of killing it half-started.
  */
 export async function runProcess(name: string, startPart: (config: Config, logger: Logger) => Promise<Stoppable & { url?: string }>): Promise<void> {
-  let config: Config;
+  const config = loadConfigOrExit();
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: name } });
+  const signalled = waitForStopSignal(logger);
+  let running: Stoppable & { url?: string };
   try {
-    config = loadConfig();
+    running = await startPart(config, logger);
+  } catch (error) {
+    exitOnStartFailure(error, logger);
+  }
+  if (!signalled.received) logger.info(running.url ? `ready: ${running.url}  (docs: ${running.url}/docs)` : 'ready');
+  await signalled.promise;
+  running.stop().then(
+    () => {
+      logger.info('stopped');
+      process.exit(0);
+    },
+    (error: unknown) => {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+
+/**
+ * Runs a one-shot process entry point (`migrate`): loads the config, runs `task` to its end and exits
+ * 0, or 1 if it fails. A SIGTERM or SIGINT meanwhile does not cut it: the task (a migration runs in a
+ * transaction) finishes, then the process exits as it would have, so an orchestrator stopping it
+ * never leaves half a step behind.
+ */
+export async function runTask(name: string, task: (config: Config, logger: Logger) => Promise<void>): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: name } });
+  const signalled = waitForStopSignal(logger, 'finishing the current step before exiting');
+  try {
+    await task(config, logger);
+  } catch (error) {
+    exitOnStartFailure(error, logger);
+  }
+  if (signalled.received) logger.info('stopped');
+  process.exit(0);
+}
+
+function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -24,26 +69,36 @@ export async function runProcess(name: string, startPart: (config: Config, logge
     }
     throw error;
   }
-  const logger = pino({ level: config.LOG_LEVEL, base: { process: name } });
-  let running: Stoppable & { url?: string };
-  try {
-    running = await startPart(config, logger);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(EX_CONFIG);
-    }
-    logger.fatal({ err: error }, 'start-up failed');
-    process.exit(1);
+}
+
+function exitOnStartFailure(error: unknown, logger: Logger): never {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(EX_CONFIG);
   }
-  logger.info(running.url ? `ready: ${running.url}  (docs: ${running.url}/docs)` : 'ready');
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    running.stop().then(() => process.exit(0), (error: unknown) => {
-      logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    });
+  logger.fatal({ err: error }, 'start-up failed');
+  process.exit(1);
+}
+
+/**
+ * Listens for the first SIGTERM or SIGINT. Only the first is handled: a second one finds no
+ * handler, so outside a container (where Ctrl-C twice means "now") it kills the process at once.
+ */
+function waitForStopSignal(logger: Logger, note = 'shutting down'): { promise: Promise<void>; readonly received: boolean } {
+  let received = false;
+  const promise = new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      for (const other of STOP_SIGNALS) process.removeListener(other, onSignal);
+      received = true;
+      logger.info({ signal }, note);
+      resolve();
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  });
+  return {
+    promise,
+    get received() {
+      return received;
+    },
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
 }
