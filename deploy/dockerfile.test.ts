@@ -28,8 +28,21 @@ describe('deploy/Dockerfile', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:\d+\.\d+\.\d+-bookworm-slim$/m);
     expect(dockerfile).toMatch(/AS build[\s\S]*npm ci --ignore-scripts[\s\S]*npm prune --omit=dev/);
     expect(finalStage).toMatch(/^USER [1-9]\d*:[1-9]\d*$/m);
-    expect(finalStage).toMatch(/^ENTRYPOINT \["npm", "run", "--silent"\]$/m);
     expect(finalStage).toMatch(/^CMD \["api"\]$/m);
+  });
+
+  it('starts node itself as the main process (no npm or shell between SIGTERM and node), with no npm in the image', () => {
+    expect(finalStage).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=32", "--import", "tsx", "entrypoints\/command\.ts"\]$/m);
+    expect(finalStage).toMatch(/^FROM \$\{DEBIAN_IMAGE\} AS runtime$/m);
+    expect(finalStage).toContain('COPY --from=node /usr/local/bin/node /usr/local/bin/node');
+    expect(finalStage).not.toMatch(/node_modules\/npm/);
+  });
+
+  it('builds with an npm of the major that writes the lockfile (package.json devEngines), not the base image\'s npm 10', () => {
+    const pinned = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).devEngines.packageManager;
+    expect(pinned).toMatchObject({ name: 'npm', onFail: 'error' });
+    expect(dockerfile).toContain(`ARG NPM_VERSION=${pinned.version.replace(/^\^/, '')}`);
+    expect(dockerfile).toMatch(/AS build\nARG NPM_VERSION\n[\s\S]*npm install --global [^\n]*npm@\$\{NPM_VERSION\}[\s\S]*npm ci --ignore-scripts/);
   });
 
   it('copies only sources that exist and that .dockerignore lets through', () => {
@@ -52,8 +65,11 @@ describe('deploy/Dockerfile', () => {
     }
   });
 
-  it('builds the native prover with its package script and ships only its binary', () => {
-    expect(dockerfile).toMatch(/AS native[\s\S]*RUN npm run build:native$/m);
+  it('builds the native prover with the command of its package script and ships only its binary', () => {
+    const script = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts['build:native'];
+    const nativeStage = dockerfile.slice(dockerfile.indexOf(' AS native'), dockerfile.indexOf(' AS build'));
+    expect(nativeStage).toContain(`\n && ${script}\n`);
+    expect(nativeStage).not.toMatch(/^COPY .*package\.json/m);
     expect(finalStage).toContain('COPY --from=native --chown=0:0 /app/target/prover/relayer-groth16 /app/target/prover/relayer-groth16');
   });
 

@@ -3,6 +3,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { runTool } from '../test/support/deploy-tools.ts';
 import { configSettings, packageScripts } from '../test/support/known-names.ts';
+import { PROCESS_COMMANDS } from '../entrypoints/process-commands.ts';
 
 /**
  * The compose file, the env example, the Dockerfile, the Kubernetes manifests and deploy/README.md
@@ -20,7 +21,7 @@ const interpolated = [...composeText.matchAll(/\$\{(\w+)(:[-?][^}]*)?\}/g)].map(
 const exampleKeys = read('./relayer.env.example').split('\n').filter((l) => /^\w+=/.test(l)).map((l) => l.slice(0, l.indexOf('=')));
 
 describe('deploy files name what exists', () => {
-  it('compose runs package scripts that exist, in every relayer service, the image default and the manifests', () => {
+  it('compose, the image default and the manifests run image commands that exist, in every relayer service', () => {
     expect(relayerServices.map(([name]) => name).sort()).toEqual(['api', 'migrate', 'prover', 'worker']);
     const scripts = relayerServices.map(([, s]) => s.command[0] as string);
     scripts.push(JSON.parse(/^CMD (.*)$/m.exec(read('./Dockerfile'))![1]!)[0]);
@@ -30,7 +31,16 @@ describe('deploy files name what exists', () => {
         for (const container of doc.spec?.template?.spec?.containers ?? []) scripts.push(...container.args);
       }
     }
-    for (const script of scripts) expect(packageScripts, `script ${script}`).toContain(script);
+    for (const script of scripts) expect(Object.keys(PROCESS_COMMANDS), `command ${script}`).toContain(script);
+  });
+
+  it('each image command loads the entry point its package script of the same name runs (embedded: npm start)', () => {
+    const scripts = JSON.parse(read('../package.json')).scripts as Record<string, string>;
+    for (const [command, entry] of Object.entries(PROCESS_COMMANDS)) {
+      const script = command === 'embedded' ? 'start' : command;
+      expect(packageScripts, command).toContain(script);
+      expect(scripts[script], command).toMatch(new RegExp(` entrypoints/${entry.slice(2).replace('.', '\\.')}$`));
+    }
   });
 
   it('compose passes the relayer processes only settings config.ts knows', () => {

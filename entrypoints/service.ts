@@ -10,7 +10,6 @@ import { resolveSecrets } from '../config/secrets.ts';
 import { buildContainer, type Container } from './container.ts';
 import { openDatabase } from './database.ts';
 import { listen, type HttpServer } from './http-server.ts';
-import { startLocalDevnet } from './local-devnet.ts';
 
 /** A running API: its URL and how to stop it (HTTP first, then the container, then the database). */
 export interface RunningService {
@@ -53,6 +52,9 @@ export async function start(
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {
     if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
+      // Loaded only here: the devnet's packages (anvil, solc, circomlibjs) are development dependencies,
+      // absent from the production image.
+      const { startLocalDevnet } = await import('./local-devnet.ts');
       devnet = await startLocalDevnet(config, container.secrets, database.knex, logger);
     }
     await container.startOrchestrator(database.url);

