@@ -74,7 +74,7 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('keeps secrets, local state and tools out of the build context', () => {
-    for (const entry of ['.git', 'node_modules', '.data', '.tools', 'target', '.env', '*.env', '**/*.env']) expect(dockerignore).toContain(entry);
+    for (const entry of ['.git', 'node_modules', '**/node_modules', '.data', '.tools', 'target', '.env', '*.env', '**/*.env']) expect(dockerignore).toContain(entry);
     expect(dockerfile).not.toMatch(/\.data|secrets\.json|\.env\b/);
   });
 });
