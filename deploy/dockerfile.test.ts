@@ -70,6 +70,11 @@ describe('deploy/Dockerfile', () => {
     const nativeStage = dockerfile.slice(dockerfile.indexOf(' AS native'), dockerfile.indexOf(' AS build'));
     expect(nativeStage).toContain(`\n && ${script}\n`);
     expect(nativeStage).not.toMatch(/^COPY .*package\.json/m);
+    // cargo refuses a workspace with a member missing: the stage copies every one.
+    const members = [...readFileSync(path.join(ROOT, 'Cargo.toml'), 'utf8').matchAll(/^\s*"([\w/-]+)",?$/gm)].map((m) => m[1]!);
+    expect(members).toContain('prover/native');
+    const copied = [...nativeStage.matchAll(/^COPY (\S+) /gm)].map((m) => m[1]!);
+    for (const member of members) expect(copied.some((source) => `${member}/`.startsWith(`${source}/`) || source.startsWith(`${member}/`)), member).toBe(true);
     expect(finalStage).toContain('COPY --from=native --chown=0:0 /app/target/prover/relayer-groth16 /app/target/prover/relayer-groth16');
   });
 
