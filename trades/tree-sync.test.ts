@@ -1,4 +1,4 @@
-import { StrKey, nativeToScVal, xdr } from '@stellar/stellar-sdk';
+import { SorobanDataBuilder, StrKey, TransactionBuilder, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedChainClients } from '../chains/verify.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
@@ -7,7 +7,11 @@ import { startSorobanRpcStub, type SorobanRpcStub } from '../test/support/fake-s
 import { TreeOutOfSyncError } from './lifecycle-errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 
-/** Filling a Stellar portal's tree from its OrderCreated events (real ScVal XDR served by the RPC double). */
+/**
+ * Filling a Stellar portal's tree from its OrderCreated events and checking its root against the
+ * portal's (real ScVal XDR served by the RPC double, so the portal can report what a test needs;
+ * devnet/stellar/stellar-devnet.test.ts reads a deployed portal's root on the real host).
+ */
 
 const portal = StrKey.encodeContract(Buffer.alloc(32, 7));
 const leafOf = (index: number) => 1000n + BigInt(index);
@@ -30,6 +34,9 @@ let db: TestDatabase;
 let store: MerkleTreeStore;
 let stub: SorobanRpcStub;
 let served: ReturnType<typeof rawDeposit>[] = [];
+/** What the portal's `current_root` and `next_leaf_index` views answer, per portal. */
+const portalViews = new Map<string, { root: bigint; leafCount: number }>();
+const PASSPHRASE = 'Test SDF Network ; September 2015';
 const clients = cachedChainClients();
 
 beforeAll(async () => {
@@ -38,6 +45,17 @@ beforeAll(async () => {
   stub = await startSorobanRpcStub();
   stub.handlers.getHealth = () => ({ status: 'healthy', latestLedger: 200, oldestLedger: 50, ledgerRetentionWindow: 150 });
   stub.handlers.getEvents = () => ({ events: served, cursor: 'end', latestLedger: 200, oldestLedger: 50, latestLedgerCloseTime: '0', oldestLedgerCloseTime: '0' });
+  stub.handlers.getNetwork = () => ({ passphrase: PASSPHRASE, protocolVersion: 25 });
+  stub.handlers.simulateTransaction = ({ transaction }) => {
+    const tx = TransactionBuilder.fromXDR(String(transaction), PASSPHRASE) as ReturnType<TransactionBuilder['build']>;
+    const call = tx.operations[0] as unknown as { func: xdr.HostFunction };
+    const invoked = call.func.invokeContract();
+    const contract = StrKey.encodeContract(invoked.contractAddress().contractId() as unknown as Buffer);
+    const view = portalViews.get(contract) ?? { root: 0n, leafCount: 0 };
+    const value = invoked.functionName().toString() === 'current_root'
+      ? nativeToScVal(view.root, { type: 'u256' }) : nativeToScVal(view.leafCount, { type: 'u32' });
+    return { latestLedger: 200, minResourceFee: '0', transactionData: new SorobanDataBuilder().build().toXDR('base64'), results: [{ auth: [], xdr: value.toXDR('base64') }], events: [] };
+  };
 });
 
 afterAll(async () => {
@@ -58,6 +76,7 @@ const sync = (portalAddress: string) => syncOrderTree({
 describe('syncOrderTree on a Stellar portal', () => {
   it('fills the leaves nobody confirmed here from the portal events, then matches the portal root', async () => {
     served = await Promise.all([0, 1, 2].map(async (i) => rawDeposit(i, await rootOf(i + 1))));
+    portalViews.set(portal, { root: await rootOf(3), leafCount: 3 });
     const key = { chainId: '148', portalAddress: portal };
     await store.insertLeaf(key, 2, leafOf(2)); // only our own deposit, at index 2
     await sync(portal);
@@ -67,9 +86,22 @@ describe('syncOrderTree on a Stellar portal', () => {
   it('refuses to prove over a tree whose root differs from what the portal reported', async () => {
     const other = StrKey.encodeContract(Buffer.alloc(32, 8));
     served = [rawDeposit(0, await rootOf(1), other), rawDeposit(1, 12345n, other)];
+    portalViews.set(other, { root: 12345n, leafCount: 2 });
     await store.insertLeaf({ chainId: '148', portalAddress: other }, 1, leafOf(1));
     const error = await sync(other).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TreeOutOfSyncError);
     expect((error as Error).message).toMatch(/differs from its portal \(root 12345\)/);
+  });
+
+  it('checks the root against the portal even when the mirrored tree has no gap (the portal decides, not our own tree)', async () => {
+    const third = StrKey.encodeContract(Buffer.alloc(32, 9));
+    const key = { chainId: '148', portalAddress: third };
+    await store.insertLeaves(key, [0, 1].map((i) => ({ index: i, leaf: leafOf(i) })));
+    portalViews.set(third, { root: 999n, leafCount: 2 });
+    const error = await sync(third).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TreeOutOfSyncError);
+    expect((error as Error).message).toMatch(/root 999/);
+    portalViews.set(third, { root: await rootOf(2), leafCount: 2 });
+    await sync(third);
   });
 });

@@ -2,7 +2,7 @@ import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
 import { RpcUnavailableError } from '../chains/errors.ts';
 import { readPortalDeposits, readPortalRoot } from '../chains/evm/portal.ts';
-import { readStellarPortalDeposits } from '../chains/stellar/portal.ts';
+import { readStellarPortalDeposits, readStellarPortalRoot } from '../chains/stellar/portal.ts';
 import type { ChainConnection } from '../db/repositories/registry-cache.ts';
 import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
 import { TreeOutOfSyncError } from './lifecycle-errors.ts';
@@ -47,12 +47,17 @@ async function syncEvmTree(store: MerkleTreeStore, web3: Web3, key: TreeKey): Pr
 }
 
 /**
- * Stellar: gaps are filled from the portal's OrderCreated events within the RPC's retention
- * window, and the root is checked against the root the portal reported with the tree's last leaf
- * (reading a contract's state would need a simulated call).
+ * Stellar, as on EVM: the portal's root and leaf count are read (simulated `current_root` and
+ * `next_leaf_index`) and must equal the mirrored tree's before every proof; gaps are first filled
+ * from the portal's OrderCreated events within the RPC's retention window.
  */
 async function syncStellarTree(store: MerkleTreeStore, server: rpc.Server, key: TreeKey): Promise<void> {
-  if ((await store.missingRanges(key)).length === 0) return;
+  const onChain = await readStellarPortalRoot(server, key.portalAddress);
+  let state = await store.getState(key);
+  if ((await store.missingRanges(key)).length === 0 && state.size >= onChain.leafCount) {
+    if (state.root !== onChain.root) throw differs(key, state.root, onChain.root);
+    return;
+  }
   let window: { oldest: number; latest: number };
   try {
     const health = await server.getHealth();
@@ -61,8 +66,8 @@ async function syncStellarTree(store: MerkleTreeStore, server: rpc.Server, key: 
     throw new RpcUnavailableError(`Soroban RPC failed on getHealth: ${(error as Error).message}`, { cause: error });
   }
   const deposits = await readStellarPortalDeposits(server, key.portalAddress, window.oldest, window.latest);
-  const state = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
+  state = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
   if (state.leafCount !== state.size) throw new TreeOutOfSyncError(`the tree of chain ${key.chainId} has gaps older than its RPC keeps`);
-  const last = deposits.find((d) => d.leafIndex === state.size - 1);
-  if (last && last.root !== state.root) throw differs(key, state.root, last.root);
+  const now = await readStellarPortalRoot(server, key.portalAddress);
+  if (state.root !== now.root || state.leafCount !== now.leafCount) throw differs(key, state.root, now.root);
 }

@@ -5,6 +5,9 @@ import {
   Account, Address, Asset, BASE_FEE, Keypair, nativeToScVal, Operation, rpc, scValToNative, TransactionBuilder, xdr,
 } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readStellarPortalRoot } from '../../chains/stellar/portal.ts';
+import { MerkleTreeStore } from '../../prover/merkle/store.ts';
+import { createTestDatabase } from '../../test/support/db.ts';
 import { fund, sendAndWait, submitOperation } from './client.ts';
 import { deployStellarContracts, mintTestToken, type StellarDeployment } from './deploy.ts';
 import { devnetRpc, startStellarNode, type StellarNode } from './node.ts';
@@ -125,6 +128,16 @@ describe('the local Stellar network', () => {
     expect(second.events.map((e) => scValToNative(e.value))).toEqual([3n]);
     const none = await server.getEvents({ filters: [{ type: 'contract', contractIds: [deployment.testToken], topics: [[xdr.ScVal.scvSymbol('burn').toXDR('base64'), '**']] }], startLedger: start });
     expect(none.events).toEqual([]);
+  });
+
+  it('serves the deployed OrderPortal\'s root and leaf count to the service\'s reader: the empty tree\'s root', async () => {
+    const db = await createTestDatabase();
+    try {
+      const empty = await new MerkleTreeStore(db.knex).getState({ chainId: '148', portalAddress: deployment.orderPortal });
+      expect(await readStellarPortalRoot(server, deployment.orderPortal)).toEqual({ root: empty.root, leafCount: 0 });
+    } finally {
+      await db.drop();
+    }
   });
 
   it('answers malformed requests with JSON-RPC errors and keeps serving', async () => {
