@@ -129,17 +129,8 @@ export async function endpointIsBehind(knex: Knex, id: string): Promise<boolean>
   return row !== undefined;
 }
 
-export interface AttemptOutcome {
-  endpointId: string;
-  eventId: string;
-  seq: number;
-  messageId: string;
-  attempt: number;
-  succeeded: boolean;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-}
+/** What one delivery attempt found: the delivery log's row before it is written (no id, no time yet). */
+export type AttemptOutcome = Omit<WebhookDeliveryRecord, 'id' | 'attemptedAt'>;
 
 /** Logs an attempt and moves the endpoint: on success its position; on failure its failure record, next attempt or disabling. */
 export async function recordAttempt(
