@@ -1,5 +1,5 @@
 import {
-  BASE_FEE, Keypair, Operation, rpc, TransactionBuilder, xdr, type Transaction,
+  authorizeEntry, BASE_FEE, Keypair, rpc, TransactionBuilder, xdr, type Transaction,
 } from '@stellar/stellar-sdk';
 
 /** What a submitted Soroban or classic transaction ended as. */
@@ -51,7 +51,6 @@ export async function submitOperation(
  * resources cover the signature checks.
  */
 async function signAuthEntries(server: rpc.Server, networkPassphrase: string, tx: Transaction, signers: Keypair[]): Promise<Transaction> {
-  const { authorizeEntry } = await import('@stellar/stellar-sdk');
   const latest = await server.getLatestLedger();
   const envelope = tx.toEnvelope();
   const op = envelope.v1().tx().operations()[0]!.body().invokeHostFunctionOp();
@@ -59,7 +58,7 @@ async function signAuthEntries(server: rpc.Server, networkPassphrase: string, tx
     if (entry.credentials().switch() !== xdr.SorobanCredentialsType.sorobanCredentialsAddress()) return entry;
     const address = entry.credentials().address().address();
     const signer = signers.find((key) => address.switch() === xdr.ScAddressType.scAddressTypeAccount()
-      && Keypair.fromPublicKey(key.publicKey()).rawPublicKey().equals(address.accountId().ed25519()));
+      && key.rawPublicKey().equals(address.accountId().ed25519()));
     return signer ? authorizeEntry(entry, signer, latest.sequence + 100, networkPassphrase) : entry;
   }));
   op.auth(signed);
@@ -100,5 +99,3 @@ export async function fund(server: rpc.Server, account: string): Promise<void> {
     await server.requestAirdrop(account);
   }
 }
-
-export { Operation };
