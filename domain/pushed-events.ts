@@ -52,5 +52,13 @@ export type PushedEventData =
 /** A committed event as delivered: `id` is its position in the stream it is read from. */
 export type PushedEvent = PushedEventData & { timestamp: string };
 
+/**
+ * The JSON of one event as every channel delivers it (a server-sent event's data, a webhook's body):
+ * the Standard Webhooks payload `{type, timestamp, data}`, so one receiver reads both alike.
+ */
+export function pushedEventJson(event: PushedEvent): string {
+  return JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
+}
+
 /** Trade statuses after which a trade's stream ends. */
 export const TERMINAL_TRADE_STATUSES: ReadonlySet<TradeStatus> = new Set(['SETTLED', 'EXPIRED']);

@@ -3,6 +3,7 @@ import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { listenForPushedEvents } from '../db/event-notifications.ts';
 import { userEventsAfter } from '../db/repositories/pushed-events.ts';
+import { pushedEventJson } from '../domain/index.ts';
 import {
   activeEndpointIdsOf, endpointIsBehind, endpointsBehind, findWebhookEndpoint, leaseWebhookEndpoint, recordAttempt,
   releaseWebhookLease, type WebhookEndpointRecord,
@@ -110,7 +111,7 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
 
   /** One attempt of the endpoint's next event; true when delivered. */
   async function attempt(endpoint: WebhookEndpointRecord, event: Awaited<ReturnType<typeof userEventsAfter>>[number]): Promise<boolean> {
-    const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
+    const body = pushedEventJson(event);
     const messageId = `msg_${event.eventId}`;
     const now = Date.now();
     const secrets = [endpoint.secret];

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { StoredPushedEvent } from '../../db/repositories/pushed-events.ts';
+import { pushedEventJson } from '../../domain/index.ts';
 
 export interface SseOptions {
   /** A comment line this often, so proxies keep an idle stream open. */
@@ -21,8 +22,7 @@ export interface SseStream {
 
 /** The frame of one event. */
 export function sseFrame(event: StoredPushedEvent): string {
-  const payload = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${payload}\n\n`;
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${pushedEventJson(event)}\n\n`;
 }
 
 /** Starts a server-sent events response on `res`. */
