@@ -15,7 +15,7 @@ declare module 'vitest' {
     /** The pinned Temporal CLI (`temporal server start-dev`) and time-skipping test server (.tools/temporal). */
     temporalCli: string;
     temporalTestServer: string;
-    /** The native prover binary the tests may use, or null when it could not be built here (no cargo). */
+    /** The native prover binary, built by the setup (no cargo or a failed build fails the run, see prepareNativeProver). */
     nativeProver: string;
     /** Debian's chromium for the browser tests (scripts/install-browser.mjs installs it when missing). */
     chromium: string;
