@@ -151,8 +151,7 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
     for (const ad of await auditedAds(knex)) {
       report.ads++;
       const chain = await chainOf(ad.adChainId);
-      const manager = chain ? await deps.registryCache.chain(ad.adChainId) : undefined;
-      const onChain = chain && manager ? await deps.chainState.ad(chain, manager.adManagerAddress, ad.id) : undefined;
+      const onChain = chain ? await deps.chainState.ad(chain, chain.adManagerAddress, ad.id) : undefined;
       if (!onChain) {
         report.unchecked++;
         continue;
