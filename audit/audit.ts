@@ -103,8 +103,8 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
   /** Finds the step the chain shows that the books lack and delivers it, or reports a drift; true when it repaired one. */
   async function auditTrade(trade: TradeLifecycleRecord, report: AuditReport): Promise<boolean> {
     const [adChain, orderChain] = [await chainOf(trade.adChainId), await chainOf(trade.orderChainId)];
-    const portal = trade.orderParams.orderPortal!;
-    const manager = trade.orderParams.adManager!;
+    const portal = trade.orderParams.orderPortal;
+    const manager = trade.orderParams.adManager;
     if (!adChain || !orderChain) return (report.unchecked++, false);
     const [portalState, managerState] = [
       await deps.chainState.orderState(orderChain, portal, trade.orderHash),

@@ -17,6 +17,6 @@ export async function depositOnChain(
   trade: Pick<TradeLifecycleRecord, 'status' | 'orderHash' | 'orderParams'>,
 ): Promise<PortalOrderState | null> {
   if (trade.status !== 'PENDING') return null; // the machine makes the expiry stale itself
-  const state = await reader.orderState(orderChain, trade.orderParams.orderPortal!, trade.orderHash);
+  const state = await reader.orderState(orderChain, trade.orderParams.orderPortal, trade.orderHash);
   return state !== null && state !== 'None' ? state : null;
 }
