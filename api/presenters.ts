@@ -98,11 +98,6 @@ export function presentAdUpdate(ad: AdRecord) {
   };
 }
 
-/** Whose unlock is due (domain `whoseUnlockIsDue`, which the pushed events use too). */
-export function unlockDueOf(trade: Pick<TradeRecord, 'status' | 'bridgerClaimed' | 'adCreatorClaimed'>): 'MAKER' | 'BRIDGER' | null {
-  return whoseUnlockIsDue(trade);
-}
-
 export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTokens>) {
   const route = routes.get(trade.routeId)!;
   return {
@@ -117,7 +112,7 @@ export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTo
     status: trade.status,
     adCreatorClaimed: trade.adCreatorClaimed,
     bridgerClaimed: trade.bridgerClaimed,
-    unlockDue: unlockDueOf(trade),
+    unlockDue: whoseUnlockIsDue(trade),
     createdAt: trade.createdAt,
     updatedAt: trade.updatedAt,
     ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },
