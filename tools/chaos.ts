@@ -281,15 +281,13 @@ for (const t of trades) {
 }
 const adRow = await knex('ads').where({ id: adId }).first();
 const onChain = await adManager.getFunction('ads')(uuidToBytes32(adId));
-const books = `database: pool ${adRow.pool_amount}, available ${adRow.available_amount ?? '-'}, reserved ${adRow.reserved_amount ?? '-'}, locked ${adRow.locked_amount ?? '-'}; AdManager: available ${onChain.available}, locked ${onChain.locked}`;
+const books = `database: pool ${adRow.pool_amount}, available ${adRow.available_amount}, reserved ${adRow.reserved_amount}, locked ${adRow.locked_amount}; AdManager: available ${onChain.available}, locked ${onChain.locked}`;
 const settled = trades.filter((t) => t.status === 'SETTLED').length;
 if (BigInt(onChain.locked) !== 0n) problems.push(`the AdManager still holds ${onChain.locked} locked`);
 if (BigInt(onChain.available) !== fund - BigInt(settled) * AMOUNT) problems.push(`AdManager available ${onChain.available} != funded ${fund} - ${settled} settled x ${AMOUNT}`);
 for (const column of ['available_amount', 'locked_amount', 'reserved_amount'] as const) {
-  if (column in adRow) {
-    const expected = column === 'available_amount' ? BigInt(onChain.available) : 0n;
-    if (BigInt(adRow[column] ?? 0) !== expected) problems.push(`ad ${column} ${adRow[column]} != ${expected} (the AdManager's state)`);
-  }
+  const expected = column === 'available_amount' ? BigInt(onChain.available) : 0n;
+  if (BigInt(adRow[column]) !== expected) problems.push(`ad ${column} ${adRow[column]} != ${expected} (the AdManager's state)`);
 }
 // Each chain event of a trade once per chain (both contracts emit OrderUnlocked, one on each chain).
 const duplicates: Array<{ subject_id: string; chain_id: string; event: string; n: string }> = await knex('chain_events')
