@@ -1,4 +1,4 @@
-import PgBoss from 'pg-boss';
+import { startJobQueues } from '../db/job-queues.ts';
 import type { Logger } from 'pino';
 import type { AuditReport } from './audit.ts';
 
@@ -17,10 +17,10 @@ export async function startAuditJob(options: {
   databaseUrl: string; cron: string; logger: Logger; run: () => Promise<AuditReport>;
 }): Promise<AuditJob> {
   const { logger } = options;
-  const boss = new PgBoss({ connectionString: options.databaseUrl, schema: 'pgboss', max: 2 });
-  boss.on('error', (error) => logger.error({ err: error }, 'pg-boss error (books audit)'));
-  await boss.start();
-  await boss.createQueue(QUEUE, { name: QUEUE, retryLimit: 3, retryDelay: 30, expireInSeconds: 900, policy: 'singleton' });
+  const boss = await startJobQueues({
+    databaseUrl: options.databaseUrl, max: 2, logger, label: 'books audit',
+    queues: { [QUEUE]: { retryLimit: 3, retryDelay: 30, expireInSeconds: 900, policy: 'singleton' } },
+  });
   await boss.work(QUEUE, { pollingIntervalSeconds: 5 }, async () => {
     const report = await options.run();
     const summary = { ads: report.ads, trades: report.trades, unchecked: report.unchecked, repairs: report.repairs.length, drifts: report.drifts.length };

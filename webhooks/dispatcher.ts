@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import PgBoss from 'pg-boss';
+import { startJobQueues } from '../db/job-queues.ts';
 import type { Logger } from 'pino';
 import { listenForPushedEvents } from '../db/event-notifications.ts';
 import { userEventsAfter } from '../db/repositories/pushed-events.ts';
@@ -64,10 +64,10 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
   const { knex, logger, settings } = options;
   const random = options.random ?? Math.random;
   const leaseSeconds = settings.timeoutSeconds + 30;
-  const boss = new PgBoss({ connectionString: options.databaseUrl, schema: 'pgboss', max: 2 });
-  boss.on('error', (error) => logger.error({ err: error }, 'webhooks: pg-boss error'));
-  await boss.start();
-  await boss.createQueue(QUEUE, { name: QUEUE, retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 15 * 60 });
+  const boss = await startJobQueues({
+    databaseUrl: options.databaseUrl, max: 2, logger, label: 'webhooks',
+    queues: { [QUEUE]: { retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 15 * 60 } },
+  });
   let closed = false;
   const running = new Set<Promise<void>>();
 

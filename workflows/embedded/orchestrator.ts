@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import PgBoss from 'pg-boss';
+import { startJobQueues } from '../../db/job-queues.ts';
 import type { Logger } from 'pino';
 import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle.ts';
 import type {
@@ -39,10 +39,10 @@ export interface EmbeddedOrchestratorOptions {
  */
 export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOptions): Promise<Orchestrator> {
   const { activities, logger } = options;
-  const boss = new PgBoss({ connectionString: options.databaseUrl, schema: 'pgboss', max: 3 });
-  boss.on('error', (error) => logger.error({ err: error }, 'pg-boss error'));
-  await boss.start();
-  for (const name of Object.values(QUEUES)) await boss.createQueue(name, { name, retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 300 });
+  const boss = await startJobQueues({
+    databaseUrl: options.databaseUrl, max: 3, logger, label: 'trades',
+    queues: Object.fromEntries(Object.values(QUEUES).map((name) => [name, { retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 300 }])),
+  });
 
   const carryOut = async (tradeId: string, followUps: FollowUp[]) => {
     for (const command of followUps) {

@@ -1,0 +1,39 @@
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+
+/** The pg-boss schema every process of the service shares. */
+const SCHEMA = 'pgboss';
+/** One cluster-wide lock for creating queues (any fixed 64-bit key; hashed from a name so it reads). */
+const CREATE_QUEUES_LOCK = 'pgboss:create-queues';
+
+export type QueueOptions = Omit<PgBoss.Queue, 'name'>;
+
+/**
+ * Starts pg-boss on the service's PostgreSQL and makes sure `queues` exist. pg-boss installs its
+ * schema under a lock of its own, but `createQueue` takes none: two processes starting at once
+ * (the API and a worker, or replicas after a rollout) each create a queue's partition and attach
+ * a foreign key to the shared job table, and PostgreSQL can answer one of them "deadlock
+ * detected", failing that process's start. So queues are created one process at a time under a
+ * session advisory lock, and a queue that already exists is left as it is.
+ */
+export async function startJobQueues(options: {
+  databaseUrl: string; max: number; logger: Logger; label: string; queues: Record<string, QueueOptions>;
+}): Promise<PgBoss> {
+  const boss = new PgBoss({ connectionString: options.databaseUrl, schema: SCHEMA, max: options.max });
+  boss.on('error', (error) => options.logger.error({ err: error }, `pg-boss error (${options.label})`));
+  await boss.start();
+  const missing = [];
+  for (const name of Object.keys(options.queues)) if (!(await boss.getQueue(name))) missing.push(name);
+  if (missing.length === 0) return boss;
+  const lock = new pg.Client({ connectionString: options.databaseUrl });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [CREATE_QUEUES_LOCK]);
+    // Another process may have created them while this one waited; create_queue skips an existing name.
+    for (const name of missing) await boss.createQueue(name, { name, ...options.queues[name] });
+  } finally {
+    await lock.end(); // ending the session releases the lock, also after a failed create
+  }
+  return boss;
+}
