@@ -21,9 +21,9 @@ describe('startJobQueues', () => {
       const created = await db.knex('pgboss.queue').whereIn('name', Object.keys(queues)).select('name', 'retry_limit');
       expect(created.map((row) => row.name).sort()).toEqual(Object.keys(queues).sort());
       expect(created.every((row) => row.retry_limit === 2)).toBe(true);
-      await bosses[0].send('race-a', { n: 1 });
-      const [job] = await bosses[1].fetch('race-a');
-      expect(job.data).toEqual({ n: 1 });
+      await bosses[0]!.send('race-a', { n: 1 });
+      const [job] = await bosses[1]!.fetch('race-a');
+      expect(job?.data).toEqual({ n: 1 });
     } finally {
       await Promise.all(bosses.map((boss) => boss.stop({ graceful: false, wait: true })));
     }
