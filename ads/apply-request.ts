@@ -64,6 +64,13 @@ async function applyConfirmed(
       change = { balances: applyOperation(balances, { op: 'fund', amount: eventAmount }) };
       break;
     case 'withdrawFromAd': {
+      // The contract refuses a withdraw after a close, so this one ran before it: the close's
+      // payout (everything not locked, held or not) already counted it as paid out. A fact the
+      // chain accepted under our signature: confirmed, and the books stay as they are.
+      if (ad.baseStatus === 'CLOSED') {
+        change = {};
+        break;
+      }
       // PENDING and EXECUTED requests still hold their amount; an EXPIRED one gave it back.
       const held = request.status === 'EXPIRED' ? 0n : BigInt(request.heldAmount);
       if (eventAmount > available(balances) + held) {

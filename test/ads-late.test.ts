@@ -119,3 +119,25 @@ describe('a withdraw whose hold lapses unconfirmed', () => {
     expect(ad).toEqual({ paid_out_amount: '200', withdrawing_amount: '0' });
   });
 });
+
+describe('a withdraw carried out before a close but confirmed after it', () => {
+  it('is confirmed, and the closed ad books still equal what the chain paid out', async () => {
+    const adId = await createdAd(500n);
+    const withdraw = await ads.withdraw(principal, adId, '200', maker.address);
+    const withdrawTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'withdrawFromAd', withdraw, {});
+    const close = await ads.close(principal, adId, maker.address);
+    const closeTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'closeAd', close, {});
+    expect(await chainAd(adId)).toEqual({ available: 0n, locked: 0n });
+
+    await ads.confirm(principal, adId, closeTx);
+    expect(await books(adId)).toMatchObject({ status: 'CLOSED', poolAmount: '500', availableAmount: '0' });
+    await ads.confirm(principal, adId, withdrawTx);
+    const statuses = await service.knex('ad_requests').where({ ad_id: adId }).orderBy('created_at').pluck('status');
+    expect(statuses).toEqual(['CONFIRMED', 'CONFIRMED', 'CONFIRMED']);
+    const [ad] = await service.knex('ads').where({ id: adId }).select('paid_out_amount', 'withdrawing_amount');
+    expect(ad).toEqual({ paid_out_amount: '500', withdrawing_amount: '0' });
+    // Again: a repeat, nothing changes.
+    await ads.confirm(principal, adId, withdrawTx);
+    expect(await books(adId)).toMatchObject({ status: 'CLOSED', poolAmount: '500', availableAmount: '0' });
+  });
+});
