@@ -78,6 +78,12 @@ describe('deploy/Dockerfile', () => {
     expect(finalStage).toContain('COPY --from=native --chown=0:0 /app/target/prover/relayer-groth16 /app/target/prover/relayer-groth16');
   });
 
+  it('builds the native prover on the Rust version rust-toolchain.toml pins (the one the stand-in copies)', () => {
+    const channel = /^channel = "(\d+\.\d+\.\d+)"$/m.exec(readFileSync(path.join(ROOT, 'rust-toolchain.toml'), 'utf8'))?.[1];
+    expect(channel).toBeDefined();
+    expect(dockerfile).toContain(`ARG RUST_IMAGE=rust:${channel}-slim-bookworm\n`);
+  });
+
   it('keeps secrets, local state and tools out of the build context', () => {
     for (const entry of ['.git', 'node_modules', '**/node_modules', '.data', '.tools', 'target', '.env', '*.env', '**/*.env']) expect(dockerignore).toContain(entry);
     expect(dockerfile).not.toMatch(/\.data|secrets\.json|\.env\b/);

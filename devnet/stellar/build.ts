@@ -23,12 +23,17 @@ function run(command: string, args: string[], quiet: boolean): void {
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status}); see its output above`);
 }
 
-/** Adds the `wasm32v1-none` standard library to the toolchain when it lacks it (rustup downloads it once). */
-function ensureWasmTarget(quiet: boolean): void {
+/**
+ * Makes sure rustup has the toolchain rust-toolchain.toml pins, with its `wasm32v1-none` target:
+ * `rustup toolchain install` (which reads that file) when rustc cannot run here or lacks the target.
+ * Needed because rustup may be told not to install toolchains by itself (RUSTUP_AUTO_INSTALL=0, as
+ * on our machines); a no-op once installed. Throws when rustup is missing or the install fails.
+ */
+export function ensureRustToolchain({ quiet = false }: { quiet?: boolean } = {}): void {
   const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8' });
-  if (installed.error) throw new Error(`rustup could not start: ${installed.error.message}; the Soroban wasm needs rustup's ${WASM_TARGET} target`);
-  if (installed.stdout.split('\n').some((line) => line.trim() === WASM_TARGET)) return;
-  run('rustup', ['target', 'add', WASM_TARGET], quiet);
+  if (installed.error) throw new Error(`rustup could not start: ${installed.error.message}; the repository's Rust toolchain (rust-toolchain.toml) comes from rustup`);
+  if (installed.status === 0 && installed.stdout.split('\n').some((line) => line.trim() === WASM_TARGET)) return;
+  run('rustup', ['toolchain', 'install', '--no-self-update'], quiet);
 }
 
 /**
@@ -37,7 +42,7 @@ function ensureWasmTarget(quiet: boolean): void {
  * host (profile `devnet`). Locked dependencies; a no-op when nothing changed. Throws when a build fails.
  */
 export function buildStellarDevnet({ quiet = false }: { quiet?: boolean } = {}): void {
-  ensureWasmTarget(quiet);
+  ensureRustToolchain({ quiet });
   run('cargo', ['build', '--locked', '--release', '--target-dir', 'target', '--target', WASM_TARGET,
     '-p', 'relayer-soroban-ad-manager', '-p', 'relayer-soroban-order-portal', '-p', 'relayer-soroban-test-token'], quiet);
   run('cargo', ['build', '--locked', '--profile', 'devnet', '--target-dir', 'target', '-p', 'relayer-stellar-devnet'], quiet);
