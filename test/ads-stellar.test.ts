@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { Address, Keypair, nativeToScVal, Operation, rpc, scValToNative, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
+import { Address, Keypair, nativeToScVal, Operation, rpc, type xdr } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { stellarRequestHash } from '../chains/stellar/request-layout.ts';
 import { ACTIONS, structFields } from '../chains/request-schema.ts';
 import { STELLAR_DEVNET_CHAIN_ID, withStellarDevnet, type RegistryFile } from '../devnet/registry-file.ts';
-import { fund, submitOperation } from '../devnet/stellar/client.ts';
+import { fund, readContract, submitOperation } from '../devnet/stellar/client.ts';
+import { stellarContractCall } from '../chains/stellar/call-args.ts';
 import { deployStellarContracts, type StellarDeployment } from '../devnet/stellar/deploy.ts';
 import { startStellarNode, type StellarNode } from '../devnet/stellar/node.ts';
 import { importRegistry } from '../registry/import.ts';
@@ -31,40 +32,16 @@ let service: TestService;
 let token: string;
 let routeId: string;
 
-const bytes = (hex: string) => nativeToScVal(Buffer.from(hex.replace(/^0x/, ''), 'hex'), { type: 'bytes' });
 const i128 = (value: string) => nativeToScVal(BigInt(value), { type: 'i128' });
-const header = (signed: Record<string, string>) => [bytes(signed.authToken!), nativeToScVal(BigInt(signed.deadline!), { type: 'u64' }), bytes(signed.signature!)];
-const adIdArg = (adId: string) => bytes(uuidToBytes32(adId));
-/** A 20-byte EVM address as the contract's 32-byte word (left-padded). */
-const word = (evm: string) => bytes(evm.slice(2).toLowerCase().padStart(64, '0'));
+const adIdArg = (adId: string) => nativeToScVal(Buffer.from(uuidToBytes32(adId).slice(2), 'hex'), { type: 'bytes' });
 
-/** The AdManager call each signed request answers, with its arguments in the contract's order. */
-function callFor(action: 'createAd' | 'fundAd' | 'withdrawFromAd' | 'closeAd', signed: Record<string, string>): xdr.Operation {
-  const args: Record<typeof action, () => [string, xdr.ScVal[]]> = {
-    createAd: () => ['create_ad', [new Address(signed.adCreator!).toScVal(), adIdArg(signed.adId!), new Address(signed.adToken!).toScVal(),
-      i128(signed.initialAmount!), nativeToScVal(BigInt(signed.orderChainId!), { type: 'u256' }), word(signed.adRecipient!)]],
-    fundAd: () => ['fund_ad', [adIdArg(signed.adId!), i128(signed.amount!)]],
-    withdrawFromAd: () => ['withdraw_from_ad', [adIdArg(signed.adId!), i128(signed.amount!), new Address(signed.to!).toScVal()]],
-    closeAd: () => ['close_ad', [adIdArg(signed.adId!), new Address(signed.to!).toScVal()]],
-  };
-  const [fn, params] = args[action]();
-  return Operation.invokeContractFunction({ contract: signed.contractAddress!, function: fn, args: [...params, ...header(signed)] });
-}
-
-/** The Maker submits the signed request to the AdManager; resolves with the transaction hash. */
-async function submit(action: Parameters<typeof callFor>[0], signed: Record<string, string>): Promise<string> {
-  return (await submitOperation(server, node.networkPassphrase, maker, callFor(action, signed))).hash;
+/** The Maker submits the signed request to the AdManager (chains/stellar/call-args.ts builds the call); resolves with the transaction hash. */
+async function submit(action: 'createAd' | 'fundAd' | 'withdrawFromAd' | 'closeAd', signed: Record<string, string>): Promise<string> {
+  return (await submitOperation(server, node.networkPassphrase, maker, stellarContractCall(action, signed as any))).hash;
 }
 
 /** A read-only contract call, simulated (what any explorer or wallet does for a view). */
-async function view(contract: string, fn: string, args: xdr.ScVal[]): Promise<any> {
-  const tx = new TransactionBuilder(await server.getAccount(maker.publicKey()), { fee: '100', networkPassphrase: node.networkPassphrase })
-    .addOperation(Operation.invokeContractFunction({ contract, function: fn, args }))
-    .setTimeout(30).build();
-  const sim = await server.simulateTransaction(tx);
-  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`${fn} failed: ${(sim as { error?: string }).error}`);
-  return scValToNative(sim.result!.retval);
-}
+const view = (contract: string, fn: string, args: xdr.ScVal[]) => readContract(server, node.networkPassphrase, maker.publicKey(), contract, fn, args);
 
 const xlmBalance = async (holder: string): Promise<bigint> => view(deployment.xlm, 'balance', [new Address(holder).toScVal()]);
 /** The AdManager's record of an ad, read from the chain through its `ad` view. */

@@ -1,5 +1,5 @@
 import {
-  authorizeEntry, BASE_FEE, Keypair, rpc, TransactionBuilder, xdr, type Transaction,
+  authorizeEntry, BASE_FEE, Keypair, Operation, rpc, scValToNative, TransactionBuilder, xdr, type Transaction,
 } from '@stellar/stellar-sdk';
 
 /** What a submitted Soroban or classic transaction ended as. */
@@ -98,4 +98,18 @@ export async function fund(server: rpc.Server, account: string): Promise<void> {
   } catch {
     await server.requestAirdrop(account);
   }
+}
+
+/**
+ * A read-only contract call, simulated (what an explorer or wallet does for a view), from
+ * `source` (an existing account); resolves with its result as a native value (`scValToNative`).
+ */
+export async function readContract(server: rpc.Server, networkPassphrase: string, source: string, contract: string, fn: string, args: xdr.ScVal[] = []): Promise<any> {
+  const tx = new TransactionBuilder(await server.getAccount(source), { fee: BASE_FEE, networkPassphrase })
+    .addOperation(Operation.invokeContractFunction({ contract, function: fn, args }))
+    .setTimeout(30)
+    .build();
+  const sim = await server.simulateTransaction(tx);
+  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`${fn} on ${contract} failed: ${(sim as { error?: string }).error}`);
+  return scValToNative(sim.result!.retval);
 }
