@@ -161,6 +161,11 @@ export const configSchema = z.object({
    */
   TRADE_START_RECONCILE_SECONDS: intFromEnv(0, 3600).default(10),
   /**
+   * How often the embedded runner checks open trades' timer jobs and arms again any pg-boss gave
+   * up on (retries spent in a long outage) or lost. 0: only at process start.
+   */
+  EMBEDDED_TIMER_RESUME_SECONDS: intFromEnv(0, 3600).default(60),
+  /**
    * When the books audit runs (pg-boss cron, UTC; audit/): every open ad and trade compared with
    * its contracts, unreported events applied, the rest reported as drift. `off`: never (the test
    * service's default: tests run the audit themselves).

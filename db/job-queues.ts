@@ -37,3 +37,18 @@ export async function startJobQueues(options: {
   }
   return boss;
 }
+
+/** A pg-boss job's state (pg-boss's own names). */
+export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+
+/**
+ * The state of each of `ids` in `queue`, in one query. An id pg-boss no longer holds (never sent,
+ * or archived after it finished) is absent from the map.
+ */
+export async function jobStates(boss: PgBoss, queue: string, ids: readonly string[]): Promise<Map<string, JobState>> {
+  if (ids.length === 0) return new Map();
+  const result = await boss.getDb().executeSql(
+    `SELECT id, state FROM ${SCHEMA}.job WHERE name = $1 AND id = ANY($2::uuid[])`, [queue, ids],
+  ) as { rows: { id: string; state: JobState }[] };
+  return new Map(result.rows.map((row) => [row.id, row.state]));
+}

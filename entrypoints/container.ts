@@ -243,6 +243,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
         activities,
         logger,
         onApplied: trades.observe,
+        onTimerRearmed: trades.timerRearmed,
+        resumeIntervalMs: config.EMBEDDED_TIMER_RESUME_SECONDS * 1000,
         openTrades: () => resumableTrades(knex),
       });
       // The embedded runner re-arms open trades on start; the reconciler also starts, on a schedule,

@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { oldestOpenTradeAges, stuckTradeCounts } from '../db/repositories/trade-ages.ts';
 import { tradeStartBacklog } from '../db/repositories/trade-starts.ts';
 import { secondsSinceDeposit, tradeCountsByStatus } from '../db/repositories/trade-stats.ts';
-import type { TradeEvent } from './lifecycle.ts';
+import type { TimerEvent, TradeEvent } from './lifecycle.ts';
 import type { AppliedEvent } from './orchestrator.ts';
 import type { StartedBy } from './start-reconciler.ts';
 
@@ -14,7 +14,8 @@ export const STUCK_GRACE_SECONDS = 120;
  * The trade lifecycle's metrics: trades by status and the age of the oldest open trade per status
  * (both read at scrape time), applied lifecycle events by type, and deposit-confirm-to-proof-ready
  * seconds; the faults: lifecycle starts by who made them and their outcome, the start outbox's
- * backlog and lag, and trades stuck past a timer (read at scrape time).
+ * backlog and lag, timers the embedded runner armed again, and trades stuck past a timer (read at
+ * scrape time).
  */
 export interface TradeMetrics {
   /**
@@ -24,6 +25,8 @@ export interface TradeMetrics {
   observe(tradeId: string, applied: AppliedEvent, event: TradeEvent): Promise<void>;
   /** Feed every lifecycle start attempt (trades/start-reconciler.ts `onAttempt`). */
   startAttempted(by: StartedBy, outcome: 'started' | 'failed'): void;
+  /** Feed every timer job the embedded runner armed again after pg-boss gave it up (`onTimerRearmed`). */
+  timerRearmed(event: TimerEvent): void;
 }
 
 /** Registers the metrics on `registry`; the status gauge counts trades in `knex` whenever Prometheus scrapes. */
@@ -70,6 +73,13 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
   for (const by of ['request', 'confirm', 'reconciler'] as const) {
     for (const outcome of ['started', 'failed'] as const) starts.inc({ by, outcome }, 0);
   }
+  const rearmed = new Counter({
+    name: 'relayer_trade_timers_rearmed_total',
+    help: 'Timer jobs of open trades the embedded runner armed again after pg-boss gave them up (retries spent in an outage) or cancelled them, by timer',
+    labelNames: ['timer'] as const,
+    registers: [registry],
+  });
+  for (const timer of ['RESERVATION_EXPIRED', 'LOCK_WINDOW_CLOSED'] as const) rearmed.inc({ timer }, 0);
   const backlog = () => tradeStartBacklog(knex);
   new Gauge({
     name: 'relayer_trade_start_outbox_pending',
@@ -99,6 +109,9 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
   return {
     startAttempted(by, outcome) {
       starts.inc({ by, outcome });
+    },
+    timerRearmed(timer) {
+      rearmed.inc({ timer });
     },
     async observe(tradeId, applied, event) {
       if (applied.duplicate || applied.stale) return;

@@ -82,7 +82,7 @@ export const apiDashboard: Dashboard = {
 export const tradesDashboard: Dashboard = {
   uid: 'relayer-trades-proofs',
   title: 'Relayer / Trades and proofs',
-  description: 'Trades by status and their flow, deposit-to-proof time, faults (lifecycle starts, the start outbox, stuck trades), proof latency and throughput, prover queue and workers per pod, Temporal schedule-to-start on the proofs queue.',
+  description: 'Trades by status and their flow, deposit-to-proof time, faults (lifecycle starts, the start outbox, stuck trades, timers armed again), proof latency and throughput, prover queue and workers per pod, Temporal schedule-to-start on the proofs queue.',
   rows: [
     {
       title: 'Trades',
@@ -136,6 +136,12 @@ export const tradesDashboard: Dashboard = {
           description: 'Open trades 2 min past the timer that should have moved them: PENDING past the reservation expiry, DEPOSITED past the lock deadline (alert TradesStuck).',
           unit: 'short',
           queries: [{ expr: 'max by (status) (relayer_trades_stuck)', legend: '{{status}}' }],
+        },
+        {
+          title: 'Timers armed again (embedded runner)',
+          description: "Open trades' timer jobs the embedded runner armed again per hour after pg-boss gave them up (their retries spent in an outage of about 17 min or more) or cancelled them (alert TradeTimersRearmed).",
+          unit: 'short',
+          queries: [{ expr: 'sum by (timer) (increase(relayer_trade_timers_rearmed_total[1h]))', legend: '{{timer}}' }],
         },
       ],
     },

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { startJobQueues } from '../../db/job-queues.ts';
+import { jobStates, startJobQueues } from '../../db/job-queues.ts';
 import type { Logger } from 'pino';
 import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle.ts';
 import type {
@@ -26,6 +26,18 @@ export interface EmbeddedOrchestratorOptions {
   openTrades: () => Promise<ResumableTrade[]>;
   /** Observes each applied event (metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
+  /** Observes each timer job re-created for an open trade because pg-boss had given it up (metrics). */
+  onTimerRearmed?: (event: TimerEvent) => void;
+  /**
+   * How often open trades' timers are checked and any given up re-created (0: only on start).
+   * Default 60 s.
+   */
+  resumeIntervalMs?: number;
+  /**
+   * How many times a failing job is retried before pg-boss marks it failed (backoff from 1 s
+   * doubling; the default 10 spans about 17 minutes). Applies when the queues are first created.
+   */
+  jobRetryLimit?: number;
 }
 
 /**
@@ -35,24 +47,51 @@ export interface EmbeddedOrchestratorOptions {
  * cancelling that job. Confirmations are verified and applied in the caller's request. On start it
  * carries out every open trade's follow-ups again, so a restart resumes everything (a timer's job
  * id is derived from the trade and the timer, so arming it twice makes one job; the activities are
- * idempotent, so a step that ran twice counts once).
+ * idempotent, so a step that ran twice counts once). Because that id is fixed, a timer job that
+ * pg-boss gave up on (its retries spent in a long database or chain outage) or that was cancelled
+ * would block its own re-arming until pg-boss archives it (12 h): so on start and then every
+ * `resumeIntervalMs` each open trade's timer job is looked up and, when failed, cancelled or gone,
+ * created again, and the reservation still expires.
  */
 export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOptions): Promise<Orchestrator> {
   const { activities, logger } = options;
   const boss = await startJobQueues({
     databaseUrl: options.databaseUrl, max: 3, logger, label: 'trades',
-    queues: Object.fromEntries(Object.values(QUEUES).map((name) => [name, { retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 300 }])),
+    queues: Object.fromEntries(Object.values(QUEUES).map((name) => [name, {
+      retryLimit: options.jobRetryLimit ?? 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 300,
+    }])),
   });
 
+  const armTimer = (tradeId: string, event: TimerEvent, at: string) =>
+    boss.send(QUEUES.timer, { tradeId, event } satisfies TimerJob, { startAfter: new Date(at), id: timerJobId(tradeId, event) });
   const carryOut = async (tradeId: string, followUps: FollowUp[]) => {
     for (const command of followUps) {
       if (command.type === 'PROVE') await boss.send(QUEUES.prove, { tradeId } satisfies ProveJob);
-      if (command.type === 'ARM_TIMER') {
-        await boss.send(QUEUES.timer, { tradeId, event: command.event } satisfies TimerJob, {
-          startAfter: new Date(command.at), id: timerJobId(tradeId, command.event),
-        });
-      }
+      if (command.type === 'ARM_TIMER') await armTimer(tradeId, command.event, command.at);
       if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event));
+    }
+  };
+
+  /**
+   * Makes sure the timer each open trade's state needs will run: one query for their jobs, then a
+   * job created for each that is gone, failed or cancelled (a finished job is deleted first: its
+   * id is the timer's). A job waiting, retrying or running is left alone, and so is a completed
+   * one (it fired; the machine decided). A timer re-armed for a trade that moved on meanwhile
+   * fires as the machine's no-op.
+   */
+  const rearmTimers = async (trades: ResumableTrade[]) => {
+    const timers = trades.flatMap(({ tradeId, followUps }) =>
+      followUps.flatMap((f) => (f.type === 'ARM_TIMER' ? [{ tradeId, event: f.event, at: f.at, id: timerJobId(tradeId, f.event) }] : [])));
+    const states = await jobStates(boss, QUEUES.timer, timers.map((t) => t.id));
+    for (const timer of timers) {
+      const state = states.get(timer.id);
+      if (state !== undefined && state !== 'failed' && state !== 'cancelled') continue;
+      if (state !== undefined) {
+        await boss.deleteJob(QUEUES.timer, timer.id);
+        logger.warn({ tradeId: timer.tradeId, event: timer.event, was: state }, 'timer job of an open trade was given up; armed again');
+        options.onTimerRearmed?.(timer.event);
+      }
+      await armTimer(timer.tradeId, timer.event, timer.at);
     }
   };
   const apply = async (tradeId: string, event: TradeEvent, chainEvent?: ChainEventRef) => {
@@ -75,7 +114,26 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     await apply(tradeId, { type: event });
   });
 
-  for (const trade of await options.openTrades()) await carryOut(trade.tradeId, trade.followUps);
+  const opened = await options.openTrades();
+  await rearmTimers(opened);
+  // A proof under way when the process stopped: its job may be held active by the dead process until it expires.
+  for (const trade of opened) await carryOut(trade.tradeId, trade.followUps.filter((f) => f.type === 'PROVE'));
+
+  const resumeIntervalMs = options.resumeIntervalMs ?? 60_000;
+  let resumeTimer: NodeJS.Timeout | undefined;
+  let resumePass: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const scheduleResume = () => {
+    if (stopped || resumeIntervalMs <= 0) return;
+    resumeTimer = setTimeout(() => {
+      resumePass = options.openTrades().then(rearmTimers)
+        .catch((error: unknown) => logger.warn({ err: error }, 're-arming open trades\' timers failed; retrying next interval'))
+        .finally(scheduleResume);
+    }, resumeIntervalMs);
+    // The schedule alone never keeps a process alive.
+    resumeTimer.unref();
+  };
+  scheduleResume();
 
   let closing: Promise<void> | undefined;
   return {
@@ -87,7 +145,12 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
       const verified = await activities.verifyConfirmation({ tradeId: trade.tradeId, confirmation, state: trade.state, order: trade.order });
       return apply(trade.tradeId, verified.event, verified.chainEvent);
     },
-    close: () => (closing ??= boss.stop({ graceful: true, wait: true, timeout: 10_000 })),
+    close: () => (closing ??= (async () => {
+      stopped = true;
+      clearTimeout(resumeTimer);
+      await resumePass;
+      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+    })()),
   };
 }
 

@@ -1,0 +1,119 @@
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { followUpsOf, isTerminal, resume } from '../../trades/lifecycle.ts';
+import type { Orchestrator, TradeActivities } from '../../trades/orchestrator.ts';
+import type { ResumableTrade } from '../../trades/resume.ts';
+import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
+import { eventually } from '../../test/support/devnet-client.ts';
+import { memoryActivities } from '../../test/support/memory-activities.ts';
+import { startEmbeddedOrchestrator } from './orchestrator.ts';
+
+/**
+ * The embedded runner on a real PostgreSQL (pg-boss), over the in-memory activities (a double of
+ * trades/activities.ts named as such): a reservation's expiry timer whose job pg-boss gave up on
+ * during an outage (every retry failed) is armed again once the outage ends, so the reservation
+ * still expires, on the runner's schedule and after a restart.
+ */
+
+const logger = pino({ level: 'silent' });
+let db: TestDatabase;
+const running: Orchestrator[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((o) => o.close()));
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Memory activities whose applyEvent fails while `down` (the database or the chain unreachable). */
+function outageActivities() {
+  const memory = memoryActivities();
+  const outage = { down: false, failures: 0 };
+  const activities: TradeActivities = {
+    ...memory.activities,
+    async applyEvent(input) {
+      if (outage.down) {
+        outage.failures++;
+        throw new Error('connect ECONNREFUSED (the outage)');
+      }
+      return memory.activities.applyEvent(input);
+    },
+  };
+  /** Open trades with their resume follow-ups, as trades/resume.ts reads them from the database. */
+  const openTrades = (ids: string[]) => async (): Promise<ResumableTrade[]> => ids
+    .filter((id) => !isTerminal(memory.stateOf(id)))
+    .map((tradeId) => ({ tradeId, followUps: followUpsOf(resume(memory.stateOf(tradeId)), deadlinesOf(tradeId)) }));
+  const deadlines = new Map<string, { reservationExpiresAt: string; lockDeadline: string }>();
+  const deadlinesOf = (id: string) => deadlines.get(id)!;
+  return {
+    memory, outage, activities, openTrades,
+    /** A trade whose reservation expires `inMs` from now. */
+    newTrade(tradeId: string, inMs: number) {
+      const times = { reservationExpiresAt: new Date(Date.now() + inMs).toISOString(), lockDeadline: new Date(Date.now() + 3_600_000).toISOString() };
+      deadlines.set(tradeId, times);
+      memory.setDeadlines(tradeId, times);
+      return { tradeId, adId: 'ad', routeId: 'route', reservationExpiresAt: new Date(times.reservationExpiresAt), lockDeadline: new Date(times.lockDeadline) };
+    },
+  };
+}
+
+async function timerJobStates(tradeId: string): Promise<string[]> {
+  return (await db.knex('pgboss.job').where({ name: 'trade-timer' }).whereRaw("data->>'tradeId' = ?", [tradeId]).select('state')).map((r) => r.state);
+}
+
+async function start(world: ReturnType<typeof outageActivities>, ids: string[], resumeIntervalMs: number) {
+  const orchestrator = await startEmbeddedOrchestrator({
+    databaseUrl: db.url, activities: world.activities, logger, openTrades: world.openTrades(ids), resumeIntervalMs, jobRetryLimit: 1,
+  });
+  running.push(orchestrator);
+  return orchestrator;
+}
+
+describe('a reservation timer given up during an outage', () => {
+  it('is armed again on the runner schedule once the outage ends, and the reservation expires', async () => {
+    const world = outageActivities();
+    const trade = world.newTrade('11111111-1111-4111-8111-111111111111', 200);
+    const orchestrator = await start(world, [trade.tradeId], 1_000);
+    world.outage.down = true;
+    await orchestrator.startTrade(trade);
+    // pg-boss tried it and every retry failed: the job is failed, the trade still reserved.
+    await eventually('the timer job failed', () => timerJobStates(trade.tradeId), (states) => states.includes('failed'), 30_000);
+    expect(world.outage.failures).toBe(2);
+    expect(world.memory.stateOf(trade.tradeId).status).toBe('PENDING');
+
+    world.outage.down = false;
+    await eventually('the reservation expired', async () => world.memory.stateOf(trade.tradeId), (s) => s.status === 'EXPIRED', 30_000);
+    expect(world.memory.callsOf(trade.tradeId)).toEqual(['applyEvent:RESERVATION_EXPIRED:RELEASE_RESERVATION']);
+  });
+
+  it('is armed again when the runner restarts after the outage, and the reservation expires', async () => {
+    const world = outageActivities();
+    const trade = world.newTrade('22222222-2222-4222-8222-222222222222', 200);
+    const first = await start(world, [trade.tradeId], 0);
+    world.outage.down = true;
+    await first.startTrade(trade);
+    await eventually('the timer job failed', () => timerJobStates(trade.tradeId), (states) => states.includes('failed'), 30_000);
+    await first.close();
+
+    world.outage.down = false;
+    await start(world, [trade.tradeId], 0);
+    await eventually('the reservation expired', async () => world.memory.stateOf(trade.tradeId), (s) => s.status === 'EXPIRED', 30_000);
+    expect(world.memory.callsOf(trade.tradeId)).toEqual(['applyEvent:RESERVATION_EXPIRED:RELEASE_RESERVATION']);
+  });
+
+  it('leaves a timer that is still waiting alone: the reservation expires once, at its time', async () => {
+    const world = outageActivities();
+    const trade = world.newTrade('33333333-3333-4333-8333-333333333333', 3_000);
+    const orchestrator = await start(world, [trade.tradeId], 300);
+    await orchestrator.startTrade(trade);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await timerJobStates(trade.tradeId)).toEqual(['created']);
+    expect(world.memory.stateOf(trade.tradeId).status).toBe('PENDING');
+    await eventually('the reservation expired', async () => world.memory.stateOf(trade.tradeId), (s) => s.status === 'EXPIRED', 30_000);
+    expect(world.memory.callsOf(trade.tradeId)).toEqual(['applyEvent:RESERVATION_EXPIRED:RELEASE_RESERVATION']);
+  });
+});
