@@ -1,12 +1,20 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nativeToScVal } from '@stellar/stellar-sdk';
+import { uuidToBytes32 } from '../chains/address.ts';
 import { startTestService, type TestService } from './support/service.ts';
-import { evmAdStellarOrderTrade, prepareStellarTrades, stellarAdEvmOrderTrade, type StellarTradeWorld } from './support/stellar-trades.ts';
+import {
+  advanceLedgerTo, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
+  stellarAdEvmDeposit, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, xlmBalance, type StellarTradeWorld, type TradeRun,
+} from './support/stellar-trades.ts';
 
 /**
  * Whole trades with a Stellar side through HTTP with the embedded orchestrator, on the devnet
  * `npm start` runs (anvil 31337 and 31338, the local Soroban network as chain 148 with the
  * contracts' wasm): an EVM ad chain with a Stellar order chain (the deposit in XLM), and a Stellar
- * ad chain with an EVM order chain; the proof verified by the Soroban host's pairing check.
+ * ad chain with an EVM order chain; the proof verified by the Soroban host's pairing check. Then
+ * the hash time-lock's ways out on Soroban, on the network's ledger clock moved forward: the
+ * Bridger's refund after refundTime and the Maker's lock release after lockExpiry (last: the
+ * ledger is hours ahead of the service's clock afterwards, no new order fits its time checks).
  */
 
 let service: TestService;
@@ -30,5 +38,50 @@ describe('a whole trade with a Stellar side (embedded orchestrator)', () => {
 
   it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {
     await stellarAdEvmOrderTrade(world, 10_000_000n);
+  });
+});
+
+describe('the timeouts on Soroban, on the ledger clock moved forward', () => {
+  const amount = 7_000_000n;
+  let deposited: TradeRun;
+  let locked: TradeRun;
+  const adIdWord = (adId: string) => nativeToScVal(Buffer.from(uuidToBytes32(adId).slice(2), 'hex'), { type: 'bytes' });
+
+  beforeAll(async () => {
+    // A deposit on the Soroban OrderPortal the Maker never locks, and a lock on the Soroban AdManager the Bridger never unlocks.
+    deposited = await evmAdStellarDeposit(world, amount);
+    const run = await stellarAdEvmDeposit(world, amount);
+    await stellarLock(world, run);
+    locked = run;
+  }, 120_000);
+
+  it('refuses both before their time: the host answers TooEarly (#18) and nothing moves', async () => {
+    await expect(submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams)).rejects.toThrow(/Error\(Contract, #18\)/);
+    await expect(submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams)).rejects.toThrow(/Error\(Contract, #18\)/);
+    expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, deposited.orderHash)).toEqual({ state: ORDER_STATE.deposited });
+    expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.locked });
+  });
+
+  it('releases the Maker\'s lock from lockExpiry on: the amount is available in the ad again, on the chain; once', async () => {
+    const before = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]);
+    await advanceLedgerTo(world, BigInt(locked.orderParams.lockExpiry));
+    await submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams);
+    expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.released });
+    expect(await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]))
+      .toMatchObject({ available: before.available + amount, locked: before.locked - amount });
+    // A second release finds no lock (WrongOrderState, #10).
+    await expect(submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams)).rejects.toThrow(/Error\(Contract, #10\)/);
+  });
+
+  it('refunds the Bridger\'s deposit from refundTime on: the XLM leaves the portal for the Bridger; once', async () => {
+    const portalBefore = await xlmBalance(world, world.stellar.deployment.orderPortal);
+    const bridgerBefore = await xlmBalance(world, world.bridgerStellar.publicKey());
+    await advanceLedgerTo(world, BigInt(deposited.orderParams.refundTime));
+    const refund = await submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams);
+    expect(await xlmBalance(world, world.stellar.deployment.orderPortal)).toBe(portalBefore - amount);
+    // The Bridger submitted it: the deposit back, less the fee the network charged.
+    expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerBefore + amount - feeCharged(refund));
+    expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, deposited.orderHash)).toEqual({ state: ORDER_STATE.refunded });
+    await expect(submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams)).rejects.toThrow(/Error\(Contract, #10\)/);
   });
 });

@@ -19,6 +19,15 @@ export class StellarSubmitError extends Error {
   }
 }
 
+export interface SubmitOptions {
+  /** Keys that sign the auth entries of their addresses (other than the source's). */
+  authSigners?: Keypair[];
+  /** How long the transaction stays valid (default 60 s). */
+  timeoutSeconds?: number;
+  /** The network's ledger time (unix seconds) when it differs from this machine's clock (the devnet's `increaseTime`). */
+  ledgerTime?: number;
+}
+
 /**
  * What any Stellar dApp does for one operation: load the source account, build, simulate and
  * assemble (`prepareTransaction`: footprint, resources, fee and recorded auth), sign the auth
@@ -29,13 +38,14 @@ export async function submitOperation(
   networkPassphrase: string,
   source: Keypair,
   operation: xdr.Operation,
-  { authSigners = [], timeoutSeconds = 60 }: { authSigners?: Keypair[]; timeoutSeconds?: number } = {},
+  { authSigners = [], timeoutSeconds = 60, ledgerTime }: SubmitOptions = {},
 ): Promise<Submitted> {
   const account = await server.getAccount(source.publicKey());
-  let tx: Transaction = new TransactionBuilder(account, { fee: BASE_FEE, networkPassphrase })
-    .addOperation(operation)
-    .setTimeout(timeoutSeconds)
-    .build();
+  const builder = new TransactionBuilder(account, { fee: BASE_FEE, networkPassphrase }).addOperation(operation);
+  // The upper time bound is the network's: on a ledger clock moved ahead of ours, ours would be past it (txTooLate).
+  if (ledgerTime === undefined) builder.setTimeout(timeoutSeconds);
+  else builder.setTimebounds(0, ledgerTime + timeoutSeconds);
+  let tx: Transaction = builder.build();
   const isSoroban = operation.body().switch() === xdr.OperationType.invokeHostFunction();
   if (isSoroban) {
     tx = await server.prepareTransaction(tx);

@@ -53,16 +53,21 @@ export interface StellarTradeWorld extends StellarTradeInput {
   /** The Stellar halves: funded by the network's friendbot. */
   makerStellar: Keypair;
   bridgerStellar: Keypair;
+  /** Seconds the Stellar ledger clock is ahead of this machine's (advanceLedgerTo). */
+  ledgerAhead: number;
 }
+
+/** The network's ledger time as the submissions' time bounds need it. */
+const ledgerTime = (world: StellarTradeWorld) => (world.ledgerAhead > 0 ? Math.floor(Date.now() / 1000) + world.ledgerAhead : undefined);
 
 /** The Stellar half's submission of a signed response, as a Stellar dApp makes it. */
 export async function submitStellar(world: StellarTradeWorld, signer: Keypair, action: ActionName, signed: any, extras: { orderParams?: OrderParams; proof?: string } = {}): Promise<Submitted> {
-  return submitOperation(world.server, world.passphrase, signer, stellarContractCall(action, signed, extras));
+  return submitOperation(world.server, world.passphrase, signer, stellarContractCall(action, signed, extras), { ledgerTime: ledgerTime(world) });
 }
 
 /** Anyone's refund (OrderPortal) or lock release (AdManager) of an order on Soroban. */
 export async function submitStellarTimeout(world: StellarTradeWorld, signer: Keypair, action: 'refund' | 'releaseLock', orderParams: OrderParams): Promise<Submitted> {
-  return submitOperation(world.server, world.passphrase, signer, stellarTimeoutCall(action, orderParams));
+  return submitOperation(world.server, world.passphrase, signer, stellarTimeoutCall(action, orderParams), { ledgerTime: ledgerTime(world) });
 }
 
 /** A view of a Soroban contract, read through the network's simulation. */
@@ -132,7 +137,7 @@ export async function prepareStellarTrades(input: StellarTradeInput): Promise<St
   const makerStellar = Keypair.random();
   const bridgerStellar = Keypair.random();
   await Promise.all([fund(server, makerStellar.publicKey()), fund(server, bridgerStellar.publicKey())]);
-  return { ...input, chain, server, passphrase: input.stellar.node.networkPassphrase, wxlm, evmParties, makerStellar, bridgerStellar };
+  return { ...input, chain, server, passphrase: input.stellar.node.networkPassphrase, wxlm, evmParties, makerStellar, bridgerStellar, ledgerAhead: 0 };
 }
 
 /** A Stellar wallet's SEP-53 signature over the 32 bytes of an order hash (what POST /unlock takes). */
@@ -328,3 +333,15 @@ export async function stellarAdEvmOrderTrade(world: StellarTradeWorld, amount: b
   expect(await evmOrder(world, ORDER_CHAIN, 'orderPortal', orderHash, nullifier)).toEqual({ state: ORDER_STATE.unlocked, nullifierSpent: true });
   return run;
 }
+
+/** Moves the Stellar network's ledger time to `unixSeconds` (closing a ledger there); never backwards. */
+export async function advanceLedgerTo(world: StellarTradeWorld, unixSeconds: bigint): Promise<number> {
+  const { closeTime } = await world.stellar.node.closeLedger();
+  const ahead = Number(unixSeconds) - closeTime;
+  const now = ahead > 0 ? (await world.stellar.node.increaseTime(ahead)).closeTime : closeTime;
+  world.ledgerAhead = now - Math.floor(Date.now() / 1000);
+  return now;
+}
+
+/** Stroops a submitted transaction's source paid in fees (its result's feeCharged). */
+export const feeCharged = (submitted: Submitted): bigint => BigInt(submitted.response.resultXdr.feeCharged().toString());
