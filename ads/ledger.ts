@@ -80,11 +80,6 @@ export function applyOperation(b: AdBalances, operation: LedgerOperation): AdBal
   return next;
 }
 
-/** The operations that give back what expired requests held (`expireAdRequests` tells how much): none when nothing. */
-export function freeing(released: bigint): LedgerOperation[] {
-  return released > 0n ? [{ op: 'free', amount: released }] : [];
-}
-
 /** The balances after every operation in turn. */
 export function applyOperations(b: AdBalances, operations: readonly LedgerOperation[]): AdBalances {
   return operations.reduce(applyOperation, b);

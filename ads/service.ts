@@ -5,16 +5,15 @@ import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { RequestFieldError, type ActionFields } from '../chains/request-schema.ts';
 import { buildSignedCallData, type ReturnedFields, type SignedCallData } from '../chains/signed-call-data.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
-import { requestExecutedCheck, type ChainStateReader } from '../chains/state.ts';
+import type { ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { changeLockedAd, findAd, insertAd, type AdChange, type AdRecord } from '../db/repositories/ads.ts';
-import {
-  expireAdRequests, hasLiveClose, insertAdRequest, type AdAction,
-} from '../db/repositories/ad-requests.ts';
+import { hasLiveClose, insertAdRequest, type AdAction } from '../db/repositories/ad-requests.ts';
 import { applyAnsweredRequests } from './apply-request.ts';
 import { findAnsweredRequests } from './confirm.ts';
-import { applyOperations, available, balancesOf, freeing, type AdBalances, type LedgerOperation } from './ledger.ts';
+import { askLapsedRequests, freeLapsedHolds } from './lapsed-holds.ts';
+import { applyOperations, available, balancesOf, type AdBalances, type LedgerOperation } from './ledger.ts';
 import {
   AdInputError, AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
 } from './errors.ts';
@@ -123,25 +122,30 @@ export function createAdsService(deps: AdsDeps) {
   });
 
   /**
-   * Changes the caller's own ad under its row lock (404 unknown, 403 not the creator): first the
-   * holds of requests whose confirmation window has closed go back to the available balance, so
-   * an abandoned request blocks nothing; then `decide`, given the ad and its balances after that,
-   * returns the ledger operations and settings to apply on top. One lock, one write.
+   * Changes the caller's own ad in one transaction under its row lock (404 unknown, 403 not the
+   * creator): first the holds of requests whose confirmation window has closed go back to the
+   * available balance, so an abandoned request blocks nothing (the chain is asked about them before
+   * the lock is taken: ads/lapsed-holds.ts); then `decide`, given the ad and its balances after
+   * that, returns the ledger operations and settings to apply on top. One lock, one write.
    */
   async function changeOwnAd(
-    trx: Knex.Transaction, principal: Principal, adId: string,
-    decide: (ad: AdRecord, chain: ChainConnection, balances: AdBalances) => Promise<OwnAdChange> | OwnAdChange,
+    principal: Principal, adId: string,
+    decide: (trx: Knex.Transaction, ad: AdRecord, chain: ChainConnection, balances: AdBalances) => Promise<OwnAdChange> | OwnAdChange,
   ): Promise<AdRecord> {
-    const changed = await changeLockedAd(trx, adId, async (ad) => {
-      const chain = await chainOf(ad.adChainId);
-      assertCreator(principal, ad, chain);
-      const executed = requestExecutedCheck(deps.chainState, chain, settings.signedRequestTtlSeconds);
-      const freed = applyOperations(balancesOf(ad), freeing(await expireAdRequests(trx, adId, confirmCutoff(), executed)));
-      const { operations = [], set } = await decide(ad, chain, freed);
-      return { balances: applyOperations(freed, operations), set };
+    const unlocked = await findAd(knex, adId);
+    if (!unlocked) throw new AdNotFoundError(adId);
+    const chain = await chainOf(unlocked.adChainId);
+    assertCreator(principal, unlocked, chain);
+    const lapsed = await askLapsedRequests(knex, deps.chainState, chain, adId, confirmCutoff(), settings.signedRequestTtlSeconds);
+    return knex.transaction(async (trx) => {
+      const changed = await changeLockedAd(trx, adId, async (ad) => {
+        const freed = await freeLapsedHolds(trx, balancesOf(ad), lapsed);
+        const { operations = [], set } = await decide(trx, ad, chain, freed);
+        return { balances: applyOperations(freed, operations), set };
+      });
+      if (!changed) throw new AdNotFoundError(adId);
+      return changed;
     });
-    if (!changed) throw new AdNotFoundError(adId);
-    return changed;
   }
 
   function assertCreator(principal: Principal, ad: AdRecord, chain: ChainConnection): void {
@@ -198,17 +202,15 @@ export function createAdsService(deps: AdsDeps) {
 
     /** Signed `fundAd` call data; the pool grows when its transaction is confirmed. */
     async fund(principal: Principal, adId: string, amount: string): Promise<SignedAdRequest<'fundAd'>> {
-      return knex.transaction(async (trx) => {
-        let signed!: SignedAdRequest<'fundAd'>;
-        await changeOwnAd(trx, principal, adId, async (ad, chain) => {
-          assertOpen(ad);
-          await assertNoCloseUnderWay(trx, ad);
-          signed = sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
-          await insertAdRequest(trx, requestRow(adId, 'fundAd', signed, chain, amount, null));
-          return {};
-        });
-        return signed;
+      let signed!: SignedAdRequest<'fundAd'>;
+      await changeOwnAd(principal, adId, async (trx, ad, chain) => {
+        assertOpen(ad);
+        await assertNoCloseUnderWay(trx, ad);
+        signed = sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
+        await insertAdRequest(trx, requestRow(adId, 'fundAd', signed, chain, amount, null));
+        return {};
       });
+      return signed;
     },
 
     /**
@@ -216,20 +218,18 @@ export function createAdsService(deps: AdsDeps) {
      * now until the transaction is confirmed or the request expires, so no trade can reserve it.
      */
     async withdraw(principal: Principal, adId: string, amount: string, to: string): Promise<SignedAdRequest<'withdrawFromAd'>> {
-      return knex.transaction(async (trx) => {
-        let signed!: SignedAdRequest<'withdrawFromAd'>;
-        await changeOwnAd(trx, principal, adId, async (ad, chain, balances) => {
-          const payout = recipient('to', chain, to);
-          assertOpen(ad);
-          if (BigInt(amount) > available(balances)) {
-            throw new InsufficientLiquidityError(`poolAmountWithdraw ${amount} exceeds the available balance ${available(balances)} of ad ${adId}`);
-          }
-          signed = sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
-          await insertAdRequest(trx, requestRow(adId, 'withdrawFromAd', signed, chain, amount, payout, amount));
-          return { operations: [{ op: 'hold', amount: BigInt(amount) }] };
-        });
-        return signed;
+      let signed!: SignedAdRequest<'withdrawFromAd'>;
+      await changeOwnAd(principal, adId, async (trx, ad, chain, balances) => {
+        const payout = recipient('to', chain, to);
+        assertOpen(ad);
+        if (BigInt(amount) > available(balances)) {
+          throw new InsufficientLiquidityError(`poolAmountWithdraw ${amount} exceeds the available balance ${available(balances)} of ad ${adId}`);
+        }
+        signed = sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
+        await insertAdRequest(trx, requestRow(adId, 'withdrawFromAd', signed, chain, amount, payout, amount));
+        return { operations: [{ op: 'hold', amount: BigInt(amount) }] };
       });
+      return signed;
     },
 
     /**
@@ -238,21 +238,19 @@ export function createAdsService(deps: AdsDeps) {
      * now on no trade can reserve against the ad.
      */
     async close(principal: Principal, adId: string, to: string): Promise<SignedAdRequest<'closeAd'>> {
-      return knex.transaction(async (trx) => {
-        let signed!: SignedAdRequest<'closeAd'>;
-        await changeOwnAd(trx, principal, adId, async (ad, chain, balances) => {
-          const payout = recipient('to', chain, to);
-          assertOpen(ad);
-          if (balances.reserved > 0n) {
-            throw new AdStateError(`ad ${adId} has ${balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire (an unfunded reservation ends with its deposit request, within TRADE_RESERVATION_TTL_SECONDS; pause the ad first so that no new one is made)`);
-          }
-          signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
-          const held = available(balances);
-          await insertAdRequest(trx, requestRow(adId, 'closeAd', signed, chain, null, payout, held.toString()));
-          return { operations: [{ op: 'hold', amount: held }] };
-        });
-        return signed;
+      let signed!: SignedAdRequest<'closeAd'>;
+      await changeOwnAd(principal, adId, async (trx, ad, chain, balances) => {
+        const payout = recipient('to', chain, to);
+        assertOpen(ad);
+        if (balances.reserved > 0n) {
+          throw new AdStateError(`ad ${adId} has ${balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire (an unfunded reservation ends with its deposit request, within TRADE_RESERVATION_TTL_SECONDS; pause the ad first so that no new one is made)`);
+        }
+        signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
+        const held = available(balances);
+        await insertAdRequest(trx, requestRow(adId, 'closeAd', signed, chain, null, payout, held.toString()));
+        return { operations: [{ op: 'hold', amount: held }] };
       });
+      return signed;
     },
 
     /**
@@ -272,13 +270,13 @@ export function createAdsService(deps: AdsDeps) {
 
     /** Status, bounds or metadata; no transaction. Allowed from ACTIVE, PAUSED and EXHAUSTED. */
     async update(principal: Principal, adId: string, input: UpdateAdInput): Promise<AdRecord> {
-      return knex.transaction(async (trx) => changeOwnAd(trx, principal, adId, (ad) => {
+      return changeOwnAd(principal, adId, (_trx, ad) => {
         if (ad.baseStatus === 'PENDING' || ad.baseStatus === 'CLOSED') throw new AdStateError(`ad ${adId} is ${ad.baseStatus} and cannot be updated`);
         const minAmount = input.minAmount !== undefined ? input.minAmount : ad.minAmount;
         const maxAmount = input.maxAmount !== undefined ? input.maxAmount : ad.maxAmount;
         assertBounds(minAmount, maxAmount);
         return { set: { baseStatus: input.status, minAmount: input.minAmount, maxAmount: input.maxAmount, metadata: input.metadata } };
-      }));
+      });
     },
   };
 }

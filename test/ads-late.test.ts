@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdsService, type AdsService } from '../ads/service.ts';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
+import type { ChainStateReader } from '../chains/state.ts';
 import type { Principal } from '../domain/principal.ts';
 import { AD_CHAIN, devnetClient, ORDER_CHAIN, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
@@ -139,5 +140,46 @@ describe('a withdraw carried out before a close but confirmed after it', () => {
     // Again: a repeat, nothing changes.
     await ads.confirm(principal, adId, withdrawTx);
     expect(await books(adId)).toMatchObject({ status: 'CLOSED', poolAmount: '500', availableAmount: '0' });
+  });
+});
+
+describe('a lapsed hold whose chain does not answer', () => {
+  it('is asked about before the ad row is locked: a hung RPC stalls no other action on the ad', async () => {
+    const adId = await createdAd(400n);
+    await ads.withdraw(principal, adId, '100', maker.address); // signed, never sent
+    clock += LATER;
+    // A double of an RPC that hangs: the real reader's answer, held back until the test lets it through.
+    let asked!: () => void;
+    const wasAsked = new Promise<void>((resolve) => { asked = resolve; });
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => { answer = resolve; });
+    const real = service.container.chainState;
+    const hung: ChainStateReader = {
+      ...real,
+      async requestExecuted(chain, request) {
+        asked();
+        await answered;
+        return real.requestExecuted(chain, request);
+      },
+    };
+    const stalled = createAdsService({
+      knex: service.knex, registryCache: service.container.registryCache, signers: service.container.signers,
+      verifier: service.container.verifier, chainState: hung,
+      settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE }, now: () => clock,
+    });
+
+    const update = stalled.update(principal, adId, { metadata: { note: 'settles the lapsed hold' } });
+    try {
+      await wasAsked;
+      // While the chain is being asked, the ad row is free: another transaction takes its lock at once.
+      const locked = await service.knex.transaction((trx) => trx.raw('select id from ads where id = ? for update nowait', [adId]));
+      expect(locked.rows).toEqual([{ id: adId }]);
+    } finally {
+      answer();
+      await update;
+    }
+    // The chain said the withdraw never ran: its hold went back.
+    expect(await books(adId)).toMatchObject({ poolAmount: '400', availableAmount: '400' });
+    expect(await service.knex('ad_requests').where({ ad_id: adId, action: 'withdrawFromAd' }).pluck('status')).toEqual(['EXPIRED']);
   });
 });

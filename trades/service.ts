@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError } from '../ads/errors.ts';
-import { applyOperation, applyOperations, available, balancesOf, freeing } from '../ads/ledger.ts';
+import { askLapsedRequests, freeLapsedHolds } from '../ads/lapsed-holds.ts';
+import { applyOperation, available, balancesOf } from '../ads/ledger.ts';
 import type { Principal } from '../domain/principal.ts';
 import { routePricingProblem } from '../domain/route-pricing.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
@@ -11,10 +12,10 @@ import { RequestFieldError } from '../chains/request-schema.ts';
 import { buildSignedCallData } from '../chains/signed-call-data.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
 import { computeOrderTimes, lockDeadline, ttlWithin } from '../chains/timing.ts';
-import { requestExecutedCheck, type ChainStateReader } from '../chains/state.ts';
+import type { ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import { isWalletSignature } from '../chains/wallet-signature.ts';
-import { expireAdRequests, hasLiveClose } from '../db/repositories/ad-requests.ts';
+import { hasLiveClose } from '../db/repositories/ad-requests.ts';
 import { changeLockedAd, findAd } from '../db/repositories/ads.ts';
 import { findSubjectEvent } from '../db/repositories/chain-events.ts';
 import { lockWalletReservations, openReservations } from '../db/repositories/reservations.ts';
@@ -198,12 +199,13 @@ export function createTradesService(deps: TradesDeps) {
       const tradeId = randomUUID();
       const reservationExpiresAt = new Date((Number(signed.deadline) + RESERVATION_CHAIN_MARGIN_SECONDS) * 1000);
       const deadline = new Date(Number(lockDeadline(times)) * 1000);
+      const cutoff = new Date(nowMs() - settings.confirmGraceSeconds * 1000);
+      // Abandoned withdraw and close requests give their holds back first: they block nothing. The
+      // chain is asked about them before the ad row is locked (ads/lapsed-holds.ts).
+      const lapsed = await askLapsedRequests(knex, deps.chainState, adChain, ad.id, cutoff, settings.signedRequestTtlSeconds);
       await knex.transaction(async (trx) => {
-        const cutoff = new Date(nowMs() - settings.confirmGraceSeconds * 1000);
         await changeLockedAd(trx, ad.id, async (current) => {
-          // Abandoned withdraw and close requests give their holds back first: they block nothing.
-          const executed = requestExecutedCheck(deps.chainState, adChain, settings.signedRequestTtlSeconds);
-          const freed = applyOperations(balancesOf(current), freeing(await expireAdRequests(trx, ad.id, cutoff, executed)));
+          const freed = await freeLapsedHolds(trx, balancesOf(current), lapsed);
           if (current.baseStatus !== 'ACTIVE') throw new AdStateError(`ad ${ad.id} is ${current.status}: it takes no trades`);
           if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
           if (available(freed) < amount) {

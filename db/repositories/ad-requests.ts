@@ -69,38 +69,30 @@ export async function markAdRequestConfirmed(trx: Knex.Transaction, id: string, 
 }
 
 /**
- * What the chain says of a request nobody confirmed: `true` it was carried out, `false` it never
- * was (and, past its deadline, never can be), `undefined` the chain cannot tell now.
+ * The ad's pending requests whose confirmation window closed before `cutoff` (read without a lock:
+ * the chain is asked about them before the ad row is locked, see `settleLapsedRequests`).
  */
-export type RequestExecutedCheck = (request: AdRequestRecord) => Promise<boolean | undefined>;
+export async function lapsedRequests(knex: Knex, adId: string, cutoff: Date): Promise<AdRequestRecord[]> {
+  return knex('ad_requests').select(SELECT).where({ ad_id: adId, status: 'PENDING' }).andWhere('deadline', '<=', cutoff).orderBy('created_at');
+}
 
 /**
- * Settles the ad's pending requests whose confirmation window closed before `cutoff`, asking the
- * chain first: one it never executed becomes EXPIRED and its hold is returned in the total, for
- * the caller (holding the ad row lock) to free; one it executed becomes EXECUTED and keeps its hold
- * (the money left on chain: giving it back would be phantom liquidity); one it cannot answer for
- * stays PENDING and is asked again next time.
+ * Applies what the chain answered about lapsed requests (request id -> carried out), inside `trx`
+ * while the caller holds the ad row lock: a request still PENDING that never ran becomes EXPIRED
+ * and its hold is returned in the total, for the caller to free; one that ran becomes EXECUTED and
+ * keeps its hold (the money left on chain: giving it back would be phantom liquidity). A request
+ * confirmed (or settled) since the chain was asked is left as it is: only PENDING rows change.
  */
-export async function expireAdRequests(trx: Knex.Transaction, adId: string, cutoff: Date, executed: RequestExecutedCheck): Promise<bigint> {
-  const lapsed: AdRequestRecord[] = await trx('ad_requests').select(SELECT)
-    .where({ ad_id: adId, status: 'PENDING' }).andWhere('deadline', '<=', cutoff).forUpdate();
-  const neverRan: string[] = [];
-  for (const request of lapsed) {
-    const answer = await executed(request);
-    if (answer === false) neverRan.push(request.id);
-    else if (answer === true) await markAdRequestExecuted(trx, request.id);
-  }
+export async function settleLapsedRequests(trx: Knex.Transaction, adId: string, answers: ReadonlyMap<string, boolean>): Promise<bigint> {
+  const ran = [...answers].filter(([, executed]) => executed).map(([id]) => id);
+  const neverRan = [...answers].filter(([, executed]) => !executed).map(([id]) => id);
+  if (ran.length > 0) await trx('ad_requests').where({ ad_id: adId, status: 'PENDING' }).whereIn('id', ran).update({ status: 'EXECUTED' });
   if (neverRan.length === 0) return 0n;
   const rows: { held_amount: string }[] = await trx('ad_requests')
-    .whereIn('id', neverRan).andWhere({ status: 'PENDING' })
+    .where({ ad_id: adId, status: 'PENDING' }).whereIn('id', neverRan)
     .update({ status: 'EXPIRED' })
     .returning('held_amount');
   return rows.reduce((sum, row) => sum + BigInt(row.held_amount), 0n);
-}
-
-/** Marks a pending request EXECUTED: the chain carried it out, its event is not applied yet; its hold stays. */
-export async function markAdRequestExecuted(trx: Knex.Transaction, id: string): Promise<void> {
-  await trx('ad_requests').where({ id, status: 'PENDING' }).update({ status: 'EXECUTED' });
 }
 
 /**
