@@ -11,8 +11,22 @@ import type { ChainConnection, RegistryCache } from '../db/repositories/registry
 import { findTradeLifecycle, openTrades, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import type { Confirmation } from '../trades/orchestrator.ts';
 
-/** The longest a signed request may live (SIGNED_REQUEST_TTL_SECONDS' maximum): where a log search for it starts. */
-const LONGEST_REQUEST_SECONDS = 86_400;
+/**
+ * How much earlier than its signing a request's (or a trade's first) transaction is looked for: the
+ * skew between this service's clock and the chain's block timestamps, which a log search starts from.
+ */
+export const SEARCH_GRACE_SECONDS = 300;
+
+/**
+ * Where a log search for what a request signed with a deadline `anchor` did starts: a request is
+ * signed at most `signedRequestTtlSeconds` before its deadline (a trade's reservation ends at most
+ * that long, plus a margin within the grace, after its deposit request was signed), and nothing it
+ * caused is older. A request signed under a longer TTL than today's (the setting lowered since) is
+ * searched too late and shows up as drift, never as a silent pass.
+ */
+export function searchStart(anchor: Date, signedRequestTtlSeconds: number): Date {
+  return new Date(anchor.getTime() - (signedRequestTtlSeconds + SEARCH_GRACE_SECONDS) * 1000);
+}
 
 /** What the audit found the books and the chains disagreeing on, and could not explain by an event. */
 export type DriftKind =
@@ -53,6 +67,8 @@ export interface AuditDeps {
   registryCache: RegistryCache;
   verifier: TransactionVerifier;
   chainState: ChainStateReader;
+  /** SIGNED_REQUEST_TTL_SECONDS: bounds how far back the logs are searched (`searchStart`). */
+  signedRequestTtlSeconds: number;
   /** Delivers a found trade transaction to the lifecycle, as a client's confirmation would (the orchestrator's `confirm`). */
   confirmTrade(tradeId: string, confirmation: Confirmation): Promise<unknown>;
 }
@@ -79,7 +95,7 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
     if (!chain) return void report.unchecked++;
     const issued = {
       contractAddress: request.contractAddress, action: request.action, reqHash: request.reqHash, authToken: request.authToken,
-      since: new Date(request.deadline.getTime() - LONGEST_REQUEST_SECONDS * 1000),
+      since: searchStart(request.deadline, deps.signedRequestTtlSeconds),
     };
     const executed = await deps.chainState.requestExecuted(chain, issued);
     if (executed === undefined) return void report.unchecked++;
@@ -130,7 +146,7 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
     trade: TradeLifecycleRecord, [chain, contract, event, kind]: [VerifiableChain, string, BridgeEventName, Confirmation['kind']], report: AuditReport,
   ): Promise<boolean> {
     const txHash = await deps.chainState.findEventTransaction(chain, {
-      contractAddress: contract, event, topics: { key: trade.orderHash }, since: new Date(trade.reservationExpiresAt.getTime() - LONGEST_REQUEST_SECONDS * 1000),
+      contractAddress: contract, event, topics: { key: trade.orderHash }, since: searchStart(trade.reservationExpiresAt, deps.signedRequestTtlSeconds),
     });
     if (!txHash) {
       report.drifts.push({ kind: 'trade-state', subject: trade.id, detail: `${event} of order ${trade.orderHash} happened on chain ${chain.chainId} but its transaction was not found` });

@@ -133,7 +133,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const trades = tradeMetrics(metrics, knex);
   const audited = auditMetrics(metrics);
   const audit = createAudit({
-    knex, registryCache, verifier, chainState,
+    knex, registryCache, verifier, chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS,
     confirmTrade: (tradeId, confirmation) => tradeUseCases().confirmFound(tradeId, confirmation.kind, confirmation.txHash),
   });
   const runAudit = async () => {
