@@ -750,7 +750,7 @@ export interface paths {
         };
         /**
          * The endpoint's delivery log
-         * @description Every attempt, newest first. The endpoint's owner only: anyone else gets 404.
+         * @description Every attempt, newest first, a page at a time: pass `nextCursor` back as `cursor` until it is null to read back to the first attempt. The endpoint's owner only: anyone else gets 404.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -5469,6 +5469,9 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
+                /** @description Opaque: pass back the nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Page size, default 25. */
                 limit?: number;
             };
             header?: never;
@@ -5487,6 +5490,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["WebhookDelivery"][];
+                        nextCursor: string | null;
                     };
                 };
             };

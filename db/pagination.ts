@@ -65,6 +65,31 @@ export function decodeCursor(cursor: string, list: string): CursorPosition {
 }
 
 /**
+ * A cursor for an append-only log ordered by its bigint id, newest first (the webhook delivery
+ * log): opaque like `encodeCursor`, base64url of the list's name and the last row's id.
+ */
+export function encodeSequenceCursor(id: string, list: string): string {
+  return Buffer.from(JSON.stringify([list, id])).toString('base64url');
+}
+
+/** The id a `encodeSequenceCursor` cursor of `list` names, or `InvalidCursorError` (422 naming cursor). */
+export function decodeSequenceCursor(cursor: string, list: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError('cursor is not a cursor this service issued');
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) throw new InvalidCursorError('cursor is not a cursor this service issued');
+  const [of, id] = parsed;
+  if (typeof of !== 'string' || typeof id !== 'string' || !/^[1-9][0-9]{0,18}$/.test(id)) {
+    throw new InvalidCursorError('cursor is not a cursor this service issued');
+  }
+  if (of !== list) throw new InvalidCursorError(`cursor pages another list (${of.slice(0, 32)}), not ${list}: pass back this list's own nextCursor`);
+  return id;
+}
+
+/**
  * Applies keyset pagination to a query over `table`: newest first, then by id, starting after
  * the cursor. The row comparison matches the (…, created_at DESC, id DESC) indexes, so a page is
  * one index range scan however deep it is, and rows inserted between pages are never skipped or

@@ -73,7 +73,7 @@ async function main() {
     await knex('wallets').insert({ user_id: user.id, chain_kind: 'EVM', address: botAddress });
     await insertWebhookEndpoint(knex, {
       id: crypto.randomUUID(), userId: user.id, url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, description: 'bench', secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
-    });
+    }, 1);
 
     // The API process.
     api = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'entrypoints/api-main.ts'], {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Principal } from '../domain/principal.ts';
 import {
-  countWebhookEndpoints, deleteWebhookEndpoint, enableWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint,
+  deleteWebhookEndpoint, enableWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint,
   listWebhookDeliveries, listWebhookEndpoints, rotateWebhookSecret, type WebhookEndpointRecord,
 } from '../db/repositories/webhooks.ts';
 import { WebhookInputError, WebhookLimitError, WebhookNotFoundError } from './errors.ts';
@@ -44,11 +44,11 @@ export function createWebhooksService(deps: WebhooksDeps) {
     async register(principal: Principal, input: { url: string; description?: string }) {
       const problem = await webhookUrlProblem(input.url, { production: settings.production, resolve: settings.resolve });
       if (problem) throw new WebhookInputError('url', problem);
-      if ((await countWebhookEndpoints(knex, principal.userId)) >= settings.maxEndpointsPerUser) {
-        throw new WebhookLimitError(`at most ${settings.maxEndpointsPerUser} webhook endpoints per user: delete one first`);
-      }
       const secret = newWebhookSecret();
-      const endpoint = await insertWebhookEndpoint(knex, { id: randomUUID(), userId: principal.userId, url: input.url, description: input.description ?? '', secret });
+      const endpoint = await insertWebhookEndpoint(
+        knex, { id: randomUUID(), userId: principal.userId, url: input.url, description: input.description ?? '', secret }, settings.maxEndpointsPerUser,
+      );
+      if (!endpoint) throw new WebhookLimitError(`at most ${settings.maxEndpointsPerUser} webhook endpoints per user: delete one first`);
       return { endpoint, secret };
     },
 
@@ -76,9 +76,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
       return (await findWebhookEndpoint(knex, id))!;
     },
 
-    async deliveries(principal: Principal, id: string, limit: number) {
+    /** One page of the endpoint's delivery log, newest first; `nextCursor` pages on to the oldest attempt. */
+    async deliveries(principal: Principal, id: string, limit: number, cursor?: string) {
       await own(principal, id);
-      return listWebhookDeliveries(knex, id, limit);
+      return listWebhookDeliveries(knex, id, limit, cursor);
     },
   };
 }

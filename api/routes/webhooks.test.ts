@@ -159,4 +159,46 @@ describe('/v1/webhooks', () => {
     await expect.poll(() => bot.received.length, { timeout: 20_000 }).toBe(1);
     await bot.close();
   });
+
+  it('holds the per-user endpoint cap against registrations sent in parallel', async () => {
+    const owner = await signedIn();
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) =>
+      call(service, 'POST', '/v1/webhooks', { url: `https://bot.example.com/parallel/${i}` }, owner.token)));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 409, 409, 409, 409, 409, 409, 409]);
+    expect(answers.find((a) => a.status === 409)!.body.message).toMatch(/at most 3 webhook endpoints per user/);
+    expect((await call(service, 'GET', '/v1/webhooks', undefined, owner.token)).body.data).toHaveLength(3);
+  });
+
+  it('pages the whole delivery log with a cursor, newest first, none skipped or repeated', async () => {
+    const owner = await signedIn();
+    const created = await call(service, 'POST', '/v1/webhooks', { url: 'https://bot.example.com/log' }, owner.token);
+    const { id } = created.body;
+    // 130 attempts in the log (more than the largest page), as the dispatcher writes them.
+    await service.knex('webhook_deliveries').insert(Array.from({ length: 130 }, (_, i) => ({
+      endpoint_id: id, event_id: i + 1, seq: i + 1, message_id: `msg_${i + 1}`, attempt: 1, succeeded: true, status_code: 204, error: null, duration_ms: 3,
+    })));
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    const pages: number[] = [];
+    do {
+      const query: string = cursor === null ? '?limit=50' : `?limit=50&cursor=${cursor}`;
+      const page = await call(service, 'GET', `/v1/webhooks/${id}/deliveries${query}`, undefined, owner.token);
+      expect(page.status).toBe(200);
+      pages.push(page.body.data.length);
+      seen.push(...page.body.data.map((d: any) => d.eventSeq));
+      cursor = page.body.nextCursor;
+    } while (cursor !== null);
+    expect(pages).toEqual([50, 50, 30]);
+    expect(seen).toEqual(Array.from({ length: 130 }, (_, i) => 130 - i));
+    const first = await call(service, 'GET', `/v1/webhooks/${id}/deliveries`, undefined, owner.token);
+    expect(first.body.data).toHaveLength(25);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    // A cursor of another list, or none this service issued: 422 naming cursor.
+    const chains = await call(service, 'GET', '/v1/chains?limit=1');
+    for (const bad of [chains.body.nextCursor ?? Buffer.from('["chains","2026-11-24T00:00:00Z","00000000-0000-4000-8000-000000000000"]').toString('base64url'), 'not-a-cursor']) {
+      const refused = await call(service, 'GET', `/v1/webhooks/${id}/deliveries?cursor=${bad}`, undefined, owner.token);
+      expect(refused.status).toBe(422);
+      expect(refused.body.message.join(' ')).toMatch(/^cursor /);
+    }
+  });
 });

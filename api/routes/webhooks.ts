@@ -3,7 +3,7 @@ import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../db/repo
 import type { WebhooksService } from '../../webhooks/service.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry, z } from '../openapi/operations.ts';
-import { errorResponses } from '../schemas/common.ts';
+import { errorResponses, page } from '../schemas/common.ts';
 import { pushedEventSchema } from '../schemas/events.ts';
 import { idParams } from '../schemas/queries.ts';
 import { createWebhookBody, deliveriesQuery, webhookDeliverySchema, webhookSchema, webhookWithSecretSchema } from '../schemas/webhooks.ts';
@@ -42,9 +42,9 @@ registry.registerPath({
   request: { params: idParams }, responses: { 200: json(webhookSchema, 'The endpoint'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', ...secured, summary: "The endpoint's delivery log", description: `Every attempt, newest first. ${OWNER}`,
+  method: 'get', path: '/v1/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', ...secured, summary: "The endpoint's delivery log", description: `Every attempt, newest first, a page at a time: pass \`nextCursor\` back as \`cursor\` until it is null to read back to the first attempt. ${OWNER}`,
   request: { params: idParams, query: deliveriesQuery },
-  responses: { 200: json(z.object({ data: z.array(webhookDeliverySchema) }), 'Attempts, newest first'), ...errorResponses(401, 404, 422, 429) },
+  responses: { 200: json(page(webhookDeliverySchema), 'Attempts, newest first'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerWebhook({
   method: 'post', path: 'pushedEvent', operationId: 'receivePushedEvent', tags: ['Webhooks'], security: [], summary: 'A pushed event, as a webhook delivery',
@@ -113,8 +113,9 @@ export function webhooksRouter(deps: { webhooks: WebhooksService; requireAuth: R
   });
   router.get('/webhooks/:id/deliveries', requireAuth, async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
-    const { limit = 50 } = parseOrThrow(deliveriesQuery, req.query);
-    res.json({ data: (await webhooks.deliveries(principalOf(req), id, limit)).map(presentDelivery) });
+    const { cursor, limit = 25 } = parseOrThrow(deliveriesQuery, req.query);
+    const { items, nextCursor } = await webhooks.deliveries(principalOf(req), id, limit, cursor);
+    res.json({ data: items.map(presentDelivery), nextCursor });
   });
   return router;
 }

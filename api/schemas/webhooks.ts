@@ -1,5 +1,5 @@
 import { z } from '../openapi/operations.ts';
-import { text } from './common.ts';
+import { cursor, limit, text } from './common.ts';
 
 /** Request and response shapes of /v1/webhooks. */
 
@@ -38,6 +38,4 @@ export const webhookDeliverySchema = z.object({
   attemptedAt: z.string(),
 }).openapi('WebhookDelivery');
 
-export const deliveriesQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-});
+export const deliveriesQuery = z.strictObject({ cursor, limit });

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { decodeSequenceCursor, encodeSequenceCursor, type Page } from '../pagination.ts';
 
 /** A webhook endpoint as stored (webhook_endpoints). */
 export interface WebhookEndpointRecord {
@@ -47,14 +48,23 @@ const toEndpoint = (row: WebhookEndpointRecord | undefined): WebhookEndpointReco
 
 export interface NewWebhookEndpoint { id: string; userId: string; url: string; description: string; secret: string }
 
-/** Inserts an endpoint that starts delivering after the user's current last event (no history). */
-export async function insertWebhookEndpoint(knex: Knex, endpoint: NewWebhookEndpoint): Promise<WebhookEndpointRecord> {
-  const last = knex('user_event_counters').select('last_seq').where({ user_id: endpoint.userId });
-  await knex('webhook_endpoints').insert({
-    id: endpoint.id, user_id: endpoint.userId, url: endpoint.url, description: endpoint.description, secret: endpoint.secret,
-    delivered_seq: knex.raw('coalesce((?), 0)', [last]),
+/**
+ * Inserts an endpoint that starts delivering after the user's current last event (no history),
+ * unless the user already has `maxPerUser`: then nothing is inserted and the answer is undefined.
+ * The count and the insert run in one transaction holding a per-user advisory lock, so parallel
+ * registrations by one user cannot together pass the cap.
+ */
+export async function insertWebhookEndpoint(knex: Knex, endpoint: NewWebhookEndpoint, maxPerUser: number): Promise<WebhookEndpointRecord | undefined> {
+  return knex.transaction(async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`webhook-endpoints:${endpoint.userId}`]);
+    if ((await countWebhookEndpoints(trx, endpoint.userId)) >= maxPerUser) return undefined;
+    const last = trx('user_event_counters').select('last_seq').where({ user_id: endpoint.userId });
+    await trx('webhook_endpoints').insert({
+      id: endpoint.id, user_id: endpoint.userId, url: endpoint.url, description: endpoint.description, secret: endpoint.secret,
+      delivered_seq: trx.raw('coalesce((?), 0)', [last]),
+    });
+    return (await findWebhookEndpoint(trx, endpoint.id))!;
   });
-  return (await findWebhookEndpoint(knex, endpoint.id))!;
 }
 
 export async function findWebhookEndpoint(knex: Knex, id: string): Promise<WebhookEndpointRecord | undefined> {
@@ -160,11 +170,22 @@ export async function recordAttempt(
   });
 }
 
-/** The endpoint's delivery log, newest first. */
-export async function listWebhookDeliveries(knex: Knex, endpointId: string, limit: number): Promise<WebhookDeliveryRecord[]> {
-  const rows = await knex('webhook_deliveries')
+/** The name of the delivery log's cursors (a cursor of another list is refused). */
+const DELIVERIES = 'webhook_deliveries';
+
+/**
+ * One page of the endpoint's delivery log, newest first (by the attempt's id, which only grows),
+ * after `cursor`: keyset pagination over the (endpoint_id, id) index, so every attempt can be read
+ * however long the log is, and attempts logged between pages are never skipped or repeated.
+ */
+export async function listWebhookDeliveries(knex: Knex, endpointId: string, limit: number, cursor?: string): Promise<Page<WebhookDeliveryRecord>> {
+  const query = knex('webhook_deliveries')
     .select('id', 'endpoint_id as endpointId', 'event_id as eventId', 'seq', 'message_id as messageId', 'attempt', 'succeeded',
       'status_code as statusCode', 'error', 'duration_ms as durationMs', 'attempted_at as attemptedAt')
-    .where({ endpoint_id: endpointId }).orderBy('id', 'desc').limit(limit);
-  return rows.map((row: WebhookDeliveryRecord) => ({ ...row, id: String(row.id), eventId: String(row.eventId), seq: Number(row.seq) }));
+    .where({ endpoint_id: endpointId }).orderBy('id', 'desc').limit(limit + 1);
+  if (cursor !== undefined) query.andWhere('id', '<', decodeSequenceCursor(cursor, DELIVERIES));
+  const rows = (await query).map((row: WebhookDeliveryRecord) => ({ ...row, id: String(row.id), eventId: String(row.eventId), seq: Number(row.seq) }));
+  if (rows.length <= limit) return { items: rows, nextCursor: null };
+  const items = rows.slice(0, limit);
+  return { items, nextCursor: encodeSequenceCursor(items[items.length - 1]!.id, DELIVERIES) };
 }
