@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root, where the Cargo workspace and its `target/` live. */
@@ -8,11 +10,21 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The local Soroban network binary (Cargo profile `devnet`, see the root Cargo.toml). */
 export const STELLAR_DEVNET_BINARY = fileURLToPath(new URL('../../target/devnet/stellar-devnet', import.meta.url));
 
-/** The contracts' wasm, as `cargo build --release --target wasm32v1-none` writes them. */
+/**
+ * The wasm's own Cargo target directory, one per checkout (under `target/wasm/`). A cdylib's file
+ * name carries no hash, so checkouts sharing one target directory (git worktrees whose `target/`
+ * links to a shared one) would overwrite each other's contracts, while cargo still sees its own
+ * build as fresh and never writes them back: a test would deploy another checkout's contracts.
+ */
+const WASM_TARGET_DIR = path.join('target', 'wasm', createHash('sha256').update(realpathSync(REPO_ROOT)).digest('hex').slice(0, 12));
+
+const wasmFile = (crate: string) => path.join(REPO_ROOT, WASM_TARGET_DIR, 'wasm32v1-none', 'release', `${crate}.wasm`);
+
+/** The contracts' wasm, as `cargo build --release --target wasm32v1-none` writes them (in this checkout's WASM_TARGET_DIR). */
 export const SOROBAN_WASM = {
-  adManager: fileURLToPath(new URL('../../target/wasm32v1-none/release/relayer_soroban_ad_manager.wasm', import.meta.url)),
-  orderPortal: fileURLToPath(new URL('../../target/wasm32v1-none/release/relayer_soroban_order_portal.wasm', import.meta.url)),
-  testToken: fileURLToPath(new URL('../../target/wasm32v1-none/release/relayer_soroban_test_token.wasm', import.meta.url)),
+  adManager: wasmFile('relayer_soroban_ad_manager'),
+  orderPortal: wasmFile('relayer_soroban_order_portal'),
+  testToken: wasmFile('relayer_soroban_test_token'),
 } as const;
 
 const WASM_TARGET = 'wasm32v1-none';
@@ -43,7 +55,7 @@ export function ensureRustToolchain({ quiet = false }: { quiet?: boolean } = {})
  */
 export function buildStellarDevnet({ quiet = false }: { quiet?: boolean } = {}): void {
   ensureRustToolchain({ quiet });
-  run('cargo', ['build', '--locked', '--release', '--target-dir', 'target', '--target', WASM_TARGET,
+  run('cargo', ['build', '--locked', '--release', '--target-dir', WASM_TARGET_DIR, '--target', WASM_TARGET,
     '-p', 'relayer-soroban-ad-manager', '-p', 'relayer-soroban-order-portal', '-p', 'relayer-soroban-test-token'], quiet);
   run('cargo', ['build', '--locked', '--profile', 'devnet', '--target-dir', 'target', '-p', 'relayer-stellar-devnet'], quiet);
 }
