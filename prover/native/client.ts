@@ -9,6 +9,12 @@ export interface NativeProverOptions {
   zkey: string;
   /** rayon threads one proof may use (its FFTs and multi-exponentiations); default 1. */
   threads?: number;
+  /**
+   * snarkjs `verification_key.json` to verify with (`verify`; given to the binary as
+   * RELAYER_GROTH16_VKEY). Without it, or with a binary built before it could verify, `verifies`
+   * is false and `verify` is refused.
+   */
+  verificationKey?: string;
 }
 
 /** What the binary answers for one witness. */
@@ -46,6 +52,8 @@ export class NativeProverError extends Error {
  */
 export class NativeProver {
   readonly threads: number;
+  /** True when the process holds a prepared verification key (`verify` works). */
+  verifies = false;
   readonly #child: ChildProcessWithoutNullStreams;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
@@ -89,13 +97,14 @@ export class NativeProver {
   }
 
   /** Starts the binary and resolves once it has parsed the zkey. */
-  static async start({ binary, zkey, threads = 1 }: NativeProverOptions): Promise<NativeProver> {
+  static async start({ binary, zkey, threads = 1, verificationKey }: NativeProverOptions): Promise<NativeProver> {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, received '${threads}'`);
-    const child = spawn(binary, ['--zkey', zkey, '--threads', String(threads)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = { ...process.env, RELAYER_GROTH16_VKEY: verificationKey ?? '' };
+    const child = spawn(binary, ['--zkey', zkey, '--threads', String(threads)], { stdio: ['pipe', 'pipe', 'pipe'], env });
     let ready!: Pending;
     const started = new Promise<Record<string, unknown>>((resolve, reject) => { ready = { resolve, reject }; });
     const prover = new NativeProver(child, threads, ready);
-    await started;
+    prover.verifies = (await started).verifier === true;
     return prover;
   }
 
@@ -108,6 +117,19 @@ export class NativeProver {
   async prove(wtns: Uint8Array): Promise<NativeProof> {
     const reply = await this.#request({ wtns: Buffer.from(wtns.buffer, wtns.byteOffset, wtns.byteLength).toString('base64') });
     return { proof: reply.proof as Groth16Proof, publicSignals: reply.publicSignals as string[], proveMs: reply.proveMs as number };
+  }
+
+  /**
+   * Whether `proof` verifies for `publicSignals` under the `verificationKey` the process was
+   * started with (prepared once; about a millisecond). Resolves false for a well-formed proof that
+   * does not verify; rejects with `NativeProverError` for a malformed one (a coordinate off its
+   * curve or not below the field's modulus, a G2 point outside the subgroup, a public signal not
+   * below the scalar field's modulus, the wrong number of signals) or when `verifies` is false.
+   */
+  async verify(proof: Groth16Proof, publicSignals: readonly string[]): Promise<{ valid: boolean; verifyMs: number }> {
+    if (!this.verifies) throw new NativeProverError('started without a verification key: no verify');
+    const reply = await this.#request({ cmd: 'verify', proof, publicSignals });
+    return { valid: reply.valid === true, verifyMs: reply.verifyMs as number };
   }
 
   /** The verification key as the binary read it from the zkey. */

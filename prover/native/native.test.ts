@@ -36,7 +36,9 @@ describe('native Groth16 prover (relayer-groth16) against snarkjs and Verifier.s
 
   beforeAll(async () => {
     const build = createRequire(import.meta.url)(artifacts.witnessCalculator) as (code: Uint8Array) => Promise<WitnessCalculator>;
-    [prover, witnessCalculator] = await Promise.all([NativeProver.start({ binary: binary!, zkey: artifacts.zkey }), build(readFileSync(artifacts.wasm))]);
+    [prover, witnessCalculator] = await Promise.all([
+      NativeProver.start({ binary: binary!, zkey: artifacts.zkey, verificationKey: artifacts.verificationKey }), build(readFileSync(artifacts.wasm)),
+    ]);
   });
   afterAll(async () => {
     await prover?.close();
@@ -90,6 +92,58 @@ describe('native Groth16 prover (relayer-groth16) against snarkjs and Verifier.s
     expect(prover.alive).toBe(true);
     const { publicSignals, proof } = await prover.prove(good);
     expect(await snarkjs.groth16.verify(vkey, publicSignals, proof)).toBe(true);
+  });
+
+  describe('verifying with the prepared key', () => {
+    const BN254_R = 21888242871839275222246405745257275088548364400416711303968931127479843590961n;
+
+    it('accepts what snarkjs accepts: its own proofs and snarkjs proofs', async () => {
+      const { input } = sampleProofInput({ index: 9 });
+      const w = await witness(input);
+      const native = await prover.prove(w);
+      expect((await prover.verify(native.proof, native.publicSignals)).valid).toBe(true);
+      const js = await snarkjs.groth16.prove(artifacts.zkey, { type: 'mem', data: w });
+      expect((await prover.verify(js.proof, js.publicSignals)).valid).toBe(true);
+    });
+
+    it('refuses a bad proof as snarkjs does: a changed public signal, another deposit, swapped points', async () => {
+      const a = await prover.prove(await witness(sampleProofInput({ index: 1 }).input));
+      const b = await prover.prove(await witness(sampleProofInput({ index: 2 }).input));
+      const nullifier = (BigInt(a.publicSignals[3]!) + 1n).toString();
+      const bad = [
+        { proof: a.proof, publicSignals: [...a.publicSignals.slice(0, 3), nullifier] },
+        { proof: a.proof, publicSignals: b.publicSignals },
+        { proof: { ...a.proof, pi_a: a.proof.pi_c, pi_c: a.proof.pi_a }, publicSignals: a.publicSignals },
+        { proof: { ...a.proof, pi_c: b.proof.pi_c }, publicSignals: a.publicSignals },
+      ];
+      for (const [i, { proof, publicSignals }] of bad.entries()) {
+        expect(await snarkjs.groth16.verify(vkey, publicSignals, proof), `case ${i}`).toBe(false);
+        expect((await prover.verify(proof, publicSignals)).valid, `case ${i}`).toBe(false);
+      }
+    });
+
+    it('refuses a malformed proof with a reason and keeps serving', async () => {
+      const { proof, publicSignals } = await prover.prove(await witness(sampleProofInput().input));
+      // The same signal plus r is the same value to a pairing; the contracts refuse it, so do we.
+      const aliased = [(BigInt(publicSignals[0]!) + BN254_R).toString(), ...publicSignals.slice(1)];
+      await expect(prover.verify(proof, aliased)).rejects.toThrow(new NativeProverError('publicSignals[0] is not below the field\'s modulus'));
+      await expect(prover.verify({ ...proof, pi_a: [proof.pi_a[0]!, '5', '1'] }, publicSignals)).rejects.toThrow(/pi_a is not on the BN254 G1 curve/);
+      await expect(prover.verify(proof, publicSignals.slice(1))).rejects.toThrow(/expected 4 public signals, received 3/);
+      expect(prover.alive).toBe(true);
+      expect((await prover.verify(proof, publicSignals)).valid).toBe(true);
+    });
+
+    it('says whether it holds a key, and a process without one refuses to verify', async () => {
+      expect(prover.verifies).toBe(true);
+      const keyless = await NativeProver.start({ binary: binary!, zkey: artifacts.zkey });
+      try {
+        expect(keyless.verifies).toBe(false);
+        const { proof, publicSignals } = await prover.prove(await witness(sampleProofInput().input));
+        await expect(keyless.verify(proof, publicSignals)).rejects.toThrow(/started without a verification key/);
+      } finally {
+        await keyless.close();
+      }
+    });
   });
 
   it('passes its Rust unit tests (cargo test: the multi-exponentiation against arkworks)', () => {

@@ -1,11 +1,17 @@
-//! `relayer-groth16 --zkey <path> [--threads <n>]`: a long-lived Groth16 prover speaking
+//! `relayer-groth16 --zkey <path> [--threads <n>]`: a long-lived Groth16 prover (and verifier) speaking
 //! line-delimited JSON on stdin/stdout, so the zkey is parsed once per process.
 //!
-//! On start it prints `{"ready":true,"nVars":…,"nPublic":…,"domainSize":…,"threads":…}`. Then, one
+//! With `RELAYER_GROTH16_VKEY=<verification_key.json>` in its environment it also prepares that key
+//! for `verify` (an environment variable, not a flag, so a client can offer it to an older binary,
+//! which ignores it: the ready line's `"verifier"` says whether the key was taken).
+//!
+//! On start it prints `{"ready":true,"nVars":…,"nPublic":…,"domainSize":…,"threads":…,"verifier":…}`. Then, one
 //! request per line, one reply per line, in order:
 //! - `{"id":…,"wtns":"<base64 of circom's .wtns>"}` → `{"id":…,"proof":{…},"publicSignals":[…],"proveMs":…}`
 //!   (snarkjs's JSON forms);
 //! - `{"id":…,"cmd":"vk"}` → the verification key read from the zkey;
+//! - `{"id":…,"cmd":"verify","proof":{…},"publicSignals":[…]}` → `{"id":…,"valid":true|false,"verifyMs":…}`
+//!   against the `RELAYER_GROTH16_VKEY` verification key (snarkjs's `verification_key.json`), prepared once;
 //! - anything that fails → `{"id":…,"error":"…"}`; the process keeps serving.
 //!
 //! It exits when stdin closes (its parent went away). `--threads` sizes the rayon pool that one
@@ -14,6 +20,7 @@
 mod json;
 mod msm;
 mod prove;
+mod verify;
 mod wtns;
 mod zkey;
 
@@ -26,6 +33,7 @@ use rand::rngs::OsRng;
 use serde_json::{json, Value};
 
 use prove::Prover;
+use verify::PreparedVerifier;
 
 struct Args {
     zkey: String,
@@ -49,7 +57,7 @@ fn parse_args() -> Result<Args, String> {
     Ok(Args { zkey: zkey.ok_or("--zkey <path> is required")?, threads })
 }
 
-fn dispatch(prover: &Prover, request: &Value) -> Result<Value, String> {
+fn dispatch(prover: &Prover, verifier: Option<&PreparedVerifier>, request: &Value) -> Result<Value, String> {
     match request.get("cmd").and_then(Value::as_str).unwrap_or("prove") {
         "prove" => {
             let encoded = request.get("wtns").and_then(Value::as_str).ok_or("request has no 'wtns' (base64 string)")?;
@@ -61,18 +69,26 @@ fn dispatch(prover: &Prover, request: &Value) -> Result<Value, String> {
             Ok(json!({ "proof": json::proof(&proof), "publicSignals": public, "proveMs": started.elapsed().as_secs_f64() * 1000.0 }))
         }
         "vk" => Ok(json::verification_key(&prover.key)),
+        "verify" => {
+            let verifier = verifier.ok_or("started without RELAYER_GROTH16_VKEY: no verification key to verify with")?;
+            let proof = verify::proof(request.get("proof").ok_or("request has no 'proof'")?)?;
+            let public = verify::public_signals(request.get("publicSignals").ok_or("request has no 'publicSignals'")?)?;
+            let started = Instant::now();
+            let valid = verifier.verify(&proof, &public)?;
+            Ok(json!({ "valid": valid, "verifyMs": started.elapsed().as_secs_f64() * 1000.0 }))
+        }
         other => Err(format!("unknown cmd '{other}'")),
     }
 }
 
 /// One reply per request line; a panic in one proof becomes that request's error.
-fn handle(prover: &Prover, line: &str) -> Value {
+fn handle(prover: &Prover, verifier: Option<&PreparedVerifier>, line: &str) -> Value {
     let request: Value = match serde_json::from_str(line) {
         Ok(value) => value,
         Err(error) => return json!({ "id": null, "error": format!("request is not JSON: {error}") }),
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
-    match panic::catch_unwind(AssertUnwindSafe(|| dispatch(prover, &request))) {
+    match panic::catch_unwind(AssertUnwindSafe(|| dispatch(prover, verifier, &request))) {
         Ok(Ok(mut reply)) => {
             reply["id"] = id;
             reply
@@ -88,16 +104,24 @@ fn run() -> Result<(), String> {
     let bytes = std::fs::read(&args.zkey).map_err(|e| format!("cannot read {}: {e}", args.zkey))?;
     let prover = Prover::new(zkey::ProvingKey::from_zkey(&bytes)?)?;
     drop(bytes);
+    let verifier = match std::env::var("RELAYER_GROTH16_VKEY").ok().filter(|path| !path.is_empty()) {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+            let key = serde_json::from_str(&text).map_err(|e| format!("{path} is not JSON: {e}"))?;
+            Some(PreparedVerifier::from_json(&key).map_err(|e| format!("{path}: {e}"))?)
+        }
+        None => None,
+    };
 
     let mut out = io::stdout().lock();
-    let ready = json!({ "ready": true, "nVars": prover.key.n_vars, "nPublic": prover.key.n_public, "domainSize": prover.key.domain_size, "threads": args.threads });
+    let ready = json!({ "ready": true, "nVars": prover.key.n_vars, "nPublic": prover.key.n_public, "domainSize": prover.key.domain_size, "threads": args.threads, "verifier": verifier.is_some() });
     writeln!(out, "{ready}").and_then(|_| out.flush()).map_err(|e| e.to_string())?;
     for line in io::stdin().lock().lines() {
         let line = line.map_err(|e| e.to_string())?;
         if line.trim().is_empty() {
             continue;
         }
-        let reply = handle(&prover, &line);
+        let reply = handle(&prover, verifier.as_ref(), &line);
         // A closed stdout means the parent is gone: stop quietly.
         if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
             break;
