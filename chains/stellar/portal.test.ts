@@ -1,69 +1,64 @@
-import { readFileSync } from 'node:fs';
+import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcUnavailableError } from '../errors.ts';
-import { startSorobanRpcStub, type SorobanRpcStub } from '../../test/support/fake-soroban-rpc.ts';
-import { hostEvents } from '../../test/support/stellar-fixtures.ts';
-import { readStellarPortalDeposits } from './portal.ts';
+import { fund } from '../../devnet/stellar/client.ts';
+import { depositOnPortal, startSorobanTestNetwork, type PortalDeposit, type SorobanTestNetwork } from '../../test/support/soroban-network.ts';
+import { startSorobanRpcProxy, type SorobanRpcProxy } from '../../test/support/soroban-rpc-proxy.ts';
+import { readStellarPortalDeposits, readStellarPortalRoot } from './portal.ts';
 import { createStellarClient } from './verify.ts';
 
-/** The portal's real OrderCreated events (emitted in the Soroban host) as raw getEvents entries. */
-const created = hostEvents().filter((e) => e.event === 'OrderCreated');
-const portal = created[0]!.contractId;
-const vectors = JSON.parse(readFileSync(new URL('../../contracts/soroban/vectors.json', import.meta.url), 'utf8'));
+/**
+ * Reading a Soroban OrderPortal's deposits and root from the local Soroban network (devnet/stellar:
+ * the real host ran the portal's wasm): three real deposits, read back through getEvents in pages
+ * (through a proxy that only records the requests; the answers are the network's).
+ */
 
-function rawDeposit(index: number, ledger: number) {
-  const body = created[index]!.xdr.body().v0();
-  return {
-    type: 'contract',
-    ledger,
-    ledgerClosedAt: '2026-11-22T00:00:00Z',
-    contractId: portal,
-    id: `000${ledger}-000000000${index}`,
-    pagingToken: `000${ledger}-000000000${index}`,
-    inSuccessfulContractCall: true,
-    txHash: 'ab'.repeat(32),
-    topic: body.topics().map((topic) => topic.toXDR('base64')),
-    value: body.data().toXDR('base64'),
-  };
-}
-
-let stub: SorobanRpcStub;
-const requests: Record<string, unknown>[] = [];
+const bridger = Keypair.random();
+let net: SorobanTestNetwork;
+let proxy: SorobanRpcProxy;
+const deposits: PortalDeposit[] = [];
 
 beforeAll(async () => {
-  stub = await startSorobanRpcStub();
-  // Three deposits, served out of leaf order, two per page.
-  const all = [rawDeposit(1, 101), rawDeposit(0, 100), rawDeposit(2, 102)];
-  stub.handlers.getEvents = (params) => {
-    requests.push(params);
-    const pagination = params.pagination as { cursor?: string; limit: number };
-    const start = pagination.cursor ? Number(pagination.cursor) : 0;
-    const events = all.slice(start, start + pagination.limit);
-    return { events, cursor: String(start + events.length), latestLedger: 200, oldestLedger: 1, latestLedgerCloseTime: '0', oldestLedgerCloseTime: '0' };
-  };
-});
+  net = await startSorobanTestNetwork();
+  await fund(net.server, bridger.publicKey());
+  for (let i = 0; i < 3; i++) deposits.push(await depositOnPortal(net, bridger));
+  proxy = await startSorobanRpcProxy(net.node.rpcUrl);
+}, 120_000);
 
 afterAll(async () => {
-  await stub?.close();
+  await proxy?.close();
+  await net?.stop();
 });
 
 describe('readStellarPortalDeposits', () => {
-  it('pages through getEvents and returns the deposits in leaf order', async () => {
-    const deposits = await readStellarPortalDeposits(createStellarClient(stub.url), portal, 100, 150, 2);
-    const expected = (vectors.orderPortal.deposits as Array<{ leaf: string; root: string; secretCommitment: string; order: { hash: string } }>)
-      .slice(0, 3)
-      .map((d, i) => [i, BigInt(d.leaf), BigInt(d.root), BigInt(d.secretCommitment), d.order.hash, 100 + i]);
-    expect(deposits.map((d) => [d.leafIndex, d.leaf, d.root, d.secretCommitment, d.orderHash, d.ledger])).toEqual(expected);
-    expect(deposits[0]!.reqHash).toBe(created[0]!.reqHash);
-    expect(requests[0]).toMatchObject({
-      startLedger: 100,
-      endLedger: 151,
-      filters: [{ type: 'contract', contractIds: [portal] }],
+  it('pages through getEvents and returns the deposits in leaf order, as the portal recorded them', async () => {
+    const first = deposits[0]!.ledger;
+    const last = deposits[2]!.ledger;
+    const read = await readStellarPortalDeposits(createStellarClient(proxy.url), net.deployment.orderPortal, first, last, 2);
+    expect(read).toEqual(deposits.map((d) => ({
+      orderHash: d.orderHash, reqHash: d.reqHash, leafIndex: d.leafIndex, leaf: d.leaf, secretCommitment: d.secretCommitment, root: d.root,
+      ledger: d.ledger, txHash: d.txHash,
+    })));
+    expect(read.map((d) => d.leafIndex)).toEqual([0, 1, 2]);
+    const calls = proxy.requests.filter((r) => r.method === 'getEvents');
+    // Soroban RPC's endLedger is exclusive; the reader's range is inclusive.
+    expect(calls[0]!.params).toMatchObject({
+      startLedger: first, endLedger: last + 1, filters: [{ type: 'contract', contractIds: [net.deployment.orderPortal] }], pagination: { limit: 2 },
     });
-    expect(requests[1]).toMatchObject({ pagination: { cursor: '2', limit: 2 } });
+    expect(calls[1]!.params).toMatchObject({ pagination: { cursor: expect.any(String), limit: 2 } });
+  });
+
+  it('reads nothing outside the deposits\' ledgers', async () => {
+    expect(await readStellarPortalDeposits(createStellarClient(net.node.rpcUrl), net.deployment.orderPortal, 1, deposits[0]!.ledger - 1)).toEqual([]);
   });
 
   it('reports an unreachable RPC as unavailable', async () => {
-    await expect(readStellarPortalDeposits(createStellarClient('http://127.0.0.1:1'), portal, 1, 2)).rejects.toThrow(RpcUnavailableError);
+    await expect(readStellarPortalDeposits(createStellarClient('http://127.0.0.1:1'), net.deployment.orderPortal, 1, 2)).rejects.toThrow(RpcUnavailableError);
+  });
+});
+
+describe('readStellarPortalRoot', () => {
+  it('is the root after the latest deposit and the number of deposits', async () => {
+    expect(await readStellarPortalRoot(createStellarClient(net.node.rpcUrl), net.deployment.orderPortal)).toEqual({ root: deposits[2]!.root, leafCount: 3 });
   });
 });
