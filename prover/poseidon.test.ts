@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { buildPoseidon, type CircomlibPoseidon } from 'circomlibjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FIELD_MODULUS, FieldElementError } from './field.ts';
@@ -25,6 +28,14 @@ describe('poseidon', () => {
         expect(poseidon(xs)).toBe(ref(xs));
       }
     }
+  });
+
+  it('uses circomlibjs\'s own constants for 1 to 3 inputs (poseidon-constants.json is their copy)', () => {
+    // circomlibjs's package "exports" hides src/, so locate the file next to its CommonJS build.
+    const file = join(dirname(createRequire(import.meta.url).resolve('circomlibjs')), '..', 'src', 'poseidon_constants_opt.json');
+    const original = JSON.parse(readFileSync(file, 'utf8')) as Record<'C' | 'S' | 'M' | 'P', unknown[]>;
+    const copy = JSON.parse(readFileSync(new URL('./poseidon-constants.json', import.meta.url), 'utf8'));
+    expect(copy).toEqual({ C: original.C.slice(0, 3), S: original.S.slice(0, 3), M: original.M.slice(0, 3), P: original.P.slice(0, 3) });
   });
 
   it('rejects inputs outside the field instead of reducing them', () => {

@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { assertField, FIELD_MODULUS as P } from './field.ts';
 
 /**
@@ -8,6 +6,9 @@ import { assertField, FIELD_MODULUS as P } from './field.ts';
  * terminate, usable in any thread. It follows circomlibjs's optimised schedule (poseidon_opt.js,
  * from Neptune) with circomlibjs's own constants, so its outputs equal circomlib's `Poseidon(n)`
  * template; poseidon.test.ts checks that against circomlibjs's independent wasm implementation.
+ * The constants for 1 to 3 inputs are copied from circomlibjs's src/poseidon_constants_opt.json into
+ * poseidon-constants.json (poseidon.test.ts checks the copy): circomlibjs is a development
+ * dependency, absent from the production image, while trades need Poseidon at run time.
  */
 
 interface RawConstants { C: string[][]; S: string[][]; M: string[][][]; P: string[][][] }
@@ -22,10 +23,7 @@ let constants: Constants[] | undefined;
 
 function load(): Constants[] {
   if (constants) return constants;
-  // circomlibjs's package "exports" hides src/, so locate the file next to its CommonJS build.
-  const require = createRequire(import.meta.url);
-  const file = join(dirname(require.resolve('circomlibjs')), '..', 'src', 'poseidon_constants_opt.json');
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as RawConstants;
+  const raw = JSON.parse(readFileSync(new URL('./poseidon-constants.json', import.meta.url), 'utf8')) as RawConstants;
   constants = [];
   for (let n = 1; n <= MAX_INPUTS; n++) {
     const i = n - 1;
