@@ -6,8 +6,9 @@
 // the changed COPY. The machine's CA bundle is handed to the build as a secret (the package
 // registries are reached through a TLS-intercepting proxy here); it never lands in a layer.
 // Prints one JSON line: {image, seconds, sizeBytes, buildArgs}; podman's output goes to
-// .tools/podman/last-build.log.
-import { existsSync, writeFileSync } from 'node:fs';
+// .tools/podman/last-build.log. One build at a time on a machine: a second caller (image.test.ts and
+// compose.test.ts start together) waits for the first, then finds every layer cached.
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureStandins } from './image-standins.mjs';
@@ -16,8 +17,52 @@ import { ensurePodmanInstalled, PODMAN_DIR, podman } from './podman.mjs';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
+const LOCK = path.join(PODMAN_DIR, 'build.lock');
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** Runs `build` holding .tools/podman/build.lock (a directory naming its holder's pid; a dead holder's lock is taken over). */
+function withBuildLock(build, log) {
+  mkdirSync(PODMAN_DIR, { recursive: true });
+  for (let waited = false; ;) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(path.join(LOCK, 'pid'), String(process.pid));
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      const pidFile = path.join(LOCK, 'pid');
+      const holder = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8') || 0) : 0;
+      // A dead holder, or one that never wrote its pid (it died right after mkdir) a minute on.
+      if (holder ? !alive(holder) : Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? 0) > 60_000) {
+        rmSync(LOCK, { recursive: true, force: true });
+        continue;
+      }
+      if (!waited) log(`another image build (pid ${holder || '?'}) is running: waiting for it`);
+      waited = true;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_000);
+    }
+  }
+  try {
+    return build();
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
 /** Builds the image (tag `image`); returns how long it took and how large it is. */
 export function buildImage(image = 'localhost/relayer:dev', log = () => {}) {
+  return withBuildLock(() => buildUnlocked(image, log), log);
+}
+
+function buildUnlocked(image, log) {
   const started = Date.now();
   ensurePodmanInstalled();
   const buildArgs = ensureStandins(log);

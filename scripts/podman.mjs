@@ -20,8 +20,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export const PODMAN_DIR = path.join(root, '.tools', 'podman');
 export const CONTAINERS_CONF = path.join(PODMAN_DIR, 'containers.conf');
 
-/** Debian packages the checks need: podman and its runtime, and debootstrap for the stand-in bases. */
-const DEBIAN_PACKAGES = ['podman', 'runc', 'containernetworking-plugins', 'iptables', 'debootstrap'];
+/**
+ * Debian packages the checks need: podman and its runtime, debootstrap for the stand-in bases, and
+ * for the compose stack catatonit (`init: true`) and the CNI dnsname plugin (services find each
+ * other by name on the project's network).
+ */
+const DEBIAN_PACKAGES = ['podman', 'runc', 'containernetworking-plugins', 'iptables', 'debootstrap', 'catatonit', 'golang-github-containernetworking-plugin-dnsname'];
 
 const NPROC_CEILING = 32768;
 

@@ -17,7 +17,8 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }, listenPort = 0): Promise<TcpProxy> {
+/** Listens on `listenHost` (loopback unless told; a container network's gateway lets containers in). */
+export async function startTcpProxy(target: { host: string; port: number }, listenPort = 0, listenHost = '127.0.0.1'): Promise<TcpProxy> {
   let open = true;
   let current = target;
   const sockets = new Set<net.Socket>();
@@ -41,11 +42,11 @@ export async function startTcpProxy(target: { host: string; port: number }, list
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(listenPort, '127.0.0.1', () => resolve());
+    server.listen(listenPort, listenHost, () => resolve());
   });
   const port = (server.address() as net.AddressInfo).port;
   return {
-    address: `127.0.0.1:${port}`,
+    address: `${listenHost}:${port}`,
     port,
     cut() {
       open = false;
