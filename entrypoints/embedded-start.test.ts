@@ -7,10 +7,11 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/config.ts';
 import { anvilAccounts } from '../devnet/index.ts';
+import { importRegistry } from '../registry/import.ts';
 import { start } from './service.ts';
 
-/** The demo registry's USDC on chain 148 (devnet/registry.json), which no devnet import touches. */
-const DEMO_ONLY_TOKEN = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
+/** A token an operator registers on chain 148 (no devnet import touches it). */
+const OPERATOR_TOKEN = { chainId: '148', symbol: 'OPR', name: 'Operator token', address: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', decimals: 7, kind: 'SEP41' as const };
 
 describe('the embedded run (npm start with no DATABASE_URL)', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-embedded-'));
@@ -51,16 +52,16 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
       stellarAdManager = stellar.ad_manager_address;
       const wasm = await new rpc.Server(stellar.rpc_url, { allowHttp: true }).getContractWasmByContractId(stellar.ad_manager_address);
       expect(wasm.length).toBeGreaterThan(1000);
-      // An entry only the demo registry has (the devnet import manages the chains themselves).
-      await first.knex('tokens').where({ address: DEMO_ONLY_TOKEN }).update({ name: 'Renamed by operator' });
+      // An entry only the operator has (the devnet import manages the chains themselves).
+      await importRegistry(first.knex, { chains: [], tokens: [OPERATOR_TOKEN], routes: [] });
     } finally {
       await first.stop();
     }
 
     const second = await start(config(), pino({ level: 'silent' }));
     try {
-      // The operator's change survived and the demo registry was not re-imported over it.
-      expect((await second.knex('tokens').where({ address: DEMO_ONLY_TOKEN }).first()).name).toBe('Renamed by operator');
+      // The operator's entry survived the restart and the devnet's registration.
+      expect((await second.knex('tokens').where({ address: OPERATOR_TOKEN.address }).first()).name).toBe(OPERATOR_TOKEN.name);
       // The Stellar network kept its ledger: the same contracts, found rather than deployed again.
       expect((await second.knex('chains').where({ chain_id: '148' }).first()).ad_manager_address).toBe(stellarAdManager);
       // The chain kept its state: same contracts, and the transfer made before the restart.

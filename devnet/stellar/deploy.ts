@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
-  Address, Asset, hash, Keypair, nativeToScVal, Operation, rpc, StrKey, xdr,
+  Address, Asset, hash, Keypair, nativeToScVal, Operation, rpc, scValToNative, StrKey, xdr,
 } from '@stellar/stellar-sdk';
 import { SOROBAN_WASM } from './build.ts';
 import { fund, submitOperation } from './client.ts';
@@ -50,21 +50,63 @@ async function contractExists(server: rpc.Server, contractId: string): Promise<b
   return (await server.getLedgerEntries(key)).entries.length > 0;
 }
 
-async function uploadAndCreate(server: rpc.Server, passphrase: string, name: string, wasmFile: string, args: xdr.ScVal[]): Promise<string> {
+async function uploadAndCreate(server: rpc.Server, passphrase: string, saltName: string, wasmFile: string, args: xdr.ScVal[]): Promise<string> {
   const deployer = STELLAR_DEPLOYER;
-  const id = contractIdFor(deployer.publicKey(), salt(name), passphrase);
+  const id = contractIdFor(deployer.publicKey(), salt(saltName), passphrase);
   if (await contractExists(server, id)) return id;
   const wasm = readFileSync(wasmFile);
   await submitOperation(server, passphrase, deployer, Operation.uploadContractWasm({ wasm }));
   const created = await submitOperation(server, passphrase, deployer, Operation.createCustomContract({
     address: new Address(deployer.publicKey()),
     wasmHash: hash(wasm),
-    salt: salt(name),
+    salt: salt(saltName),
     constructorArgs: args,
   }));
   const returned = created.returnValue ? Address.fromScVal(created.returnValue).toString() : id;
-  if (returned !== id) throw new Error(`${name} deployed at ${returned}, expected ${id}`);
+  if (returned !== id) throw new Error(`${saltName} deployed at ${returned}, expected ${id}`);
   return id;
+}
+
+/** The relayer key and chain id a deployed AdManager or OrderPortal trusts (its instance storage's `Config`). */
+async function trustedBy(server: rpc.Server, contractId: string): Promise<{ relayer: Buffer; chainId: bigint } | undefined> {
+  const key = xdr.LedgerKey.contractData(new xdr.LedgerKeyContractData({
+    contract: new Address(contractId).toScAddress(),
+    key: xdr.ScVal.scvLedgerKeyContractInstance(),
+    durability: xdr.ContractDataDurability.persistent(),
+  }));
+  const entry = (await server.getLedgerEntries(key)).entries[0];
+  const storage = entry?.val.contractData().val().instance().storage() ?? [];
+  const config = storage.find((item) => JSON.stringify(scValToNative(item.key())) === '["Config"]');
+  if (!config) return undefined;
+  const value = scValToNative(config.val()) as { relayer: Buffer; chain_id: bigint };
+  return { relayer: Buffer.from(value.relayer), chainId: BigInt(value.chain_id) };
+}
+
+/**
+ * Deploys (or finds) the AdManager or OrderPortal `name` for a relayer. The first relayer on a
+ * fresh network gets the plain salt, so the ids are the same on every fresh network whatever the
+ * relayer key (devnet/registry.json names them, as it names the anvil addresses); a contract
+ * already there that trusts another relayer or chain id is left alone and this relayer's goes to
+ * a salt tagged with its key and chain id: never a contract trusting someone else.
+ */
+async function deployForRelayer(server: rpc.Server, passphrase: string, name: string, wasmFile: string, relayer: Buffer, chainId: bigint, args: xdr.ScVal[]): Promise<string> {
+  const tag = createHash('sha256').update(relayer).update(chainId.toString()).digest('hex').slice(0, 16);
+  for (const saltName of [name, `${name} ${tag}`]) {
+    const id = contractIdFor(STELLAR_DEPLOYER.publicKey(), salt(saltName), passphrase);
+    if (!(await contractExists(server, id))) return uploadAndCreate(server, passphrase, saltName, wasmFile, args);
+    const trusted = await trustedBy(server, id);
+    if (trusted && trusted.relayer.equals(relayer) && trusted.chainId === chainId) return id;
+  }
+  throw new Error(`${name}: both its ids are taken by contracts trusting another relayer`);
+}
+
+/**
+ * The ids the devnet's contracts get on a fresh network with `networkPassphrase` (whatever the
+ * relayer: see `deployForRelayer`); devnet/registry.json names them for the local network.
+ */
+export function freshNetworkContractIds(networkPassphrase: string): Omit<StellarDeployment, 'deployer'> {
+  const id = (name: string) => contractIdFor(STELLAR_DEPLOYER.publicKey(), salt(name), networkPassphrase);
+  return { adManager: id('ad-manager'), orderPortal: id('order-portal'), xlm: Asset.native().contractId(networkPassphrase), testToken: id('test-token') };
 }
 
 export interface DeployStellarOptions {
@@ -80,7 +122,7 @@ export interface DeployStellarOptions {
 /**
  * Deploys (or finds, on a network restarted from its data dir) the AdManager, OrderPortal, the
  * native XLM Stellar Asset Contract and the SEP-41 test token, from the deterministic deployer
- * funded by the network's friendbot. Same ids on every run for the same relayer and chain id.
+ * funded by the network's friendbot. The first relayer on a fresh network gets `freshNetworkContractIds`.
  */
 export async function deployStellarContracts(options: DeployStellarOptions): Promise<StellarDeployment> {
   const { server, networkPassphrase: passphrase } = options;
@@ -89,17 +131,15 @@ export async function deployStellarContracts(options: DeployStellarOptions): Pro
   if (!(await contractExists(server, xlm))) {
     await submitOperation(server, passphrase, STELLAR_DEPLOYER, Operation.createStellarAssetContract({ asset: Asset.native() }));
   }
-  const relayerKey = StrKey.decodeEd25519PublicKey(options.relayer);
-  const relayerTag = createHash('sha256').update(relayerKey).update(options.chainId.toString()).digest('hex').slice(0, 16);
+  const relayerKey = Buffer.from(StrKey.decodeEd25519PublicKey(options.relayer));
   const constructor = [
     nativeToScVal(relayerKey, { type: 'bytes' }),
     nativeToScVal(options.chainId, { type: 'u256' }),
     nativeToScVal(options.domain.name, { type: 'string' }),
     nativeToScVal(options.domain.version, { type: 'string' }),
   ];
-  // The relayer and chain id are in the salt: another relayer gets its own contracts, never one trusting someone else.
-  const adManager = await uploadAndCreate(server, passphrase, `ad-manager ${relayerTag}`, SOROBAN_WASM.adManager, constructor);
-  const orderPortal = await uploadAndCreate(server, passphrase, `order-portal ${relayerTag}`, SOROBAN_WASM.orderPortal, constructor);
+  const adManager = await deployForRelayer(server, passphrase, 'ad-manager', SOROBAN_WASM.adManager, relayerKey, options.chainId, constructor);
+  const orderPortal = await deployForRelayer(server, passphrase, 'order-portal', SOROBAN_WASM.orderPortal, relayerKey, options.chainId, constructor);
   const testToken = await uploadAndCreate(server, passphrase, 'test-token', SOROBAN_WASM.testToken, [
     new Address(STELLAR_DEPLOYER.publicKey()).toScVal(),
     nativeToScVal(TEST_TOKEN_DECIMALS, { type: 'u32' }),

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -9,7 +9,8 @@ import { readStellarPortalRoot } from '../../chains/stellar/portal.ts';
 import { MerkleTreeStore } from '../../prover/merkle/store.ts';
 import { createTestDatabase } from '../../test/support/db.ts';
 import { fund, sendAndWait, submitOperation } from './client.ts';
-import { deployStellarContracts, mintTestToken, type StellarDeployment } from './deploy.ts';
+import { deployStellarContracts, freshNetworkContractIds, mintTestToken, type StellarDeployment } from './deploy.ts';
+import { STELLAR_DEVNET_CHAIN_ID, withStellarDevnet, type RegistryFile } from '../registry-file.ts';
 import { devnetRpc, startStellarNode, type StellarNode } from './node.ts';
 
 /**
@@ -60,6 +61,33 @@ describe('the local Stellar network', () => {
     expect((await server.getLatestLedger()).sequence).toBeGreaterThan(first.sequence);
     expect((await server.getVersionInfo()).protocolVersion).toBe(25);
     expect((await server.getFeeStats()).sorobanInclusionFee.min).toBe('100');
+  });
+
+  it('deploys on a fresh network to the ids devnet/registry.json names for chain 148, with the local RPC', async () => {
+    expect(deployment).toMatchObject(freshNetworkContractIds(node.networkPassphrase));
+    const committed = JSON.parse(readFileSync(new URL('../registry.json', import.meta.url), 'utf8')) as RegistryFile;
+    const S = STELLAR_DEVNET_CHAIN_ID;
+    const evmOnly: RegistryFile = {
+      chains: committed.chains.filter((c) => c.chainId !== S),
+      tokens: committed.tokens.filter((t) => t.chainId !== S),
+      routes: committed.routes.filter((r) => r.adToken.chainId !== S && r.orderToken.chainId !== S),
+    };
+    // What `npm start` registers (devnet/registry-file.ts withStellarDevnet) on its default port 8000: the file says the same.
+    const started = withStellarDevnet(evmOnly, { rpcUrl: 'http://127.0.0.1:8000', networkPassphrase: node.networkPassphrase, deployment });
+    expect(committed.chains.filter((c) => c.chainId === S)).toEqual(started.chains.filter((c) => c.chainId === S));
+    expect(committed.tokens.filter((t) => t.chainId === S)).toEqual(started.tokens.filter((t) => t.chainId === S));
+    expect(new Set(committed.routes.map((r) => JSON.stringify(r)))).toEqual(new Set(started.routes.map((r) => JSON.stringify(r))));
+  });
+
+  it('gives another relayer contracts of its own on the same network, never the ones trusting someone else; each finds its own again', async () => {
+    const other = Keypair.random();
+    const options = { server, networkPassphrase: node.networkPassphrase, chainId: 148n, domain: { name: 'ProofBridge', version: '1' } };
+    const theirs = await deployStellarContracts({ ...options, relayer: other.publicKey() });
+    expect(theirs.adManager).not.toBe(deployment.adManager);
+    expect(theirs.orderPortal).not.toBe(deployment.orderPortal);
+    expect({ xlm: theirs.xlm, testToken: theirs.testToken }).toEqual({ xlm: deployment.xlm, testToken: deployment.testToken });
+    expect(await deployStellarContracts({ ...options, relayer: other.publicKey() })).toEqual(theirs);
+    expect(await deployStellarContracts({ ...options, relayer: relayer.publicKey() })).toEqual(deployment);
   });
 
   it('deploys the contracts as wasm: the sdk reads their code back by contract id', async () => {
