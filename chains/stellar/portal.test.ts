@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcUnavailableError } from '../errors.ts';
 import { fund } from '../../devnet/stellar/client.ts';
 import { depositOnPortal, startSorobanTestNetwork, type PortalDeposit, type SorobanTestNetwork } from '../../test/support/soroban-network.ts';
-import { startSorobanRpcProxy, type SorobanRpcProxy } from '../../test/support/soroban-rpc-proxy.ts';
+import { scanLimitedGetEvents, startSorobanRpcProxy, type SorobanRpcProxy } from '../../test/support/soroban-rpc-proxy.ts';
 import { readStellarPortalDeposits, readStellarPortalRoot } from './portal.ts';
 import { createStellarClient } from './verify.ts';
 
@@ -46,6 +46,19 @@ describe('readStellarPortalDeposits', () => {
       startLedger: first, endLedger: last + 1, filters: [{ type: 'contract', contractIds: [net.deployment.orderPortal] }], pagination: { limit: 2 },
     });
     expect(calls[1]!.params).toMatchObject({ pagination: { cursor: expect.any(String), limit: 2 } });
+  });
+
+  it('reads the deposits an RPC reaches only past its per-request scan limit, window after window', async () => {
+    // The double makes each getEvents scan two ledgers (the one its cursor is in, and the next), as stellar-rpc scans at most 10,000.
+    proxy.rewrites.getEvents = scanLimitedGetEvents(2);
+    proxy.requests.length = 0;
+    try {
+      const read = await readStellarPortalDeposits(createStellarClient(proxy.url), net.deployment.orderPortal, deposits[0]!.ledger, deposits[2]!.ledger);
+      expect(read.map((d) => d.txHash)).toEqual(deposits.map((d) => d.txHash));
+      expect(proxy.requests.filter((r) => r.method === 'getEvents').length).toBeGreaterThan(1);
+    } finally {
+      delete proxy.rewrites.getEvents;
+    }
   });
 
   it('reads nothing outside the deposits\' ledgers', async () => {

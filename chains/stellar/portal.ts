@@ -1,5 +1,6 @@
 import { Account, Keypair, Operation, rpc, scValToNative, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { RpcUnavailableError } from '../errors.ts';
+import { scanStellarEvents } from './event-scan.ts';
 import { decodeBridgeTopics } from './events.ts';
 
 /** One deposit as a Stellar OrderPortal's `OrderCreated` event reports it (same fields as on EVM). */
@@ -16,7 +17,7 @@ export interface StellarPortalDeposit {
 
 /**
  * The portal's deposits in ledgers `fromLedger..toLedger` (inclusive), in leaf order, read with
- * Soroban RPC `getEvents` (paged by cursor). Data fields `leafIndex`, `leaf`, `secretCommitment`
+ * Soroban RPC `getEvents` (paged by cursor across the RPC's per-request scan limit: event-scan.ts). Data fields `leafIndex`, `leaf`, `secretCommitment`
  * and `root` are required; an OrderCreated event without them is a contract bug and throws.
  * The RPC only keeps recent ledgers (its retention window); older gaps need an archive.
  */
@@ -31,41 +32,27 @@ export async function readStellarPortalDeposits(
     { type: 'contract', contractIds: [portal], topics: [[xdr.ScVal.scvSymbol('OrderCreated').toXDR('base64'), '*', '*']] },
   ];
   const deposits: StellarPortalDeposit[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    let page: rpc.Api.GetEventsResponse;
-    try {
-      // Soroban RPC's endLedger is exclusive; this function's range is inclusive like the EVM reader's.
-      page = await server.getEvents(
-        cursor
-          ? { filters, cursor, limit: pageSize }
-          : { filters, startLedger: fromLedger, endLedger: toLedger + 1, limit: pageSize },
-      );
-    } catch (error) {
-      throw new RpcUnavailableError(`Soroban RPC failed on getEvents: ${(error as Error).message}`, { cause: error });
-    }
-    for (const event of page.events) {
-      if (event.ledger > toLedger) continue;
-      const decoded = decodeBridgeTopics(portal, event.topic, event.value);
-      if (!decoded || decoded.event !== 'OrderCreated') continue;
-      const field = (name: string) => {
-        const value = decoded.args[name];
-        if (value === undefined) throw new Error(`OrderCreated in ${event.txHash} lacks ${name}`);
-        return BigInt(value);
-      };
-      deposits.push({
-        orderHash: decoded.args.orderHash!,
-        reqHash: decoded.args.reqHash!,
-        leafIndex: Number(field('leafIndex')),
-        leaf: field('leaf'),
-        secretCommitment: field('secretCommitment'),
-        root: field('root'),
-        ledger: event.ledger,
-        txHash: event.txHash,
-      });
-    }
-    if (page.events.length < pageSize || !page.cursor) break;
-    cursor = page.cursor;
+  const outcome = await scanStellarEvents(server, { filters, fromLedger, toLedger, pageSize }, (event) => {
+    const decoded = decodeBridgeTopics(portal, event.topic, event.value);
+    if (!decoded || decoded.event !== 'OrderCreated') return;
+    const field = (name: string) => {
+      const value = decoded.args[name];
+      if (value === undefined) throw new Error(`OrderCreated in ${event.txHash} lacks ${name}`);
+      return BigInt(value);
+    };
+    deposits.push({
+      orderHash: decoded.args.orderHash!,
+      reqHash: decoded.args.reqHash!,
+      leafIndex: Number(field('leafIndex')),
+      leaf: field('leaf'),
+      secretCommitment: field('secretCommitment'),
+      root: field('root'),
+      ledger: event.ledger,
+      txHash: event.txHash,
+    });
+  });
+  if (outcome === 'outside-retention') {
+    throw new RpcUnavailableError(`Soroban RPC no longer holds ledger ${fromLedger} (before its retention window): the portal's deposits from there need an archive`);
   }
   return deposits.sort((a, b) => a.leafIndex - b.leafIndex);
 }

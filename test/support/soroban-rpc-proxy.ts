@@ -49,3 +49,30 @@ export async function startSorobanRpcProxy(target: string): Promise<SorobanRpcPr
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+/** The highest cursor within `ledger`: after every event of it (Soroban RPC's MaxCursor at that ledger). */
+function lastCursorOf(ledger: number): string {
+  const toid = (BigInt(ledger) << 32n) | (0xfffffn << 12n) | 0xfffn;
+  return `${toid.toString().padStart(19, '0')}-${String(0xffffffff).padStart(10, '0')}`;
+}
+
+/**
+ * A `getEvents` rewrite, a DOUBLE of stellar-rpc's per-request scan limit, which the local network
+ * does not apply: stellar-rpc (methods/get_events.go) scans at most LedgerScanLimit ledgers (10,000)
+ * from the request's start (its startLedger, or its cursor's ledger) and, unless the page is full,
+ * answers as cursor the highest position of the last ledger it scanned. This keeps of the real
+ * answer the events inside a window of `ledgers` ledgers and sets the cursor so, so a test sees a
+ * window end before its range does, in a few ledgers instead of 10,000.
+ */
+export function scanLimitedGetEvents(ledgers: number): (result: any, params: Record<string, unknown>) => unknown {
+  return (result, params) => {
+    if (!result) throw { code: -32603, message: 'scan-limit double: the real RPC answered an error' };
+    const pagination = (params.pagination ?? {}) as { cursor?: string; limit?: number };
+    const start = pagination.cursor ? Number(BigInt(pagination.cursor.split('-')[0]!) >> 32n) : Number(params.startLedger);
+    const requestedEnd = typeof params.endLedger === 'number' ? params.endLedger : Number.POSITIVE_INFINITY;
+    const end = Math.min(start + ledgers, Number(result.latestLedger) + 1, requestedEnd);
+    const events = (result.events as Array<{ ledger: number; id: string }>).filter((event) => event.ledger < end);
+    const full = events.length === (pagination.limit ?? 100);
+    return { ...result, events, cursor: full ? events[events.length - 1]!.id : lastCursorOf(end - 1) };
+  };
+}
