@@ -136,3 +136,43 @@ describe('an ad on the local Stellar network', () => {
     expect(await xlmBalance(deployment.adManager)).toBe(0n);
   });
 });
+
+describe('withdraws racing the same balance on the local Stellar network', () => {
+  it('signs only what the ad holds, lands concurrent withdraws and a top-up in the ledger, and leaves the books equal to the AdManager', async () => {
+    const created = (await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: evmRecipient, fundAmount: '50000000' }, token)).body;
+    const adId: string = created.adId;
+    expect((await confirm(adId, await submit('createAd', created))).status).toBe(200);
+    const managerBefore = await xlmBalance(deployment.adManager);
+    // Withdraws go to a fresh account, so what it receives is exactly what the AdManager paid out.
+    const payee = Keypair.random();
+    const relay = Keypair.random();
+    await Promise.all([fund(server, payee.publicKey()), fund(server, relay.publicKey())]);
+    const payeeBefore = await xlmBalance(payee.publicKey());
+
+    // Two withdraws of 30 of the 50 asked at once: the books sign one; the other would overdraw the ad.
+    const asks = await Promise.all([1, 2].map(() => call(service, 'POST', `/v1/ads/${adId}/withdraw`, { poolAmountWithdraw: '30000000', to: payee.publicKey() }, token)));
+    expect(asks.map((a) => a.status).sort()).toEqual([200, 409]);
+    const first = asks.find((a) => a.status === 200)!.body;
+    // The rest (20) and a top-up (10), signed while the first withdraw is still unconfirmed.
+    const second = (await call(service, 'POST', `/v1/ads/${adId}/withdraw`, { poolAmountWithdraw: '20000000', to: payee.publicKey() }, token)).body;
+    const topUp = (await call(service, 'POST', `/v1/ads/${adId}/fund`, { poolAmountTopUp: '10000000' }, token)).body;
+    expect((await call(service, 'POST', `/v1/ads/${adId}/withdraw`, { poolAmountWithdraw: '1', to: payee.publicKey() }, token)).status).toBe(409);
+
+    // All three land concurrently, from three sources: the withdraws carry the Maker's signed authorisation
+    // (the AdManager asks the ad's creator) while other accounts pay their fees. Each is confirmed twice at once.
+    const hashes = await Promise.all([
+      submitOperation(server, node.networkPassphrase, relay, stellarContractCall('withdrawFromAd', first), { authSigners: [maker] }),
+      submitOperation(server, node.networkPassphrase, payee, stellarContractCall('withdrawFromAd', second), { authSigners: [maker] }),
+      submitOperation(server, node.networkPassphrase, maker, stellarContractCall('fundAd', topUp)),
+    ]);
+    const confirms = await Promise.all(hashes.flatMap((h) => [confirm(adId, h.hash), confirm(adId, h.hash)]));
+    expect(confirms.map((c) => c.status)).toEqual([200, 200, 200, 200, 200, 200]);
+
+    // The books and the chain agree: 50 + 10 funded (poolAmount), 30 + 20 withdrawn, 10 available, nothing held.
+    expect(await ad(adId)).toMatchObject({ poolAmount: '60000000', availableAmount: '10000000', lockedAmount: '0' });
+    expect(await onChainAd(adId)).toMatchObject({ available: 10_000_000n, locked: 0n, closed: false });
+    expect(await xlmBalance(deployment.adManager)).toBe(managerBefore - 40_000_000n);
+    // The payee submitted the second withdraw itself: it received 50 and paid that transaction's fee.
+    expect(await xlmBalance(payee.publicKey()) - payeeBefore).toBe(50_000_000n - BigInt(hashes[1].response.resultXdr.feeCharged().toString()));
+  });
+});
