@@ -7,7 +7,7 @@ import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
 import { applyOperations, balancesOf, type LedgerOperation } from '../ads/ledger.ts';
 import { changeLockedAd } from '../db/repositories/ads.ts';
-import { ChainEventTakenError, findSubjectEventsInTransaction, recordChainEvent } from '../db/repositories/chain-events.ts';
+import { ChainEventTakenError, findSubjectEventsInTransactions, recordChainEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import {
   findTradeLifecycle, lockTrade, saveTradeState, storeProof, type TradeLifecycleRecord,
@@ -88,8 +88,11 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       // reports a duplicate). Another subject's event in the same transaction says nothing about
       // this trade; the chain is asked below.
       let otherKind: string | undefined;
-      for (const side of ['order', 'ad'] as const) {
-        const recorded = await findSubjectEventsInTransaction(knex, chains[side].chainId, normalizeTxHash(chains[side], confirmation.txHash), 'trade', tradeId);
+      const sides = (['order', 'ad'] as const).map((side) => ({ side, chainId: chains[side].chainId, txHash: normalizeTxHash(chains[side], confirmation.txHash) }));
+      // Both sides in one query: the transaction may be on either chain.
+      const recordedOnEither = await findSubjectEventsInTransactions(knex, 'trade', tradeId, sides);
+      for (const { side, chainId, txHash } of sides) {
+        const recorded = recordedOnEither.filter((event) => event.chainId === chainId && event.txHash === txHash);
         for (const event of recorded) {
           const action = recordedAction(event.event, side);
           if (!action) continue;

@@ -130,7 +130,7 @@ export async function readEvmTransactionEvents(web3: Web3, expected: EvmTransact
 
   const [latest, chainId] = await Promise.all([
     rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber()),
-    rpcCall('eth_chainId', () => web3.eth.getChainId()),
+    nodeChainId(web3),
   ]);
   const blockNumber = BigInt(receipt.blockNumber);
   const confirmations = Number(BigInt(latest) - blockNumber + 1n);
@@ -157,6 +157,27 @@ export async function readEvmTransactionEvents(web3: Web3, expected: EvmTransact
     args: event.args,
     confirmations,
   }));
+}
+
+/** How long the chain id a node reported is reused before it is asked again. */
+const CHAIN_ID_TTL_MS = 60_000;
+const chainIds = new WeakMap<Web3, { chainId: Promise<bigint>; askedAt: number }>();
+
+/**
+ * The chain id the client's node reports (eth_chainId), asked at most once a minute per client
+ * rather than with every transaction: an endpoint does not change chains, and the caller still
+ * compares it with the chain it expects (chains/verify.ts), so an RPC URL pointed at another chain
+ * is still caught within the minute. A failed ask is not kept.
+ */
+function nodeChainId(web3: Web3): Promise<bigint> {
+  const cached = chainIds.get(web3);
+  if (cached && Date.now() - cached.askedAt < CHAIN_ID_TTL_MS) return cached.chainId;
+  const chainId = rpcCall('eth_chainId', () => web3.eth.getChainId()).then(BigInt);
+  chainIds.set(web3, { chainId, askedAt: Date.now() });
+  chainId.catch(() => {
+    if (chainIds.get(web3)?.chainId === chainId) chainIds.delete(web3);
+  });
+  return chainId;
 }
 
 /**

@@ -45,15 +45,18 @@ export async function recordChainEvent(trx: Knex.Transaction, event: ChainEventR
 }
 
 /**
- * The events of transaction `txHash` on a chain recorded for one subject, in log order. A
- * transaction may carry events of several subjects: each is recorded under its own log index.
+ * The events recorded for one subject in any of `transactions` (each a transaction on a chain), in
+ * one query, ordered by chain, transaction and log index. A transaction may carry events of several
+ * subjects: each is recorded under its own log index.
  */
-export async function findSubjectEventsInTransaction(
-  knex: Knex, chainId: string, txHash: string, subjectKind: ChainEventRecord['subjectKind'], subjectId: string,
+export async function findSubjectEventsInTransactions(
+  knex: Knex, subjectKind: ChainEventRecord['subjectKind'], subjectId: string, transactions: readonly { chainId: string; txHash: string }[],
 ): Promise<ChainEventRecord[]> {
+  if (transactions.length === 0) return [];
   const rows = await knex('chain_events')
-    .where({ chain_id: chainId, tx_hash: txHash, subject_kind: subjectKind, subject_id: subjectId })
-    .orderBy('log_index');
+    .where({ subject_kind: subjectKind, subject_id: subjectId })
+    .whereIn(['chain_id', 'tx_hash'], transactions.map((t) => [t.chainId, t.txHash]))
+    .orderBy(['chain_id', 'tx_hash', 'log_index']);
   return rows.map(toRecord);
 }
 
