@@ -48,19 +48,25 @@ export async function appendPushedEvents(trx: Knex.Transaction, input: NewPushed
     .returning('id');
   const eventIds = inserted.map((row) => String(row.id)).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
   const recipients = [...new Set(input.recipients)];
-  const users: string[] = recipients.length === 0 ? [] : (await trx('wallets').distinct('user_id').whereIn('address', recipients))
-    .map((row: { user_id: string }) => row.user_id)
-    .sort();
-  for (const userId of users) {
-    const { rows } = await trx.raw<{ rows: Array<{ last_seq: string }> }>(
-      `INSERT INTO user_event_counters (user_id, last_seq) VALUES (?, ?)
+  // One statement for every recipient's feed: their users, each counter advanced by the batch
+  // (rows taken in user id order, as every writer does, so two writers never deadlock; each stays
+  // locked until commit, which orders the feed), and the feed rows numbered from the counter.
+  const users: string[] = recipients.length === 0 ? [] : (await trx.raw<{ rows: Array<{ user_id: string }> }>(
+    `WITH users AS (
+       SELECT DISTINCT user_id FROM wallets WHERE address = ANY(?::text[])
+     ), counters AS (
+       INSERT INTO user_event_counters (user_id, last_seq)
+       SELECT user_id, ?::bigint FROM users ORDER BY user_id
        ON CONFLICT (user_id) DO UPDATE SET last_seq = user_event_counters.last_seq + EXCLUDED.last_seq
-       RETURNING last_seq`,
-      [userId, eventIds.length],
-    );
-    const first = Number(rows[0]!.last_seq) - eventIds.length + 1;
-    await trx('user_event_feed').insert(eventIds.map((eventId, i) => ({ user_id: userId, seq: first + i, event_id: eventId })));
-  }
+       RETURNING user_id, last_seq
+     ), feed AS (
+       INSERT INTO user_event_feed (user_id, seq, event_id)
+       SELECT c.user_id, c.last_seq - ?::bigint + e.ord, e.id
+       FROM counters c CROSS JOIN unnest(?::bigint[]) WITH ORDINALITY AS e(id, ord)
+     )
+     SELECT user_id FROM counters ORDER BY user_id`,
+    [recipients, eventIds.length, eventIds.length, eventIds],
+  )).rows.map((row) => row.user_id);
   const notice: PushedEventsNotice = { tradeId: input.tradeId ?? null, userIds: users };
   await trx.raw('SELECT pg_notify(?, ?)', [PUSHED_EVENTS_CHANNEL, JSON.stringify(notice)]);
 }
