@@ -77,15 +77,17 @@ export async function findLiveSessionPrincipal(
   sessionId: string,
   userId: string,
 ): Promise<{ userId: string; sessionId: string; wallets: Partial<Record<ChainKind, string>> } | null> {
-  const session = await db('sessions')
-    .where({ id: sessionId, user_id: userId })
-    .whereNull('revoked_at')
-    .where('expires_at', '>', db.fn.now())
-    .first<{ id: string } | undefined>('id');
-  if (!session) return null;
-  const rows = await db('wallets').where({ user_id: userId }).select<{ chain_kind: ChainKind; address: string }[]>('chain_kind', 'address');
+  // One query on every authenticated request: the live session with its user's wallets (a session
+  // row with no wallet gives one row of nulls; no row: not live).
+  const rows = await db('sessions as s')
+    .leftJoin('wallets as w', 'w.user_id', 's.user_id')
+    .where({ 's.id': sessionId, 's.user_id': userId })
+    .whereNull('s.revoked_at')
+    .where('s.expires_at', '>', db.fn.now())
+    .select<{ chain_kind: ChainKind | null; address: string | null }[]>('w.chain_kind', 'w.address');
+  if (rows.length === 0) return null;
   const wallets: Partial<Record<ChainKind, string>> = {};
-  for (const row of rows) wallets[row.chain_kind] = row.address;
+  for (const row of rows) if (row.chain_kind && row.address) wallets[row.chain_kind] = row.address;
   return { userId, sessionId, wallets };
 }
 
