@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isStellarContract } from './address.ts';
-import type { FieldSpec } from './request-schema.ts';
+import { RequestFieldError, type FieldSpec } from './request-schema.ts';
 import { assertI128Amount } from './stellar/amounts.ts';
 import type { OrderParams } from '../domain/order-params.ts';
 import { typedDataDigest, typedDataValues, type DomainNameVersion } from './evm/typed-data.ts';
@@ -11,7 +11,8 @@ export type { OrderParams } from '../domain/order-params.ts';
 export const ORDER_FIELDS: FieldSpec[] = [
   { name: 'orderChainToken', kind: 'address' },
   { name: 'adChainToken', kind: 'address' },
-  { name: 'amount', kind: 'uint' },
+  { name: 'orderAmount', kind: 'uint' },
+  { name: 'adAmount', kind: 'uint' },
   { name: 'bridger', kind: 'address' },
   { name: 'orderRecipient', kind: 'address' },
   { name: 'adId', kind: 'uuid' },
@@ -33,9 +34,20 @@ export const ORDER_FIELDS: FieldSpec[] = [
  * Stellar contracts compute the same keccak256-based digest. Throws `RequestFieldError` on a bad field.
  */
 export function computeOrderHash(params: OrderParams, domain: DomainNameVersion): string {
-  // An order touching a Stellar contract moves a Soroban (i128) amount on that side.
-  if (isStellarContract(params.orderPortal) || isStellarContract(params.adManager)) assertI128Amount('amount', params.amount);
-  return typedDataDigest({ name: domain.name, version: domain.version }, 'Order', ORDER_FIELDS, { ...params });
+  // `amount` is the spec's name for the deposit: an order whose two spellings differ is no order.
+  if (params.amount !== params.orderAmount) {
+    throw new RequestFieldError(`amount: must equal orderAmount (the deposit on the order chain), received '${params.amount}' and '${params.orderAmount}'`);
+  }
+  // A Stellar contract moves a Soroban (i128) amount on its side.
+  if (isStellarContract(params.orderPortal)) assertI128Amount('orderAmount', params.orderAmount);
+  if (isStellarContract(params.adManager)) assertI128Amount('adAmount', params.adAmount);
+  return typedDataDigest({ name: domain.name, version: domain.version }, 'Order', ORDER_FIELDS, structOf(params));
+}
+
+/** The Order struct's fields: `amount` is the spec's name for `orderAmount`, not a field of its own. */
+function structOf(params: OrderParams): Record<string, unknown> {
+  const { amount: _deposit, ...struct } = params;
+  return struct;
 }
 
 /** A fresh random 256-bit salt as a decimal string: makes each order's hash unique. */
@@ -48,6 +60,6 @@ export function randomSalt(): string {
  * `bytes32` fields as 0x hex and `uint256` fields as bigint. Clients that rebuild a call from
  * `orderParams` apply the same encoding (chains/README.md).
  */
-export function encodeOrderParams(params: OrderParams): Record<keyof OrderParams, string | bigint> {
-  return typedDataValues(ORDER_FIELDS, { ...params }) as Record<keyof OrderParams, string | bigint>;
+export function encodeOrderParams(params: OrderParams): Record<Exclude<keyof OrderParams, 'amount'>, string | bigint> {
+  return typedDataValues(ORDER_FIELDS, structOf(params)) as Record<Exclude<keyof OrderParams, 'amount'>, string | bigint>;
 }

@@ -220,6 +220,8 @@ describe('computeOrderHash', () => {
     orderChainToken: StrKey.encodeContract(Buffer.alloc(32, 1)),
     adChainToken: '0x0000000000000000000000000000000000000000',
     amount: '5000',
+    orderAmount: '5000',
+    adAmount: '50000',
     bridger: Keypair.random().publicKey(),
     orderRecipient: Keypair.random().publicKey(),
     adId,
@@ -239,7 +241,7 @@ describe('computeOrderHash', () => {
     const raw = (g: string) => `0x${Buffer.from(StrKey.decodeEd25519PublicKey(g)).toString('hex')}`;
     const types = {
       Order: [
-        'bytes32 orderChainToken', 'bytes32 adChainToken', 'uint256 amount', 'bytes32 bridger', 'bytes32 orderRecipient',
+        'bytes32 orderChainToken', 'bytes32 adChainToken', 'uint256 orderAmount', 'uint256 adAmount', 'bytes32 bridger', 'bytes32 orderRecipient',
         'bytes32 adId', 'bytes32 adCreator', 'bytes32 adRecipient', 'uint256 salt', 'uint256 orderChainId',
         'bytes32 orderPortal', 'uint256 adChainId', 'bytes32 adManager', 'uint256 lockExpiry', 'uint256 refundTime',
       ].map((entry) => ({ type: entry.split(' ')[0]!, name: entry.split(' ')[1]! })),
@@ -247,7 +249,8 @@ describe('computeOrderHash', () => {
     const expected = TypedDataEncoder.hash({ name: 'ProofBridge', version: '1' }, types, {
       orderChainToken: `0x${'01'.repeat(32)}`,
       adChainToken: `0x${'0'.repeat(64)}`,
-      amount: 5000,
+      orderAmount: 5000,
+      adAmount: 50000,
       bridger: raw(params.bridger),
       orderRecipient: raw(params.orderRecipient),
       adId: `0x${'0'.repeat(32)}${adId.replaceAll('-', '')}`,
@@ -270,6 +273,20 @@ describe('computeOrderHash', () => {
     expect(computeOrderHash({ ...params, salt: '123456790' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
     expect(computeOrderHash({ ...params, lockExpiry: '1700021601' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
     expect(computeOrderHash({ ...params, refundTime: '1700043201' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+    // Both amounts are bound: neither chain's contract can be handed the other's number.
+    expect(computeOrderHash({ ...params, adAmount: '5000' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+    expect(computeOrderHash({ ...params, amount: '50000', orderAmount: '50000' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
+  });
+
+  it('refuses an order whose amount (the spec\'s name for the deposit) differs from its orderAmount', () => {
+    expect(() => computeOrderHash({ ...params, amount: '50000' }, { name: 'ProofBridge', version: '1' })).toThrow(/amount: must equal orderAmount/);
+  });
+
+  it('refuses an amount the Stellar side cannot hold, naming the side', () => {
+    // The order chain is Stellar (params.orderPortal is a contract strkey): its orderAmount must fit an i128.
+    expect(() => computeOrderHash({ ...params, amount: String(1n << 127n), orderAmount: String(1n << 127n) }, { name: 'ProofBridge', version: '1' })).toThrow(/orderAmount: must fit a Stellar i128/);
+    // The EVM ad side may move any uint256.
+    expect(computeOrderHash({ ...params, adAmount: String(1n << 200n) }, { name: 'ProofBridge', version: '1' })).toMatch(/^0x/);
   });
 
   it('rejects a malformed adId', () => {

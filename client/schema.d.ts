@@ -1316,6 +1316,8 @@ export interface components {
             user: components["schemas"]["User"];
         };
         OrderParams: {
+            /** @description What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit: orderAmount priced by the route (same asset: scaled by the tokens' decimals). Part of the order hash. */
+            adAmount: string;
             adChainId: string;
             adChainToken: string;
             adCreator: string;
@@ -1323,10 +1325,13 @@ export interface components {
             adId: string;
             adManager: string;
             adRecipient: string;
+            /** @description The trade amount: what the Bridger deposits, in the order token's smallest unit (equals orderAmount). */
             amount: string;
             bridger: string;
             /** @description Unix seconds: the ad-chain unlock before it, the Maker may release the lock from it on. */
             lockExpiry: string;
+            /** @description What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit. Part of the order hash. */
+            orderAmount: string;
             orderChainId: string;
             orderChainToken: string;
             orderPortal: string;

@@ -262,6 +262,8 @@ function orderOn(adId: string, amount: bigint): OrderParams {
     orderChainToken: devnet.deployments[A]!.testErc20,
     adChainToken: devnet.deployments[B]!.testErc20,
     amount: amount.toString(),
+    orderAmount: amount.toString(),
+    adAmount: amount.toString(),
     bridger: bridgerAccount!.address,
     orderRecipient: makerAccount!.address,
     adId,

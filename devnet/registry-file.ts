@@ -26,12 +26,16 @@ export interface RegistryToken {
   address: string;
   decimals: number;
   kind: 'NATIVE' | 'ERC20' | 'SEP41';
+  /** What the token stands for: tokens of one asset convert by their decimals (domain/route-pricing.ts). */
+  asset?: string;
 }
 
 export interface RegistryRoute {
   adToken: { chainId: string; address: string };
   orderToken: { chainId: string; address: string };
   metadata?: Record<string, unknown>;
+  /** Between tokens of different assets: `orderUnits` order token base units are worth `adUnits` ad token base units. */
+  rate?: { orderUnits: string; adUnits: string };
 }
 
 /** One deployed devnet chain and where it listens. */
@@ -65,8 +69,8 @@ export function devnetRegistry(chains: DevnetChain[]): RegistryFile {
       confirmations: DEVNET_CONFIRMATIONS,
     });
     registry.tokens.push(
-      { chainId, symbol: 'ETH', name: 'Ether', address: NATIVE_TOKEN_ADDRESS, decimals: 18, kind: 'NATIVE' },
-      { chainId, ...TEST_TOKEN, address: chain.deployment.testErc20, kind: 'ERC20' },
+      { chainId, symbol: 'ETH', name: 'Ether', address: NATIVE_TOKEN_ADDRESS, decimals: 18, kind: 'NATIVE', asset: 'ETH' },
+      { chainId, ...TEST_TOKEN, address: chain.deployment.testErc20, kind: 'ERC20', asset: 'USD' },
     );
   }
   for (const ad of chains) {
@@ -89,6 +93,10 @@ export function devnetRegistry(chains: DevnetChain[]): RegistryFile {
   return registry;
 }
 
+/** DEMO rates between XLM (7 decimals) and ETH (18): 1 ETH = 10,000 XLM. An operator states a real one. */
+const XLM_FOR_ETH = { orderUnits: '10000000', adUnits: '1' };
+const ETH_FOR_XLM = { orderUnits: '1', adUnits: '10000000' };
+
 /** The local Stellar network as the registry names it: the chain id the Stellar chain has in the demo registry. */
 export const STELLAR_DEVNET_CHAIN_ID = '148';
 
@@ -110,12 +118,17 @@ export function withStellarDevnet(registry: RegistryFile, stellar: StellarDevnet
   const tusdOn = (evm: string) => registry.tokens.find((token) => token.chainId === evm && token.kind === 'ERC20')?.address;
   const routes: RegistryRoute[] = [];
   for (const evm of evmChains) {
-    const pairs: [string, string | undefined][] = [[stellar.deployment.xlm, NATIVE_TOKEN_ADDRESS], [stellar.deployment.testToken, tusdOn(evm)]];
-    for (const [stellarToken, evmToken] of pairs) {
+    // XLM and ETH are different assets: a stated DEMO rate, 1 ETH (10^18 wei) = 10,000 XLM (10^11 stroops).
+    // TUSD is one asset on both sides (6 and 7 decimals): priced by its decimals.
+    const pairs: [string, string | undefined, RegistryRoute['rate'], RegistryRoute['rate']][] = [
+      [stellar.deployment.xlm, NATIVE_TOKEN_ADDRESS, XLM_FOR_ETH, ETH_FOR_XLM],
+      [stellar.deployment.testToken, tusdOn(evm), undefined, undefined],
+    ];
+    for (const [stellarToken, evmToken, stellarAdRate, evmAdRate] of pairs) {
       if (!evmToken) continue;
       routes.push(
-        { adToken: { chainId, address: stellarToken }, orderToken: { chainId: evm, address: evmToken } },
-        { adToken: { chainId: evm, address: evmToken }, orderToken: { chainId, address: stellarToken } },
+        { adToken: { chainId, address: stellarToken }, orderToken: { chainId: evm, address: evmToken }, ...(stellarAdRate ? { rate: stellarAdRate } : {}) },
+        { adToken: { chainId: evm, address: evmToken }, orderToken: { chainId, address: stellarToken }, ...(evmAdRate ? { rate: evmAdRate } : {}) },
       );
     }
   }
@@ -129,8 +142,8 @@ export function withStellarDevnet(registry: RegistryFile, stellar: StellarDevnet
     }],
     tokens: [
       ...registry.tokens,
-      { chainId, symbol: 'XLM', name: 'Stellar Lumens', address: stellar.deployment.xlm, decimals: 7, kind: 'NATIVE' },
-      { chainId, symbol: 'TUSD', name: 'Test USD', address: stellar.deployment.testToken, decimals: 7, kind: 'SEP41' },
+      { chainId, symbol: 'XLM', name: 'Stellar Lumens', address: stellar.deployment.xlm, decimals: 7, kind: 'NATIVE', asset: 'XLM' },
+      { chainId, symbol: 'TUSD', name: 'Test USD', address: stellar.deployment.testToken, decimals: 7, kind: 'SEP41', asset: 'USD' },
     ],
     routes: [...registry.routes, ...routes],
   };

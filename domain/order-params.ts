@@ -5,7 +5,15 @@
 export interface OrderParams {
   orderChainToken: string;
   adChainToken: string;
+  /** The spec's trade amount: what the Bridger deposits, in the order chain's smallest unit. Always equals `orderAmount`. */
   amount: string;
+  /** What the Bridger deposits on the order chain (the OrderPortal takes it), in the order token's smallest unit. */
+  orderAmount: string;
+  /**
+   * What the Maker locks and the Bridger receives on the ad chain (the AdManager moves it), in the ad
+   * token's smallest unit: `orderAmount` priced by the route (domain/route-pricing.ts).
+   */
+  adAmount: string;
   bridger: string;
   orderRecipient: string;
   adId: string;

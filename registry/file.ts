@@ -5,7 +5,8 @@ import { NATIVE_TOKEN_ADDRESS, type ChainKind } from '../domain/index.ts';
 /**
  * The registry file operators import (`npm run registry -- import FILE`) and the devnet writes.
  * Beyond what the API shows, a chain may carry its RPC URL, the confirmation depth the service
- * waits for, and (Stellar) its network passphrase.
+ * waits for, and (Stellar) its network passphrase; a token its `asset` and a route its `rate`, which
+ * price the route (a route that cannot be priced is refused on import).
  */
 const chainEntry = z.strictObject({
   name: z.string().min(1).max(128),
@@ -28,11 +29,18 @@ const tokenEntry = z.strictObject({
   address: z.string().min(1),
   decimals: z.number().int().min(0, 'must be between 0 and 255').max(255, 'must be between 0 and 255'),
   kind: z.enum(['NATIVE', 'ERC20', 'SEP41']),
+  // What the token stands for; tokens of one asset convert by their decimals. Defaults to the symbol.
+  asset: z.string().regex(/^[A-Z0-9._-]{1,32}$/, 'must be 1 to 32 capitals, digits, dots, dashes or underscores (e.g. USD)').optional(),
 });
+
+const positiveUnits = z.string().regex(/^[1-9][0-9]{0,77}$/, 'must be a positive integer decimal string');
 
 const routeEntry = z.strictObject({
   adToken: tokenRef,
   orderToken: tokenRef,
+  // Needed between tokens of different assets: `orderUnits` base units of the order token are worth
+  // `adUnits` base units of the ad token (domain/route-pricing.ts).
+  rate: z.strictObject({ orderUnits: positiveUnits, adUnits: positiveUnits }).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -85,6 +85,34 @@ describe('registry import', () => {
     expect(error.problems).toEqual(['routes.0.orderToken: no token 0x2222222222222222222222222222222222222222 on chain 31338']);
     expect(await db.knex('tokens').where({ symbol: 'NEW' }).first()).toBeUndefined();
   });
+
+  it('prices every demo route: one asset by its decimals, XLM and ETH by their stated rate', async () => {
+    const routes = await db.knex('routes')
+      .join('tokens as a', 'a.id', 'routes.ad_token_id').join('tokens as o', 'o.id', 'routes.order_token_id')
+      .select('a.symbol as ad', 'a.asset as adAsset', 'o.symbol as order', 'o.asset as orderAsset', 'routes.rate_order_units as orderUnits', 'routes.rate_ad_units as adUnits');
+    for (const route of routes) {
+      if (route.adAsset === route.orderAsset) expect(route.orderUnits, `${route.ad} <- ${route.order}`).toBeNull();
+      else expect([route.orderUnits, route.adUnits], `${route.ad} <- ${route.order}`).not.toEqual([null, null]);
+    }
+    expect(routes.filter((r) => r.ad === 'USDC' || r.order === 'USDC').map((r) => [r.adAsset, r.orderAsset])).toEqual([['USD', 'USD'], ['USD', 'USD']]);
+  });
+
+  it('refuses a route between different assets that states no rate, rolling back the whole file, and takes it with one', async () => {
+    const token = (chainId: string, symbol: string, address: string, asset?: string) => ({ chainId, symbol, name: symbol, address, decimals: 8, kind: 'ERC20', ...(asset ? { asset } : {}) });
+    const route = { adToken: { chainId: '31337', address: '0x3333333333333333333333333333333333333333' }, orderToken: { chainId: '31338', address: '0x4444444444444444444444444444444444444444' } };
+    const file = { chains: [], tokens: [token('31337', 'WBTC', route.adToken.address, 'BTC'), token('31338', 'WETH', route.orderToken.address)], routes: [route] };
+    const error = (await importRegistry(db.knex, file).catch((e) => e)) as RegistryFileError;
+    expect(error).toBeInstanceOf(RegistryFileError);
+    expect(error.problems).toEqual(['routes.0: cannot be priced: its tokens are different assets (WBTC BTC, WETH WETH) and it states no rate']);
+    expect(await db.knex('tokens').where({ symbol: 'WBTC', chain_id: db.knex('chains').select('id').where({ chain_id: '31337' }) }).first()).toBeUndefined();
+
+    const priced = { ...file, routes: [{ ...route, rate: { orderUnits: '20', adUnits: '1' } }] };
+    const report = await importRegistry(db.knex, priced);
+    expect(report.counts.routes.created).toBe(1);
+    const stored = await db.knex('routes').whereNotNull('rate_order_units').where({ rate_ad_units: '1', rate_order_units: '20' }).first();
+    expect(stored).toBeDefined();
+    expect((await importRegistry(db.knex, priced)).changes).toEqual([]);
+  });
 });
 
 describe('npm run registry -- import FILE', () => {

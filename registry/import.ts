@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import {
-  chainRowIds, findTokenRowId, lockRegistryForImport, registeredChainKinds, upsertChain, upsertRoute, upsertToken,
+  chainRowIds, findRegisteredToken, lockRegistryForImport, registeredChainKinds, upsertChain, upsertRoute, upsertToken,
   type UpsertOutcome, type UpsertResult,
 } from '../db/repositories/registry-import.ts';
-import type { ChainKind } from '../domain/index.ts';
+import { routePricing, type ChainKind } from '../domain/index.ts';
 import { RegistryFileError, validateRegistryFile } from './file.ts';
 
 export interface ImportReport {
@@ -44,17 +44,24 @@ export async function importRegistry(knex: Knex, input: unknown): Promise<Import
     const chainUuids = await chainRowIds(trx);
     for (const token of file.tokens) {
       const { symbol, name, decimals, kind } = token;
-      record('tokens', `token ${symbol} on ${token.chainId}`, await upsertToken(trx, chainUuids.get(token.chainId)!, token.address, { symbol, name, decimals, kind }));
+      const asset = token.asset ?? symbol.toUpperCase();
+      record('tokens', `token ${symbol} on ${token.chainId}`, await upsertToken(trx, chainUuids.get(token.chainId)!, token.address, { symbol, name, decimals, kind, asset }));
     }
     const problems: string[] = [];
     for (const [i, route] of file.routes.entries()) {
-      const adTokenId = await findTokenId(trx, chainUuids, route.adToken);
-      const orderTokenId = await findTokenId(trx, chainUuids, route.orderToken);
-      if (!adTokenId) problems.push(`routes.${i}.adToken: no token ${route.adToken.address} on chain ${route.adToken.chainId}`);
-      if (!orderTokenId) problems.push(`routes.${i}.orderToken: no token ${route.orderToken.address} on chain ${route.orderToken.chainId}`);
-      if (!adTokenId || !orderTokenId) continue;
+      const adToken = await findToken(trx, chainUuids, route.adToken);
+      const orderToken = await findToken(trx, chainUuids, route.orderToken);
+      if (!adToken) problems.push(`routes.${i}.adToken: no token ${route.adToken.address} on chain ${route.adToken.chainId}`);
+      if (!orderToken) problems.push(`routes.${i}.orderToken: no token ${route.orderToken.address} on chain ${route.orderToken.chainId}`);
+      if (!adToken || !orderToken) continue;
+      // A route the service cannot price would settle at some accidental rate: it is never registered.
+      const pricing = routePricing(adToken, orderToken, route.rate ?? null);
+      if (!pricing.ok) {
+        problems.push(`routes.${i}: ${pricing.problem}`);
+        continue;
+      }
       record('routes', `route ${route.adToken.chainId}/${route.adToken.address} -> ${route.orderToken.chainId}/${route.orderToken.address}`,
-        await upsertRoute(trx, adTokenId, orderTokenId, route.metadata ?? {}));
+        await upsertRoute(trx, adToken.id, orderToken.id, route.metadata ?? {}, route.rate ?? null));
     }
     // Throwing rolls the whole transaction back: nothing of an invalid file is kept.
     if (problems.length > 0) throw new RegistryFileError(problems);
@@ -62,7 +69,7 @@ export async function importRegistry(knex: Knex, input: unknown): Promise<Import
   });
 }
 
-async function findTokenId(trx: Knex.Transaction, chainUuids: Map<string, string>, ref: { chainId: string; address: string }) {
+async function findToken(trx: Knex.Transaction, chainUuids: Map<string, string>, ref: { chainId: string; address: string }) {
   const chainUuid = chainUuids.get(ref.chainId);
-  return chainUuid ? findTokenRowId(trx, chainUuid, ref.address) : undefined;
+  return chainUuid ? findRegisteredToken(trx, chainUuid, ref.address) : undefined;
 }

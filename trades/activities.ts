@@ -25,7 +25,7 @@ import {
 import { depositOnChain } from './reservation-expiry.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
 import { tradeEventsOf } from './pushed-events.ts';
-import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
+import type { AppliedEvent, ChainEventRef, OrderFacts, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -67,10 +67,17 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     return found as ChainConnection & { rpcUrl: string };
   }
 
-  async function verifyOn(target: ChainConnection & { rpcUrl: string }, contractAddress: string, action: ActionName, txHash: string, orderHash: string): Promise<VerifiedAction> {
+  /**
+   * The action's event for this order in `txHash`. Events that move money must move this order's
+   * amount on that chain (the contract moves what the hashed order says; checked anyway): the
+   * AdManager's lock and unlock the ad amount, the OrderPortal's unlock the order amount.
+   */
+  async function verifyOn(target: ChainConnection & { rpcUrl: string }, side: UnlockSide, contractAddress: string, action: ActionName, txHash: string, order: OrderFacts): Promise<VerifiedAction> {
+    const args: Record<string, string> = { orderHash: order.orderHash };
+    if (action !== 'createOrder') args.amount = side === 'ad' ? order.adAmount : order.orderAmount;
     return deps.verifier.verify(
       { kind: target.kind, chainId: target.chainId, rpcUrl: target.rpcUrl, confirmations: target.confirmations },
-      { txHash: normalizeTxHash(target, txHash), contractAddress, action, args: { orderHash } },
+      { txHash: normalizeTxHash(target, txHash), contractAddress, action, args },
     );
   }
 
@@ -117,7 +124,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       const { action } = awaited;
       const contract = action.side === 'ad' ? order.adManager : order.orderPortal;
       try {
-        const verified = await verifyOn(chains[action.side], contract, action.name, confirmation.txHash, order.orderHash);
+        const verified = await verifyOn(chains[action.side], action.side, contract, action.name, confirmation.txHash, order);
         return { event: eventOf(action), chainEvent: toRef(verified) };
       } catch (error) {
         if (otherKind && error instanceof ChainVerificationError && !(error instanceof NotFinalError || error instanceof RpcUnavailableError)) throw wrongKind();
@@ -153,7 +160,8 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
             throw error;
           }
         }
-        const operations = ledgerOperationsOf(result.commands, BigInt(trade.amount));
+        // The ad's ledger is in the ad token's units: the order's adAmount, not the deposit.
+        const operations = ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount));
         if (operations.length > 0) await changeLockedAd(trx, trade.adId, (ad) => ({ balances: applyOperations(balancesOf(ad), operations) }));
         // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
         const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
@@ -191,7 +199,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   };
 }
 
-/** The ad ledger's operations for the machine's balance commands on a trade of `amount`. */
+/** The ad ledger's operations for the machine's balance commands on a trade whose ad side moves `amount` (ad token units). */
 function ledgerOperationsOf(commands: readonly TradeCommand[], amount: bigint): LedgerOperation[] {
   const operations: LedgerOperation[] = [];
   for (const command of commands) {

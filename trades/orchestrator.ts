@@ -48,6 +48,10 @@ export interface OrderFacts {
   adManager: string;
   /** The order chain's OrderPortal (deposit, order-side unlock). */
   orderPortal: string;
+  /** What the OrderPortal moves (deposit, order-side unlock), order token base units. */
+  orderAmount: string;
+  /** What the AdManager moves (lock, ad-side unlock), ad token base units. */
+  adAmount: string;
 }
 
 /** The trade a confirmation is for: its id, its state as last read (the machine picks the awaited action from it), its order. */

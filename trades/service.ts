@@ -4,7 +4,7 @@ import { AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiqui
 import { askLapsedRequests, freeLapsedHolds } from '../ads/lapsed-holds.ts';
 import { applyOperation, available, balancesOf } from '../ads/ledger.ts';
 import type { Principal } from '../domain/principal.ts';
-import { routePricingProblem } from '../domain/route-pricing.ts';
+import { adAmountOf, orderAmountStep, routePricing } from '../domain/route-pricing.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../chains/order.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
@@ -151,8 +151,13 @@ export function createTradesService(deps: TradesDeps) {
         throw new TradeInputError('amount', `must lie within the ad's bounds [${ad.minAmount ?? '0'}, ${ad.maxAmount ?? 'no maximum'}], received ${input.amount}`);
       }
       const route = (await registryCache.route(ad.routeId))!;
-      const unpriced = routePricingProblem(route.adToken, route.orderToken);
-      if (unpriced) throw new TradeInputError('routeId', unpriced);
+      // The ad's pool is in the ad token's units: the route prices the deposit in them.
+      const pricing = routePricing(route.adToken, route.orderToken, route.rate);
+      if (!pricing.ok) throw new TradeInputError('routeId', pricing.problem);
+      const adAmount = adAmountOf(amount, pricing.price);
+      if (adAmount === null) {
+        throw new TradeInputError('amount', `${input.amount} ${route.orderToken.symbol} base units do not convert exactly into ${route.adToken.symbol} base units on this route (${pricing.price.orderUnits} : ${pricing.price.adUnits}): use a multiple of ${orderAmountStep(pricing.price)}`);
+      }
       const createdAt = nowSeconds();
       // The deposit request and the reservation end together: after its deadline no deposit can happen.
       const depositTtl = Math.min(settings.signedRequestTtlSeconds, settings.reservationTtlSeconds);
@@ -161,6 +166,8 @@ export function createTradesService(deps: TradesDeps) {
         orderChainToken: route.orderToken.address,
         adChainToken: route.adToken.address,
         amount: input.amount,
+        orderAmount: input.amount,
+        adAmount: adAmount.toString(),
         bridger,
         orderRecipient: ad.creatorDstAddress,
         adId: ad.id,
@@ -208,8 +215,8 @@ export function createTradesService(deps: TradesDeps) {
           const freed = await freeLapsedHolds(trx, balancesOf(current), lapsed);
           if (current.baseStatus !== 'ACTIVE') throw new AdStateError(`ad ${ad.id} is ${current.status}: it takes no trades`);
           if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
-          if (available(freed) < amount) {
-            throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${input.amount}: ${available(freed)} available`);
+          if (available(freed) < adAmount) {
+            throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${input.amount} (${adAmount} ${route.adToken.symbol} base units): ${available(freed)} available`);
           }
           await lockWalletReservations(trx, bridger);
           const open = await openReservations(trx, { bridgerAddress: bridger, adId: ad.id, orderTokenId: ad.orderTokenId, now: new Date(nowMs()) });
@@ -222,7 +229,7 @@ export function createTradesService(deps: TradesDeps) {
           if (funding && funding.balance < open.walletAmountOfToken + amount) {
             throw new TradeInputError('amount', `${input.amount} is more than ${bridger} holds of ${token} (${funding.balance}${open.walletAmountOfToken > 0n ? `, of which ${open.walletAmountOfToken} is reserved by its other open trades` : ''})`);
           }
-          return { balances: applyOperation(freed, { op: 'reserve', amount }) };
+          return { balances: applyOperation(freed, { op: 'reserve', amount: adAmount }) };
         });
         await insertTrade(trx, {
           id: tradeId, routeId: ad.routeId, adId: ad.id, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
@@ -349,6 +356,9 @@ function confirmingTrade(trade: TradeLifecycleRecord): ConfirmingTrade {
   return {
     tradeId: trade.id,
     state: stateOf(trade),
-    order: { orderHash, adChainId, orderChainId, adManager: orderParams.adManager, orderPortal: orderParams.orderPortal },
+    order: {
+      orderHash, adChainId, orderChainId, adManager: orderParams.adManager, orderPortal: orderParams.orderPortal,
+      orderAmount: orderParams.orderAmount, adAmount: orderParams.adAmount,
+    },
   };
 }

@@ -76,7 +76,7 @@ export function evmContractCall(action: ActionName, signed: Signed, extras: Call
       return {
         functionName: 'createOrder',
         args: [order(), BigInt(field('secretCommitment')), ...tail],
-        value: nativeValue(extras.orderParams?.orderChainToken, extras.orderParams?.amount ?? '0'),
+        value: nativeValue(extras.orderParams?.orderChainToken, extras.orderParams?.orderAmount ?? '0'),
       };
     case 'lockForOrder':
       return { functionName: 'lockForOrder', args: [order(), ...tail], value: 0n };

@@ -137,6 +137,7 @@ async function createAd(amount: bigint): Promise<string> {
 function orderFor(adId: string, amount: bigint, times: OrderTimes, overrides: Partial<OrderParams> = {}): OrderParams {
   return {
     orderChainToken: devnet.deployments[A]!.testErc20, adChainToken: devnet.deployments[B]!.testErc20, amount: amount.toString(),
+    orderAmount: amount.toString(), adAmount: amount.toString(),
     bridger: bridger!.address, orderRecipient: maker!.address, adId, adCreator: maker!.address, adRecipient: bridger!.address,
     salt: randomSalt(), orderChainId: A, orderPortal: devnet.deployments[A]!.orderPortal, adChainId: B, adManager: devnet.deployments[B]!.adManager,
     ...times, ...overrides,

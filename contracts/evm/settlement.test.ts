@@ -129,6 +129,7 @@ function settlement(backend: ProverBackend) {
     });
     order = {
       orderChainToken: devnet.deployments[A]!.testErc20, adChainToken: devnet.deployments[B]!.testErc20, amount: amount.toString(),
+      orderAmount: amount.toString(), adAmount: amount.toString(),
       bridger: bridger!.address, orderRecipient: maker!.address, adId, adCreator: maker!.address, adRecipient: bridger!.address,
       salt: randomSalt(), orderChainId: A, orderPortal: devnet.deployments[A]!.orderPortal, adChainId: B, adManager: devnet.deployments[B]!.adManager,
       ...computeOrderTimes(Math.floor(Date.now() / 1000)),
@@ -137,7 +138,7 @@ function settlement(backend: ProverBackend) {
     await approve(A, bridger!, 'orderPortal', 10n ** 12n);
     // Other traders' deposits around ours, so the path has real siblings.
     for (let i = 0; i < 3; i++) {
-      const other = { ...order, salt: randomSalt(), amount: '1' };
+      const other = { ...order, salt: randomSalt(), amount: '1', orderAmount: '1' };
       await submit(A, 'orderPortal', bridger!, 'createOrder', { orderHash: computeOrderHash(other, domain), secretCommitment: secretCommitment(randomSecret()) }, { orderParams: other });
     }
     await submit(A, 'orderPortal', bridger!, 'createOrder', { orderHash, secretCommitment: secretCommitment(secret) }, { orderParams: order });

@@ -133,7 +133,7 @@ describe('one proof settles both chains of a Stellar/EVM trade', () => {
     const before = await balance(A, order.orderRecipient);
     const fields = { orderHash: trade.order.hash, nullifierHash: trade.nullifierHash, targetRoot: trade.targetRoot };
     await submit(A, 'orderPortal', maker!, 'unlock', fields, { orderParams: order, proof: trade.proof!.proof });
-    expect((await balance(A, order.orderRecipient)) - before).toBe(BigInt(order.amount));
+    expect((await balance(A, order.orderRecipient)) - before).toBe(BigInt(order.orderAmount));
   });
 
   it('order chain Stellar, ad chain EVM: the AdManager on B locks and releases to the Bridger with the proof against the Soroban portal\'s root', async () => {
@@ -149,6 +149,6 @@ describe('one proof settles both chains of a Stellar/EVM trade', () => {
     const before = await balance(B, order.adRecipient);
     const fields = { orderHash: ours.order.hash, nullifierHash: ours.nullifierHash, targetRoot: trade.targetRoot };
     await submit(B, 'adManager', bridger!, 'unlock', fields, { orderParams: order, proof: trade.proof!.proof });
-    expect((await balance(B, order.adRecipient)) - before).toBe(BigInt(order.amount));
+    expect((await balance(B, order.adRecipient)) - before).toBe(BigInt(order.adAmount));
   });
 });

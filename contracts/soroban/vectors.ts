@@ -96,6 +96,9 @@ interface OrderVector {
   hash: string;
 }
 
+/** `amount` and `orderAmount`: the deposit, under both its names. */
+const depositOf = (amount: string) => ({ amount, orderAmount: amount });
+
 function orderVector(params: OrderParams): OrderVector {
   const words = Object.fromEntries(Object.entries(encodeOrderParams(params)).map(([k, v]) => [k, String(v)]));
   return { params, words, hash: computeOrderHash(params, DOMAIN) };
@@ -141,9 +144,10 @@ export async function buildVectors(knex: Knex, prove: Prove) {
 
   // Trade 1: the ad on Stellar, the deposit on EVM devnet A, mirrored into the prover's tree.
   const adId = uuidOf('ad');
-  const tradeOrder = (salt: string, amount: string, changes: Partial<OrderParams> = {}) =>
+  // The EVM TUSD has 6 decimals, the Stellar TUSD 7: the ad side moves ten times the deposit's base units.
+  const tradeOrder = (salt: string, adAmount: string, changes: Partial<OrderParams> = {}) =>
     orderVector({
-      orderChainToken: EVM.token, adChainToken: token, amount, bridger: evmBridger!.address, orderRecipient: evmMaker!.address,
+      orderChainToken: EVM.token, adChainToken: token, ...depositOf(String(BigInt(adAmount) / 10n)), adAmount, bridger: evmBridger!.address, orderRecipient: evmMaker!.address,
       adId, adCreator: maker.publicKey(), adRecipient: bridger.publicKey(), salt, orderChainId: '31337',
       orderPortal: EVM.orderPortal, adChainId: STELLAR_CHAIN_ID, adManager: AD_MANAGER, ...TIMES, ...changes,
     });
@@ -154,7 +158,7 @@ export async function buildVectors(knex: Knex, prove: Prove) {
   // makes exactly these on devnet A, so the portal there reaches the same root).
   const evmKey: TreeKey = { chainId: '31337', portalAddress: EVM.orderPortal };
   const orderChainDeposits = [];
-  for (const [index, deposit] of [tradeOrder(fieldOf('evm deposit salt 0').toString(), '1'), tradeOrder(fieldOf('evm deposit salt 1').toString(), '2'), order].entries()) {
+  for (const [index, deposit] of [tradeOrder(fieldOf('evm deposit salt 0').toString(), '10'), tradeOrder(fieldOf('evm deposit salt 1').toString(), '20'), order].entries()) {
     const commitment = index === 2 ? secretCommitment(adSecret) : secretCommitment(fieldOf(`evm deposit secret ${index}`));
     const leaf = leafOf(deposit.hash, commitment);
     const state = await store.insertLeaf(evmKey, index, leaf);
@@ -204,7 +208,7 @@ export async function buildVectors(knex: Knex, prove: Prove) {
   const deposits = [];
   const depositOrder = (i: number, salt: string, changes: Partial<OrderParams> = {}) =>
     orderVector({
-      orderChainToken: token, adChainToken: EVM.token, amount: String(100_000 * (i + 1)), bridger: bridger.publicKey(),
+      orderChainToken: token, adChainToken: EVM.token, ...depositOf(String(100_000 * (i + 1))), adAmount: String(10_000 * (i + 1)), bridger: bridger.publicKey(),
       orderRecipient: maker.publicKey(), adId: uuidOf(`evm ad ${i}`), adCreator: evmMaker!.address, adRecipient: evmBridger!.address,
       salt, orderChainId: STELLAR_CHAIN_ID, orderPortal: ORDER_PORTAL, adChainId: '31338', adManager: EVM.adManager, ...TIMES, ...changes,
     });

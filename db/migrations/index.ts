@@ -12,6 +12,7 @@ import * as pushedEvents from './20261124_2001_pushed_events.ts';
 import * as webhookLease from './20261124_2002_webhook_lease.ts';
 import * as tradeStarts from './20261124_2401_trade_starts.ts';
 import * as requestBatches from './20261124_3001_request_batches.ts';
+import * as routePricing from './20261124_4001_route_pricing.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -31,6 +32,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261124_2002_webhook_lease': webhookLease,
   '20261124_2401_trade_starts': tradeStarts,
   '20261124_3001_request_batches': requestBatches,
+  '20261124_4001_route_pricing': routePricing,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

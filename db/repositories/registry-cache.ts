@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Chain } from './chains.ts';
-import type { ChainKind } from '../../domain/index.ts';
+import type { ChainKind, RouteRate } from '../../domain/index.ts';
 
 /** A token with the chain it lives on, as nested in routes (and, summarised, in ads and trades). */
 export interface TokenWithChain {
@@ -11,6 +11,8 @@ export interface TokenWithChain {
   address: string;
   decimals: number;
   kind: 'NATIVE' | 'ERC20' | 'SEP41';
+  /** What the token stands for (e.g. USD): tokens of one asset convert by their decimals. Null: unknown. */
+  asset: string | null;
   chain: { id: string; name: string; chainId: string; kind: ChainKind };
 }
 
@@ -31,6 +33,8 @@ export interface RouteWithTokens {
   updatedAt: Date;
   adToken: TokenWithChain;
   orderToken: TokenWithChain;
+  /** The route's stated rate, or null: its tokens then convert only as one asset (domain/route-pricing.ts). */
+  rate: RouteRate | null;
 }
 
 /**
@@ -107,7 +111,7 @@ export class RegistryCache {
     const tokenRows = await this.knex('tokens')
       .join('chains', 'chains.id', 'tokens.chain_id')
       .select(
-        'tokens.id', 'tokens.symbol', 'tokens.name', 'tokens.address', 'tokens.decimals', 'tokens.kind',
+        'tokens.id', 'tokens.symbol', 'tokens.name', 'tokens.address', 'tokens.decimals', 'tokens.kind', 'tokens.asset',
         'chains.id as chain_uuid', 'chains.name as chain_name', 'chains.chain_id as chain_public_id', 'chains.kind as chain_kind',
       );
     const tokens = new Map<string, TokenWithChain>();
@@ -119,6 +123,7 @@ export class RegistryCache {
         address: row.address,
         decimals: row.decimals,
         kind: row.kind,
+        asset: row.asset,
         chain: { id: row.chain_uuid, name: row.chain_name, chainId: row.chain_public_id, kind: row.chain_kind },
       });
     }
@@ -127,7 +132,8 @@ export class RegistryCache {
       const adToken = tokens.get(row.ad_token_id);
       const orderToken = tokens.get(row.order_token_id);
       if (!adToken || !orderToken) continue; // a token inserted after the token query ran; next reload has it
-      routes.set(row.id, { id: row.id, metadata: row.metadata, createdAt: row.created_at, updatedAt: row.updated_at, adToken, orderToken });
+      const rate = row.rate_order_units === null ? null : { orderUnits: String(row.rate_order_units), adUnits: String(row.rate_ad_units) };
+      routes.set(row.id, { id: row.id, metadata: row.metadata, createdAt: row.created_at, updatedAt: row.updated_at, adToken, orderToken, rate });
     }
     this.chains = chains;
     this.tokens = tokens;

@@ -63,20 +63,25 @@ export function upsertChain(trx: Knex.Transaction, chainId: string, columns: Cha
 
 /** Upserts a token by (chain row, address). */
 export function upsertToken(
-  trx: Knex.Transaction, chainRowId: string, address: string, columns: { symbol: string; name: string; decimals: number; kind: string },
+  trx: Knex.Transaction, chainRowId: string, address: string, columns: { symbol: string; name: string; decimals: number; kind: string; asset: string },
 ): Promise<UpsertResult> {
   return upsert(trx, 'tokens', { chain_id: chainRowId, address }, { ...columns });
 }
 
 /** Upserts a route by (ad token, order token). */
-export function upsertRoute(trx: Knex.Transaction, adTokenId: string, orderTokenId: string, metadata: unknown): Promise<UpsertResult> {
-  return upsert(trx, 'routes', { ad_token_id: adTokenId, order_token_id: orderTokenId }, { metadata });
+export function upsertRoute(
+  trx: Knex.Transaction, adTokenId: string, orderTokenId: string, metadata: unknown, rate: { orderUnits: string; adUnits: string } | null,
+): Promise<UpsertResult> {
+  return upsert(trx, 'routes', { ad_token_id: adTokenId, order_token_id: orderTokenId }, {
+    metadata, rate_order_units: rate?.orderUnits ?? null, rate_ad_units: rate?.adUnits ?? null,
+  });
 }
 
-/** The row id of the token at `address` on the chain row, or undefined. */
-export async function findTokenRowId(trx: Knex.Transaction, chainRowId: string, address: string): Promise<string | undefined> {
-  const row = await trx('tokens').where({ chain_id: chainRowId, address }).first('id');
-  return row?.id as string | undefined;
+/** The token at `address` on the chain row (its row id and what pricing a route needs), or undefined. */
+export async function findRegisteredToken(
+  trx: Knex.Transaction, chainRowId: string, address: string,
+): Promise<{ id: string; symbol: string; decimals: number; asset: string | null } | undefined> {
+  return trx('tokens').where({ chain_id: chainRowId, address }).first('id', 'symbol', 'decimals', 'asset');
 }
 
 /** True when no chain is registered yet (a fresh database). */

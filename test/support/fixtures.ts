@@ -29,6 +29,8 @@ export async function insertToken(knex: Knex, chainUuid: string, over: Partial<R
     address: `0x${n.toString(16).padStart(40, '0')}`,
     decimals: 18,
     kind: 'ERC20',
+    // One asset for every fixture token unless a test says otherwise: fixture routes price 1:1.
+    asset: 'TEST',
     ...over,
   }).returning('id');
   return row.id as string;

@@ -56,7 +56,7 @@ async function startTrade(times: { ttlMs?: number; lockMs?: number } = {}) {
   return { tradeId, handle: env.client.workflow.getHandle(tradeWorkflowId(tradeId)) };
 }
 
-const ORDER = { orderHash: '0x01', adChainId: '31337', orderChainId: '31338', adManager: '0x02', orderPortal: '0x03' };
+const ORDER = { orderHash: '0x01', adChainId: '31337', orderChainId: '31338', adManager: '0x02', orderPortal: '0x03', orderAmount: '1', adAmount: '1' };
 /** A confirm as the API sends it; the state is the API's read, which the workflow does not use (it judges from its own). */
 const confirm = (tradeId: string, kind: 'deposit-or-lock' | 'unlock', txHash: string) =>
   orchestrator.confirm({ tradeId, state: INITIAL_STATE, order: ORDER }, { kind, txHash });

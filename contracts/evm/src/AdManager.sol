@@ -148,7 +148,7 @@ contract AdManager is RelayerRequests {
         emit AdClosed(adId, reqHash, amount, to);
     }
 
-    /// The Maker reserves `o.amount` of the ad's pool for the order the Bridger deposited.
+    /// The Maker reserves `o.adAmount` (the ad token's units) of the ad's pool for the order the Bridger deposited.
     function lockForOrder(Order calldata o, bytes32 authToken, uint256 deadline, bytes calldata signature) external {
         bytes32 orderHash = orderHashOf(o);
         bytes32 reqHash =
@@ -164,11 +164,11 @@ contract AdManager is RelayerRequests {
         }
         _checkTimes(o);
         if (orders[orderHash] != OrderState.None) revert WrongOrderState();
-        if (o.amount > ad.available) revert InsufficientLiquidity();
-        ad.available -= o.amount;
-        ad.locked += o.amount;
+        if (o.adAmount > ad.available) revert InsufficientLiquidity();
+        ad.available -= o.adAmount;
+        ad.locked += o.adAmount;
         orders[orderHash] = OrderState.Locked;
-        emit OrderLocked(orderHash, reqHash, o.adId, o.amount);
+        emit OrderLocked(orderHash, reqHash, o.adId, o.adAmount);
     }
 
     /// Releases a locked order to its ad-chain recipient (the Bridger), whoever submits it.
@@ -202,18 +202,18 @@ contract AdManager is RelayerRequests {
         if (block.timestamp < o.lockExpiry) revert TooEarly();
         orders[orderHash] = OrderState.Released;
         Ad storage ad = ads[o.adId];
-        ad.locked -= o.amount;
-        if (ad.closed) _push(ad.token, ad.creator, o.amount);
-        else ad.available += o.amount;
-        emit LockReleased(orderHash, o.adId, o.amount);
+        ad.locked -= o.adAmount;
+        if (ad.closed) _push(ad.token, ad.creator, o.adAmount);
+        else ad.available += o.adAmount;
+        emit LockReleased(orderHash, o.adId, o.adAmount);
     }
 
     function _release(Order calldata o, bytes32 orderHash, bytes32 reqHash, uint256 nullifierHash) private {
         Ad storage ad = ads[o.adId];
-        ad.locked -= o.amount;
+        ad.locked -= o.adAmount;
         address recipient = _toAddress(o.adRecipient);
-        _push(ad.token, recipient, o.amount);
-        emit OrderUnlocked(orderHash, reqHash, nullifierHash, recipient, o.amount);
+        _push(ad.token, recipient, o.adAmount);
+        emit OrderUnlocked(orderHash, reqHash, nullifierHash, recipient, o.adAmount);
     }
 
     function _ownAd(bytes32 adId) private view returns (Ad storage ad) {

@@ -53,7 +53,7 @@ contract OrderPortal is RelayerRequests, PoseidonTree {
         poseidon3 = poseidon3_;
     }
 
-    /// The Bridger's deposit of `o.amount` of the order-chain token.
+    /// The Bridger's deposit of `o.orderAmount` of the order-chain token.
     function createOrder(
         Order calldata o,
         uint256 secretCommitment,
@@ -77,7 +77,7 @@ contract OrderPortal is RelayerRequests, PoseidonTree {
         uint256 leaf =
             poseidon3.poseidon([uint256(orderHash) >> 128, uint256(orderHash) & type(uint128).max, secretCommitment]);
         (uint256 leafIndex, uint256 root) = _insert(leaf);
-        _pull(_toAddress(o.orderChainToken), o.amount);
+        _pull(_toAddress(o.orderChainToken), o.orderAmount);
         emit OrderCreated(orderHash, reqHash, leafIndex, leaf, secretCommitment, root);
     }
 
@@ -113,13 +113,13 @@ contract OrderPortal is RelayerRequests, PoseidonTree {
         if (block.timestamp < o.refundTime) revert TooEarly();
         orders[orderHash] = OrderState.Refunded;
         address recipient = _toAddress(o.bridger);
-        _push(_toAddress(o.orderChainToken), recipient, o.amount);
-        emit OrderRefunded(orderHash, recipient, o.amount);
+        _push(_toAddress(o.orderChainToken), recipient, o.orderAmount);
+        emit OrderRefunded(orderHash, recipient, o.orderAmount);
     }
 
     function _release(Order calldata o, bytes32 orderHash, bytes32 reqHash, uint256 nullifierHash) private {
         address recipient = _toAddress(o.orderRecipient);
-        _push(_toAddress(o.orderChainToken), recipient, o.amount);
-        emit OrderUnlocked(orderHash, reqHash, nullifierHash, recipient, o.amount);
+        _push(_toAddress(o.orderChainToken), recipient, o.orderAmount);
+        emit OrderUnlocked(orderHash, reqHash, nullifierHash, recipient, o.orderAmount);
     }
 }

@@ -8,7 +8,11 @@ import {IERC20, IGroth16Verifier} from "./Interfaces.sol";
 struct Order {
     bytes32 orderChainToken;
     bytes32 adChainToken;
-    uint256 amount;
+    /// What the Bridger deposits on the order chain, in the order token's smallest unit.
+    uint256 orderAmount;
+    /// What the Maker locks and the Bridger receives on the ad chain, in the ad token's smallest unit.
+    /// The route prices it from orderAmount (architecture.md "Amounts across chains"); both are hashed.
+    uint256 adAmount;
     bytes32 bridger;
     bytes32 orderRecipient;
     bytes32 adId;
@@ -58,7 +62,7 @@ abstract contract RelayerRequests {
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
     bytes32 private constant ORDER_DOMAIN_TYPEHASH = keccak256("EIP712Domain(string name,string version)");
     bytes32 internal constant ORDER_TYPEHASH = keccak256(
-        "Order(bytes32 orderChainToken,bytes32 adChainToken,uint256 amount,bytes32 bridger,bytes32 orderRecipient,bytes32 adId,bytes32 adCreator,bytes32 adRecipient,uint256 salt,uint256 orderChainId,bytes32 orderPortal,uint256 adChainId,bytes32 adManager,uint256 lockExpiry,uint256 refundTime)"
+        "Order(bytes32 orderChainToken,bytes32 adChainToken,uint256 orderAmount,uint256 adAmount,bytes32 bridger,bytes32 orderRecipient,bytes32 adId,bytes32 adCreator,bytes32 adRecipient,uint256 salt,uint256 orderChainId,bytes32 orderPortal,uint256 adChainId,bytes32 adManager,uint256 lockExpiry,uint256 refundTime)"
     );
     bytes32 internal constant UNLOCK_TYPEHASH = keccak256(
         "Unlock(bytes32 authToken,uint256 deadline,bytes32 orderHash,uint256 nullifierHash,uint256 targetRoot)"

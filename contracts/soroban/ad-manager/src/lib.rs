@@ -206,7 +206,7 @@ impl AdManager {
         Ok(())
     }
 
-    /// The Maker reserves `order.amount` of the ad's pool for the order the Bridger deposited.
+    /// The Maker reserves `order.ad_amount` of the ad's pool for the order the Bridger deposited.
     pub fn lock_for_order(
         env: Env,
         order: Order,
@@ -236,14 +236,14 @@ impl AdManager {
         if Self::order_state(env.clone(), hash.clone()) != OrderState::None {
             return Err(Error::WrongOrderState);
         }
-        if order.amount > ad.available {
+        if order.ad_amount > ad.available {
             return Err(Error::InsufficientLiquidity);
         }
-        ad.available -= order.amount;
-        ad.locked += order.amount;
+        ad.available -= order.ad_amount;
+        ad.locked += order.ad_amount;
         save_ad(&env, &order.ad_id, &ad);
         env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Locked);
-        OrderLocked { reqHash: req_hash, orderHash: hash, adId: order.ad_id, amount: order.amount }.publish(&env);
+        OrderLocked { reqHash: req_hash, orderHash: hash, adId: order.ad_id, amount: order.ad_amount }.publish(&env);
         Ok(())
     }
 
@@ -270,11 +270,11 @@ impl AdManager {
         spend_with_proof(&env, &hash, &target_root, &nullifier_hash, &proof)?;
         env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Unlocked);
         let mut ad = ad_of(&env, &order.ad_id).ok_or(Error::UnknownAd)?;
-        ad.locked -= order.amount;
+        ad.locked -= order.ad_amount;
         save_ad(&env, &order.ad_id, &ad);
         let recipient = word_address(&env, &order.ad_recipient);
-        push(&env, &ad.token, &recipient, order.amount);
-        OrderUnlocked { reqHash: req_hash, orderHash: hash, nullifierHash: nullifier_hash, recipient, amount: order.amount }
+        push(&env, &ad.token, &recipient, order.ad_amount);
+        OrderUnlocked { reqHash: req_hash, orderHash: hash, nullifierHash: nullifier_hash, recipient, amount: order.ad_amount }
             .publish(&env);
         Ok(())
     }
@@ -290,14 +290,14 @@ impl AdManager {
         times::from(&env, order.lock_expiry)?;
         env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Released);
         let mut ad = ad_of(&env, &order.ad_id).ok_or(Error::UnknownAd)?;
-        ad.locked -= order.amount;
+        ad.locked -= order.ad_amount;
         if ad.closed {
-            push(&env, &ad.token, &ad.creator, order.amount);
+            push(&env, &ad.token, &ad.creator, order.ad_amount);
         } else {
-            ad.available += order.amount;
+            ad.available += order.ad_amount;
         }
         save_ad(&env, &order.ad_id, &ad);
-        LockReleased { orderHash: hash, adId: order.ad_id, amount: order.amount }.publish(&env);
+        LockReleased { orderHash: hash, adId: order.ad_id, amount: order.ad_amount }.publish(&env);
         Ok(())
     }
 

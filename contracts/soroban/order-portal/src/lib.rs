@@ -47,7 +47,7 @@ impl OrderPortal {
         tree::init(&env);
     }
 
-    /// The Bridger's deposit of `order.amount` of the order-chain token; `bridger` authorises
+    /// The Bridger's deposit of `order.order_amount` of the order-chain token; `bridger` authorises
     /// the call and must be the order's `bridger`.
     pub fn create_order(
         env: Env,
@@ -83,7 +83,7 @@ impl OrderPortal {
         let (hi, lo) = split(&env, &hash);
         let leaf = Poseidon::three(&env).hash3(&hi, &lo, &secret_commitment);
         let (leaf_index, root) = tree::insert(&env, leaf.clone())?;
-        pull(&env, &word_address(&env, &order.order_chain_token), &bridger, order.amount);
+        pull(&env, &word_address(&env, &order.order_chain_token), &bridger, order.order_amount);
         OrderCreated { reqHash: req_hash, orderHash: hash, leafIndex: leaf_index, leaf, secretCommitment: secret_commitment, root }
             .publish(&env);
         Ok(())
@@ -113,8 +113,8 @@ impl OrderPortal {
         spend_with_proof(&env, &hash, &target_root, &nullifier_hash, &proof)?;
         env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Unlocked);
         let recipient = word_address(&env, &order.order_recipient);
-        push(&env, &word_address(&env, &order.order_chain_token), &recipient, order.amount);
-        OrderUnlocked { reqHash: req_hash, orderHash: hash, nullifierHash: nullifier_hash, recipient, amount: order.amount }
+        push(&env, &word_address(&env, &order.order_chain_token), &recipient, order.order_amount);
+        OrderUnlocked { reqHash: req_hash, orderHash: hash, nullifierHash: nullifier_hash, recipient, amount: order.order_amount }
             .publish(&env);
         Ok(())
     }
@@ -130,8 +130,8 @@ impl OrderPortal {
         times::from(&env, order.refund_time)?;
         env.storage().persistent().set(&Key::Order(hash.clone()), &OrderState::Refunded);
         let recipient = word_address(&env, &order.bridger);
-        push(&env, &word_address(&env, &order.order_chain_token), &recipient, order.amount);
-        OrderRefunded { orderHash: hash, recipient, amount: order.amount }.publish(&env);
+        push(&env, &word_address(&env, &order.order_chain_token), &recipient, order.order_amount);
+        OrderRefunded { orderHash: hash, recipient, amount: order.order_amount }.publish(&env);
         Ok(())
     }
 

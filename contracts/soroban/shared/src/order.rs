@@ -5,19 +5,22 @@ use soroban_sdk::{contracttype, Bytes, BytesN, Env, U256};
 use crate::words::{amount_word, u64_word, WordSink};
 use crate::Error;
 
-const ORDER_TYPE: &str = "Order(bytes32 orderChainToken,bytes32 adChainToken,uint256 amount,bytes32 bridger,bytes32 orderRecipient,bytes32 adId,bytes32 adCreator,bytes32 adRecipient,uint256 salt,uint256 orderChainId,bytes32 orderPortal,uint256 adChainId,bytes32 adManager,uint256 lockExpiry,uint256 refundTime)";
+const ORDER_TYPE: &str = "Order(bytes32 orderChainToken,bytes32 adChainToken,uint256 orderAmount,uint256 adAmount,bytes32 bridger,bytes32 orderRecipient,bytes32 adId,bytes32 adCreator,bytes32 adRecipient,uint256 salt,uint256 orderChainId,bytes32 orderPortal,uint256 adChainId,bytes32 adManager,uint256 lockExpiry,uint256 refundTime)";
 const DOMAIN_TYPE: &str = "EIP712Domain(string name,string version)";
 
 /// The order both chains agree on, field for field the `Order` struct of chains/order.ts.
 /// Addresses are 32-byte words (EVM: left-padded; Stellar: account key or contract id), `ad_id`
-/// the ad's UUID left-padded; `amount` is the i128 a Soroban token moves; the two times are unix
+/// the ad's UUID left-padded; `order_amount` is what the OrderPortal moves (the order token's smallest
+/// unit) and `ad_amount` what the AdManager moves (the ad token's), each an i128 as a Soroban token
+/// moves it and both hashed, so neither chain moves the other's number; the two times are unix
 /// seconds (the ledger's u64 clock), hashed as uint256 words (chains/timing.ts).
 #[contracttype]
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct Order {
     pub order_chain_token: BytesN<32>,
     pub ad_chain_token: BytesN<32>,
-    pub amount: i128,
+    pub order_amount: i128,
+    pub ad_amount: i128,
     pub bridger: BytesN<32>,
     pub order_recipient: BytesN<32>,
     pub ad_id: BytesN<32>,
@@ -47,13 +50,14 @@ pub fn order_domain(env: &Env, name: &Bytes, version: &Bytes) -> BytesN<32> {
     keccak(env, &encoded)
 }
 
-/// keccak256(0x1901 ‖ orderDomain ‖ keccak256(ORDER_TYPEHASH ‖ the 15 words of the order)).
+/// keccak256(0x1901 ‖ orderDomain ‖ keccak256(ORDER_TYPEHASH ‖ the 16 words of the order)).
 pub fn order_hash(env: &Env, domain: &BytesN<32>, o: &Order) -> Result<BytesN<32>, Error> {
     let mut encoded = Bytes::new(env);
     encoded.push_bytesn(&keccak(env, &Bytes::from_slice(env, ORDER_TYPE.as_bytes())));
     encoded.push_bytesn(&o.order_chain_token);
     encoded.push_bytesn(&o.ad_chain_token);
-    encoded.push_array(&amount_word(o.amount)?);
+    encoded.push_array(&amount_word(o.order_amount)?);
+    encoded.push_array(&amount_word(o.ad_amount)?);
     encoded.push_bytesn(&o.bridger);
     encoded.push_bytesn(&o.order_recipient);
     encoded.push_bytesn(&o.ad_id);

@@ -192,7 +192,7 @@ fn refuses_an_order_it_did_not_lock_and_an_order_whose_fields_differ_from_the_si
     let v = &w.v["adManager"];
     let s = signed(env, &v["lockForOrder"]);
     let mut tampered = order(env, &v["order"]);
-    tampered.amount += 1;
+    tampered.ad_amount += 1;
     // The relayer signed the real order's hash: another order hashes differently and fails the signature.
     assert!(w.ad_manager.try_lock_for_order(&tampered, &s.auth_token, &s.deadline, &s.signature).is_err());
 }

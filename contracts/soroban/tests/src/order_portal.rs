@@ -78,7 +78,7 @@ fn each_deposit_leaves_the_root_merkle_tree_store_computed() {
         assert_eq!(scval_u256(&data_field(&e, "leaf")), word(text(d, "leaf")), "leaf = Poseidon3(hi, lo, commitment) as prover/commitments.ts");
         assert_eq!(scval_u256(&data_field(&e, "root")), word(text(d, "root")), "root after deposit {i} equals MerkleTreeStore's");
         assert_eq!(w.order_portal.current_root(), u256(env, text(d, "root")));
-        total += amount(&d["order"]["words"], "amount");
+        total += amount(&d["order"]["words"], "orderAmount");
     }
     assert_eq!(w.order_portal.next_leaf_index(), 4);
     assert_eq!(bridger_before - w.balance(&w.bridger), total);
@@ -98,7 +98,7 @@ fn pays_the_makers_recipient_once_with_the_provers_proof() {
     unlock(&w, "unlock", ours(&w), &proof(&w)).unwrap();
     let e = expect_event(&w, &w.order_portal.address, "OrderUnlocked", &signed(env, &w.v["orderPortal"]["unlock"]).req_hash, &order_hash);
     assert_eq!(scval_u256(&data_field(&e, "nullifierHash")), word(text(d, "nullifierHash")));
-    assert_eq!(w.balance(&w.maker) - maker_before, amount(&d["order"]["words"], "amount"));
+    assert_eq!(w.balance(&w.maker) - maker_before, amount(&d["order"]["words"], "orderAmount"), "the Maker is paid the order amount, not the ad amount");
     assert_eq!(w.order_portal.order_state(&order_hash), OrderState::Unlocked);
     assert_eq!(unlock(&w, "unlock", ours(&w), &proof(&w)), Err(Some(Error::AuthTokenUsed)), "the same request twice");
 }

@@ -102,7 +102,8 @@ pub fn order(env: &Env, o: &Value) -> Order {
     Order {
         order_chain_token: b("orderChainToken"),
         ad_chain_token: b("adChainToken"),
-        amount: amount(w, "amount"),
+        order_amount: amount(w, "orderAmount"),
+        ad_amount: amount(w, "adAmount"),
         bridger: b("bridger"),
         order_recipient: b("orderRecipient"),
         ad_id: b("adId"),

@@ -78,9 +78,9 @@ fn refunds_the_bridger_from_refund_time_on_and_then_refuses_the_unlock() {
     let before = w.balance(&w.bridger);
     refund(&w, &o).unwrap();
     let e = expect_timeout_event(&w, &portal, "OrderRefunded", &hash);
-    assert_eq!(data_field(&e, "amount"), i128_val(o.amount));
+    assert_eq!(data_field(&e, "amount"), i128_val(o.order_amount));
     assert_eq!(data_field(&e, "recipient"), xdr::ScVal::Address(w.bridger.clone().try_into().unwrap()));
-    assert_eq!(w.balance(&w.bridger) - before, o.amount, "the Bridger has the deposit back");
+    assert_eq!(w.balance(&w.bridger) - before, o.order_amount, "the Bridger has the deposit back");
     assert_eq!(w.order_portal.order_state(&hash), PortalOrderState::Refunded);
 
     assert_eq!(refund(&w, &o), Err(Error::WrongOrderState), "refunded once only");
@@ -101,7 +101,7 @@ fn refuses_the_makers_unlock_at_refund_time_and_takes_it_a_second_before() {
     w.set_time(refund_time - 1);
     let maker_before = w.balance(&w.maker);
     order_portal::unlock(&w, "unlockLate", ours, &proof).unwrap();
-    assert_eq!(w.balance(&w.maker) - maker_before, o.amount, "the Maker is paid");
+    assert_eq!(w.balance(&w.maker) - maker_before, o.order_amount, "the Maker is paid");
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn releases_the_lock_to_the_ad_from_lock_expiry_on_and_then_refuses_the_unlock()
     w.set_time(lock_expiry); // the boundary second: the release's first
     release(&w, &o).unwrap();
     let e = expect_timeout_event(&w, &manager, "LockReleased", &hash);
-    assert_eq!(data_field(&e, "amount"), i128_val(o.amount));
+    assert_eq!(data_field(&e, "amount"), i128_val(o.ad_amount));
     assert_eq!(ad_balances(&w, &o), (1_000_000, 0), "the lock is available again");
     assert_eq!(w.ad_manager.order_state(&hash), AdOrderState::Released);
     assert_eq!(release(&w, &o), Err(Error::WrongOrderState), "released once only");
@@ -180,7 +180,7 @@ fn releases_a_lock_of_a_closed_ad_to_its_creator() {
     w.set_time(times(&o).0);
     let before = w.balance(&w.maker);
     release(&w, &o).unwrap();
-    assert_eq!(w.balance(&w.maker) - before, o.amount, "the Maker has the lock back");
+    assert_eq!(w.balance(&w.maker) - before, o.ad_amount, "the Maker has the lock back");
     assert_eq!(ad_balances(&w, &o), (0, 0));
 }
 
@@ -194,7 +194,7 @@ fn refuses_the_bridgers_unlock_at_lock_expiry_and_takes_it_a_second_before() {
     w.set_time(lock_expiry - 1);
     let before = w.balance(&w.bridger);
     ad_manager::unlock(&w, "unlockLate", "order", &proof).unwrap();
-    assert_eq!(w.balance(&w.bridger) - before, o.amount, "the Bridger is paid");
+    assert_eq!(w.balance(&w.bridger) - before, o.ad_amount, "the Bridger is paid");
 }
 
 #[test]
