@@ -94,7 +94,8 @@ describe('registry import', () => {
       if (route.adAsset === route.orderAsset) expect(route.orderUnits, `${route.ad} <- ${route.order}`).toBeNull();
       else expect([route.orderUnits, route.adUnits], `${route.ad} <- ${route.order}`).not.toEqual([null, null]);
     }
-    expect(routes.filter((r) => r.ad === 'USDC' || r.order === 'USDC').map((r) => [r.adAsset, r.orderAsset])).toEqual([['USD', 'USD'], ['USD', 'USD']]);
+    // TUSD has 6 decimals on anvil and 7 on Stellar: one asset, so priced by the decimals.
+    expect(new Set(routes.filter((r) => r.ad === 'TUSD' && r.order === 'TUSD').map((r) => `${r.adAsset}/${r.orderAsset}`))).toEqual(new Set(['USD/USD']));
   });
 
   it('refuses a route between different assets that states no rate, rolling back the whole file, and takes it with one', async () => {

@@ -31,7 +31,7 @@ const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLo
 export function orderScVal(params: OrderParams): xdr.ScVal {
   const words = encodeOrderParams(params);
   const entries = ORDER_FIELDS.map(({ name, kind }) => {
-    const value = words[name as keyof OrderParams];
+    const value = words[name as keyof typeof words];
     let val: xdr.ScVal;
     if (kind !== 'uint') val = bytes(String(value));
     else if (/amount$/i.test(name)) val = i128(value);

@@ -60,7 +60,7 @@ export interface PortalDeposit {
 async function signedDeposit(net: SorobanTestNetwork, bridger: Keypair, amount: bigint) {
   const { closeTime } = await net.node.closeLedger();
   const orderParams: OrderParams = {
-    orderChainToken: net.deployment.xlm, adChainToken: `0x${'11'.repeat(20)}`, amount: amount.toString(),
+    orderChainToken: net.deployment.xlm, adChainToken: `0x${'11'.repeat(20)}`, amount: amount.toString(), orderAmount: amount.toString(), adAmount: amount.toString(),
     bridger: bridger.publicKey(), orderRecipient: net.deployment.deployer, adId: randomUUID(), adCreator: `0x${'22'.repeat(20)}`,
     adRecipient: `0x${'33'.repeat(20)}`, salt: randomSalt(), orderChainId: CHAIN_ID, orderPortal: net.deployment.orderPortal,
     adChainId: '31338', adManager: `0x${'44'.repeat(20)}`, ...computeOrderTimes(closeTime),

@@ -24,12 +24,11 @@ import { call, loginEvm, loginStellar } from './wallets.ts';
  * Shared by the embedded and the Temporal test files.
  *
  * The routes are XLM on chain 148 against WXLM, a 7-decimal ERC-20 deployed here on each anvil
- * chain: an order carries one amount moved 1:1 in base units, so only tokens of equal decimals
- * can be priced (domain/route-pricing.ts).
+ * chain and registered as the same asset (XLM), so the route prices 1:1 (domain/route-pricing.ts).
  */
 
 export const STELLAR = STELLAR_DEVNET_CHAIN_ID;
-const WXLM = { symbol: 'WXLM', name: 'Wrapped Lumens', decimals: 7 } as const;
+const WXLM = { symbol: 'WXLM', name: 'Wrapped Lumens', decimals: 7, asset: 'XLM' } as const;
 /** Order states as both contracts number them: OrderPortal None/Deposited/Unlocked/Refunded, AdManager None/Locked/Unlocked/Released. */
 export const ORDER_STATE = { none: 0, deposited: 1, locked: 1, unlocked: 2, refunded: 3, released: 3 } as const;
 
