@@ -36,6 +36,7 @@ export async function seedAdsAndTrades(knex: Knex, count: number): Promise<{ rou
              (ARRAY['PENDING','DEPOSITED','LOCKED','SETTLED'])[n % 4 + 1], a.created_at,
              jsonb_build_object(
                'orderChainToken', '0x' || lpad('e1', 40, '0'), 'adChainToken', '0x' || lpad('e2', 40, '0'), 'amount', (n * 1000)::text,
+               'orderAmount', (n * 1000)::text, 'adAmount', (n * 1000)::text,
                'bridger', a.bridger, 'orderRecipient', a.creator_address, 'adId', a.id::text, 'adCreator', a.creator_address,
                'adRecipient', a.bridger, 'salt', n::text, 'orderChainId', a.order_chain_id, 'orderPortal', '0x' || lpad('0a', 40, '0'),
                'adChainId', a.ad_chain_id, 'adManager', '0x' || lpad('0b', 40, '0'),
