@@ -11,7 +11,7 @@
  * BENCH_ONLY=<part of a target's name> runs a subset (and the bare ads-page handler, for the ratios); BENCH_PROFILE=<dir> writes a CPU profile of
  * each target's measured window (summarise it with `npx tsx tools/profile-summary.ts <file>`).
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { PerformanceObserver } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
@@ -26,6 +26,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../config/config.ts';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { cpuByRole, type Roles } from './process-cpu.ts';
 import { seedAdsAndTrades } from './seed-ads.ts';
 import { importRegistry } from '../registry/import.ts';
 import { start } from '../entrypoints/service.ts';
@@ -69,29 +70,20 @@ async function autocannon(target: string | string[], connections: number, second
   };
 }
 
+/** The embedded PostgreSQL this process started: the postmaster and its backends. */
+const DATABASE_ROLES: Roles = [['postgres', /postgres/]];
+
 /**
- * CPU (µs) spent so far by the embedded PostgreSQL this process started: the postmaster (with its
- * reaped children) and its live backends, from Linux's /proc (clock ticks of 10 ms). NaN elsewhere.
- * Work moved from the API into SQL shows up here, not in the API's figure.
+ * CPU (µs) spent so far by the embedded PostgreSQL this process started (tools/process-cpu.ts: its
+ * processes' times from Linux's /proc, ended backends counted through the postmaster). NaN where
+ * there is no /proc. Work moved from the API into SQL shows up here, not in the API's figure.
  */
 function databaseCpuMicros(): number {
-  const stats: { pid: string; ppid: string; own: number; reaped: number }[] = [];
   try {
-    for (const pid of readdirSync('/proc')) {
-      if (!/^\d+$/.test(pid)) continue;
-      let stat: string;
-      try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { continue; }
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      stats.push({ pid, ppid: fields[1]!, own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
-    }
+    return cpuByRole(process.pid, DATABASE_ROLES).postgres! * 1e6;
   } catch {
     return Number.NaN;
   }
-  const postmaster = stats.find((entry) => entry.ppid === String(process.pid));
-  if (!postmaster) return Number.NaN;
-  const ticks = postmaster.own + postmaster.reaped + stats.filter((entry) => entry.ppid === postmaster.pid).reduce((sum, entry) => sum + entry.own, 0);
-  return ticks * 10_000;
 }
 
 /** Profiles this process (the API) while `run` runs, into PROFILE_DIR, when it is set (first round only). */
