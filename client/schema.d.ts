@@ -1020,12 +1020,12 @@ export interface components {
              */
             creatorDstAddress: string;
             /**
-             * @description Initial deposit into the pool, smallest unit.
+             * @description Initial deposit into the pool, in the ad token's smallest unit.
              * @example 1000000000000000000
              */
             fundAmount: string;
             /**
-             * @description Amount in the smallest unit, decimal string (at most 2^256 - 1).
+             * @description Largest trade amount (the Bridger's deposit, in the order token's smallest unit).
              * @example 1000000000000000000
              */
             maxAmount?: string | null;
@@ -1040,7 +1040,7 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
-             * @description Amount in the smallest unit, decimal string (at most 2^256 - 1).
+             * @description Smallest trade amount (the Bridger's deposit, in the order token's smallest unit).
              * @example 1000000000000000000
              */
             minAmount?: string | null;
@@ -1698,7 +1698,7 @@ export interface components {
          */
         UpdateAdBody: {
             /**
-             * @description null clears the bound.
+             * @description Largest trade amount (the deposit, order token's smallest unit); null clears the bound.
              * @example 1000000000000000000
              */
             maxAmount?: string | null;
@@ -1713,7 +1713,7 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
-             * @description null clears the bound.
+             * @description Smallest trade amount (the deposit, order token's smallest unit); null clears the bound.
              * @example 1000000000000000000
              */
             minAmount?: string | null;

@@ -47,9 +47,9 @@ export const createAdBody = z
   .strictObject({
     routeId: uuid,
     creatorDstAddress: address('Where the Maker is paid: an address of the order chain (0x on EVM; G... or C... on Stellar).'),
-    fundAmount: positiveAmount.openapi({ description: 'Initial deposit into the pool, smallest unit.' }),
-    minAmount: positiveAmount.nullable().optional(),
-    maxAmount: positiveAmount.nullable().optional(),
+    fundAmount: positiveAmount.openapi({ description: "Initial deposit into the pool, in the ad token's smallest unit." }),
+    minAmount: positiveAmount.nullable().optional().openapi({ description: "Smallest trade amount (the Bridger's deposit, in the order token's smallest unit)." }),
+    maxAmount: positiveAmount.nullable().optional().openapi({ description: "Largest trade amount (the Bridger's deposit, in the order token's smallest unit)." }),
     metadata: metadata.nullable().optional().openapi({ description: 'Free-form JSON object, at most 4 KB; null or absent: none.' }),
   })
   .openapi('CreateAdBody', {
@@ -81,8 +81,8 @@ export const confirmBody = z
 export const updateAdBody = z
   .strictObject({
     status: z.enum(SETTABLE_AD_STATUSES, { error: `must be one of ${SETTABLE_AD_STATUSES.join(', ')}` }).optional(),
-    minAmount: positiveAmount.nullable().optional().openapi({ description: 'null clears the bound.' }),
-    maxAmount: positiveAmount.nullable().optional().openapi({ description: 'null clears the bound.' }),
+    minAmount: positiveAmount.nullable().optional().openapi({ description: "Smallest trade amount (the deposit, order token's smallest unit); null clears the bound." }),
+    maxAmount: positiveAmount.nullable().optional().openapi({ description: "Largest trade amount (the deposit, order token's smallest unit); null clears the bound." }),
     metadata: metadata.nullable().optional().openapi({ description: 'Replaces the metadata; null clears it.' }),
   })
   .refine((body) => Object.keys(body).length > 0, { error: 'must name at least one of status, minAmount, maxAmount, metadata' })
