@@ -3,7 +3,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { Contract, Interface, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evmContractCall, type CallExtras } from '../../chains/evm/call-args.ts';
-import type { OrderParams } from '../../chains/order.ts';
+import { ORDER_FIELDS, type OrderParams } from '../../chains/order.ts';
 import type { ActionFields, ActionName } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
@@ -108,6 +108,29 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const provider of providers) provider.destroy();
   await devnet?.stop();
+});
+
+/** The Order struct argument from a vector's words, in ORDER_FIELDS' order (bytes32 as hex, uint256 as bigint). */
+const struct = (words: Record<string, string>) => ORDER_FIELDS.map(({ name, kind }) => (kind === 'uint' ? BigInt(words[name]!) : words[name]!));
+
+describe('one order hash on every implementation', () => {
+  it('Solidity\'s orderHashOf equals chains/order.ts\'s hash of every vector order (which the Soroban contracts recompute in cargo test), orderAmount and adAmount both bound', async () => {
+    const orders = [
+      vectors.adManager.order, vectors.adManager.secondOrder, vectors.adManager.edge.order,
+      ...vectors.adManager.orderChainDeposits.map((d) => d.order),
+      ...vectors.orderPortal.deposits.map((d) => d.order), vectors.orderPortal.edge.order,
+    ];
+    const portal = contract(A, 'orderPortal', maker!);
+    const manager = contract(B, 'adManager', maker!);
+    for (const order of orders) {
+      // Each vector moves a different number on each chain (6- vs 7-decimal TUSD): the hash binds both.
+      expect(order.params.orderAmount).not.toBe(order.params.adAmount);
+      expect(await portal.getFunction('orderHashOf')(struct(order.words))).toBe(order.hash);
+      expect(await manager.getFunction('orderHashOf')(struct(order.words))).toBe(order.hash);
+      const swapped = { ...order.words, orderAmount: order.words.adAmount!, adAmount: order.words.orderAmount! };
+      expect(await portal.getFunction('orderHashOf')(struct(swapped))).not.toBe(order.hash);
+    }
+  });
 });
 
 describe('one proof settles both chains of a Stellar/EVM trade', () => {

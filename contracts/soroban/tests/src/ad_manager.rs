@@ -196,3 +196,26 @@ fn refuses_an_order_it_did_not_lock_and_an_order_whose_fields_differ_from_the_si
     // The relayer signed the real order's hash: another order hashes differently and fails the signature.
     assert!(w.ad_manager.try_lock_for_order(&tampered, &s.auth_token, &s.deadline, &s.signature).is_err());
 }
+
+#[test]
+fn both_contracts_hash_every_vector_order_as_chains_order_ts_does_binding_both_amounts() {
+    let w = world();
+    let env = &w.env;
+    let am = &w.v["adManager"];
+    let op = &w.v["orderPortal"];
+    let mut orders = vec![am["order"].clone(), am["secondOrder"].clone(), am["edge"]["order"].clone(), op["edge"]["order"].clone()];
+    orders.extend(am["orderChainDeposits"].as_array().unwrap().iter().map(|d| d["order"].clone()));
+    orders.extend(op["deposits"].as_array().unwrap().iter().map(|d| d["order"].clone()));
+    for o in &orders {
+        let expected = bytes32(env, text(o, "hash"));
+        let ours = order(env, o);
+        // Each vector moves a different number on each chain (6- vs 7-decimal TUSD).
+        assert_ne!(ours.order_amount, ours.ad_amount);
+        assert_eq!(w.ad_manager.order_hash_of(&ours), expected, "AdManager's order hash is chains/order.ts's");
+        assert_eq!(w.order_portal.order_hash_of(&ours), expected, "OrderPortal's order hash is chains/order.ts's");
+        let mut swapped = ours.clone();
+        swapped.order_amount = ours.ad_amount;
+        swapped.ad_amount = ours.order_amount;
+        assert_ne!(w.ad_manager.order_hash_of(&swapped), expected, "the amounts are bound to their side");
+    }
+}
