@@ -181,6 +181,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     orchestrator: currentOrchestrator,
     starts: tradeStarts,
     orderChainReader,
+    expireReservation: (tradeId) => activities.applyEvent({ tradeId, event: { type: 'RESERVATION_EXPIRED' } }),
     settings: {
       ...settings,
       reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS,

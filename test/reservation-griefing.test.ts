@@ -1,3 +1,4 @@
+import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvmDepositFunding } from '../chains/evm/order-chain-reads.ts';
@@ -149,5 +150,40 @@ describe('a reservation whose deposit happened', () => {
     expect(await adOf(adId)).toMatchObject({ availableAmount: '0' });
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, token)).status).toBe(200);
     expect((await call(service, 'GET', `/v1/trades/${tradeId}`)).body.status).toBe('DEPOSITED');
+  });
+});
+
+describe('one balance cycled through many wallets', () => {
+  it('holds against an ad no more than the wallets hold when a Bridger asks: the reservations whose tokens moved on are ended', async () => {
+    const adId = await createAd(3_000n);
+    const B = 1_000n;
+    // The attacker: three fresh wallets, gas in each, B tokens in the first, each approving the portal.
+    const funder = new Wallet(funded[6]!.key, devnet.provider(ORDER_CHAIN));
+    const attackers = [newEvmAccount(), newEvmAccount(), newEvmAccount()];
+    for (const wallet of attackers) {
+      await (await funder.sendTransaction({ to: wallet.address, value: 10n ** 17n })).wait();
+      await devnet.approve(ORDER_CHAIN, wallet.privateKey, 'orderPortal', B);
+    }
+    await devnet.contract(ORDER_CHAIN, 'testErc20', funded[6]!.key).getFunction('transfer')(attackers[0]!.address, B).then((tx: any) => tx.wait());
+    const trades: string[] = [];
+    for (const [i, wallet] of attackers.entries()) {
+      const created = await reserve(await tokenOf(wallet), adId, B);
+      expect(created.status).toBe(200); // each wallet holds B when it reserves
+      trades.push(created.body.tradeId);
+      const next = attackers[i + 1];
+      if (next) await devnet.contract(ORDER_CHAIN, 'testErc20', wallet.privateKey).getFunction('transfer')(next.address, B).then((tx: any) => tx.wait());
+    }
+    // B tokens hold 3B of the ad: all of it (and PER_AD reservations).
+    expect(await adOf(adId)).toMatchObject({ availableAmount: '0' });
+
+    // An honest Bridger, funded and approved, asks: the two reservations whose wallets no longer hold B are ended.
+    const honest = funded[6]!;
+    await devnet.approve(ORDER_CHAIN, honest.key, 'orderPortal', 500n);
+    const created = await reserve(await tokenOf(honest.account), adId, 500n);
+    expect(created.status).toBe(200);
+    const statuses = await Promise.all(trades.map(async (id) => (await call(service, 'GET', `/v1/trades/${id}`)).body.status));
+    expect(statuses).toEqual(['EXPIRED', 'EXPIRED', 'PENDING']);
+    // What is still held by the attacker is what its wallets hold: B.
+    expect(await adOf(adId)).toMatchObject({ availableAmount: '1500' });
   });
 });

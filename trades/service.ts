@@ -32,6 +32,7 @@ import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, ConfirmingTrade, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeAwaitingError, TradeInputError, TradeNotReadyError } from './errors.ts';
 import type { TradeStarts } from './start-reconciler.ts';
+import { releaseUnbackedIfTaken } from './unbacked-reservations.ts';
 
 export interface TradesSettings {
   signedRequestTtlSeconds: number;
@@ -63,6 +64,8 @@ export interface TradesDeps {
   starts: TradeStarts;
   /** Reads the Bridger's balance and allowance on the order chain before reserving. */
   orderChainReader: OrderChainReader;
+  /** Ends a reservation now, as its timer would (trades/unbacked-reservations.ts): the lifecycle's RESERVATION_EXPIRED step. */
+  expireReservation(tradeId: string): Promise<unknown>;
   settings: TradesSettings;
   now?: () => number;
 }
@@ -203,6 +206,10 @@ export function createTradesService(deps: TradesDeps) {
       if (funding?.allowance != null && funding.allowance < amount) {
         throw new TradeInputError('amount', `${input.amount} exceeds what ${bridger} allows the OrderPortal ${orderChain.orderPortalAddress} to take of ${token} (${funding.allowance}): approve it first`);
       }
+      // An ad taken by reservations whose wallets no longer hold what they promised is freed of them first.
+      await releaseUnbackedIfTaken(deps, { id: ad.id, orderTokenId: ad.orderTokenId, available: available(balancesOf(ad)) }, {
+        amount, maxOpenPerAd: settings.maxOpenReservationsPerAd, orderChain, orderToken: route.orderToken.address, now: new Date(nowMs()),
+      });
       const tradeId = randomUUID();
       const reservationExpiresAt = new Date((Number(signed.deadline) + RESERVATION_CHAIN_MARGIN_SECONDS) * 1000);
       const deadline = new Date(Number(lockDeadline(times)) * 1000);

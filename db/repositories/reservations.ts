@@ -35,3 +35,36 @@ export async function openReservations(
     .first();
   return { walletCount: row.walletCount, walletAmountOfToken: BigInt(row.walletAmountOfToken), adCount: row.adCount };
 }
+
+/** One open unfunded reservation against an ad. */
+export interface OpenReservation {
+  tradeId: string;
+  adId: string;
+  bridgerAddress: string;
+  amount: bigint;
+}
+
+/** The open unfunded reservations (trades PENDING, reservation not run out) against `adId` at `now`, oldest first. */
+export async function openReservationsOfAd(knex: Knex, adId: string, now: Date): Promise<OpenReservation[]> {
+  const rows: Array<{ tradeId: string; adId: string; bridgerAddress: string; amount: string }> = await knex('trades')
+    .select('id as tradeId', 'ad_id as adId', 'bridger_address as bridgerAddress', knex.raw('amount::text as amount'))
+    .where({ ad_id: adId, status: 'PENDING' }).andWhere('reservation_expires_at', '>', now)
+    .orderBy('created_at');
+  return rows.map((row) => ({ ...row, amount: BigInt(row.amount) }));
+}
+
+/** An open unfunded reservation of a wallet, with what the OrderPortal knows its order by. */
+export interface WalletReservation extends OpenReservation {
+  orderHash: string;
+  orderPortal: string;
+}
+
+/** The open unfunded reservations of `bridgerAddress` in the order token `orderTokenId` at `now`, on any ad. */
+export async function openReservationsOfWallet(knex: Knex, bridgerAddress: string, orderTokenId: string, now: Date): Promise<WalletReservation[]> {
+  const rows: Array<{ tradeId: string; adId: string; bridgerAddress: string; amount: string; orderHash: string; orderPortal: string }> = await knex('trades')
+    .select('id as tradeId', 'ad_id as adId', 'bridger_address as bridgerAddress', knex.raw('amount::text as amount'), 'order_hash as orderHash',
+      knex.raw(`order_params->>'orderPortal' as "orderPortal"`))
+    .where({ bridger_address: bridgerAddress, order_token_id: orderTokenId, status: 'PENDING' }).andWhere('reservation_expires_at', '>', now)
+    .orderBy('created_at');
+  return rows.map((row) => ({ ...row, amount: BigInt(row.amount) }));
+}
