@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeToScVal } from '@stellar/stellar-sdk';
 import { uuidToBytes32 } from '../chains/address.ts';
+import { mintTestToken } from '../devnet/stellar/deploy.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import {
   advanceLedgerTo, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
-  stellarAdEvmDeposit, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, xlmBalance, type StellarTradeWorld, type TradeRun,
+  stellarAdEvmDeposit, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from './support/stellar-trades.ts';
 
 /**
@@ -34,6 +35,13 @@ afterAll(async () => {
 describe('a whole trade with a Stellar side (embedded orchestrator)', () => {
   it('settles with an EVM ad chain and a Stellar order chain: XLM deposited on Soroban, WXLM to the Bridger, XLM to the Maker', async () => {
     await evmAdStellarOrderTrade(world, 10_000_000n);
+  });
+
+  it('settles a SEP-41 deposit on Soroban against a 6-decimal ad on anvil: each chain moves its own number (1 TUSD: 10,000,000 base units on Stellar, 1,000,000 on anvil)', async () => {
+    const deposit = 10_000_000n; // 1 TUSD at 7 decimals
+    await mintTestToken(world.server, world.passphrase, world.stellar.deployment.testToken, world.bridgerStellar.publicKey(), deposit);
+    const run = await evmAdStellarOrderTrade(world, deposit, tusdForTusd(world), 1_000_000n);
+    expect(run.orderParams).toMatchObject({ orderAmount: '10000000', adAmount: '1000000' });
   });
 
   it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {

@@ -139,6 +139,36 @@ export async function prepareStellarTrades(input: StellarTradeInput): Promise<St
   return { ...input, chain, server, passphrase: input.stellar.node.networkPassphrase, wxlm, evmParties, makerStellar, bridgerStellar, ledgerAhead: 0 };
 }
 
+/**
+ * The two tokens of a route from an ad on anvil 31338 to orders on Stellar, with how a dApp
+ * approves the ad token and how each side's balances are read.
+ */
+export interface EvmAdStellarOrderTokens {
+  adToken: string;
+  orderToken: string;
+  approveAd(key: string, amount: bigint): Promise<void>;
+  adBalance(holder: string): Promise<bigint>;
+  orderBalance(holder: string): Promise<bigint>;
+}
+
+/** WXLM (7 decimals) on anvil for XLM on Stellar: one asset, same decimals, the same number on both chains. */
+export const wxlmForXlm = (world: StellarTradeWorld): EvmAdStellarOrderTokens => ({
+  adToken: world.wxlm[AD_CHAIN]!,
+  orderToken: world.stellar.deployment.xlm,
+  approveAd: (key, amount) => approveWxlm(world, AD_CHAIN, key, 'adManager', amount),
+  adBalance: (holder) => wxlmBalance(world, AD_CHAIN, holder),
+  orderBalance: (holder) => xlmBalance(world, holder),
+});
+
+/** The devnet's TUSD: 6 decimals on anvil, the SEP-41 test token with 7 on Stellar (one asset: 1 unit on anvil is 10 on Stellar). */
+export const tusdForTusd = (world: StellarTradeWorld): EvmAdStellarOrderTokens => ({
+  adToken: world.evm.deployments[AD_CHAIN]!.testErc20,
+  orderToken: world.stellar.deployment.testToken,
+  approveAd: (key, amount) => world.chain.approve(AD_CHAIN, key, 'adManager', amount),
+  adBalance: (holder) => world.chain.balanceOf(AD_CHAIN, holder),
+  orderBalance: async (holder) => sorobanView(world, world.stellar.deployment.testToken, 'balance', [new Address(holder).toScVal()]),
+});
+
 /** A Stellar wallet's SEP-53 signature over the 32 bytes of an order hash (what POST /unlock takes). */
 export const signOrderHashStellar = (key: Keypair, orderHash: string): string =>
   key.sign(sep53Digest(Buffer.from(orderHash.slice(2), 'hex'))).toString('base64');
@@ -162,19 +192,22 @@ export interface TradeRun {
 }
 
 /**
- * The Maker's WXLM ad on anvil 31338 paid out in XLM on Stellar, and the Bridger's trade up to the
- * deposit of `amount` XLM into the Soroban OrderPortal (DEPOSITED). Returns the parties' tokens too.
+ * The Maker's ad on anvil 31338 (WXLM by default) paid out on Stellar (XLM), and the Bridger's trade
+ * up to the deposit of `amount` (order token units) into the Soroban OrderPortal (DEPOSITED), the
+ * order binding `adAmount` (ad token units) for the ad side. Returns the parties' tokens too.
  */
-export async function evmAdStellarDeposit(world: StellarTradeWorld, amount: bigint): Promise<TradeRun & { makerToken: string; bridgerToken: string }> {
+export async function evmAdStellarDeposit(
+  world: StellarTradeWorld, amount: bigint, tokens = wxlmForXlm(world), adAmount = amount,
+): Promise<TradeRun & { makerToken: string; bridgerToken: string }> {
   const { makerKey, maker, bridger } = world.evmParties;
   const makerToken = (await loginEvm(world.api, maker)).body.tokens.access;
   const bridgerToken = (await loginStellar(world.api, world.bridgerStellar)).body.tokens.access;
-  const routeId = await routeBetween(world, AD_CHAIN, world.wxlm[AD_CHAIN]!, STELLAR);
+  const routeId = await routeBetween(world, AD_CHAIN, tokens.adToken, STELLAR);
 
-  const pool = amount * 5n;
+  const pool = adAmount * 5n;
   const ad = await call(world.api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: world.makerStellar.publicKey(), fundAmount: pool.toString() }, makerToken);
   expect(ad.status).toBe(200);
-  await approveWxlm(world, AD_CHAIN, makerKey!.privateKey, 'adManager', pool);
+  await tokens.approveAd(makerKey!.privateKey, pool);
   const adTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
   expect((await call(world.api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
   const adId: string = ad.body.adId;
@@ -186,14 +219,14 @@ export async function evmAdStellarDeposit(world: StellarTradeWorld, amount: bigi
     chainKind: 'STELLAR', chainId: STELLAR, contractAddress: world.stellar.deployment.orderPortal, signerPublicKey: expect.stringMatching(/^G/),
   });
   expect(order.orderParams).toMatchObject({
-    orderChainToken: world.stellar.deployment.xlm, adChainToken: world.wxlm[AD_CHAIN], amount: amount.toString(),
+    orderChainToken: tokens.orderToken, adChainToken: tokens.adToken, orderAmount: amount.toString(), adAmount: adAmount.toString(),
     bridger: world.bridgerStellar.publicKey(), orderRecipient: world.makerStellar.publicKey(), adRecipient: bridger.address,
   });
 
-  // The Bridger deposits XLM into the Soroban OrderPortal, authorising the pull as the transaction's source.
-  const portalBefore = await xlmBalance(world, world.stellar.deployment.orderPortal);
+  // The Bridger deposits into the Soroban OrderPortal, authorising the pull as the transaction's source.
+  const portalBefore = await tokens.orderBalance(world.stellar.deployment.orderPortal);
   const deposit = await submitStellar(world, world.bridgerStellar, 'createOrder', order, { orderParams: order.orderParams });
-  expect(await xlmBalance(world, world.stellar.deployment.orderPortal)).toBe(portalBefore + amount);
+  expect(await tokens.orderBalance(world.stellar.deployment.orderPortal)).toBe(portalBefore + amount);
   expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, order.orderHash)).toEqual({ state: ORDER_STATE.deposited });
   expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: deposit.hash }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
   expect((await tradeOf(world, tradeId)).status).toBe('DEPOSITED');
@@ -206,9 +239,9 @@ export async function evmAdStellarDeposit(world: StellarTradeWorld, amount: bigi
  * (paying the Maker XLM, the proof verified by the host's BN254 pairing check); balances, order
  * states and nullifiers read back from both chains.
  */
-export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: bigint): Promise<TradeRun> {
+export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: bigint, tokens = wxlmForXlm(world), adAmount = amount): Promise<TradeRun> {
   const { makerKey, bridger } = world.evmParties;
-  const run = await evmAdStellarDeposit(world, amount);
+  const run = await evmAdStellarDeposit(world, amount, tokens, adAmount);
   const { tradeId, orderHash, makerToken, bridgerToken } = run;
 
   const lock = await call(world.api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
@@ -224,23 +257,24 @@ export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: b
   const makerUnlock = await eventually('the proof', () => call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, orderHash) }, makerToken), (r) => r.status !== 409, 120_000);
   expect(makerUnlock.status).toBe(200);
   expect(makerUnlock.body).toMatchObject({ chainId: AD_CHAIN, chainKind: 'EVM', contractAddress: world.evm.deployments[AD_CHAIN]!.adManager });
-  const bridgerBefore = await wxlmBalance(world, AD_CHAIN, bridger.address);
+  const bridgerBefore = await tokens.adBalance(bridger.address);
   const adUnlockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
   expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
-  expect(await wxlmBalance(world, AD_CHAIN, bridger.address)).toBe(bridgerBefore + amount);
+  // The AdManager paid the ad side's own number (adAmount, ad token units).
+  expect(await tokens.adBalance(bridger.address)).toBe(bridgerBefore + adAmount);
   expect(await tradeOf(world, tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: true, adCreatorClaimed: false });
 
   // The Bridger's unlock on Soroban pays the Maker's Stellar account; the Stellar wallet signs SEP-53.
   const bridgerUnlock = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHashStellar(world.bridgerStellar, orderHash) }, bridgerToken);
   expect(bridgerUnlock.status).toBe(200);
   expect(bridgerUnlock.body).toMatchObject({ chainId: STELLAR, chainKind: 'STELLAR', contractAddress: world.stellar.deployment.orderPortal, nullifierHash: makerUnlock.body.nullifierHash });
-  const makerBefore = await xlmBalance(world, world.makerStellar.publicKey());
+  const makerBefore = await tokens.orderBalance(world.makerStellar.publicKey());
   const orderUnlock = await submitStellar(world, world.bridgerStellar, 'unlock', bridgerUnlock.body, { orderParams: bridgerUnlock.body.orderParams, proof: bridgerUnlock.body.proof });
   expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlock.hash }, bridgerToken)).status).toBe(200);
-  // The Maker submitted nothing on Stellar: its balance grew by exactly the amount.
-  expect(await xlmBalance(world, world.makerStellar.publicKey())).toBe(makerBefore + amount);
+  // The Maker submitted nothing on Stellar: its balance grew by exactly the deposit (order token units).
+  expect(await tokens.orderBalance(world.makerStellar.publicKey())).toBe(makerBefore + amount);
   expect(await tradeOf(world, tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
-  expect(await adOf(world, run.adId)).toMatchObject({ poolAmount: (amount * 5n).toString(), availableAmount: (amount * 4n).toString(), lockedAmount: '0' });
+  expect(await adOf(world, run.adId)).toMatchObject({ poolAmount: (adAmount * 5n).toString(), availableAmount: (adAmount * 4n).toString(), lockedAmount: '0' });
 
   const nullifier = makerUnlock.body.nullifierHash as string;
   expect(await evmOrder(world, AD_CHAIN, 'adManager', orderHash, nullifier)).toEqual({ state: ORDER_STATE.unlocked, nullifierSpent: true });
