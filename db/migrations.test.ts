@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
+import { insertAd, insertRouteWithChains } from '../test/support/fixtures.ts';
 
 describe('migrations', () => {
   let db: TestDatabase;
@@ -22,4 +23,24 @@ describe('migrations', () => {
     expect(row.rows[0].v).toBe('115792089237316195423570985008687907853269984665640564039457584007913129639935');
     expect(chain.id).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  it('give every stored order both amounts (it moved `amount` on both chains), every token its symbol as asset, and refuse half a rate', async () => {
+    const route = await insertRouteWithChains(db.knex);
+    const adId = await insertAd(db.knex, route);
+    await db.knex.migrate.down();
+    await db.knex('trades').insert({
+      route_id: route.routeId, ad_id: adId, ad_creator_address: '0x1', bridger_address: '0x2', bridger_dst_address: '0x2',
+      ad_chain_id: route.adChainId, order_chain_id: route.orderChainId, ad_token_id: route.adTokenId, order_token_id: route.orderTokenId,
+      amount: '5000', order_params: JSON.stringify({ amount: '5000', salt: '1' }),
+    });
+    await db.knex('tokens').insert({ chain_id: (await db.knex('chains').first('id')).id, symbol: 'usdx', name: 'x', address: '0xab', decimals: 6, kind: 'ERC20' });
+    await db.knex.migrate.latest();
+    const trade = await db.knex('trades').where({ ad_id: adId }).first();
+    expect(trade.order_params).toEqual({ amount: '5000', orderAmount: '5000', adAmount: '5000', salt: '1' });
+    expect((await db.knex('tokens').where({ address: '0xab' }).first()).asset).toBe('USDX');
+    await expect(db.knex('routes').where({ id: route.routeId }).update({ rate_order_units: '10' })).rejects.toThrow(/routes_rate_check/);
+    await expect(db.knex('routes').where({ id: route.routeId }).update({ rate_order_units: '0', rate_ad_units: '1' })).rejects.toThrow(/routes_rate_check/);
+    await db.knex('routes').where({ id: route.routeId }).update({ rate_order_units: '10', rate_ad_units: '1' });
+  });
 });
+

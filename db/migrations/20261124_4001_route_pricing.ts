@@ -20,8 +20,9 @@ export async function up(knex: Knex): Promise<void> {
     t.decimal('rate_order_units', 78, 0);
     t.decimal('rate_ad_units', 78, 0);
   });
+  // Written so that no NULL makes it pass: both or neither, and both positive.
   await knex.raw(`ALTER TABLE routes ADD CONSTRAINT routes_rate_check CHECK (
-    (rate_order_units IS NULL AND rate_ad_units IS NULL) OR (rate_order_units > 0 AND rate_ad_units > 0))`);
+    (rate_order_units IS NULL) = (rate_ad_units IS NULL) AND coalesce(rate_order_units > 0 AND rate_ad_units > 0, true))`);
   await knex.raw(`UPDATE trades SET order_params = order_params
     || jsonb_build_object('orderAmount', order_params->>'amount', 'adAmount', order_params->>'amount')
     WHERE order_params IS NOT NULL AND order_params->>'adAmount' IS NULL`);
