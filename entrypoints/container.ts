@@ -17,7 +17,7 @@ import { createWebhooksService, type WebhooksService } from '../webhooks/service
 import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { proverMetrics } from '../prover/metrics.ts';
-import { ProverPool } from '../prover/pool.ts';
+import { defaultProverPoolSize, ProverPool } from '../prover/pool.ts';
 import { resolveSecrets, type Secrets } from '../config/secrets.ts';
 import { createTradesService, type TradesService } from '../trades/service.ts';
 import { createActivities } from '../trades/activities.ts';
@@ -245,6 +245,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
         logger,
         onApplied: trades.observe,
         onTimerRearmed: trades.timerRearmed,
+        proveConcurrency: config.PROVER_POOL_SIZE ?? defaultProverPoolSize(),
         resumeIntervalMs: config.EMBEDDED_TIMER_RESUME_SECONDS * 1000,
         openTrades: () => resumableTrades(knex),
       });

@@ -9,6 +9,11 @@ import type { CircuitInput } from './proof-input.ts';
 import type { ProofTaskResult, ProofWorkerData } from './proof-worker.ts';
 import type { Groth16Proof } from './solidity.ts';
 
+/** A pool's size when none is given: one thread per CPU the process may use. */
+export function defaultProverPoolSize(): number {
+  return availableParallelism();
+}
+
 export interface ProverPoolOptions {
   /** Worker threads (`PROVER_POOL_SIZE`); default: the CPU count. */
   size?: number;
@@ -54,7 +59,7 @@ export class ProverPool {
   #closing: Promise<void> | undefined;
 
   constructor(options: ProverPoolOptions = {}) {
-    this.size = options.size ?? availableParallelism();
+    this.size = options.size ?? defaultProverPoolSize();
     this.maxQueue = options.maxQueue ?? 256;
     const resolved = resolveProverBackend(options.backend, options.nativeBinary);
     this.backend = resolved.backend;

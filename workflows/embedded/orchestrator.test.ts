@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { followUpsOf, isTerminal, resume } from '../../trades/lifecycle.ts';
+import { followUpsOf, INITIAL_STATE, isTerminal, resume } from '../../trades/lifecycle.ts';
 import type { Orchestrator, TradeActivities } from '../../trades/orchestrator.ts';
 import type { ResumableTrade } from '../../trades/resume.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
@@ -65,9 +65,9 @@ async function timerJobStates(tradeId: string): Promise<string[]> {
   return (await db.knex('pgboss.job').where({ name: 'trade-timer' }).whereRaw("data->>'tradeId' = ?", [tradeId]).select('state')).map((r) => r.state);
 }
 
-async function start(world: ReturnType<typeof outageActivities>, ids: string[], resumeIntervalMs: number) {
+async function start(world: ReturnType<typeof outageActivities>, ids: string[], resumeIntervalMs: number, proveConcurrency?: number) {
   const orchestrator = await startEmbeddedOrchestrator({
-    databaseUrl: db.url, activities: world.activities, logger, openTrades: world.openTrades(ids), resumeIntervalMs, jobRetryLimit: 1,
+    databaseUrl: db.url, activities: world.activities, logger, openTrades: world.openTrades(ids), resumeIntervalMs, jobRetryLimit: 1, proveConcurrency,
   });
   running.push(orchestrator);
   return orchestrator;
@@ -82,7 +82,8 @@ describe('a reservation timer given up during an outage', () => {
     await orchestrator.startTrade(trade);
     // pg-boss tried it and every retry failed: the job is failed, the trade still reserved.
     await eventually('the timer job failed', () => timerJobStates(trade.tradeId), (states) => states.includes('failed'), 30_000);
-    expect(world.outage.failures).toBe(2);
+    // Every try failed (pg-boss's two; the schedule may have armed it again meanwhile: the outage goes on).
+    expect(world.outage.failures).toBeGreaterThanOrEqual(2);
     expect(world.memory.stateOf(trade.tradeId).status).toBe('PENDING');
 
     world.outage.down = false;
@@ -115,5 +116,37 @@ describe('a reservation timer given up during an outage', () => {
     expect(world.memory.stateOf(trade.tradeId).status).toBe('PENDING');
     await eventually('the reservation expired', async () => world.memory.stateOf(trade.tradeId), (s) => s.status === 'EXPIRED', 30_000);
     expect(world.memory.callsOf(trade.tradeId)).toEqual(['applyEvent:RESERVATION_EXPIRED:RELEASE_RESERVATION']);
+  });
+});
+
+describe('proofs', () => {
+  it('runs as many proofs at once as it is given workers, each applied once', async () => {
+    const world = outageActivities();
+    const ids = ['44444444-4444-4444-8444-444444444444', '55555555-5555-4555-8555-555555555555'];
+    let inFlight = 0;
+    let most = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    const prove = world.activities.generateProof;
+    world.activities.generateProof = async (input) => {
+      most = Math.max(most, ++inFlight);
+      if (most === 2) release();
+      // Each proof waits until both run (or 10 s): one at a time, the first would wait out the 10 s alone.
+      await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      inFlight--;
+      return prove(input);
+    };
+    const trades = ids.map((tradeId) => world.newTrade(tradeId, 3_600_000));
+    const orchestrator = await start(world, ids, 0, 2);
+    const order = { orderHash: '0x01', adChainId: '31338', orderChainId: '31337', adManager: '0xad', orderPortal: '0x0p', orderAmount: '100', adAmount: '100' };
+    for (const [i, tradeId] of ids.entries()) {
+      await orchestrator.startTrade(trades[i]!);
+      await orchestrator.confirm({ tradeId, state: INITIAL_STATE, order }, { kind: 'deposit-or-lock', txHash: `deposit-${tradeId}` });
+    }
+    for (const tradeId of ids) {
+      await eventually('proof ready', async () => world.memory.stateOf(tradeId), (s) => s.proof === 'ready', 30_000);
+      expect(world.memory.callsOf(tradeId).filter((c) => c.startsWith('generateProof'))).toEqual(['generateProof:proved']);
+    }
+    expect(most).toBe(2);
   });
 });

@@ -26,6 +26,11 @@ export interface EmbeddedOrchestratorOptions {
   openTrades: () => Promise<ResumableTrade[]>;
   /** Observes each applied event (metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
+  /**
+   * How many proofs this process runs at once (one pg-boss worker each): the proof pool's size.
+   * Default 1.
+   */
+  proveConcurrency?: number;
   /** Observes each timer job re-created for an open trade because pg-boss had given it up (metrics). */
   onTimerRearmed?: (event: TimerEvent) => void;
   /**
@@ -43,7 +48,7 @@ export interface EmbeddedOrchestratorOptions {
 /**
  * The default orchestrator (`TEMPORAL_ADDRESS` unset). It decides nothing: it carries out the
  * machine's follow-ups (trades/lifecycle.ts) as durable pg-boss jobs in the same PostgreSQL:
- * `PROVE` on the in-process pool, `ARM_TIMER` as a job due at its time, `CANCEL_TIMER` by
+ * `PROVE` on the in-process pool (`proveConcurrency` at once, the local workers woken at once), `ARM_TIMER` as a job due at its time, `CANCEL_TIMER` by
  * cancelling that job. Confirmations are verified and applied in the caller's request. On start it
  * carries out every open trade's follow-ups again, so a restart resumes everything (a timer's job
  * id is derived from the trade and the timer, so arming it twice makes one job; the activities are
@@ -64,9 +69,14 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
 
   const armTimer = (tradeId: string, event: TimerEvent, at: string) =>
     boss.send(QUEUES.timer, { tradeId, event } satisfies TimerJob, { startAfter: new Date(at), id: timerJobId(tradeId, event) });
+  const proveWorkers: string[] = [];
   const carryOut = async (tradeId: string, followUps: FollowUp[]) => {
     for (const command of followUps) {
-      if (command.type === 'PROVE') await boss.send(QUEUES.prove, { tradeId } satisfies ProveJob);
+      if (command.type === 'PROVE') {
+        await boss.send(QUEUES.prove, { tradeId } satisfies ProveJob);
+        // This process's idle workers look now rather than at their next poll (up to 0.5 s later).
+        for (const worker of proveWorkers) boss.notifyWorker(worker);
+      }
       if (command.type === 'ARM_TIMER') await armTimer(tradeId, command.event, command.at);
       if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event));
     }
@@ -103,11 +113,14 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
 
   // How often workers look for due jobs: pg-boss's minimum.
   const pollingIntervalSeconds = 0.5;
-  await boss.work<ProveJob>(QUEUES.prove, { pollingIntervalSeconds }, async ([job]) => {
-    const { tradeId } = job!.data;
-    await activities.generateProof({ tradeId });
-    await apply(tradeId, { type: 'PROOF_READY' });
-  });
+  // One worker per proof the pool runs at once: a pg-boss worker takes one job at a time.
+  for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1); i++) {
+    proveWorkers.push(await boss.work<ProveJob>(QUEUES.prove, { pollingIntervalSeconds }, async ([job]) => {
+      const { tradeId } = job!.data;
+      await activities.generateProof({ tradeId });
+      await apply(tradeId, { type: 'PROOF_READY' });
+    }));
+  }
   // A timer whose state is over by now is the machine's no-op (applied as `stale`).
   await boss.work<TimerJob>(QUEUES.timer, { pollingIntervalSeconds }, async ([job]) => {
     const { tradeId, event } = job!.data;
