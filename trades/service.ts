@@ -208,7 +208,7 @@ export function createTradesService(deps: TradesDeps) {
       }
       // An ad taken by reservations whose wallets no longer hold what they promised is freed of them first.
       await releaseUnbackedIfTaken(deps, { id: ad.id, orderTokenId: ad.orderTokenId, available: available(balancesOf(ad)) }, {
-        amount, maxOpenPerAd: settings.maxOpenReservationsPerAd, orderChain, orderToken: route.orderToken.address, now: new Date(nowMs()),
+        adAmount, maxOpenPerAd: settings.maxOpenReservationsPerAd, orderChain, orderToken: route.orderToken.address, now: new Date(nowMs()),
       });
       const tradeId = randomUUID();
       const reservationExpiresAt = new Date((Number(signed.deadline) + RESERVATION_CHAIN_MARGIN_SECONDS) * 1000);

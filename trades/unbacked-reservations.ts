@@ -68,16 +68,16 @@ async function unbacked(
 }
 
 /**
- * `releaseUnbackedReservations` when the ad looks taken for a new reservation of `amount` (read
+ * `releaseUnbackedReservations` when the ad looks taken for a new reservation of `adAmount` (read
  * without a lock: its available balance short, or MAX_OPEN_RESERVATIONS_PER_AD reached), so the
  * chain is read only when a Bridger would otherwise be turned away.
  */
 export async function releaseUnbackedIfTaken(
   deps: UnbackedReservationsDeps,
   ad: { id: string; orderTokenId: string; available: bigint },
-  request: { amount: bigint; maxOpenPerAd: number; orderChain: ChainConnection; orderToken: string; now: Date },
+  request: { adAmount: bigint; maxOpenPerAd: number; orderChain: ChainConnection; orderToken: string; now: Date },
 ): Promise<number> {
   const open = await openReservationsOfAd(deps.knex, ad.id, request.now);
-  if (ad.available >= request.amount && open.length < request.maxOpenPerAd) return 0;
+  if (ad.available >= request.adAmount && open.length < request.maxOpenPerAd) return 0;
   return releaseUnbackedReservations(deps, ad, request.orderChain, request.orderToken, request.now);
 }
