@@ -25,7 +25,8 @@ import { loginEvm, type JsonResponse } from '../test/support/wallets.ts';
  * in compose's order one step at a time (`up -d --no-deps`), each step waiting for the healthchecks
  * compose.yaml declares (`podman healthcheck run`) or for `migrate` to exit 0. Then one trade goes
  * through the api container against the two-chain devnet on the host, up to the Maker's unlock:
- * its proof, made by the prover container, is verified by the AdManager on chain.
+ * its proof, made by the prover container, is verified by the AdManager on chain. And a prover
+ * stopped (SIGTERM) while it holds a proof job finishes the job and exits 0.
  * temporal-ui, Prometheus and Grafana are not started (no image and no stand-in here).
  */
 
@@ -111,6 +112,52 @@ async function metricsOf(service: string): Promise<string> {
   return stdout;
 }
 
+/** The messages of a container's JSON log lines, in order. */
+const messages = (log: string) => log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l).msg as string);
+
+interface Deposited { tradeId: string; order: any; makerToken: string }
+let ad: { adId: string; routeId: string; makerToken: string; bridgerToken: string } | undefined;
+
+/** An ad of the Maker's, funded and confirmed (made once, then reused). */
+async function openAd(): Promise<NonNullable<typeof ad>> {
+  if (ad) return ad;
+  const asClient = { request: (p: string, init?: RequestInit) => fetch(`${apiUrl}${p}`, init) } as never;
+  const makerToken = (await loginEvm(asClient, maker)).body.tokens.access;
+  const bridgerToken = (await loginEvm(asClient, bridger)).body.tokens.access;
+  const routes = await request('GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+  const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  const created = await request('POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken);
+  expect(created.status).toBe(200);
+  await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
+  const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
+  expect((await request('POST', `/v1/ads/${created.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+  return (ad = { adId: created.body.adId, routeId, makerToken, bridgerToken });
+}
+
+/** A trade of 100 on the ad, its deposit made and confirmed: its proof job starts. */
+async function deposited(): Promise<Deposited> {
+  const { adId, routeId, makerToken, bridgerToken } = await openAd();
+  await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+  const created = await request('POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+  expect(created.status, `${JSON.stringify(created.body)}\n${await logs(await container('api'))}`).toBe(200);
+  const { tradeId, reqContractDetails: order } = created.body;
+  const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+  expect((await request('POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+  return { tradeId, order, makerToken };
+}
+
+/** The Maker locks, then unlocks with the trade's proof once it is ready; the AdManager verifies it on chain. */
+async function unlockedByMaker({ tradeId, order, makerToken }: Deposited): Promise<void> {
+  const lock = await request('POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+  expect(lock.status).toBe(200);
+  const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+  expect((await request('POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+  const unlock = await eventually('the proof', () => request('POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, order.orderHash) }, makerToken), (r) => r.status !== 409, 120_000);
+  expect(unlock.status).toBe(200);
+  const unlockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', unlock.body, unlock.body);
+  expect((await request('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: unlockTx }, makerToken)).status).toBe(200);
+}
+
 beforeAll(async () => {
   const started = Date.now();
   env = { ...process.env, CONTAINERS_CONF: path.join(ROOT, '.tools', 'podman', 'containers.conf') };
@@ -183,36 +230,30 @@ describe('the compose stack (deploy/compose.yaml with podman-compose, stand-ins 
   });
 
   it('serves a trade\'s proof from the prover container: the Maker\'s unlock carries it and the AdManager accepts it on chain', async () => {
-    const asClient = { request: (p: string, init?: RequestInit) => fetch(`${apiUrl}${p}`, init) } as never;
-    const makerToken = (await loginEvm(asClient, maker)).body.tokens.access;
-    const bridgerToken = (await loginEvm(asClient, bridger)).body.tokens.access;
-    const routes = await request('GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-    const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
-
-    const ad = await request('POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken);
-    expect(ad.status).toBe(200);
-    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
-    const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
-    expect((await request('POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
-
-    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
-    const created = await request('POST', '/v1/trades/create', { adId: ad.body.adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
-    expect(created.status, `${JSON.stringify(created.body)}\n${await logs(await container('api'))}`).toBe(200);
-    const { tradeId, reqContractDetails: order } = created.body;
-    const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
-    expect((await request('POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
-
-    const lock = await request('POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
-    expect(lock.status).toBe(200);
-    const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
-    expect((await request('POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
-    const unlock = await eventually('the proof', () => request('POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, order.orderHash) }, makerToken), (r) => r.status !== 409, 120_000);
-    expect(unlock.status).toBe(200);
-    const unlockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', unlock.body, unlock.body);
-    expect((await request('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: unlockTx }, makerToken)).status).toBe(200);
-
+    await unlockedByMaker(await deposited());
     // The prover container made it: only provers serve the `proofs` task queue.
     expect(await metricsOf('prover')).toMatch(/^relayer_prover_proofs_total\{[^}]*result="ok"[^}]*\} 1$/m);
     expect(await metricsOf('worker')).not.toMatch(/^relayer_prover_proofs_total\{/m);
+  }, STEP_TIMEOUT_MS);
+
+  it('a prover holding a proof job when SIGTERM arrives finishes it, then exits 0', async () => {
+    const prover = await container('prover');
+    const { stdout: ip } = await podman(['inspect', '--format', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', prover]);
+    // The prover's requests to the chains wait at the relay: its proof job stops where it reads the
+    // order chain (the tree's sync), so it is surely in flight when the signal comes.
+    const holding = Promise.race(proxies.map((proxy) => proxy.hold(ip.trim())));
+    const trade = await deposited();
+    await holding;
+    const stopping = podman(['stop', '--time', '60', prover]);
+    await eventually('the prover shutting down', async () => messages(await logs(prover)), (said) => said.includes('shutting down'), 60_000);
+    for (const proxy of proxies) proxy.release();
+    await stopping;
+    const { stdout: code } = await podman(['inspect', '--format', '{{.State.ExitCode}}', prover]);
+    const log = await logs(prover);
+    expect(code.trim(), log).toBe('0');
+    const said = messages(log);
+    expect(said.indexOf('stopped'), log).toBeGreaterThan(said.indexOf('shutting down'));
+    // No prover runs now: the proof the Maker's unlock carries is the one the stopping prover finished.
+    await unlockedByMaker(trade);
   }, STEP_TIMEOUT_MS);
 });
