@@ -110,6 +110,8 @@ describe('a whole trade between a 6-decimal and an 18-decimal token of one asset
     const onChainAd = await manager.getFunction('ads')(uuidToBytes32(adId));
     expect([onChainAd.available, onChainAd.locked]).toEqual([POOL - DOLLARS * DUSD, DOLLARS * DUSD]);
     expect(await adOf(adId)).toMatchObject({ availableAmount: (POOL - DOLLARS * DUSD).toString(), lockedAmount: (DOLLARS * DUSD).toString() });
+    // The books audit compares the ad's books with the AdManager in the ad token's units: no drift.
+    expect((await service.container.runAudit()).drifts).toEqual([]);
 
     // The ad-side unlock pays the Bridger 10 DUSD; a copy claiming more (the Bridger's wish) is refused.
     const makerUnlock = await eventually('the proof', () =>
@@ -138,6 +140,7 @@ describe('a whole trade between a 6-decimal and an 18-decimal token of one asset
     const settledAd = await manager.getFunction('ads')(uuidToBytes32(adId));
     expect([settledAd.available, settledAd.locked]).toEqual([POOL - DOLLARS * DUSD, 0n]);
     expect(await adOf(adId)).toMatchObject({ poolAmount: POOL.toString(), availableAmount: (POOL - DOLLARS * DUSD).toString(), lockedAmount: '0' });
+    expect((await service.container.runAudit()).drifts).toEqual([]);
   });
 
   it('refuses with 422 naming amount a DUSD deposit that does not convert into whole TUSD base units (18 -> 6), and a route to ETH the registry cannot price', async () => {
