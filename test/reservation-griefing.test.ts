@@ -186,4 +186,25 @@ describe('one balance cycled through many wallets', () => {
     // What is still held by the attacker is what its wallets hold: B.
     expect(await adOf(adId)).toMatchObject({ availableAmount: '1500' });
   });
+
+  it('leaves alone a wallet whose balance went into the deposit of one of its reservations: the rest is still backed', async () => {
+    const adId = await createAd(1_000n);
+    const funder = new Wallet(funded[6]!.key, devnet.provider(ORDER_CHAIN));
+    const bridger = newEvmAccount();
+    await (await funder.sendTransaction({ to: bridger.address, value: 10n ** 17n })).wait();
+    await devnet.contract(ORDER_CHAIN, 'testErc20', funded[6]!.key).getFunction('transfer')(bridger.address, 200n).then((tx: any) => tx.wait());
+    await devnet.approve(ORDER_CHAIN, bridger.privateKey, 'orderPortal', 200n);
+    const token = await tokenOf(bridger);
+    const first = (await reserve(token, adId, 100n)).body;
+    const second = (await reserve(token, adId, 100n)).body;
+    // It deposits the first (its balance drops to 100), not confirmed yet; someone takes the rest of the ad.
+    await devnet.send(ORDER_CHAIN, 'orderPortal', bridger.privateKey, 'createOrder', first.reqContractDetails, { orderParams: first.reqContractDetails.orderParams });
+    const other = await tokenOf(funded[6]!.account);
+    await devnet.approve(ORDER_CHAIN, funded[6]!.key, 'orderPortal', 800n);
+    expect((await reserve(other, adId, 800n)).status).toBe(200);
+    // A Bridger finds the ad taken: every wallet is read again, and each still backs what it has not deposited.
+    expect((await reserve(other, adId, 100n)).status).toBe(409);
+    for (const trade of [first, second]) expect((await call(service, 'GET', `/v1/trades/${trade.tradeId}`)).body.status).toBe('PENDING');
+    expect(await adOf(adId)).toMatchObject({ availableAmount: '0' });
+  });
 });
