@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeToScVal } from '@stellar/stellar-sdk';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { mintTestToken } from '../devnet/stellar/deploy.ts';
+import { stellarContractCall } from '../chains/stellar/call-args.ts';
+import { submitStarved } from './support/soroban-network.ts';
+import { call } from './support/wallets.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import {
   advanceLedgerTo, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
@@ -46,6 +49,25 @@ describe('a whole trade with a Stellar side (embedded orchestrator)', () => {
 
   it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {
     await stellarAdEvmOrderTrade(world, 10_000_000n);
+  });
+});
+
+describe('reported Stellar transactions that prove no deposit of this trade', () => {
+  it('are refused with 422 and change nothing: a hash the network never saw, a deposit that failed in its ledger, another trade\'s deposit', async () => {
+    const other = await evmAdStellarDeposit(world, 2_000_000n);
+    await evmAdStellarDeposit(world, 3_000_000n, undefined, undefined, async ({ tradeId, order, bridgerToken }) => {
+      const report = (txHash: string) => call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash }, bridgerToken);
+      const failed = await submitStarved(world.server, world.passphrase, world.bridgerStellar, stellarContractCall('createOrder', order, { orderParams: order.orderParams }));
+      for (const txHash of ['ab'.repeat(32), failed, other.depositTxHash]) {
+        const res = await report(txHash);
+        expect(res.status, txHash).toBe(422);
+        expect(res.body).toMatchObject({ statusCode: 422, error: expect.any(String) });
+      }
+      expect((await call(world.api, 'GET', `/v1/trades/${tradeId}`)).body.status).toBe('PENDING');
+      expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, order.orderHash)).toEqual({ state: ORDER_STATE.none });
+    });
+    // evmAdStellarDeposit then deposits with the same signed request and confirms it (200, DEPOSITED):
+    // the failed transaction consumed neither its authToken nor the Bridger's XLM.
   });
 });
 

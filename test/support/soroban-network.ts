@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Keypair, rpc, SorobanDataBuilder, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, rpc, SorobanDataBuilder, TransactionBuilder, type xdr } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { computeOrderHash, randomSalt, type OrderParams } from '../../chains/order.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
@@ -90,22 +90,28 @@ export async function depositOnPortal(net: SorobanTestNetwork, bridger: Keypair,
 }
 
 /**
- * A deposit that fails in its ledger (status FAILED on chain): simulated and assembled as any dApp
- * does, then sent with an instruction budget far below what the simulation measured, so the host
- * runs out of it. Resolves with its hash; only the fee and sequence number changed.
+ * Submits `operation` from `source` so that it fails in its ledger (status FAILED on chain):
+ * simulated and assembled as any dApp does, then sent with an instruction budget far below what
+ * the simulation measured, so the host runs out of it. Resolves with its hash; only the fee and
+ * sequence number changed.
  */
-export async function failedDeposit(net: SorobanTestNetwork, bridger: Keypair): Promise<string> {
-  const { operation } = await signedDeposit(net, bridger, 1_000_000n);
-  const built = new TransactionBuilder(await net.server.getAccount(bridger.publicKey()), { fee: '100', networkPassphrase: net.passphrase })
+export async function submitStarved(server: rpc.Server, passphrase: string, source: Keypair, operation: xdr.Operation): Promise<string> {
+  const built = new TransactionBuilder(await server.getAccount(source.publicKey()), { fee: '100', networkPassphrase: passphrase })
     .addOperation(operation).setTimeout(60).build();
-  const prepared = await net.server.prepareTransaction(built);
+  const prepared = await server.prepareTransaction(built);
   const data = prepared.toEnvelope().v1().tx().ext().sorobanData();
   const starved = new SorobanDataBuilder(data.toXDR('base64')).setResources(1_000, data.resources().diskReadBytes(), data.resources().writeBytes()).build();
-  const tx = TransactionBuilder.cloneFrom(prepared, { fee: prepared.fee, sorobanData: starved, networkPassphrase: net.passphrase }).build();
-  tx.sign(bridger);
-  const outcome = await sendAndWait(net.server, tx).catch((error: unknown) => error);
-  if (!(outcome instanceof StellarSubmitError) || !outcome.resultXdr) throw new Error(`expected the starved deposit to fail in its ledger, got ${String(outcome)}`);
+  const tx = TransactionBuilder.cloneFrom(prepared, { fee: prepared.fee, sorobanData: starved, networkPassphrase: passphrase }).build();
+  tx.sign(source);
+  const outcome = await sendAndWait(server, tx).catch((error: unknown) => error);
+  if (!(outcome instanceof StellarSubmitError) || !outcome.resultXdr) throw new Error(`expected the starved transaction to fail in its ledger, got ${String(outcome)}`);
   return outcome.hash!;
+}
+
+/** A deposit into the portal that fails in its ledger (`submitStarved`); resolves with its hash. */
+export async function failedDeposit(net: SorobanTestNetwork, bridger: Keypair): Promise<string> {
+  const { operation } = await signedDeposit(net, bridger, 1_000_000n);
+  return submitStarved(net.server, net.passphrase, bridger, operation);
 }
 
 /** `maker` creates an XLM ad on the AdManager (a transaction on another contract than the portal). */

@@ -198,7 +198,9 @@ export interface TradeRun {
  */
 export async function evmAdStellarDeposit(
   world: StellarTradeWorld, amount: bigint, tokens = wxlmForXlm(world), adAmount = amount,
-): Promise<TradeRun & { makerToken: string; bridgerToken: string }> {
+  /** Runs once the trade is created, before the real deposit (tests of what a bad report changes). */
+  beforeDeposit?: (trade: { tradeId: string; order: any; bridgerToken: string }) => Promise<void>,
+): Promise<TradeRun & { makerToken: string; bridgerToken: string; depositTxHash: string }> {
   const { makerKey, maker, bridger } = world.evmParties;
   const makerToken = (await loginEvm(world.api, maker)).body.tokens.access;
   const bridgerToken = (await loginStellar(world.api, world.bridgerStellar)).body.tokens.access;
@@ -223,6 +225,7 @@ export async function evmAdStellarDeposit(
     bridger: world.bridgerStellar.publicKey(), orderRecipient: world.makerStellar.publicKey(), adRecipient: bridger.address,
   });
 
+  await beforeDeposit?.({ tradeId, order, bridgerToken });
   // The Bridger deposits into the Soroban OrderPortal, authorising the pull as the transaction's source.
   const portalBefore = await tokens.orderBalance(world.stellar.deployment.orderPortal);
   const deposit = await submitStellar(world, world.bridgerStellar, 'createOrder', order, { orderParams: order.orderParams });
@@ -230,7 +233,7 @@ export async function evmAdStellarDeposit(
   expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, order.orderHash)).toEqual({ state: ORDER_STATE.deposited });
   expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: deposit.hash }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
   expect((await tradeOf(world, tradeId)).status).toBe('DEPOSITED');
-  return { tradeId, adId, orderParams: order.orderParams, orderHash: order.orderHash, makerToken, bridgerToken };
+  return { tradeId, adId, orderParams: order.orderParams, orderHash: order.orderHash, makerToken, bridgerToken, depositTxHash: deposit.hash };
 }
 
 /**
