@@ -38,9 +38,12 @@ export function computeOrderHash(params: OrderParams, domain: DomainNameVersion)
   if (params.amount !== params.orderAmount) {
     throw new RequestFieldError(`amount: must equal orderAmount (the deposit on the order chain), received '${params.amount}' and '${params.orderAmount}'`);
   }
-  // A Stellar contract moves a Soroban (i128) amount on its side.
-  if (isStellarContract(params.orderPortal)) assertI128Amount('orderAmount', params.orderAmount);
-  if (isStellarContract(params.adManager)) assertI128Amount('adAmount', params.adAmount);
+  // A Soroban contract's Order struct holds both amounts as i128 (its own side's and the other
+  // chain's, both hashed), so an order touching Stellar needs both to fit, not only its own side's.
+  if (isStellarContract(params.orderPortal) || isStellarContract(params.adManager)) {
+    assertI128Amount('orderAmount', params.orderAmount);
+    assertI128Amount('adAmount', params.adAmount);
+  }
   return typedDataDigest({ name: domain.name, version: domain.version }, 'Order', ORDER_FIELDS, structOf(params));
 }
 

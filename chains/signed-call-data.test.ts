@@ -282,11 +282,13 @@ describe('computeOrderHash', () => {
     expect(() => computeOrderHash({ ...params, amount: '50000' }, { name: 'ProofBridge', version: '1' })).toThrow(/amount: must equal orderAmount/);
   });
 
-  it('refuses an amount the Stellar side cannot hold, naming the side', () => {
+  it('refuses, on an order touching Stellar, either amount the Soroban Order cannot hold, naming it', () => {
     // The order chain is Stellar (params.orderPortal is a contract strkey): its orderAmount must fit an i128.
     expect(() => computeOrderHash({ ...params, amount: String(1n << 127n), orderAmount: String(1n << 127n) }, { name: 'ProofBridge', version: '1' })).toThrow(/orderAmount: must fit a Stellar i128/);
-    // The EVM ad side may move any uint256.
-    expect(computeOrderHash({ ...params, adAmount: String(1n << 200n) }, { name: 'ProofBridge', version: '1' })).toMatch(/^0x/);
+    // The ad side is EVM, but the Soroban OrderPortal's Order holds adAmount as an i128 too: an
+    // order it could not take is refused before anything is reserved.
+    expect(() => computeOrderHash({ ...params, adAmount: String(1n << 200n) }, { name: 'ProofBridge', version: '1' })).toThrow(/adAmount: must fit a Stellar i128/);
+    expect(computeOrderHash({ ...params, adAmount: String((1n << 127n) - 1n) }, { name: 'ProofBridge', version: '1' })).toMatch(/^0x/);
   });
 
   it('rejects a malformed adId', () => {
