@@ -1,4 +1,4 @@
-import { whoseUnlockIsDue } from '../domain/index.ts';
+import { orderAmountStep, routePricing, whoseUnlockIsDue } from '../domain/index.ts';
 import type { AdRecord } from '../db/repositories/ads.ts';
 import type { Chain } from '../db/repositories/chains.ts';
 import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';
@@ -39,7 +39,16 @@ export function presentRoute(route: RouteWithTokens) {
     updatedAt: route.updatedAt.toISOString(),
     adToken: presentRouteToken(route.adToken),
     orderToken: presentRouteToken(route.orderToken),
+    price: presentRoutePrice(route),
   };
+}
+
+/** How a deposit converts into the ad token on this route, as trade creation prices it; null if it cannot be priced. */
+function presentRoutePrice(route: RouteWithTokens) {
+  const pricing = routePricing(route.adToken, route.orderToken, route.rate);
+  if (!pricing.ok) return null;
+  const { orderUnits, adUnits } = pricing.price;
+  return { orderUnits: orderUnits.toString(), adUnits: adUnits.toString(), amountStep: orderAmountStep(pricing.price).toString() };
 }
 
 // Token objects come from the registry cache and never change (a reload makes new ones), so each

@@ -1360,12 +1360,21 @@ export interface components {
                 [key: string]: unknown;
             };
             orderToken: components["schemas"]["RouteToken"];
+            price: components["schemas"]["RoutePrice"];
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
              */
             updatedAt: string;
         };
+        /** @description How a deposit converts: a trade's adAmount (what the Maker locks and the Bridger receives, ad token base units) is amount x adUnits / orderUnits. Same asset: scaled by the tokens' decimals; otherwise the route's stated rate. Null: the route cannot be priced and takes no trades. An addition to the spec's Route. */
+        RoutePrice: {
+            adUnits: string;
+            /** @description A trade `amount` (order token base units) must be a multiple of this to convert exactly. */
+            amountStep: string;
+            /** @description Base units of the order token worth `adUnits` base units of the ad token. */
+            orderUnits: string;
+        } | null;
         RouteToken: {
             /** @description Token contract; the all-zero EVM address for a native token. */
             address: string;

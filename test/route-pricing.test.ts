@@ -110,3 +110,15 @@ describe('trades on a route between tokens of different decimals', () => {
     expect(ok.body.reqContractDetails.orderParams).toMatchObject({ orderAmount: '30000000', adAmount: '3' });
   });
 });
+
+describe('a route as a dApp reads it', () => {
+  it('shows its price, so a client knows adAmount and the amount step before it creates a trade', async () => {
+    const decimals = await adOnRoute({ decimals: 6, asset: 'USD' }, { decimals: 7, asset: 'USD' });
+    expect((await call(service, 'GET', `/v1/routes/${decimals.routeId}`)).body.price).toEqual({ orderUnits: '10', adUnits: '1', amountStep: '10' });
+    const rated = await adOnRoute({ decimals: 7, asset: 'XLM' }, { decimals: 18, asset: 'ETH' }, '1000000000', ['10000000', '4']);
+    expect((await call(service, 'GET', `/v1/routes/${rated.routeId}`)).body.price).toEqual({ orderUnits: '10000000', adUnits: '4', amountStep: '2500000' });
+    const unpriced = await adOnRoute({ decimals: 7, asset: 'XLM' }, { decimals: 18, asset: 'ETH' });
+    const listed = (await call(service, 'GET', '/v1/routes?limit=100')).body.data.find((route: { id: string }) => route.id === unpriced.routeId);
+    expect(listed.price).toBeNull();
+  });
+});

@@ -37,6 +37,16 @@ export const routeSchema = z
     updatedAt: timestamp,
     adToken: routeTokenSchema,
     orderToken: routeTokenSchema,
+    price: z
+      .object({
+        orderUnits: z.string().openapi({ description: 'Base units of the order token worth `adUnits` base units of the ad token.' }),
+        adUnits: z.string(),
+        amountStep: z.string().openapi({ description: 'A trade `amount` (order token base units) must be a multiple of this to convert exactly.' }),
+      })
+      .nullable()
+      .openapi('RoutePrice', {
+        description: "How a deposit converts: a trade's adAmount (what the Maker locks and the Bridger receives, ad token base units) is amount x adUnits / orderUnits. Same asset: scaled by the tokens' decimals; otherwise the route's stated rate. Null: the route cannot be priced and takes no trades. An addition to the spec's Route.",
+      }),
   })
   .openapi('Route');
 
