@@ -64,11 +64,13 @@ export function ensurePodmanInstalled() {
     throw new Error(`the image checks need podman and debootstrap (Debian: apt-get install ${missing.join(' ')}); run them as root or install these first`);
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  let result = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env, encoding: 'utf8' });
+  // image.test.ts and compose.test.ts may both get here at once on a fresh machine: the second apt-get waits for dpkg's lock.
+  const install = ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '-qq', '--no-install-recommends', ...missing];
+  let result = spawnSync('apt-get', install, { env, encoding: 'utf8' });
   if (result.status !== 0) {
     // Empty or stale package lists (a fresh machine): refresh them once, then retry.
-    spawnSync('apt-get', ['update', '-qq'], { env, stdio: 'ignore' });
-    result = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env, encoding: 'utf8' });
+    spawnSync('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update', '-qq'], { env, stdio: 'ignore' });
+    result = spawnSync('apt-get', install, { env, encoding: 'utf8' });
   }
   if (result.status !== 0) throw new Error(`apt-get install ${missing.join(' ')} failed:\n${result.stdout}${result.stderr}`);
 }
