@@ -1,5 +1,6 @@
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKnex } from './knex.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { startJobQueues } from './job-queues.ts';
 
@@ -26,6 +27,38 @@ describe('startJobQueues', () => {
       expect(job?.data).toEqual({ n: 1 });
     } finally {
       await Promise.all(bosses.map((boss) => boss.stop({ graceful: false, wait: true })));
+    }
+  }, 60_000);
+
+  it('keeps the process up when the database goes away while a job is being completed or failed', async () => {
+    const name = new URL(db.url).pathname.slice(1);
+    const admin = createKnex(inject('postgresAdminUrl'), 1);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const errors: unknown[] = [];
+    const boss = await startJobQueues({ databaseUrl: db.url, max: 2, logger, label: 'outage', queues: { outage: { retryLimit: 1 } } });
+    boss.on('error', (error) => errors.push(error));
+    try {
+      let ran = false;
+      await boss.work('outage', { pollingIntervalSeconds: 0.5 }, async () => {
+        ran = true;
+        // The database refuses every connection from now on: pg-boss cannot record the outcome.
+        await admin.raw(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+        await admin.raw('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ?', [name]);
+        throw new Error('the step failed');
+      });
+      await boss.send('outage', {});
+      for (let i = 0; i < 100 && !(ran && errors.length > 0); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(ran).toBe(true);
+      expect(unhandled).toEqual([]);
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      await admin.raw(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await admin.destroy();
+      process.off('unhandledRejection', onUnhandled);
+      await boss.stop({ graceful: false, wait: true });
     }
   }, 60_000);
 });

@@ -1,6 +1,29 @@
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+
+/**
+ * pg-boss 10's work loop calls `complete` and `fail` without awaiting them (manager.js `work`):
+ * when PostgreSQL is down or restarting at that moment the rejection is unhandled and Node ends
+ * the process (seen in `npm run chaos`: an api process died at a PostgreSQL restart). Every
+ * promise they return is given a handler here that reports the error as pg-boss's own `error`
+ * event (logged by `startJobQueues`); the job stays active until it expires and pg-boss retries it.
+ * Callers that await these still get the rejection. 10.4.2 is the last pg-boss 10; 11 changes the API.
+ */
+const Manager = createRequire(import.meta.url)('pg-boss/src/manager.js') as {
+  prototype: Record<'complete' | 'fail', (...args: unknown[]) => Promise<unknown>> & { emit(event: string, error: unknown): boolean; listenerCount(event: string): number };
+};
+for (const name of ['complete', 'fail'] as const) {
+  const original = Manager.prototype[name];
+  Manager.prototype[name] = function (this: typeof Manager.prototype, ...args: unknown[]) {
+    const result = original.apply(this, args);
+    result.catch((error: unknown) => {
+      if (this.listenerCount('error') > 0) this.emit('error', error);
+    });
+    return result;
+  };
+}
 
 /** The pg-boss schema every process of the service shares. */
 const SCHEMA = 'pgboss';
