@@ -56,7 +56,7 @@ export interface Repair {
 export interface AuditReport {
   ads: number;
   trades: number;
-  /** Subjects on chains the audit cannot read yet (Stellar contract views): neither checked nor drift. */
+  /** Subjects whose chain cannot be read now (no RPC URL, an RPC outage, a search before its retention window): neither checked nor drift. */
   unchecked: number;
   repairs: Repair[];
   drifts: Drift[];

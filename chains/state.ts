@@ -5,6 +5,7 @@ import { evmAdState, evmAuthTokenSpent, evmBlockAtOrAfter, evmOrderState, findEv
 import { RpcUnavailableError } from './errors.ts';
 import type { ActionName } from './request-schema.ts';
 import { findStellarEventTransaction } from './stellar/state.ts';
+import { stellarAdState, stellarOrderState } from './stellar/views.ts';
 import { cachedChainClients, defaultChainClients, type ChainClientFactory, type VerifiableChain } from './verify.ts';
 
 /** A relayer request as the chain knows it. */
@@ -37,9 +38,9 @@ export interface ChainStateReader {
    * adId or orderHash; reqHash), searched from `since`: for a trade step nobody reported.
    */
   findEventTransaction(chain: VerifiableChain, search: { contractAddress: string; event: BridgeEventName; topics: EventTopics; since: Date }): Promise<string | undefined>;
-  /** The ad's balances on its AdManager (EVM; Stellar: undefined until the Soroban views are read). */
+  /** The ad's balances on its AdManager (EVM: its `ads` getter; Stellar: the Soroban AdManager's `ad` view). */
   ad(chain: VerifiableChain, adManager: string, adId: string): Promise<OnChainAd | undefined>;
-  /** An order's state number on a contract (chains/evm/state.ts `evmOrderState`); Stellar: undefined. */
+  /** An order's state number on a contract (chains/evm/state.ts `evmOrderState`; Stellar: `order_state`, numbered alike). */
   orderState(chain: VerifiableChain, contract: string, orderHash: string): Promise<number | undefined>;
 }
 
@@ -78,11 +79,11 @@ export function createChainStateReader(clients: ChainClientFactory = defaultChai
       return (await soft(() => search(chain, contractAddress, event, topics, since))) ?? undefined;
     },
     async ad(chain, adManager, adId) {
-      if (chain.kind !== 'EVM') return undefined;
+      if (chain.kind === 'STELLAR') return soft(() => stellarAdState(client.stellar(chain.rpcUrl), adManager, adId));
       return soft(() => evmAdState(client.evm(chain.rpcUrl), adManager, uuidToBytes32(adId)));
     },
     async orderState(chain, contract, orderHash) {
-      if (chain.kind !== 'EVM') return undefined;
+      if (chain.kind === 'STELLAR') return soft(() => stellarOrderState(client.stellar(chain.rpcUrl), contract, orderHash));
       return soft(() => evmOrderState(client.evm(chain.rpcUrl), contract, orderHash));
     },
   };

@@ -176,3 +176,22 @@ describe('withdraws racing the same balance on the local Stellar network', () =>
     expect(await xlmBalance(payee.publicKey()) - payeeBefore).toBe(50_000_000n - BigInt(hashes[1].response.resultXdr.feeCharged().toString()));
   });
 });
+
+describe('the books audit on the local Stellar network', () => {
+  it('reads each Stellar ad from the Soroban AdManager: after create, fund and withdraws it finds zero drift and checks everything', async () => {
+    const report = await service.container.runAudit();
+    expect(report).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
+    // The ad of the racing withdraws is open; the closed ad is no longer audited.
+    expect(report.ads).toBe(1);
+  });
+
+  it('reports a drift planted in a Stellar ad\'s books, with what the AdManager holds', async () => {
+    const open = await service.knex('ads').where({ ad_chain_id: STELLAR, base_status: 'ACTIVE' }).first('id');
+    await service.knex('ads').where({ id: open.id }).increment('pool_amount', 7);
+    const report = await service.container.runAudit();
+    expect(report.drifts).toEqual([{ kind: 'ad-balance', subject: open.id, detail: expect.stringMatching(/available 10000000, locked 0; books: in the contract 10000007, locked 0/) }]);
+    expect(report.unchecked).toBe(0);
+    await service.knex('ads').where({ id: open.id }).decrement('pool_amount', 7);
+    expect((await service.container.runAudit()).drifts).toEqual([]);
+  });
+});

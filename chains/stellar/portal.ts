@@ -1,7 +1,8 @@
-import { Account, Keypair, Operation, rpc, scValToNative, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
+import { rpc, xdr } from '@stellar/stellar-sdk';
 import { RpcUnavailableError } from '../errors.ts';
 import { scanStellarEvents } from './event-scan.ts';
 import { decodeBridgeTopics } from './events.ts';
+import { stellarView } from './views.ts';
 
 /** One deposit as a Stellar OrderPortal's `OrderCreated` event reports it (same fields as on EVM). */
 export interface StellarPortalDeposit {
@@ -57,22 +58,6 @@ export async function readStellarPortalDeposits(
   return deposits.sort((a, b) => a.leafIndex - b.leafIndex);
 }
 
-/** Any account will do as the source of a read-only simulation: it is never submitted or signed. */
-const VIEW_SOURCE = Keypair.fromRawEd25519Seed(Buffer.alloc(32, 1)).publicKey();
-
-/** One read-only call of a Soroban contract through `simulateTransaction` (no fee, no signature). */
-async function viewCall(server: rpc.Server, contract: string, fn: string): Promise<{ value: unknown; ledger: number }> {
-  const { passphrase } = await server.getNetwork();
-  const tx = new TransactionBuilder(new Account(VIEW_SOURCE, '0'), { fee: '100', networkPassphrase: passphrase })
-    .addOperation(Operation.invokeContractFunction({ contract, function: fn, args: [] }))
-    .setTimeout(0).build();
-  const sim = await server.simulateTransaction(tx);
-  if (!rpc.Api.isSimulationSuccess(sim) || !sim.result) {
-    throw new Error(`${fn} of ${contract} failed: ${'error' in sim ? String(sim.error) : 'no result'}`);
-  }
-  return { value: scValToNative(sim.result.retval), ledger: sim.latestLedger };
-}
-
 /**
  * The portal's current root and leaf count (its `current_root` and `next_leaf_index` views), as
  * `readPortalRoot` reads them on EVM. Two simulations: if a deposit lands between them they
@@ -80,7 +65,7 @@ async function viewCall(server: rpc.Server, contract: string, fn: string): Promi
  */
 export async function readStellarPortalRoot(server: rpc.Server, portal: string): Promise<{ root: bigint; leafCount: number }> {
   try {
-    const [root, count] = await Promise.all([viewCall(server, portal, 'current_root'), viewCall(server, portal, 'next_leaf_index')]);
+    const [root, count] = await Promise.all([stellarView(server, portal, 'current_root'), stellarView(server, portal, 'next_leaf_index')]);
     return { root: BigInt(root.value as bigint), leafCount: Number(count.value) };
   } catch (error) {
     throw new RpcUnavailableError(`Soroban RPC failed to read the portal's root: ${(error as Error).message}`, { cause: error });
