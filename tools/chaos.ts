@@ -98,14 +98,27 @@ const env: Record<string, string> = {
   ...(temporalLink ? { TEMPORAL_ADDRESS: temporalLink.address } : {}),
 };
 type Kind = 'api' | 'worker' | 'prover';
-interface Slot { kind: Kind; port?: number; proc?: ServiceProcess }
+interface Slot { kind: Kind; port?: number; proc?: ServiceProcess; killing?: boolean }
 const slots: Slot[] = [
   { kind: 'api', port: await freeLoopbackPort() },
   { kind: 'api', port: await freeLoopbackPort() },
   ...(ORCHESTRATOR === 'temporal' ? [{ kind: 'worker' as const }, { kind: 'prover' as const }, { kind: 'prover' as const }] : []),
 ];
+/** Processes that ended without being killed here (a crash), and the error lines of every process that ran. */
+const crashes: string[] = [];
+const errorLines: string[] = [];
+let finishing = false;
 const startSlot = async (slot: Slot) => {
-  slot.proc = await startServiceProcess(slot.kind, { ...env, ...(slot.port ? { PORT: String(slot.port) } : {}) });
+  const proc = await startServiceProcess(slot.kind, { ...env, ...(slot.port ? { PORT: String(slot.port) } : {}) });
+  slot.proc = proc;
+  proc.child.once('exit', (code, signal) => {
+    errorLines.push(...proc.errors().map((line) => `${slot.kind} pid ${proc.child.pid}: ${line}`));
+    if (slot.killing || finishing) return;
+    // Nothing here killed it: a crash. Started again, as a supervisor would, and reported.
+    crashes.push(`${slot.kind} (pid ${proc.child.pid}) exited by itself at ${at()} s (${signal ?? `code ${code}`})`);
+    note(`${slot.kind} pid ${proc.child.pid} exited by itself (${signal ?? `code ${code}`}); starting it again`);
+    startSlot(slot).then(() => note(`${slot.kind} started again (pid ${slot.proc!.child.pid})`), (error) => crashes.push(`${slot.kind} could not start again: ${error}`));
+  });
 };
 await Promise.all(slots.map(startSlot));
 const apis = slots.filter((s) => s.kind === 'api');
@@ -212,8 +225,10 @@ const trading = Promise.all(lanes.map(async (bridger, lane) => {
 
 async function kill(slot: Slot, label: string) {
   note(`SIGKILL ${label} (pid ${slot.proc!.child.pid})`);
+  slot.killing = true;
   await stopped(slot.proc!.child, 'SIGKILL');
   await sleep(2_000);
+  slot.killing = false;
   await startSlot(slot);
   note(`${label} started again (pid ${slot.proc!.child.pid})`);
 }
@@ -302,6 +317,9 @@ const not503 = serverErrors.filter((e) => e.status !== 503);
 for (const e of not503) problems.push(`${e.status} on ${e.call} at ${e.at} s`);
 const lanesStopped = [...outcomes.values()].filter((o) => o.startsWith('lane stopped'));
 for (const o of lanesStopped) problems.push(o);
+for (const c of crashes) problems.push(c);
+finishing = true;
+for (const slot of slots) if (slot.proc) errorLines.push(...slot.proc.errors().map((line) => `${slot.kind} pid ${slot.proc!.child.pid}: ${line}`));
 
 console.log(`\n## Chaos: ${ORCHESTRATOR}, ${TRADES} trades on ${LANES} lanes\n`);
 console.log(timeline.map((l) => `- ${l}`).join('\n'));
@@ -309,6 +327,7 @@ console.log(`\nTrades: ${trades.length} created (${trades.length - TRADES} by cr
 console.log(`Answers: ${serverErrors.length} 5xx (${serverErrors.filter((e) => e.status === 503).length} of them 503), ${unanswered} calls without an answer (a process down), all retried.`);
 console.log(`Books: ${books}`);
 console.log(`\n| trade | status | OrderPortal | AdManager | lane |\n|---|---|---|---|---|\n${rows.join('\n')}`);
+if (errorLines.length > 0) console.log(`\nError lines the processes logged (${errorLines.length}; 5xx causes among them):\n${errorLines.join('\n')}`);
 console.log(problems.length === 0 ? '\nAll checks hold.' : `\nPROBLEMS (${problems.length}):\n${problems.map((p) => `- ${p}`).join('\n')}`);
 
 chain.close();

@@ -50,6 +50,8 @@ export interface ServiceProcess {
   url: string;
   metricsUrl: string;
   output: () => string;
+  /** Its log lines at level error or fatal since it started (the last 50), e.g. the cause of a 500. */
+  errors: () => string[];
 }
 
 /**
@@ -74,9 +76,28 @@ export async function startServiceProcess(kind: 'worker' | 'prover' | 'api', env
     });
     child.once('exit', (code, signal) => reject(new Error(`${kind} exited (${code ?? signal}) before it was ready:\n${buffered}`)));
   });
-  // Keep reading, so a process that logs much never blocks on a full pipe.
+  // Keep reading, so a process that logs much never blocks on a full pipe; keep its error lines.
+  const errors: string[] = [];
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!.slice(-100_000);
+    for (const line of lines) if (/"level":(50|60)/.test(line)) errors.push(errorLine(line));
+    errors.splice(0, Math.max(0, errors.length - 50));
+  });
   child.stdout!.resume();
-  return { child, url, metricsUrl: `${url}/metrics`, output: () => buffered };
+  return { child, url, metricsUrl: `${url}/metrics`, output: () => buffered, errors: () => [...errors] };
+}
+
+/** A pino error line as `message: error type: error message (code)`, or its first 500 characters if it is not JSON. */
+export function errorLine(line: string): string {
+  try {
+    const entry = JSON.parse(line) as { msg?: string; err?: { type?: string; message?: string; code?: string } };
+    const err = entry.err ? `: ${entry.err.type ?? 'Error'}: ${entry.err.message ?? ''}${entry.err.code ? ` (${entry.err.code})` : ''}` : '';
+    return `${entry.msg ?? ''}${err}`;
+  } catch {
+    return line.slice(0, 500);
+  }
 }
 
 /** Sends `signal` and resolves with the exit code once the process is gone (at once if it already is). */
