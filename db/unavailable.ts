@@ -5,6 +5,8 @@
  */
 export function isDatabaseUnavailableError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  // An error raised because of another (pg-pool wraps its connect timeout, knex its failed rollback).
+  if (error.cause !== undefined && error.cause !== error && isDatabaseUnavailableError(error.cause)) return true;
   // knex: no pooled connection could be acquired in time.
   if (error.name === 'KnexTimeoutError') return true;
   const code = (error as { code?: unknown }).code;
@@ -14,6 +16,9 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
     if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300'].includes(code)) return true;
     if (/^08[0-9A-Z]{3}$/.test(code)) return true;
   }
-  // node-postgres on a connection that ended under a query.
-  return /^Connection terminated( unexpectedly| due to connection timeout)?$/.test(error.message) || error.message === 'Client has encountered a connection error and is not queryable';
+  // node-postgres on a connection that ended under a query or was closed before it, and pg-pool's
+  // and node-postgres's connect timeouts.
+  return /^Connection terminated( unexpectedly| due to connection timeout)?$/.test(error.message)
+    || ['Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable',
+      'timeout exceeded when trying to connect', 'timeout expired'].includes(error.message);
 }
