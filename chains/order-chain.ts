@@ -1,5 +1,6 @@
 import type { ChainKind } from '../domain/index.ts';
 import { readEvmDepositFunding, readEvmPortalOrderState, type DepositFunding, type PortalOrderState } from './evm/order-chain-reads.ts';
+import { readStellarDepositFunding, readStellarPortalOrderState } from './stellar/views.ts';
 import type { ChainClientFactory } from './verify.ts';
 
 export type { DepositFunding, PortalOrderState } from './evm/order-chain-reads.ts';
@@ -13,28 +14,29 @@ export interface ReadableChain {
 
 /**
  * What the service asks an order chain before it reserves liquidity for a Bridger and before it
- * gives a reservation back. `null` means the chain cannot be asked this (a Stellar chain today, or no
- * RPC URL registered): callers decide what that costs. RPC failures throw `RpcUnavailableError`.
+ * gives a reservation back. `null` means the chain cannot be asked this (no RPC URL registered): callers decide what that costs. RPC failures throw `RpcUnavailableError`.
  */
 export interface OrderChainReader {
-  /** `owner`'s balance of `token` and (ERC-20) its allowance to `portal`. */
+  /**
+   * `owner`'s balance of `token` and (ERC-20) its allowance to `portal`. Stellar: the SEP-41 balance,
+   * allowance null (the Soroban portal takes the deposit by the Bridger's authorisation of `create_order`).
+   */
   depositFunding(chain: ReadableChain, token: string, owner: string, portal: string): Promise<DepositFunding | null>;
   /** The OrderPortal's state of `orderHash`. */
   orderState(chain: ReadableChain, portal: string, orderHash: string): Promise<PortalOrderState | null>;
 }
 
-/**
- * Reads over `clients`. Stellar is not read yet: a SEP-41 balance needs a simulated contract call
- * (and the Soroban portal pulls by the Bridger's authorisation, so there is no allowance to read).
- */
+/** Reads over `clients`: EVM by `eth_call`, Stellar by simulated calls of the token's and portal's views (stellar/views.ts). */
 export function createOrderChainReader(clients: ChainClientFactory): OrderChainReader {
   return {
     async depositFunding(chain, token, owner, portal) {
-      if (chain.kind !== 'EVM' || !chain.rpcUrl) return null;
+      if (!chain.rpcUrl) return null;
+      if (chain.kind === 'STELLAR') return readStellarDepositFunding(clients.stellar(chain.rpcUrl), token, owner);
       return readEvmDepositFunding(clients.evm(chain.rpcUrl), token, owner, portal);
     },
     async orderState(chain, portal, orderHash) {
-      if (chain.kind !== 'EVM' || !chain.rpcUrl) return null;
+      if (!chain.rpcUrl) return null;
+      if (chain.kind === 'STELLAR') return readStellarPortalOrderState(clients.stellar(chain.rpcUrl), portal, orderHash);
       return readEvmPortalOrderState(clients.evm(chain.rpcUrl), portal, orderHash);
     },
   };

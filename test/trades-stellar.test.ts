@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nativeToScVal } from '@stellar/stellar-sdk';
+import { Address, Keypair, nativeToScVal, Operation } from '@stellar/stellar-sdk';
+import { fund, submitOperation } from '../devnet/stellar/client.ts';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { mintTestToken } from '../devnet/stellar/deploy.ts';
 import { stellarContractCall } from '../chains/stellar/call-args.ts';
 import { submitStarved } from './support/soroban-network.ts';
-import { call } from './support/wallets.ts';
+import { call, loginStellar } from './support/wallets.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import {
-  advanceLedgerTo, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
+  advanceLedgerTo, createEvmAdForStellarOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
   stellarAdEvmDeposit, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from './support/stellar-trades.ts';
 
@@ -71,6 +72,46 @@ describe('reported Stellar transactions that prove no deposit of this trade', ()
   });
 });
 
+describe('reservations against a Stellar order chain, backed by what the Bridger holds there', () => {
+  it('reads the Bridger\'s SEP-41 balance at create, and ends a reservation whose tokens moved on when a funded Bridger finds the ad taken', async () => {
+    const tokens = tusdForTusd(world);
+    const testToken = world.stellar.deployment.testToken;
+    // 1 TUSD on anvil (6 decimals): 10,000,000 base units of the Stellar TUSD (7 decimals).
+    const { adId, routeId } = await createEvmAdForStellarOrders(world, tokens, 1_000_000n);
+    const reserve = async (wallet: Keypair) => call(world.api, 'POST', '/v1/trades/create', {
+      adId, routeId, amount: '10000000', bridgerDstAddress: world.evmParties.bridger.address,
+    }, (await loginStellar(world.api, wallet)).body.tokens.access);
+
+    // A wallet holding none of the token is refused at create, naming the amount and what the chain says.
+    const unfunded = Keypair.random();
+    const empty = await reserve(unfunded);
+    expect(empty.status).toBe(422);
+    expect(empty.body.message).toEqual([`amount 10000000 is more than ${unfunded.publicKey()} holds of TUSD (${testToken}) on chain 148 (0)`]);
+
+    // A wallet holding the deposit reserves the whole ad (no allowance: the portal pulls by the Bridger's authorisation), then passes the tokens on.
+    const attacker = Keypair.random();
+    await fund(world.server, attacker.publicKey());
+    await mintTestToken(world.server, world.passphrase, testToken, attacker.publicKey(), 10_000_000n);
+    const held = await reserve(attacker);
+    expect(held.status).toBe(200);
+    expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '0' });
+    await submitOperation(world.server, world.passphrase, attacker, Operation.invokeContractFunction({
+      contract: testToken, function: 'transfer',
+      args: [new Address(attacker.publicKey()).toScVal(), new Address(world.bridgerStellar.publicKey()).toScVal(), nativeToScVal(10_000_000n, { type: 'i128' })],
+    }));
+
+    // The Bridger now holding them finds the ad taken: the attacker's balance is read again, its reservation ends, and the ad is the Bridger's.
+    const honest = await reserve(world.bridgerStellar);
+    expect(honest.status).toBe(200);
+    expect((await call(world.api, 'GET', `/v1/trades/${held.body.tradeId}`)).body.status).toBe('EXPIRED');
+    expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
+
+    // A backed reservation is left alone: the honest Bridger still holds its deposit, so the next asker is turned away.
+    expect((await reserve(attacker)).status).toBe(409);
+    expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
+  });
+});
+
 describe('the timeouts on Soroban, on the ledger clock moved forward', () => {
   const amount = 7_000_000n;
   let deposited: TradeRun;
@@ -84,6 +125,12 @@ describe('the timeouts on Soroban, on the ledger clock moved forward', () => {
     await stellarLock(world, run);
     locked = run;
   }, 120_000);
+
+  it('the books audit reads the orders on the Soroban OrderPortal and AdManager and the Stellar ads: zero drift, nothing unchecked', async () => {
+    const report = await service.container.runAudit();
+    expect(report).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
+    expect(report.trades).toBeGreaterThanOrEqual(2);
+  });
 
   it('refuses both before their time: the host answers TooEarly (#18) and nothing moves', async () => {
     await expect(submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams)).rejects.toThrow(/Error\(Contract, #18\)/);

@@ -23,7 +23,7 @@ export interface UnbackedReservationsDeps {
  * balance; when the balance no longer covers the rest together, or the allowance one of them, the
  * rest against this ad are ended. What one funded attacker holds against an ad whenever somebody
  * asks is then at most what its wallets hold at that moment. Nothing is ended on a guess: a chain
- * that cannot be read (Stellar, an RPC outage) ends nothing. Returns how many reservations ended.
+ * that cannot be read (an RPC outage, no RPC URL) ends nothing. Returns how many reservations ended.
  */
 export async function releaseUnbackedReservations(
   deps: UnbackedReservationsDeps,

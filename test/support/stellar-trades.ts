@@ -191,6 +191,21 @@ export interface TradeRun {
   orderHash: string;
 }
 
+/** The EVM Maker's ad of `pool` (ad token units) on anvil 31338 for orders on Stellar, created and confirmed through HTTP. */
+export async function createEvmAdForStellarOrders(
+  world: StellarTradeWorld, tokens: EvmAdStellarOrderTokens, pool: bigint,
+): Promise<{ adId: string; routeId: string; makerToken: string }> {
+  const { makerKey, maker } = world.evmParties;
+  const makerToken = (await loginEvm(world.api, maker)).body.tokens.access;
+  const routeId = await routeBetween(world, AD_CHAIN, tokens.adToken, STELLAR);
+  const ad = await call(world.api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: world.makerStellar.publicKey(), fundAmount: pool.toString() }, makerToken);
+  expect(ad.status).toBe(200);
+  await tokens.approveAd(makerKey!.privateKey, pool);
+  const adTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
+  expect((await call(world.api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+  return { adId: ad.body.adId, routeId, makerToken };
+}
+
 /**
  * The Maker's ad on anvil 31338 (WXLM by default) paid out on Stellar (XLM), and the Bridger's trade
  * up to the deposit of `amount` (order token units) into the Soroban OrderPortal (DEPOSITED), the
@@ -201,18 +216,9 @@ export async function evmAdStellarDeposit(
   /** Runs once the trade is created, before the real deposit (tests of what a bad report changes). */
   beforeDeposit?: (trade: { tradeId: string; order: any; bridgerToken: string }) => Promise<void>,
 ): Promise<TradeRun & { makerToken: string; bridgerToken: string; depositTxHash: string }> {
-  const { makerKey, maker, bridger } = world.evmParties;
-  const makerToken = (await loginEvm(world.api, maker)).body.tokens.access;
+  const { bridger } = world.evmParties;
   const bridgerToken = (await loginStellar(world.api, world.bridgerStellar)).body.tokens.access;
-  const routeId = await routeBetween(world, AD_CHAIN, tokens.adToken, STELLAR);
-
-  const pool = adAmount * 5n;
-  const ad = await call(world.api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: world.makerStellar.publicKey(), fundAmount: pool.toString() }, makerToken);
-  expect(ad.status).toBe(200);
-  await tokens.approveAd(makerKey!.privateKey, pool);
-  const adTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
-  expect((await call(world.api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
-  const adId: string = ad.body.adId;
+  const { adId, routeId, makerToken } = await createEvmAdForStellarOrders(world, tokens, adAmount * 5n);
 
   const created = await call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
   expect(created.status).toBe(200);
