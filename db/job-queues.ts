@@ -75,3 +75,16 @@ export async function jobStates(boss: PgBoss, queue: string, ids: readonly strin
   ) as { rows: { id: string; state: JobState }[] };
   return new Map(result.rows.map((row) => [row.id, row.state]));
 }
+
+/**
+ * Which of `values` have a job in `queue` that will still run (created, retrying or active) whose
+ * `data[field]` is that value, in one query.
+ */
+export async function valuesWithLiveJobs(boss: PgBoss, queue: string, field: string, values: readonly string[]): Promise<Set<string>> {
+  if (values.length === 0) return new Set();
+  const result = await boss.getDb().executeSql(
+    `SELECT DISTINCT data->>$2 AS value FROM ${SCHEMA}.job WHERE name = $1 AND state < 'completed' AND data->>$2 = ANY($3::text[])`,
+    [queue, field, values],
+  ) as { rows: { value: string }[] };
+  return new Set(result.rows.map((row) => row.value));
+}

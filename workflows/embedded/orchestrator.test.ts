@@ -150,3 +150,24 @@ describe('proofs', () => {
     expect(most).toBe(2);
   });
 });
+
+describe('a proof given up during an outage', () => {
+  it('is queued again on the runner schedule once the outage ends, and becomes ready once', async () => {
+    const world = outageActivities();
+    const tradeId = '66666666-6666-4666-8666-666666666666';
+    const trade = world.newTrade(tradeId, 3_600_000);
+    // Every try fails while the outage lasts (pg-boss tries twice here, then gives the job up).
+    world.memory.failProofs(1_000);
+    const orchestrator = await start(world, [tradeId], 1_000);
+    await orchestrator.startTrade(trade);
+    const order = { orderHash: '0x01', adChainId: '31338', orderChainId: '31337', adManager: '0xad', orderPortal: '0x0p', orderAmount: '100', adAmount: '100' };
+    await orchestrator.confirm({ tradeId, state: INITIAL_STATE, order }, { kind: 'deposit-or-lock', txHash: `deposit-${tradeId}` });
+    await eventually('the prove job failed', async () => (await db.knex('pgboss.job').where({ name: 'trade-prove' }).whereRaw("data->>'tradeId' = ?", [tradeId]).pluck('state')),
+      (states) => states.includes('failed'), 30_000);
+    expect(world.memory.stateOf(tradeId).proof).toBe('running');
+
+    world.memory.failProofs(0);
+    await eventually('the proof is ready', async () => world.memory.stateOf(tradeId), (s) => s.proof === 'ready', 30_000);
+    expect(world.memory.callsOf(tradeId).filter((c) => c.includes('PROOF_READY'))).toEqual(['applyEvent:PROOF_READY:applied']);
+  });
+});

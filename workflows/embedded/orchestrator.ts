@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { jobStates, startJobQueues } from '../../db/job-queues.ts';
+import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
 import type { Logger } from 'pino';
 import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle.ts';
 import type {
@@ -34,7 +34,7 @@ export interface EmbeddedOrchestratorOptions {
   /** Observes each timer job re-created for an open trade because pg-boss had given it up (metrics). */
   onTimerRearmed?: (event: TimerEvent) => void;
   /**
-   * How often open trades' timers are checked and any given up re-created (0: only on start).
+   * How often open trades' timers and proofs are checked and any given up re-created (0: only on start).
    * Default 60 s.
    */
   resumeIntervalMs?: number;
@@ -56,7 +56,8 @@ export interface EmbeddedOrchestratorOptions {
  * pg-boss gave up on (its retries spent in a long database or chain outage) or that was cancelled
  * would block its own re-arming until pg-boss archives it (12 h): so on start and then every
  * `resumeIntervalMs` each open trade's timer job is looked up and, when failed, cancelled or gone,
- * created again, and the reservation still expires.
+ * created again, and the reservation still expires; on the schedule, a proof under way with no
+ * prove job left that will run is queued again.
  */
 export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOptions): Promise<Orchestrator> {
   const { activities, logger } = options;
@@ -127,6 +128,25 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     await apply(tradeId, { type: event });
   });
 
+  /**
+   * Queues the proof again of each open trade whose proof is under way but has no prove job that
+   * will still run (pg-boss gave it up: its retries spent in an outage). One query; a proof that
+   * finished meanwhile is skipped by the activity (the proof is stored) and applied as a duplicate.
+   */
+  const requeueProofs = async (trades: ResumableTrade[]) => {
+    const proving = trades.filter((t) => t.followUps.some((f) => f.type === 'PROVE')).map((t) => t.tradeId);
+    const live = await valuesWithLiveJobs(boss, QUEUES.prove, 'tradeId', proving);
+    for (const tradeId of proving.filter((id) => !live.has(id))) {
+      logger.warn({ tradeId }, 'proof of an open trade had no job left; queued again');
+      await carryOut(tradeId, [{ type: 'PROVE' }]);
+    }
+  };
+  const resumeOnSchedule = async () => {
+    const trades = await options.openTrades();
+    await rearmTimers(trades);
+    await requeueProofs(trades);
+  };
+
   const opened = await options.openTrades();
   await rearmTimers(opened);
   // A proof under way when the process stopped: its job may be held active by the dead process until it expires.
@@ -139,8 +159,8 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   const scheduleResume = () => {
     if (stopped || resumeIntervalMs <= 0) return;
     resumeTimer = setTimeout(() => {
-      resumePass = options.openTrades().then(rearmTimers)
-        .catch((error: unknown) => logger.warn({ err: error }, 're-arming open trades\' timers failed; retrying next interval'))
+      resumePass = resumeOnSchedule()
+        .catch((error: unknown) => logger.warn({ err: error }, 're-arming open trades\' timers and proofs failed; retrying next interval'))
         .finally(scheduleResume);
     }, resumeIntervalMs);
     // The schedule alone never keeps a process alive.
