@@ -162,7 +162,8 @@ export const configSchema = z.object({
   TRADE_START_RECONCILE_SECONDS: intFromEnv(0, 3600).default(10),
   /**
    * How often the embedded runner checks open trades' timer jobs and arms again any pg-boss gave
-   * up on (retries spent in a long outage) or lost. 0: only at process start.
+   * up on (retries spent in a long outage) or lost, and queues again a proof whose job it gave up.
+   * 0: only at process start.
    */
   EMBEDDED_TIMER_RESUME_SECONDS: intFromEnv(0, 3600).default(60),
   /**
