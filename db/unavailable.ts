@@ -17,8 +17,14 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
     if (/^08[0-9A-Z]{3}$/.test(code)) return true;
   }
   // node-postgres on a connection that ended under a query or was closed before it, and pg-pool's
-  // and node-postgres's connect timeouts.
-  return /^Connection terminated( unexpectedly| due to connection timeout)?$/.test(error.message)
-    || ['Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable',
-      'timeout exceeded when trying to connect', 'timeout expired'].includes(error.message);
+  // and node-postgres's connect timeouts. These carry no code, and knex prefixes the failed query
+  // to the message ("select ... - Connection terminated unexpectedly"), so the driver's text is
+  // matched whole or after that prefix.
+  return CONNECTION_LOST.some((text) => error.message === text || error.message.endsWith(` - ${text}`));
 }
+
+const CONNECTION_LOST = [
+  'Connection terminated', 'Connection terminated unexpectedly', 'Connection terminated due to connection timeout',
+  'Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable',
+  'timeout exceeded when trying to connect', 'timeout expired',
+];
