@@ -5,6 +5,7 @@ import { computeOrderHash, randomSalt, type OrderParams } from '../../chains/ord
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners, type RelayerSigners } from '../../chains/signers.ts';
 import { stellarContractCall } from '../../chains/stellar/call-args.ts';
+import type { StellarPortalDeposit } from '../../chains/stellar/portal.ts';
 import { computeOrderTimes } from '../../chains/timing.ts';
 import { STELLAR_DEVNET_CHAIN_ID } from '../../devnet/registry-file.ts';
 import { readContract, sendAndWait, StellarSubmitError, submitOperation } from '../../devnet/stellar/client.ts';
@@ -43,18 +44,8 @@ export async function startSorobanTestNetwork(): Promise<SorobanTestNetwork> {
   return { node, server, passphrase: node.networkPassphrase, deployment, signers, stop: () => node.stop() };
 }
 
-/** One deposit as the OrderPortal recorded it, and what its OrderCreated event carries. */
-export interface PortalDeposit {
-  txHash: string;
-  ledger: number;
-  orderHash: string;
-  reqHash: string;
-  leafIndex: number;
-  leaf: bigint;
-  secretCommitment: bigint;
-  /** The portal's root right after this deposit (its `current_root` view). */
-  root: bigint;
-}
+/** One deposit as the OrderPortal recorded it: the fields its OrderCreated event carries, `root` its `current_root` right after. */
+export type PortalDeposit = StellarPortalDeposit;
 
 /** A signed createOrder for a fresh order of `amount` stroops of XLM from `bridger` into the portal, times from the ledger clock. */
 async function signedDeposit(net: SorobanTestNetwork, bridger: Keypair, amount: bigint) {
