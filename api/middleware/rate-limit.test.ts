@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/config.ts';
 import { start, type RunningService } from '../../entrypoints/service.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
+import { insertAd, insertRouteWithChains, insertTrade } from '../../test/support/fixtures.ts';
+import { openSse } from '../../test/support/sse-client.ts';
 
 /** Two API replicas over one fresh database, as behind a load balancer. */
 async function twoReplicas(env: Record<string, string>) {
@@ -67,5 +69,17 @@ describe('the general budget', () => {
     for (let i = 0; i < 4; i += 1) onA.push((await fetch(`${a!.url}/v1/chains`)).status);
     expect(onA).toEqual([200, 200, 200, 429]);
     expect((await fetch(`${b!.url}/v1/chains`)).status).toBe(200);
+  });
+
+  it('counts opening an event stream like any request: a client past it gets 429, not another stream', async () => {
+    const { db, replicas: [a] } = await twoReplicas({ RATE_LIMIT_MAX: '2' });
+    const route = await insertRouteWithChains(db.knex);
+    const tradeId = await insertTrade(db.knex, route, await insertAd(db.knex, route));
+    const open = [await openSse(`${a!.url}/v1/trades/${tradeId}/events`), await openSse(`${a!.url}/v1/trades/${tradeId}/events`)];
+    const refused = await openSse(`${a!.url}/v1/trades/${tradeId}/events`);
+    for (const stream of open) stream.abort();
+    expect(open.map((s) => s.status)).toEqual([200, 200]);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
   });
 });
