@@ -12,7 +12,8 @@ import { eventually } from '../test/support/devnet-client.ts';
 /**
  * The API over a PostgreSQL of its own that is stopped and started again under it (issue 24's
  * "restart PostgreSQL"): while it is down every request that needs it answers 503 with
- * Retry-After, never 500; once it is back the same requests answer 200 without restarting the API.
+ * Retry-After, never 500, as the OpenAPI document lists (it is served from memory meanwhile); once
+ * it is back the same requests answer 200 without restarting the API.
  */
 
 let dir: string;
@@ -61,6 +62,14 @@ describe('PostgreSQL restarted under a running API', () => {
         expect(res.headers.get('retry-after'), route).toBe('2');
         expect(await res.json()).toEqual({ statusCode: 503, message: expect.stringMatching(/unavailable; retry later$/), error: 'Service Unavailable' });
       }
+    }
+
+    // The document says so: each of these operations lists the 503, with Retry-After.
+    const document = await (await request('GET', '/openapi.json')).json();
+    for (const [method, route] of REQUESTS) {
+      const answer = document.paths[route][method.toLowerCase()].responses['503'];
+      expect(answer, `${method} ${route}`).toBeDefined();
+      expect(Object.keys(answer.headers ?? {}), `${method} ${route}`).toContain('Retry-After');
     }
 
     database = await startDatabase();

@@ -850,7 +850,10 @@ export interface components {
             lockedAmount: string;
             /** @example 1000000000000000000 */
             maxAmount: string | null;
-            metadata?: unknown;
+            /** @description The Maker's free-form JSON object; null: none. */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
             /** @example 1000000000000000000 */
             minAmount: string | null;
             orderToken: components["schemas"]["TokenSummary"];
@@ -878,7 +881,9 @@ export interface components {
                 action: "createAd" | "fundAd" | "withdrawFromAd" | "closeAd";
                 /** Format: uuid */
                 adId: string;
+                /** @example 1000000000000000000 */
                 availableAmount: string;
+                /** @example 1000000000000000000 */
                 poolAmount: string;
                 /** @enum {string} */
                 status: "PENDING" | "ACTIVE" | "PAUSED" | "EXHAUSTED" | "CLOSED";
@@ -920,7 +925,10 @@ export interface components {
          *     }
          */
         ChallengeRequest: {
-            /** @example 0x2c7536E3605D9C16a7a3D7b1898e529396a65c23 */
+            /**
+             * @description An EVM address (chainKind EVM) or a Stellar account G-address (chainKind STELLAR).
+             * @example 0x2c7536E3605D9C16a7a3D7b1898e529396a65c23
+             */
             address: string;
             /** @enum {string} */
             chainKind: "EVM" | "STELLAR";
@@ -1085,7 +1093,9 @@ export interface components {
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
             deadline: string;
+            /** @example 1000000000000000000 */
             initialAmount: string;
+            /** @example 31337 */
             orderChainId: string;
             reqHash: string;
             /** @description The relayer signature: 65-byte secp256k1 over reqHash (EVM), 64-byte ed25519 (Stellar). */
@@ -1265,6 +1275,7 @@ export interface components {
         FundAdResponse: {
             /** Format: uuid */
             adId: string;
+            /** @example 1000000000000000000 */
             amount: string;
             /** @description Single-use 32-byte token, argument of the contract call. */
             authToken: string;
@@ -1316,8 +1327,12 @@ export interface components {
             user: components["schemas"]["User"];
         };
         OrderParams: {
-            /** @description What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit: orderAmount priced by the route (same asset: scaled by the tokens' decimals). Part of the order hash. */
+            /**
+             * @description What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit: orderAmount priced by the route (same asset: scaled by the tokens' decimals). Part of the order hash.
+             * @example 1000000000000000000
+             */
             adAmount: string;
+            /** @example 31337 */
             adChainId: string;
             adChainToken: string;
             adCreator: string;
@@ -1325,13 +1340,20 @@ export interface components {
             adId: string;
             adManager: string;
             adRecipient: string;
-            /** @description The trade amount: what the Bridger deposits, in the order token's smallest unit (equals orderAmount). */
+            /**
+             * @description The trade amount: what the Bridger deposits, in the order token's smallest unit (equals orderAmount).
+             * @example 1000000000000000000
+             */
             amount: string;
             bridger: string;
             /** @description Unix seconds: the ad-chain unlock before it, the Maker may release the lock from it on. */
             lockExpiry: string;
-            /** @description What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit. Part of the order hash. */
+            /**
+             * @description What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit. Part of the order hash.
+             * @example 1000000000000000000
+             */
             orderAmount: string;
+            /** @example 31337 */
             orderChainId: string;
             orderChainToken: string;
             orderPortal: string;
@@ -1369,16 +1391,24 @@ export interface components {
         };
         /** @description How a deposit converts: a trade's adAmount (what the Maker locks and the Bridger receives, ad token base units) is amount x adUnits / orderUnits. Same asset: scaled by the tokens' decimals; otherwise the route's stated rate. Null: the route cannot be priced and takes no trades. An addition to the spec's Route. */
         RoutePrice: {
+            /** @example 1000000000000000000 */
             adUnits: string;
-            /** @description A trade `amount` (order token base units) must be a multiple of this to convert exactly. */
+            /**
+             * @description A trade `amount` (order token base units) must be a multiple of this to convert exactly.
+             * @example 1000000000000000000
+             */
             amountStep: string;
-            /** @description Base units of the order token worth `adUnits` base units of the ad token. */
+            /**
+             * @description Base units of the order token worth `adUnits` base units of the ad token.
+             * @example 1000000000000000000
+             */
             orderUnits: string;
         } | null;
         RouteToken: {
             /** @description Token contract; the all-zero EVM address for a native token. */
             address: string;
             chain: {
+                /** @example 31337 */
                 chainId: string;
                 /** Format: uuid */
                 id: string;
@@ -1443,6 +1473,7 @@ export interface components {
         };
         TokenSummary: {
             address: string;
+            /** @example 31337 */
             chainId: string;
             decimals: number;
             /** Format: uuid */
@@ -1460,6 +1491,7 @@ export interface components {
                 /** Format: uuid */
                 routeId: string;
             };
+            /** @example 31337 */
             adChainId: string;
             adCreatorAddress: string;
             adCreatorClaimed: boolean;
@@ -1476,6 +1508,7 @@ export interface components {
             createdAt: string;
             /** Format: uuid */
             id: string;
+            /** @example 31337 */
             orderChainId: string;
             route: {
                 adToken: components["schemas"]["RouteToken"];
@@ -1533,6 +1566,7 @@ export interface components {
                 adCreatorClaimed: boolean;
                 /** Format: uuid */
                 adId: string;
+                /** @example 1000000000000000000 */
                 amount: string;
                 bridgerAddress: string;
                 bridgerClaimed: boolean;
@@ -1746,10 +1780,12 @@ export interface components {
             creatorAddress: string;
             /** Format: uuid */
             id: string;
+            /** @example 1000000000000000000 */
             maxAmount: string | null;
             metadata: {
                 [key: string]: unknown;
             } | null;
+            /** @example 1000000000000000000 */
             minAmount: string | null;
             /**
              * @description The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again.
@@ -1852,6 +1888,7 @@ export interface components {
         WithdrawAdResponse: {
             /** Format: uuid */
             adId: string;
+            /** @example 1000000000000000000 */
             amount: string;
             /** @description Single-use 32-byte token, argument of the contract call. */
             authToken: string;
@@ -2259,6 +2296,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAd: {
@@ -2340,6 +2388,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2470,6 +2529,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     confirmAdTransaction: {
@@ -2594,7 +2664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */
@@ -2729,6 +2799,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateAd: {
@@ -2847,6 +2928,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2977,6 +3069,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createAd: {
@@ -3079,7 +3182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */
@@ -3168,6 +3271,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3278,6 +3392,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     login: {
@@ -3371,6 +3496,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     logout: {
@@ -3449,6 +3585,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCurrentUser: {
@@ -3505,6 +3652,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3604,6 +3762,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSep10Challenge: {
@@ -3668,6 +3837,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3768,6 +3948,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listChains: {
@@ -3835,6 +4026,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3914,6 +4116,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     streamEvents: {
@@ -3982,6 +4195,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4064,6 +4288,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getRoute: {
@@ -4131,6 +4366,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4218,6 +4464,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4348,7 +4605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */
@@ -4436,6 +4693,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4562,6 +4830,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTradeParams: {
@@ -4647,6 +4926,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4777,6 +5067,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     confirmUnlock: {
@@ -4901,7 +5202,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */
@@ -5002,6 +5303,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5130,6 +5442,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhooks: {
@@ -5188,6 +5511,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5298,6 +5632,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getWebhook: {
@@ -5374,6 +5719,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5478,6 +5834,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhookDeliveries: {
@@ -5562,6 +5929,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5668,6 +6046,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     rotateWebhookSecret: {
@@ -5762,6 +6151,17 @@ export interface operations {
             /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -17,6 +17,12 @@ const TAGS = [
 ];
 
 const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
+/**
+ * The only operations that never reach PostgreSQL (nor a chain): every other one may answer 503
+ * while the database is down (api/database-outage.test.ts), the sign-in ones through their
+ * rate-limit counters too.
+ */
+const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/metrics', '/.well-known/stellar.toml']);
 /** Public reads that answer 304 to a matching If-None-Match (api/http-cache.ts). */
 const REVALIDATED = new Set(['/v1/ads', '/v1/ads/{id}', '/v1/trades/all', '/v1/trades/{id}']);
 
@@ -42,7 +48,8 @@ const RATE_LIMIT = {
  * - bodies required wherever an operation takes one;
  * - optional query parameters without examples, so "Try it out" on /docs does not pre-fill filters;
  * - 400 (malformed request), 429 (rate limited, with Retry-After) and 500 on every operation;
- *   413 and 415 where a body is read; 304 on the revalidated public reads; Retry-After on 409 and 503.
+ *   413 and 415 where a body is read; 503 wherever a dependency is read; 304 on the revalidated
+ *   public reads; Retry-After on 409 and 503.
  */
 function completeOperation(path: string, method: string, operation: Operation): void {
   operation.security ??= [];
@@ -52,7 +59,8 @@ function completeOperation(path: string, method: string, operation: Operation): 
     delete parameter.example;
     if (parameter.schema) delete parameter.schema.example;
   }
-  for (const status of [400, 429, 500, ...(METHODS_WITH_BODY.has(method) ? [413, 415] : [])]) {
+  const statuses = [400, 429, 500, ...(METHODS_WITH_BODY.has(method) ? [413, 415] : []), ...(WITHOUT_DEPENDENCIES.has(path) ? [] : [503])];
+  for (const status of statuses) {
     // After generation: the error body by reference to the Error schema the registrations produced.
     operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status]!, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }

@@ -1,6 +1,6 @@
 import { AD_STATUSES, SETTABLE_AD_STATUSES } from '../../domain/index.ts';
 import { z } from '../openapi/operations.ts';
-import { address, amount, isStorableText, shortText, uuid } from './common.ts';
+import { address, addressOut, amount, amountOut, chainIdOut, isStorableText, shortText, uuid } from './common.ts';
 
 /** Request and response bodies of the ad mutations (architecture.md "Field names"). */
 
@@ -102,8 +102,8 @@ const SIGNED_EXAMPLE = {
 
 /** The spec's shared signed call data (architecture.md "Signed call data"). */
 export const signedCallDataShape = {
-  chainId: z.string().openapi({ example: '31337' }),
-  contractAddress: z.string(),
+  chainId: chainIdOut,
+  contractAddress: addressOut,
   signature: z.string().openapi({ description: 'The relayer signature: 65-byte secp256k1 over reqHash (EVM), 64-byte ed25519 (Stellar).' }),
   signerPublicKey: z.string().optional().openapi({ description: 'Stellar only: the relayer key the contract checks.' }),
   authToken: z.string().openapi({ description: 'Single-use 32-byte token, argument of the contract call.' }),
@@ -117,16 +117,16 @@ export const createAdResponse = z
   .object({
     ...signedCallDataShape,
     adId: z.string().uuid(),
-    adCreator: z.string(),
-    adToken: z.string().openapi({ description: 'Token contract address of the ad token.' }),
-    initialAmount: z.string(),
-    orderChainId: z.string(),
-    adRecipient: z.string().openapi({ description: 'The Maker recipient on the order chain (creatorDstAddress).' }),
+    adCreator: addressOut,
+    adToken: addressOut.openapi({ description: 'Token contract address of the ad token.' }),
+    initialAmount: amountOut,
+    orderChainId: chainIdOut,
+    adRecipient: addressOut.openapi({ description: 'The Maker recipient on the order chain (creatorDstAddress).' }),
   })
   .openapi('CreateAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', adCreator: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', adToken: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0', initialAmount: '1000000000000000000', orderChainId: '31338', adRecipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
-export const fundAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: z.string() }).openapi('FundAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '250000000000000000' } } });
-export const withdrawAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: z.string(), to: z.string() }).openapi('WithdrawAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '100000000000000000', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
-export const closeAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), to: z.string() }).openapi('CloseAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
+export const fundAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: amountOut }).openapi('FundAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '250000000000000000' } } });
+export const withdrawAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: amountOut, to: addressOut }).openapi('WithdrawAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '100000000000000000', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
+export const closeAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), to: addressOut }).openapi('CloseAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
 export const confirmAdResponse = z.object({ adId: z.string().uuid(), success: z.boolean() }).openapi('ConfirmAdResponse', { example: { adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', success: true } });
 export const updateAdResponse = z
   .object({
@@ -135,9 +135,9 @@ export const updateAdResponse = z
     setStatus: z.enum(['ACTIVE', 'PAUSED']).openapi({
       description: 'The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again.',
     }),
-    creatorAddress: z.string(),
-    minAmount: z.string().nullable(),
-    maxAmount: z.string().nullable(),
+    creatorAddress: addressOut,
+    minAmount: amountOut.nullable(),
+    maxAmount: amountOut.nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
   })
   .openapi('UpdateAdResponse', { example: { id: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', status: 'PAUSED', setStatus: 'PAUSED', creatorAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', minAmount: '1000', maxAmount: '200000000000000000', metadata: { name: 'Fast lane' } } });

@@ -29,7 +29,7 @@ const chainKind = z.enum(['EVM', 'STELLAR'], { error: (issue) => (issue.input ==
 
 export const challengeBody = z
   .object({
-    address: text('must be a wallet address string').openapi({ example: EVM_EXAMPLE }),
+    address: text('must be a wallet address string').openapi({ pattern: '^(0x[0-9a-fA-F]{40}|G[A-Z2-7]{55})$', description: 'An EVM address (chainKind EVM) or a Stellar account G-address (chainKind STELLAR).', example: EVM_EXAMPLE }),
     chainKind,
   })
   .strict()

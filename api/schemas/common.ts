@@ -69,6 +69,17 @@ export const cursor = text('must be a cursor string')
   .optional()
   .openapi({ description: 'Opaque: pass back the nextCursor of the previous page.' });
 
+/**
+ * Response fields, described with the request patterns: what the service writes is what it would
+ * accept back, and clients (and schemathesis's response checks) can rely on the shape.
+ * An amount: a decimal string in the smallest unit (at most 2^256 - 1).
+ */
+export const amountOut = z.string().openapi({ pattern: DECIMAL_INTEGER.source, maxLength: 78, example: '1000000000000000000' });
+/** A public numeric chain id, as a string. */
+export const chainIdOut = z.string().openapi({ pattern: '^[0-9]{1,78}$', example: '31337' });
+/** A wallet or contract address: EVM (0x, 20 bytes), a Stellar account (G...) or contract (C...). */
+export const addressOut = z.string().openapi({ pattern: ADDRESS_PATTERN });
+
 export const timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-22T10:00:00.000Z' });
 
 export const errorBodySchema = z
@@ -96,7 +107,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   422: 'Validation failed; message lists each offending field',
   429: 'Rate limit exceeded; retry with exponential backoff',
   500: 'Unexpected failure (a bug, logged with the request id); the body says nothing more',
-  503: 'A dependency is unavailable',
+  503: 'A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After',
 };
 
 /** Standard error responses for the OpenAPI document, keyed by status. */

@@ -1,5 +1,6 @@
 import { PUSHED_EVENT_TYPES, TRADE_STATUSES, AD_STATUSES } from '../../domain/index.ts';
 import { z } from '../openapi/operations.ts';
+import { addressOut, amountOut } from './common.ts';
 
 /**
  * The pushed events (domain/pushed-events.ts) as the OpenAPI document shows them: one schema per
@@ -27,7 +28,7 @@ const envelope = <T extends z.ZodTypeAny>(type: (typeof PUSHED_EVENT_TYPES)[numb
   }).openapi(name, { description });
 
 export const pushedEventSchemas = [
-  envelope('trade.created', z.object({ ...tradeSnapshot, routeId: z.string().uuid(), amount: z.string(), adCreatorAddress: z.string(), bridgerAddress: z.string() }),
+  envelope('trade.created', z.object({ ...tradeSnapshot, routeId: z.string().uuid(), amount: amountOut, adCreatorAddress: addressOut, bridgerAddress: addressOut }),
     'TradeCreatedEvent', 'A Bridger created a trade against the ad (reserved, PENDING): the first event of every trade stream.'),
   envelope('trade.status_changed', z.object({ ...tradeSnapshot, previousStatus: z.enum(TRADE_STATUSES) }),
     'TradeStatusChangedEvent', 'The trade moved: DEPOSITED (the deposit is verified; the Maker may lock), LOCKED, SETTLED, EXPIRED.'),
@@ -40,7 +41,7 @@ export const pushedEventSchemas = [
     'TradeExpiredEvent', '`reservation`: no deposit was confirmed in time; `lock_window`: no lock in time (the amount went back to the ad; the Bridger refunds on chain after the refund time).'),
   envelope('ad.confirmed', z.object({
     adId: z.string().uuid(), action: z.enum(['createAd', 'fundAd', 'withdrawFromAd', 'closeAd']), txHash: z.string(),
-    status: z.enum(AD_STATUSES), poolAmount: z.string(), availableAmount: z.string(),
+    status: z.enum(AD_STATUSES), poolAmount: amountOut, availableAmount: amountOut,
   }), 'AdConfirmedEvent', "One of the Maker's ad transactions is confirmed (per-user stream and webhooks only)."),
 ] as const;
 

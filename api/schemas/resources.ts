@@ -1,5 +1,5 @@
 import { z } from '../openapi/operations.ts';
-import { timestamp } from './common.ts';
+import { addressOut, amountOut, chainIdOut, timestamp } from './common.ts';
 import { AD_STATUSES, TRADE_STATUSES } from '../../domain/index.ts';
 
 /** Response schemas of the read API, named as architecture.md fixes them. */
@@ -8,10 +8,10 @@ export const chainSchema = z
   .object({
     id: z.string().uuid(),
     name: z.string(),
-    chainId: z.string().openapi({ example: '31337' }),
+    chainId: chainIdOut,
     kind: z.enum(['EVM', 'STELLAR']),
-    adManagerAddress: z.string(),
-    orderPortalAddress: z.string(),
+    adManagerAddress: addressOut,
+    orderPortalAddress: addressOut,
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -22,10 +22,10 @@ export const routeTokenSchema = z
     id: z.string().uuid(),
     symbol: z.string(),
     name: z.string(),
-    address: z.string().openapi({ description: 'Token contract; the all-zero EVM address for a native token.' }),
+    address: addressOut.openapi({ description: 'Token contract; the all-zero EVM address for a native token.' }),
     decimals: z.number().int(),
     kind: z.enum(['NATIVE', 'ERC20', 'SEP41']),
-    chain: z.object({ id: z.string().uuid(), name: z.string(), chainId: z.string() }),
+    chain: z.object({ id: z.string().uuid(), name: z.string(), chainId: chainIdOut }),
   })
   .openapi('RouteToken');
 
@@ -39,9 +39,9 @@ export const routeSchema = z
     orderToken: routeTokenSchema,
     price: z
       .object({
-        orderUnits: z.string().openapi({ description: 'Base units of the order token worth `adUnits` base units of the ad token.' }),
-        adUnits: z.string(),
-        amountStep: z.string().openapi({ description: 'A trade `amount` (order token base units) must be a multiple of this to convert exactly.' }),
+        orderUnits: amountOut.openapi({ description: 'Base units of the order token worth `adUnits` base units of the ad token.' }),
+        adUnits: amountOut,
+        amountStep: amountOut.openapi({ description: 'A trade `amount` (order token base units) must be a multiple of this to convert exactly.' }),
       })
       .nullable()
       .openapi('RoutePrice', {
@@ -55,19 +55,17 @@ export const tokenSummarySchema = z
     id: z.string().uuid(),
     symbol: z.string(),
     name: z.string(),
-    address: z.string(),
+    address: addressOut,
     decimals: z.number().int(),
     kind: z.enum(['NATIVE', 'ERC20', 'SEP41']),
-    chainId: z.string(),
+    chainId: chainIdOut,
   })
   .openapi('TokenSummary');
-
-const amountOut = z.string().openapi({ example: '1000000000000000000' });
 
 export const adSchema = z
   .object({
     id: z.string().uuid(),
-    creatorAddress: z.string(),
+    creatorAddress: addressOut,
     routeId: z.string().uuid(),
     adTokenId: z.string().uuid(),
     orderTokenId: z.string().uuid(),
@@ -77,7 +75,7 @@ export const adSchema = z
     minAmount: amountOut.nullable(),
     maxAmount: amountOut.nullable(),
     status: z.enum(AD_STATUSES),
-    metadata: z.unknown().nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable().openapi({ description: "The Maker's free-form JSON object; null: none." }),
     adToken: tokenSummarySchema,
     orderToken: tokenSummarySchema,
     createdAt: timestamp,
@@ -90,10 +88,10 @@ export const tradeSchema = z
     id: z.string().uuid(),
     routeId: z.string().uuid(),
     adId: z.string().uuid(),
-    adCreatorAddress: z.string(),
-    adChainId: z.string(),
-    orderChainId: z.string(),
-    bridgerAddress: z.string(),
+    adCreatorAddress: addressOut,
+    adChainId: chainIdOut,
+    orderChainId: chainIdOut,
+    bridgerAddress: addressOut,
     amount: amountOut,
     status: z.enum(TRADE_STATUSES),
     adCreatorClaimed: z.boolean(),
@@ -103,7 +101,7 @@ export const tradeSchema = z
     }),
     createdAt: timestamp,
     updatedAt: timestamp,
-    ad: z.object({ id: z.string().uuid(), routeId: z.string().uuid(), creatorAddress: z.string() }),
+    ad: z.object({ id: z.string().uuid(), routeId: z.string().uuid(), creatorAddress: addressOut }),
     route: z.object({ id: z.string().uuid(), adToken: routeTokenSchema, orderToken: routeTokenSchema }),
   })
   .openapi('Trade');
