@@ -8,7 +8,8 @@ import { startTestService, type TestService } from './support/service.ts';
  * A whole EVM trade driven the way a dApp would: every API call through the generated client
  * package (client/: openapi-typescript + openapi-fetch), every signature and transaction by ethers
  * wallets on the two-chain devnet. Along the way, the unlock order as a client meets it: `unlockDue`
- * on the trade, and the 409 with Retry-After for the unlock asked out of turn.
+ * on the trade, and the 409 with Retry-After for the unlock asked out of turn; and the deposit or the
+ * lock reported to unlock/confirm while the trade is LOCKED, refused (422) with nothing recorded.
  */
 
 const { makerKey, bridgerKey } = tradeParties();
@@ -75,6 +76,13 @@ describe('a dApp on the typed client', () => {
     const lockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.data, { orderParams: lock.data!.orderParams as never });
     await asMaker.POST('/v1/trades/{id}/confirm', { params: { path: { id: tradeId } }, body: { txHash: lockTx } });
     expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', unlockDue: 'MAKER' });
+    // A confirmation is of the kind its endpoint is for: the deposit or the lock sent to unlock/confirm is 422, nothing recorded.
+    for (const txHash of [depositTx, lockTx]) {
+      const wrongKind = await asMaker.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: tradeId } }, body: { txHash } });
+      expect(wrongKind.response.status).toBe(422);
+      expect(JSON.stringify(wrongKind.error?.message)).toMatch(/not an unlock/);
+    }
+    expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: false, unlockDue: 'MAKER' });
 
     // The Maker's ad-chain unlock (pays the Bridger), once the proof is ready.
     const makerSignature = await signOrderHash(maker, order.orderHash);
