@@ -1562,14 +1562,27 @@ export interface components {
         /** @description A Bridger created a trade against the ad (reserved, PENDING): the first event of every trade stream. */
         TradeCreatedEvent: {
             data: {
+                /**
+                 * @description What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit (orderAmount priced by the route).
+                 * @example 1000000000000000000
+                 */
+                adAmount: string;
                 adCreatorAddress: string;
                 adCreatorClaimed: boolean;
                 /** Format: uuid */
                 adId: string;
-                /** @example 1000000000000000000 */
+                /**
+                 * @description What the Bridger deposits, in the order token's smallest unit (equals orderAmount).
+                 * @example 1000000000000000000
+                 */
                 amount: string;
                 bridgerAddress: string;
                 bridgerClaimed: boolean;
+                /**
+                 * @description What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit.
+                 * @example 1000000000000000000
+                 */
+                orderAmount: string;
                 proofReady: boolean;
                 /** Format: uuid */
                 routeId: string;

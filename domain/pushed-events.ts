@@ -37,7 +37,8 @@ export interface TradeSnapshot {
 }
 
 export type PushedEventData =
-  | { type: 'trade.created'; data: TradeSnapshot & { routeId: string; amount: string; adCreatorAddress: string; bridgerAddress: string } }
+  /** `amount` = `orderAmount` (order token units, what the Bridger deposits); `adAmount` (ad token units) is what the Maker locks and the Bridger is paid. */
+  | { type: 'trade.created'; data: TradeSnapshot & { routeId: string; amount: string; orderAmount: string; adAmount: string; adCreatorAddress: string; bridgerAddress: string } }
   | { type: 'trade.status_changed'; data: TradeSnapshot & { previousStatus: TradeStatus } }
   | { type: 'trade.proof_ready'; data: TradeSnapshot }
   /** The due unlock may be asked for now (LOCKED and the proof ready): `side` `ad` (AdManager, pays the Bridger) or `order` (OrderPortal, pays the Maker). */

@@ -247,7 +247,8 @@ export function createTradesService(deps: TradesDeps) {
         await appendPushedEvents(trx, {
           tradeId, adId: ad.id, recipients: [ad.creatorAddress, bridger],
           events: [{ type: 'trade.created', data: {
-            ...tradeSnapshot({ tradeId, adId: ad.id }, INITIAL_STATE), routeId: ad.routeId, amount: input.amount, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
+            ...tradeSnapshot({ tradeId, adId: ad.id }, INITIAL_STATE), routeId: ad.routeId, amount: input.amount,
+            orderAmount: orderParams.orderAmount, adAmount: orderParams.adAmount, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
           } }],
         });
         await recordTradeStart(trx, tradeId, settings.startGraceSeconds);

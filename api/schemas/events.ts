@@ -28,7 +28,13 @@ const envelope = <T extends z.ZodTypeAny>(type: (typeof PUSHED_EVENT_TYPES)[numb
   }).openapi(name, { description });
 
 export const pushedEventSchemas = [
-  envelope('trade.created', z.object({ ...tradeSnapshot, routeId: z.string().uuid(), amount: amountOut, adCreatorAddress: addressOut, bridgerAddress: addressOut }),
+  envelope('trade.created', z.object({
+    ...tradeSnapshot, routeId: z.string().uuid(),
+    amount: amountOut.openapi({ description: "What the Bridger deposits, in the order token's smallest unit (equals orderAmount)." }),
+    orderAmount: amountOut.openapi({ description: "What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit." }),
+    adAmount: amountOut.openapi({ description: "What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit (orderAmount priced by the route)." }),
+    adCreatorAddress: addressOut, bridgerAddress: addressOut,
+  }),
     'TradeCreatedEvent', 'A Bridger created a trade against the ad (reserved, PENDING): the first event of every trade stream.'),
   envelope('trade.status_changed', z.object({ ...tradeSnapshot, previousStatus: z.enum(TRADE_STATUSES) }),
     'TradeStatusChangedEvent', 'The trade moved: DEPOSITED (the deposit is verified; the Maker may lock), LOCKED, SETTLED, EXPIRED.'),
