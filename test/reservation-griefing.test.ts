@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvmDepositFunding } from '../chains/evm/order-chain-reads.ts';
 import { anvilAccounts } from '../devnet/accounts.ts';
 import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from './support/devnet-client.ts';
+import { stepOf } from './support/pushed-stream.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { openSse } from './support/sse-client.ts';
 import { call, loginEvm, newEvmAccount, type EvmAccount } from './support/wallets.ts';
 
 /**
@@ -183,6 +185,13 @@ describe('one balance cycled through many wallets', () => {
     expect(created.status).toBe(200);
     const statuses = await Promise.all(trades.map(async (id) => (await call(service, 'GET', `/v1/trades/${id}`)).body.status));
     expect(statuses).toEqual(['EXPIRED', 'EXPIRED', 'PENDING']);
+    // Their ends are pushed as a timer's would be: the trade's stream closes on the reservation's expiry.
+    for (const id of trades.slice(0, 2)) {
+      const replay = await openSse(`${service.url}/v1/trades/${id}/events`);
+      await replay.ended;
+      expect(replay.messages.map(stepOf)).toEqual(['trade.created', 'trade.status_changed:EXPIRED', 'trade.expired']);
+      expect(replay.messages[2]!.data.data).toMatchObject({ tradeId: id, status: 'EXPIRED', reason: 'reservation' });
+    }
     // What is still held by the attacker is what its wallets hold: B.
     expect(await adOf(adId)).toMatchObject({ availableAmount: '1500' });
   });

@@ -4,7 +4,9 @@ import { evmContractCall } from '../chains/evm/call-args.ts';
 import {
   AD_CHAIN, devnetClient, eventually, explainRevert, mined, ORDER_CHAIN, signOrderHash, tradeParties, withGasHeadroom, type DevnetClient,
 } from './support/devnet-client.ts';
+import { stepOf } from './support/pushed-stream.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { openSse } from './support/sse-client.ts';
 import { call, loginEvm } from './support/wallets.ts';
 
 /**
@@ -188,8 +190,13 @@ describe('a reservation never deposited', () => {
     const res = await call(short, 'POST', '/v1/trades/create', { adId, routeId, amount: '120', bridgerDstAddress: bridger.address }, bridgerAccess);
     expect(res.status).toBe(200);
     expect((await call(short, 'GET', `/v1/ads/${adId}`)).body.availableAmount).toBe('180');
+    // A dApp watching the trade is told of the expiry, and why, and the stream then ends by itself.
+    const watching = await openSse(`${short.url}/v1/trades/${res.body.tradeId}/events`);
     await eventually('expiry', async () => (await call(short, 'GET', `/v1/trades/${res.body.tradeId}`)).body.status, (s) => s === 'EXPIRED', 40_000);
     expect((await call(short, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
+    await watching.ended;
+    expect(watching.messages.map(stepOf)).toEqual(['trade.created', 'trade.status_changed:EXPIRED', 'trade.expired']);
+    expect(watching.messages[2]!.data.data).toMatchObject({ status: 'EXPIRED', reason: 'reservation' });
   });
 });
 
