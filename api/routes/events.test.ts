@@ -83,6 +83,30 @@ describe('GET /v1/trades/:id/events', () => {
     expect(late.messages.map((m) => m.id)).toEqual([4]);
   });
 
+  it('loses nothing committed while the LISTEN connections were down: each replica reads the outbox when it reconnects', async () => {
+    const listening = async (): Promise<number[]> => (await knex.raw(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN pushed_events' AND pid <> pg_backend_pid()",
+    )).rows.map((row: { pid: number }) => row.pid);
+    const tradeId = await insertTrade(knex, route, adId);
+    const onA = await openSse(`${a.url}/v1/trades/${tradeId}/events`);
+    const onB = await openSse(`${b.url}/v1/trades/${tradeId}/events`);
+    await commit(tradeId, [step(tradeId, 'PENDING')]);
+    await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+    // Every LISTEN connection dies (a PostgreSQL failover, a proxy cutting idle connections) ...
+    const before = await listening();
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    await knex.raw('SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid', [before]);
+    await expect.poll(async () => (await listening()).filter((pid) => before.includes(pid)), { interval: 20 }).toEqual([]);
+    // ... and a commit is announced to nobody (the listeners wait a second before reconnecting).
+    await commit(tradeId, [step(tradeId, 'DEPOSITED')]);
+    expect(await listening()).toEqual([]);
+    // The streams still get it, from the outbox, once their replica listens again; then the live path goes on.
+    await Promise.all([onA.waitFor(2), onB.waitFor(2)]);
+    await commit(tradeId, [step(tradeId, 'SETTLED')]);
+    await Promise.all([onA.ended, onB.ended]);
+    for (const stream of [onA, onB]) expect(stream.messages.map((m) => [m.id, m.data.data.status])).toEqual([[1, 'PENDING'], [2, 'DEPOSITED'], [3, 'SETTLED']]);
+  });
+
   it('sends heartbeats on an idle stream', async () => {
     const tradeId = await insertTrade(knex, route, adId);
     const idle = await openSse(`${a.url}/v1/trades/${tradeId}/events`);
