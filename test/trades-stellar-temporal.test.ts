@@ -54,7 +54,7 @@ beforeAll(async () => {
   service = await start(loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000' }), pino({ level: 'silent' }));
   const [worker, prover] = await Promise.all([startServiceProcess('worker', env), startServiceProcess('prover', { ...env, PROVER_POOL_SIZE: '1' })]);
   children.push(worker.child, prover.child);
-  const api = { request: (p: string, init?: RequestInit) => fetch(`${service.url}${p}`, init) } as TestService;
+  const api = { url: service.url, request: (p: string, init?: RequestInit) => fetch(`${service.url}${p}`, init) } as TestService;
   world = await prepareStellarTrades({ api, knex: db.knex, evm: devnet, stellar: devnet.stellar! });
 }, 5 * 60_000);
 

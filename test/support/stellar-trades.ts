@@ -15,6 +15,7 @@ import type { StellarNode } from '../../devnet/stellar/node.ts';
 import { importRegistry } from '../../registry/import.ts';
 import { AD_CHAIN, devnetClient, eventually, mined, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './devnet-client.ts';
 import type { TestService } from './service.ts';
+import { expectSettledTradePushed } from './pushed-stream.ts';
 import { call, loginEvm, loginStellar } from './wallets.ts';
 
 /**
@@ -284,6 +285,8 @@ export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: b
   expect(await tokens.orderBalance(world.makerStellar.publicKey())).toBe(makerBefore + amount);
   expect(await tradeOf(world, tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
   expect(await adOf(world, run.adId)).toMatchObject({ poolAmount: (adAmount * 5n).toString(), availableAmount: (adAmount * 4n).toString(), lockedAmount: '0' });
+  // Pushed as an EVM trade is: the whole stream, and both parties' feeds (the Bridger's under its Stellar wallet).
+  await expectSettledTradePushed(world.api.url, tradeId, { orderAmount: amount.toString(), adAmount: adAmount.toString() }, [makerToken, bridgerToken]);
 
   const nullifier = makerUnlock.body.nullifierHash as string;
   expect(await evmOrder(world, AD_CHAIN, 'adManager', orderHash, nullifier)).toEqual({ state: ORDER_STATE.unlocked, nullifierSpent: true });
@@ -367,6 +370,8 @@ export async function stellarAdEvmOrderTrade(world: StellarTradeWorld, amount: b
   expect(await wxlmBalance(world, ORDER_CHAIN, maker.address)).toBe(makerBefore + amount);
   expect(await tradeOf(world, tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
   expect(await adOf(world, run.adId)).toMatchObject({ poolAmount: (amount * 5n).toString(), availableAmount: (amount * 4n).toString(), lockedAmount: '0' });
+  // Pushed as an EVM trade is: the whole stream, and both parties' feeds (the Maker's under its Stellar wallet).
+  await expectSettledTradePushed(world.api.url, tradeId, { orderAmount: amount.toString(), adAmount: amount.toString() }, [makerToken, bridgerToken]);
   const ad = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [nativeToScVal(Buffer.from(run.orderParams.adId.replaceAll('-', '').padStart(64, '0'), 'hex'), { type: 'bytes' })]);
   expect(ad).toMatchObject({ available: amount * 4n, locked: 0n });
 
