@@ -7,7 +7,10 @@ export interface SseOptions {
   heartbeatMs: number;
   /** What EventSource waits before reconnecting. */
   retryMs: number;
-  /** Unsent output beyond this ends the stream (a client that does not read); it resumes with Last-Event-ID. */
+  /**
+   * Unsent output beyond this drops the connection (a client that does not read): its buffer is
+   * freed at once rather than held for a reader that may never come; it resumes with Last-Event-ID.
+   */
   maxBufferedBytes: number;
 }
 
@@ -52,7 +55,11 @@ export function openSse(req: Request, res: Response, options: SseOptions): SseSt
     send(events) {
       if (ended) return;
       res.write(events.map(sseFrame).join(''));
-      if (res.writableLength > options.maxBufferedBytes) stream.end();
+      if (res.writableLength > options.maxBufferedBytes) {
+        // Not end(): that would keep the unsent output in memory until the client reads it.
+        res.destroy();
+        finish();
+      }
     },
     end() {
       if (ended) return;
