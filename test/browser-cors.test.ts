@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import { Wallet } from 'ethers';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corsPolicy } from '../api/middleware/cors.ts';
 import { freeLoopbackPort } from '../entrypoints/free-port.ts';
+import { launchBrowser, type TestBrowser } from './support/browser.ts';
 import { insertAd, insertRouteWithChains } from './support/fixtures.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
@@ -21,9 +21,6 @@ import { startTestService, type TestService } from './support/service.ts';
 
 // ethers' own browser bundle: the page's wallet is the library a dApp ships.
 const ETHERS_UMD = readFileSync(path.join(import.meta.dirname, '..', 'node_modules', 'ethers', 'dist', 'ethers.umd.min.js'));
-// Flags for a browser in a test: no sandbox (root in a container), nothing fetched from the internet.
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A static site on its own loopback port: another origin than the API's. */
 async function servePage(): Promise<{ origin: string; server: Server }> {
@@ -39,25 +36,28 @@ async function servePage(): Promise<{ origin: string; server: Server }> {
   return { origin: `http://127.0.0.1:${port}`, server };
 }
 
+/** Closes a server now: the browser keeps its connections alive, and close() alone would wait for them. */
+function closeServer(server: Server | undefined): Promise<unknown> {
+  server?.closeAllConnections();
+  return new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+}
+
+let browser: TestBrowser;
 let context: BrowserContext;
-let userDataDir: string;
 let page: Page;
 let site: { origin: string; server: Server };
 
 beforeAll(async () => {
-  userDataDir = mkdtempSync(path.join(tmpdir(), 'relayer-chromium-'));
   site = await servePage();
-  // launchPersistentContext: a fresh --user-data-dir of our own, as a stock browser profile.
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: inject('chromium'), headless: true, args: CHROMIUM_FLAGS });
-  page = context.pages()[0] ?? await context.newPage();
+  browser = await launchBrowser();
+  ({ context, page } = browser);
   await page.goto(`${site.origin}/`);
   await page.waitForFunction(() => typeof (globalThis as any).ethers === 'object');
 });
 
 afterAll(async () => {
-  await context?.close();
-  await new Promise((resolve) => site?.server.close(resolve));
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
+  await closeServer(site?.server);
 });
 
 describe('a dApp on another origin, in headless Chromium (development: any origin)', () => {
@@ -146,8 +146,8 @@ describe('a production allow-list, enforced by the browser', () => {
     apiUrl = `http://127.0.0.1:${port}`;
   });
   afterAll(async () => {
-    await new Promise((resolve) => api?.close(resolve));
-    await new Promise((resolve) => other?.server.close(resolve));
+    await closeServer(api);
+    await closeServer(other?.server);
   });
 
   const tryFetch = (target: Page, url: string) => target.evaluate(async (u) => {
