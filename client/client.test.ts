@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { generateClientTypes, servedDocument } from './generate.ts';
@@ -24,6 +26,32 @@ describe('the typed client package', () => {
 
   it('carries the types openapi-typescript generates from it (else run npm run client:generate)', async () => {
     expect(committed('./schema.d.ts')).toBe(await generateClientTypes(JSON.parse(committed('./openapi.json'))));
+  });
+
+  it('declares types a dApp compiles with TypeScript 5, strict and checking the declarations themselves (no skipLibCheck)', async () => {
+    // The workspace's own TypeScript 5 (client/node_modules), as a dApp's build has; the repository's tsc skips .d.ts files.
+    const tsc = new URL('./node_modules/.bin/tsc', import.meta.url).pathname;
+    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', 'index.d.ts'];
+    const { stdout } = await promisify(execFile)(tsc, args, { cwd: new URL('.', import.meta.url).pathname }).catch((error: { stdout?: string }) => ({ stdout: `failed: ${error.stdout}` }));
+    expect(stdout).toBe('');
+  }, 60_000);
+
+  it('refuses at compile time the calls the server would refuse: no body, a misspelt filter, a wrong field or value', () => {
+    const api = createRelayerClient('http://localhost');
+    // Never called: `npm run typecheck` is the check; an @ts-expect-error that finds no error fails it.
+    const refusedByTypes = () => [
+      // @ts-expect-error the body is required (the server would answer 422)
+      api.POST('/v1/ads/create', {}),
+      // @ts-expect-error a misspelt filter
+      api.GET('/v1/ads', { params: { query: { stauts: 'ACTIVE' } } }),
+      // @ts-expect-error amounts are decimal strings, not numbers
+      api.POST('/v1/trades/create', { body: { adId: 'a', routeId: 'r', amount: 100, bridgerDstAddress: '0x' } }),
+      // @ts-expect-error a Maker sets ACTIVE or PAUSED only
+      api.PATCH('/v1/ads/{id}/update', { params: { path: { id: 'a' } }, body: { status: 'EXHAUSTED' } }),
+      // null clears: accepted by the types as by the server.
+      api.PATCH('/v1/ads/{id}/update', { params: { path: { id: 'a' } }, body: { minAmount: null, metadata: null } }),
+    ];
+    expect(typeof refusedByTypes).toBe('function');
   });
 
   it('speaks to the service: typed reads, the error body, and the Bearer token when one is given', async () => {
