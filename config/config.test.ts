@@ -185,5 +185,8 @@ describe('production configuration refuses', () => {
     const anvil = run({ ...productionEnv(), RELAYER_EVM_PRIVATE_KEY: ANVIL_KEYS[7]! });
     expect(anvil.status).toBe(78);
     expect(anvil.stderr).toMatch(/RELAYER_EVM_PRIVATE_KEY: is not a usable private key/);
+    const anyOrigin = run({ ...productionEnv(), CORS_ORIGINS: '*' });
+    expect(anyOrigin.status).toBe(78);
+    expect(anyOrigin.stderr).toMatch(/CORS_ORIGINS: must list the allowed origins in production, not \*/);
   });
 });
