@@ -8,9 +8,19 @@ import { openSse, type SseMessage } from './sse-client.ts';
  * stream as an EVM one (test/trades-pushed.test.ts).
  */
 
-/** One event as a short step name: its type, the side of a claim or due unlock, the status reached. */
-export const stepOf = (m: SseMessage): string =>
-  m.event + (m.data.data.side ? `:${m.data.data.side}` : '') + (m.event === 'trade.status_changed' ? `:${m.data.data.status}` : '');
+/** One event (as a webhook body or a server-sent event's data) as a short step name: its type, the side of a claim or due unlock, the status reached. */
+export const stepName = (event: { type: string; data: Record<string, any> }): string =>
+  event.type + (event.data.side ? `:${event.data.side}` : '') + (event.type === 'trade.status_changed' ? `:${event.data.status}` : '');
+
+/** `stepName` of a server-sent event. */
+export const stepOf = (m: SseMessage): string => stepName(m.data);
+
+/** Checks a settled trade's steps are every step of a whole trade in the lifecycle's order (the proof and the lock may race). */
+export function expectWholeTradeSteps(steps: string[]): void {
+  expect(steps.slice(0, 2)).toEqual(['trade.created', 'trade.status_changed:DEPOSITED']);
+  expect(new Set(steps.slice(2, 4))).toEqual(new Set(['trade.proof_ready', 'trade.status_changed:LOCKED']));
+  expect(steps.slice(4)).toEqual(['trade.unlock_due:ad', 'trade.claimed:ad', 'trade.unlock_due:order', 'trade.status_changed:SETTLED', 'trade.claimed:order']);
+}
 
 /**
  * Checks that the settled trade `tradeId` pushed every step of a whole trade, in the order the
@@ -27,10 +37,7 @@ export async function expectSettledTradePushed(
   await replay.ended; // the service ends it after SETTLED
   const stream = replay.messages;
   expect(stream.map((m) => m.id)).toEqual(stream.map((_, i) => i + 1));
-  const steps = stream.map(stepOf);
-  expect(steps.slice(0, 2)).toEqual(['trade.created', 'trade.status_changed:DEPOSITED']);
-  expect(new Set(steps.slice(2, 4))).toEqual(new Set(['trade.proof_ready', 'trade.status_changed:LOCKED']));
-  expect(steps.slice(4)).toEqual(['trade.unlock_due:ad', 'trade.claimed:ad', 'trade.unlock_due:order', 'trade.status_changed:SETTLED', 'trade.claimed:order']);
+  expectWholeTradeSteps(stream.map(stepOf));
   expect(stream[0]!.data.data).toMatchObject({ tradeId, status: 'PENDING', amount: amounts.orderAmount, ...amounts });
   expect(stream.at(-1)!.data.data).toMatchObject({ tradeId, status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true, unlockDue: null });
 
