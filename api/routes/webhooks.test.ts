@@ -120,6 +120,25 @@ describe('/v1/webhooks', () => {
     await bot.close();
   });
 
+  it('delivers what was committed while no process listened for commits (the sweep reads the outbox)', async () => {
+    const maker = await signedIn();
+    const bot = await receiver();
+    const created = await call(service, 'POST', '/v1/webhooks', { url: bot.url }, maker.token);
+    const listening = async (): Promise<number[]> => (await service.knex.raw(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN pushed_events' AND pid <> pg_backend_pid()",
+    )).rows.map((row: { pid: number }) => row.pid);
+    const before = await listening();
+    expect(before.length).toBeGreaterThanOrEqual(1);
+    await service.knex.raw('SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid', [before]);
+    await expect.poll(async () => (await listening()).filter((pid) => before.includes(pid)), { interval: 20 }).toEqual([]);
+    const tradeId = randomUUID();
+    await commit(tradeId, maker.account.address, [statusEvent(tradeId, 'DEPOSITED')]); // its NOTIFY reaches nobody
+    expect(await listening()).toEqual([]);
+    await expect.poll(() => bot.received.length, { timeout: 20_000 }).toBe(1);
+    expect(new Webhook(created.body.secret).verify(bot.received[0]!.body, bot.received[0]!.headers)).toMatchObject({ data: { tradeId, status: 'DEPOSITED' } });
+    await bot.close();
+  });
+
   it('after a rotation signs with both secrets, so either verifies', async () => {
     const maker = await signedIn();
     const bot = await receiver();
