@@ -210,7 +210,7 @@ describe('a deposit estimated while another lands (the bench:trades createOrder 
       expect(created.status).toBe(200);
       const order = created.body.reqContractDetails;
       const evmCall = evmContractCall('createOrder', order, { orderParams: order.orderParams, adToken: service.devnet!.deployments[ORDER_CHAIN]!.testErc20 });
-      return { fn: portal.getFunction(evmCall.functionName), args: evmCall.args, value: evmCall.value, order };
+      return { fn: portal.getFunction(evmCall.functionName), args: evmCall.args, value: evmCall.value, order, tradeId: created.body.tradeId as string };
     };
     await devnet.approve(ORDER_CHAIN, key, 'orderPortal', 10n ** 6n);
     // Bring the portal's tree to a leaf index of 3 mod 4: the next index has one more trailing zero
@@ -228,6 +228,12 @@ describe('a deposit estimated while another lands (the bench:trades createOrder 
     expect(failed).toMatch(/^0x[0-9a-f]{64}$/);
     const abis = ['orderPortal', 'testErc20'].map((name) => devnet.contract(ORDER_CHAIN, name as 'orderPortal', key).interface.fragments as unknown as InterfaceAbi);
     expect(await explainRevert(devnet.provider(ORDER_CHAIN), failed, abis)).toMatch(/^reverts with TransferFailed\(\) with its gas limit \d+ \(used \d+\); with no limit it succeeds/);
+
+    // Reported to the service, the reverted transaction is refused (422 saying so) and records nothing.
+    const reported = await call(service, 'POST', `/v1/trades/${late.tradeId}/confirm`, { txHash: failed }, bridgerToken);
+    expect(reported.status).toBe(422);
+    expect(JSON.stringify(reported.body.message)).toMatch(/reverted/);
+    expect((await call(service, 'GET', `/v1/trades/${late.tradeId}`)).body.status).toBe('PENDING');
 
     // The same signed request is still good (a reverted transaction consumed nothing): with headroom it lands.
     await mined(late.fn(...late.args, { value: late.value, gasLimit: withGasHeadroom(estimate) }));
