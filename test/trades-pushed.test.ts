@@ -13,7 +13,8 @@ import { call, loginEvm } from './support/wallets.ts';
  * Pushed status on a whole trade on the devnet, with two API processes over one database (this
  * one, and `npm run api` as a separate process): the trade's server-sent events arrive in order with
  * no gap, across a reconnect to the other process with Last-Event-ID; and the trade settles driven
- * by the parties' bots, which act on signed webhooks alone (verified with `standardwebhooks`).
+ * by the parties' bots, which act on signed webhooks alone (verified with `standardwebhooks`); a
+ * third receiver, down for the whole trade, gets every event once it is up, in order.
  */
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
@@ -48,14 +49,21 @@ afterAll(async () => {
 /**
  * A party's bot: an HTTP receiver that verifies each delivery with `standardwebhooks` (a bad
  * signature is refused and fails the test) and hands the event to `react`, one at a time, in order.
+ * While `down` it answers 503 to everything, as a receiver that is not up.
  */
 async function bot(react: (event: { type: string; data: any }) => Promise<void>) {
-  const state = { secret: '', events: [] as Array<{ type: string; data: any }>, failures: [] as string[] };
+  const state = { secret: '', down: false, refused: 0, events: [] as Array<{ type: string; data: any }>, failures: [] as string[] };
   let queue = Promise.resolve();
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => { body += chunk; });
     req.on('end', () => {
+      if (state.down) {
+        state.refused++;
+        res.statusCode = 503;
+        res.end();
+        return;
+      }
       let event: { type: string; data: any };
       try {
         event = new Webhook(state.secret).verify(body, req.headers as Record<string, string>) as typeof event;
@@ -85,7 +93,7 @@ const ok = async (response: Promise<{ status: number; body: any }>) => {
 };
 
 describe('pushed status on a whole trade', () => {
-  it('settles driven by bots that only react to webhooks, while its events stream in order with no gap across two API processes', async () => {
+  it('settles driven by bots that only react to webhooks, while its events stream in order with no gap across two API processes; a receiver down meanwhile gets them all later', async () => {
     // The Maker's bot locks when the deposit is confirmed and sends the ad-side unlock when it is due.
     const makerHashes = new Map<string, string>();
     const makerBot = await bot(async ({ type, data }) => {
@@ -112,6 +120,10 @@ describe('pushed status on a whole trade', () => {
     });
     makerBot.secret = (await ok(call(service, 'POST', '/v1/webhooks', { url: makerBot.url, description: 'maker bot' }, makerToken))).secret;
     bridgerBot.secret = (await ok(call(service, 'POST', '/v1/webhooks', { url: bridgerBot.url, description: 'bridger bot' }, bridgerToken))).secret;
+    // A second receiver of the Bridger's (a wallet tracker), down for the whole trade.
+    const tracker = await bot(async () => undefined);
+    tracker.down = true;
+    tracker.secret = (await ok(call(service, 'POST', '/v1/webhooks', { url: tracker.url, description: 'tracker' }, bridgerToken))).secret;
 
     // The Maker's ad, and the Bridger's trade and deposit: the only steps not taken by a bot.
     const created = await ok(call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken));
@@ -151,6 +163,15 @@ describe('pushed status on a whole trade', () => {
     expect(bridgerBot.events.map((e) => e.type)).toEqual(stream.map((m) => m.event));
     await expect.poll(() => makerBot.events.length, { timeout: 30_000 }).toBe(stream.length + 1);
     expect(makerBot.events.map((e) => e.type)).toEqual(['ad.confirmed', ...stream.map((m) => m.event)]);
+
+    // The tracker, refused every attempt so far, comes up: it gets every event of the trade later, in order, each verified once.
+    expect(tracker.refused).toBeGreaterThan(0);
+    expect(tracker.events).toEqual([]);
+    tracker.down = false;
+    await expect.poll(() => tracker.events.length, { timeout: 30_000 }).toBe(stream.length);
+    expect(tracker.events.map((e) => [e.type, e.data])).toEqual(stream.map((m) => [m.event, m.data.data]));
+    expect(tracker.failures).toEqual([]);
+    await tracker.close();
     await makerBot.close();
     await bridgerBot.close();
   }, 300_000);
