@@ -3,7 +3,7 @@ import type { HelmetOptions } from 'helmet';
 import type { AppDeps } from './deps.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { jsonBodies } from './middleware/json-body.ts';
-import { errorHandler, notFoundHandler } from './middleware/errors.ts';
+import { errorHandler, notFoundHandler, wrongMethodOnLiteralPath } from './middleware/errors.ts';
 import { httpMetrics, rememberMountPath } from './middleware/metrics.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
@@ -37,6 +37,8 @@ export function createApp(deps: AppDeps): Express {
   const limiters = createRateLimiters(deps.config, deps.knex);
   app.use(limiters.general);
   app.use('/v1/auth', limiters.auth);
+  // A wrong method on a literal path is 405 before its body is read (or taken as a sibling's id).
+  app.use(wrongMethodOnLiteralPath);
   // SEP-10's token endpoint may also be posted as a form, as the standard allows.
   app.use(jsonBodies(deps.config.BODY_LIMIT, ['/v1/auth/sep10']));
 

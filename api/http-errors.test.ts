@@ -21,6 +21,22 @@ describe('HTTP error handling', () => {
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
     expect((await res.json()).error).toBe('Method Not Allowed');
+    // /docs too (Swagger UI's handler answers any method with the page): 405, and the page on GET.
+    for (const [method, path] of [['PUT', '/docs'], ['DELETE', '/docs/'], ['POST', '/docs/']]) {
+      const other = await service.request(path!, { method });
+      expect(other.status, `${method} ${path}`).toBe(405);
+      expect(other.headers.get('allow'), `${method} ${path}`).toBe('GET, HEAD');
+    }
+    expect((await service.request('/docs/swagger-ui.css', { method: 'POST' })).status).toBe(404);
+    // A literal path is not a sibling's id: GET /v1/ads/create is 405 (POST), not 422 "id must be a UUID".
+    for (const [method, path, allow] of [['GET', '/v1/ads/create', 'POST'], ['GET', '/v1/trades/create/', 'POST'], ['POST', '/v1/trades/all', 'GET, HEAD'], ['DELETE', '/metrics', 'GET, HEAD']]) {
+      const literal = await service.request(path!, { method, headers: { 'content-type': 'application/json' }, body: method === 'GET' ? undefined : '{' });
+      expect(literal.status, `${method} ${path}`).toBe(405);
+      expect(literal.headers.get('allow'), `${method} ${path}`).toBe(allow);
+    }
+    const page = await service.request('/docs/');
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/swagger-ui/);
   });
 
   it('answers malformed JSON with 400', async () => {

@@ -90,7 +90,10 @@ describe('metrics on their own port (METRICS_PORT)', () => {
     const onApi = await service.request('/metrics');
     expect(onApi.status).toBe(404);
     expect(await onApi.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found' });
-    expect((await service.request('/metrics', { method: 'POST' })).status).toBe(404);
+    // Another method is a wrong method on a path the document lists (GET /metrics): 405, as everywhere.
+    const posted = await service.request('/metrics', { method: 'POST' });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('serves nothing else on the metrics port', async () => {

@@ -3,14 +3,29 @@ import type { Logger } from 'pino';
 import { isDatabaseUnavailableError } from '../../db/unavailable.ts';
 import { DomainError, type ErrorKind } from '../../domain/index.ts';
 import { AppError, errorBody } from '../errors.ts';
-import { allowedMethods } from '../openapi/paths.ts';
+import { allowedMethods, literalPathMethods } from '../openapi/paths.ts';
+
+function methodNotAllowed(req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], allowed: string[]): void {
+  res.setHeader('Allow', allowed.join(', '));
+  res.status(405).json(errorBody(405, `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`));
+}
+
+/**
+ * Before the routers: a path the document names literally asked with a method it does not list is
+ * 405 with `Allow` (GET /v1/ads/create), not taken by a parameterised route as an id (which would
+ * answer 422 "id must be a UUID").
+ */
+export const wrongMethodOnLiteralPath: RequestHandler = (req, res, next) => {
+  const allowed = literalPathMethods(req.path);
+  if (allowed && !allowed.includes(req.method)) methodNotAllowed(req, res, allowed);
+  else next();
+};
 
 /** Unknown path: 404; known path with another method: 405 with `Allow`. */
 export const notFoundHandler: RequestHandler = (req, res) => {
   const allowed = allowedMethods(req.path);
   if (allowed.length > 0) {
-    res.setHeader('Allow', allowed.join(', '));
-    res.status(405).json(errorBody(405, `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`));
+    methodNotAllowed(req, res, allowed);
     return;
   }
   res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));

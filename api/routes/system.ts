@@ -56,13 +56,17 @@ export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThi
   router.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument());
   });
-  // swagger-ui-express serves its own bundled assets: the page needs no internet.
-  router.use('/docs', swaggerUi.serveFiles(openApiDocument()), swaggerUi.setup(openApiDocument(), { customSiteTitle: 'Relayer API' }));
+  // swagger-ui-express serves its own bundled assets: the page needs no internet. It answers any
+  // method with the page, so only GET and HEAD reach it; another method falls through to the
+  // 405 (with Allow) every other documented path answers.
+  const readsOnly: RequestHandler = (req, _res, next) => next(req.method === 'GET' || req.method === 'HEAD' ? undefined : 'router');
+  router.use('/docs', readsOnly, swaggerUi.serveFiles(openApiDocument()), swaggerUi.setup(openApiDocument(), { customSiteTitle: 'Relayer API' }));
   if (deps.metricsOnThisPort) {
     router.get('/metrics', metricsHandler(deps.metrics));
   } else {
-    // An explicit 404: the generic handler would answer 405 for a path the OpenAPI document lists.
-    router.all('/metrics', (req, res) => {
+    // An explicit 404: the generic handler would answer GET with 405 for a path the OpenAPI document
+    // lists. (Other methods never get here: wrongMethodOnLiteralPath answers them 405.)
+    router.get('/metrics', (req, res) => {
       res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
     });
   }
