@@ -140,11 +140,12 @@ describe('GET /v1/ads', () => {
 
   it('answers 404 for an unknown ad, 422 naming each bad filter', async () => {
     expect((await getJson('/v1/ads/00000000-0000-4000-8000-000000000000')).status).toBe(404);
-    const bad = await getJson('/v1/ads?routeId=1&status=OPEN&limit=101&adChainId=x');
+    const bad = await getJson('/v1/ads?routeId=1&status=OPEN&limit=101&adChainId=x&creatorAddress=null');
     expect(bad.status).toBe(422);
     expect(bad.body.message).toEqual(expect.arrayContaining([
       'routeId must be a UUID', 'status must be one of PENDING, ACTIVE, PAUSED, EXHAUSTED, CLOSED',
       'limit must be between 1 and 100', 'adChainId must be a numeric chain ID string',
+      'creatorAddress must be a wallet address: 0x and 40 hex digits (EVM, any case) or a Stellar strkey',
     ]));
   });
 });
@@ -205,6 +206,16 @@ describe('GET /v1/trades/all', () => {
     }
     const crossed = await getJson('/v1/trades/all?minAmount=10&maxAmount=9');
     expect(crossed).toEqual({ status: 400, body: { statusCode: 400, message: 'minAmount must not exceed maxAmount', error: 'Bad Request' } });
+  });
+
+  it('answers a wallet filter that is not an address with 422 naming it, not an empty page', async () => {
+    for (const filter of ['adCreatorAddress', 'bridgerAddress']) {
+      for (const value of ['null', '0x1234', `${BRIDGER.toLowerCase()}0`, 'GABC']) {
+        const res = await getJson(`/v1/trades/all?${filter}=${value}`);
+        expect(res.status, `${filter}=${value}`).toBe(422);
+        expect(res.body.message, `${filter}=${value}`).toEqual([expect.stringMatching(new RegExp(`^${filter} must be a wallet address`))]);
+      }
+    }
   });
 
   it('answers 404 for an unknown trade', async () => {

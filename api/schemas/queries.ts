@@ -1,11 +1,14 @@
 import { z } from '../openapi/operations.ts';
-import { address, amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
+import { ADDRESS_PATTERN, amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
 import { AD_STATUSES } from '../../domain/index.ts';
 
 /** Query schemas of the list endpoints. Unknown parameters are rejected: a typo must not silently match everything. */
 const listQuery = <T extends z.ZodRawShape>(shape: T) => z.strictObject({ ...shape, cursor, limit });
 
-const walletFilter = address('A wallet address: EVM (any case) or Stellar.');
+/** A wallet filter holds to the pattern the document gives it: anything else is 422 naming the filter, not an empty page. */
+const walletFilter = shortText(128)
+  .regex(new RegExp(ADDRESS_PATTERN), { error: 'must be a wallet address: 0x and 40 hex digits (EVM, any case) or a Stellar strkey' })
+  .openapi({ pattern: ADDRESS_PATTERN, description: 'A wallet address: EVM (any case) or Stellar.' });
 
 export const chainsQuery = listQuery({
   name: shortText(128).optional().openapi({ description: 'Exact chain name.' }),
