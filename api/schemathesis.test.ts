@@ -12,12 +12,17 @@ import { call } from '../test/support/wallets.ts';
 /**
  * Schemathesis (PyPI, pinned by scripts/install-schemathesis.mjs into .tools/schemathesis) generates
  * requests from the served OpenAPI document, valid and invalid, for every operation, with a real
- * Bearer token, and checks each answer: no 5xx, no status the document does not list for the
- * operation, no content type or body outside the documented ones. Bounded: a fixed seed, a few
- * examples per operation. Left out: POST /v1/auth/logout (it would end the session the run uses)
- * and GET /v1/events, whose answer to the run's valid token is a stream that stays open until the
- * token expires (test/trades-pushed.test.ts). GET /v1/trades/{id}/events is in: the ids the run
- * makes up name no trade, so it answers at once (404, 422), as documented.
+ * Bearer token, and runs every check it has on each answer: no 5xx, no status the document does
+ * not list for the operation, no content type, header or body outside the documented ones, invalid
+ * input refused, a token the operation needs not ignored, 405 with `Allow` for a method the path
+ * does not list. One check is left out, `positive_data_acceptance` (every schema-valid request
+ * accepted): the document cannot state every rule (an EIP-55 checksum, an address of the ad
+ * chain's kind, minAmount <= maxAmount, an amount within the ad's bounds, a SIWE message this
+ * service issued), so a schema-valid request may rightly be 422 naming the field.
+ * Bounded: a fixed seed, a few examples per operation. Left out: POST /v1/auth/logout (it would end
+ * the session the run uses) and GET /v1/events, whose answer to the run's valid token is a stream
+ * that stays open until the token expires (test/trades-pushed.test.ts). GET /v1/trades/{id}/events
+ * is in (an ended trade's answers at once).
  * It runs in a directory of its own: schemathesis keeps a cache of past failures (`.schemathesis/`)
  * in its working directory and replays them first, which would make a run depend on the last one.
  */
@@ -31,7 +36,7 @@ describe('schemathesis over the OpenAPI document', () => {
   let workDir: string;
   beforeAll(async () => {
     workDir = mkdtempSync(path.join(tmpdir(), 'relayer-schemathesis-'));
-    service = await startTestService();
+    service = await startTestService({ METRICS_PORT: '0' });
     const wallet = Wallet.createRandom();
     const challenge = await call(service, 'POST', '/v1/auth/challenge', { address: wallet.address, chainKind: 'EVM' });
     const login = await call(service, 'POST', '/v1/auth/login', { chainKind: 'EVM', message: challenge.body.message, signature: await wallet.signMessage(challenge.body.message) });
@@ -41,17 +46,32 @@ describe('schemathesis over the OpenAPI document', () => {
     const route = await insertRouteWithChains(service.knex);
     const adId = await insertAd(service.knex, route);
     await insertTrade(service.knex, route, adId);
+    // The document's example id names real rows too, so the examples phase reads them (200, checked
+    // against the schemas) rather than only missing ones: another wallet's ad and an ended trade
+    // against it (ended: its event stream answers at once), the run's own webhook, and chain 31337.
+    // Not a route: the create bodies' example routeId would then let the run create an ad of its own
+    // on a chain without RPC, whose confirm answers the documented 503.
+    const document = await (await service.request('/openapi.json')).json();
+    const exampleId: string = document.paths['/v1/ads/{id}'].get.parameters.find((p: { in: string }) => p.in === 'path').schema.example;
+    const exampleChainId: string = document.paths['/v1/chains/{chainId}'].get.parameters.find((p: { in: string }) => p.in === 'path').schema.example;
+    const example = await insertRouteWithChains(service.knex);
+    await service.knex('chains').where({ chain_id: example.adChainId }).update({ chain_id: exampleChainId });
+    example.adChainId = exampleChainId;
+    await insertAd(service.knex, example, { id: exampleId });
+    await insertTrade(service.knex, example, exampleId, { id: exampleId, status: 'EXPIRED' });
+    const webhook = await call(service, 'POST', '/v1/webhooks', { url: 'https://bot.example.com/relayer' }, token);
+    await service.knex('webhook_endpoints').where({ id: webhook.body.id }).update({ id: exampleId });
   });
   afterAll(async () => {
     await service?.close();
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
-  it('finds no server error, no undocumented status and no response outside its schema', async () => {
+  it('finds no server error, no undocumented status or header, no response outside its schema, no wrong answer to a bad method or a missing token', async () => {
     const pythonPath = path.join(import.meta.dirname, '..', '.tools', 'schemathesis');
     const args = [
       path.join(pythonPath, 'bin', 'st'), 'run', `${service.url}/openapi.json`,
-      '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+      '--checks', 'all', '--exclude-checks', 'positive_data_acceptance',
       // One worker: two threads parsing lambdas at once trip CPython 3.11's AST recursion check inside hypothesis.
       '--phases', 'examples,coverage,fuzzing', '--max-examples', '5', '--seed', '20261124', '--workers', '1',
       '--generation-database', 'none', '--request-timeout', '10', '--no-color', '--continue-on-failure', '--warnings', 'off',
@@ -69,5 +89,10 @@ describe('schemathesis over the OpenAPI document', () => {
     expect(output).toMatch(/No issues found/i);
     // The run's own summary (operations, phases, cases) in the test log, for the record.
     console.log(output.slice(output.indexOf('SUMMARY')));
+    // Not only made-up ids: the example rows were read (200) and the ended trade's stream answered.
+    const answered = await (await fetch(`${service.metricsUrl}/metrics`)).text();
+    for (const [route, method, status] of [['/v1/ads/:id', 'GET', 200], ['/v1/trades/:id', 'GET', 200], ['/v1/trades/:id/events', 'GET', 204], ['/v1/chains/:chainId', 'GET', 200], ['/v1/webhooks/:id', 'GET', 200]]) {
+      expect(answered, `${method} ${route} ${status}`).toMatch(new RegExp(`^http_request_duration_seconds_count\\{route="${route}",method="${method}",status="${status}"\\} [1-9]`, 'm'));
+    }
   }, 300_000);
 });
