@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AdsService } from '../ads/service.ts';
-import type { AuthService } from '../auth/sign-in.ts';
+import type { AuthService } from '../auth/service.ts';
 import type { TradesService } from '../trades/service.ts';
 import type { Config } from '../config/config.ts';
 import type { RegistryCache } from '../db/repositories/registry-cache.ts';

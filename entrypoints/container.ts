@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createAdsService, type AdsService } from '../ads/service.ts';
 import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
-import { createAuthService, type AuthService } from '../auth/sign-in.ts';
+import { createAuthService, type AuthService } from '../auth/service.ts';
 import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';

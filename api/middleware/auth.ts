@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
 import { SignInRejected } from '../../auth/errors.ts';
-import type { AuthService, Principal } from '../../auth/sign-in.ts';
+import type { AuthService, Principal } from '../../auth/service.ts';
 import { unauthorized } from '../errors.ts';
 
 declare global {

@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { AdsService } from '../../ads/service.ts';
-import type { Principal } from '../../auth/sign-in.ts';
+import type { Principal } from '../../auth/service.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
 import { findAd, listAds, listAdVersions, type AdRecord } from '../../db/repositories/ads.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';

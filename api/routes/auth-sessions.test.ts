@@ -6,7 +6,7 @@ import path from 'node:path';
 import express from 'express';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthService } from '../../auth/sign-in.ts';
+import { createAuthService } from '../../auth/service.ts';
 import { loadConfig } from '../../config/config.ts';
 import { resolveSecrets } from '../../config/secrets.ts';
 import { startTestService, type TestService } from '../../test/support/service.ts';

@@ -1,6 +1,6 @@
 import { parseOrThrow } from '../validation.ts';
 import { Router, type Request, type RequestHandler } from 'express';
-import type { AuthService, Challenge } from '../../auth/sign-in.ts';
+import type { AuthService, Challenge } from '../../auth/service.ts';
 import type { UserRecord } from '../../db/repositories/users.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';

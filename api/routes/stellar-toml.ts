@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { AuthService } from '../../auth/sign-in.ts';
+import type { AuthService } from '../../auth/service.ts';
 import { registry } from '../openapi/operations.ts';
 
 registry.registerPath({
