@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifacts } from '../circuits/artifacts.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { leafOf, nullifierHashOf, randomSecret, secretCommitment, splitOrderHash } from './commitments.ts';
-import { MerkleTreeStore } from './merkle/index.ts';
+import { MerkleTreeStore } from './merkle/store.ts';
 import { buildProofInput } from './proof-input.ts';
 
 // The pieces the settlement flow chains together: the PostgreSQL tree's path feeds the circuit.

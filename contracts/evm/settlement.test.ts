@@ -15,7 +15,7 @@ import { computeOrderTimes } from '../../chains/timing.ts';
 import { artifacts as circuit } from '../../circuits/artifacts.ts';
 import type { ProverBackend } from '../../prover/backend.ts';
 import { nullifierHashOf, randomSecret, secretCommitment } from '../../prover/commitments.ts';
-import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/index.ts';
+import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/store.ts';
 import { ProverPool } from '../../prover/pool.ts';
 import { buildProofInput } from '../../prover/proof-input.ts';
 import { encodeProof } from '../../prover/solidity.ts';

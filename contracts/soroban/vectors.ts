@@ -10,7 +10,7 @@ import { createRelayerSigners, type RelayerSigners } from '../../chains/signers.
 import { HTLC_LIMITS, computeOrderTimes } from '../../chains/timing.ts';
 import { leafOf, nullifierHashOf, secretCommitment } from '../../prover/commitments.ts';
 import { FIELD_MODULUS } from '../../prover/field.ts';
-import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/index.ts';
+import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/store.ts';
 import { buildProofInput, type CircuitInput } from '../../prover/proof-input.ts';
 import { encodeProof, type Groth16Proof } from '../../prover/solidity.ts';
 import { anvilAccounts } from '../../devnet/accounts.ts';

@@ -3,7 +3,8 @@ import { buildPoseidon, type CircomlibPoseidon } from 'circomlibjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
 import { FIELD_MODULUS } from '../field.ts';
-import { MerkleLeafConflictError, MerkleLeafNotFoundError, MerkleTreeStore, type TreeKey } from './index.ts';
+import { MerkleLeafConflictError, MerkleLeafNotFoundError } from './errors.ts';
+import { MerkleTreeStore, type TreeKey } from './store.ts';
 
 const DEPTH = 20;
 
