@@ -188,13 +188,13 @@ export function createAuthService(deps: AuthDeps) {
     /**
      * The principal behind an access token: verified by `verifyToken` (the one JWT path, the same
      * that checks refresh tokens: HS256 only, issuer, audience, expiry, `typ: access`), then its
-     * session must be live. Throws `SignInRejected` saying why not.
+     * session must be live; with the token's expiry. Throws `SignInRejected` saying why not.
      */
-    async authenticate(accessToken: string): Promise<Principal> {
+    async authenticate(accessToken: string): Promise<{ principal: Principal; expiresAt: Date }> {
       const claims = verifyToken(tokens, accessToken, 'access');
       const principal = await findLiveSessionPrincipal(knex, claims.sessionId, claims.userId);
       if (!principal) throw new SignInRejected('session was revoked or reached its maximum age: sign in again');
-      return principal;
+      return { principal, expiresAt: claims.expiresAt };
     },
 
     /** The caller's user with its wallets. */

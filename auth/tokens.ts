@@ -19,6 +19,8 @@ export interface TokenClaims {
   userId: string;
   sessionId: string;
   tokenId: string;
+  /** The token's `exp`: a response that outlives the request (an event stream) ends then. */
+  expiresAt: Date;
 }
 
 /** A refresh token as issued, with what the database keeps of it. */
@@ -91,11 +93,11 @@ export function issueRefreshToken(settings: TokenSettings, userId: string, sessi
 export function readClaims(payload: unknown, expected: TokenType): TokenClaims {
   const claims = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
   if (claims.typ !== expected) throw new SignInRejected(expected === 'access' ? 'not an access token' : 'not a refresh token');
-  const { sub, sid, jti } = claims;
-  if (!isUuid(sub) || !isUuid(sid) || !isUuid(jti)) {
+  const { sub, sid, jti, exp } = claims;
+  if (!isUuid(sub) || !isUuid(sid) || !isUuid(jti) || typeof exp !== 'number') {
     throw new SignInRejected(`${expected} token is malformed`);
   }
-  return { userId: sub, sessionId: sid, tokenId: jti };
+  return { userId: sub, sessionId: sid, tokenId: jti, expiresAt: new Date(exp * 1000) };
 }
 
 /** Verifies signature (HS256 only), issuer, audience, expiry and type. Throws `SignInRejected` saying why. */

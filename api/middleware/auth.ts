@@ -1,5 +1,4 @@
 import type { Request, RequestHandler } from 'express';
-import jwt from 'jsonwebtoken';
 import { SignInRejected } from '../../auth/errors.ts';
 import type { AuthService, Principal } from '../../auth/service.ts';
 import { unauthorized } from '../errors.ts';
@@ -10,6 +9,8 @@ declare global {
     interface Request {
       /** What `requireAuth` puts here: the caller's user id, session and wallets by chain kind. */
       user?: Principal;
+      /** When the access token `requireAuth` verified expires (its `exp`, read by that one verification). */
+      accessTokenExpiresAt?: Date;
     }
   }
 }
@@ -36,8 +37,9 @@ export function createRequireAuth(auth: Pick<AuthService, 'authenticate'>): Requ
     const bearer = bearerToken(req);
     if ('missing' in bearer) return next(unauthorized(bearer.missing));
     auth.authenticate(bearer.token).then(
-      (principal) => {
+      ({ principal, expiresAt }) => {
         req.user = principal;
+        req.accessTokenExpiresAt = expiresAt;
         next();
       },
       (error: unknown) => next(error instanceof SignInRejected ? unauthorized(error.message) : error),
@@ -56,7 +58,5 @@ export function principalOf(req: Request): Principal {
  * response such as an event stream ends then, so it never outlives the credential that opened it.
  */
 export function accessTokenExpiry(req: Request): Date | undefined {
-  const bearer = bearerToken(req);
-  const exp = 'token' in bearer ? (jwt.decode(bearer.token) as { exp?: unknown } | null)?.exp : undefined;
-  return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
+  return req.accessTokenExpiresAt;
 }
