@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TRADE_STATUSES } from '../domain/index.ts';
 import {
-  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, isTerminal, recordedActionFits, resume, start, transition, unlockDue,
+  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, isTerminal, lockDue, recordedActionFits, resume, start, transition, unlockDue,
   type TradeAction, type TradeCommand, type TradeEvent, type TradeState,
 } from './lifecycle.ts';
 
@@ -135,6 +135,19 @@ describe('the trade state machine', () => {
     expect(state).toEqual({ status: 'SETTLED', proof: 'ready', bridgerClaimed: true, adCreatorClaimed: true });
     expect(commands).toEqual(['CANCEL_TIMER', 'ARM_TIMER', 'PROVE', 'CANCEL_TIMER', 'RESERVATION_TO_LOCK', 'PAY_OUT_LOCK']);
     expect(isTerminal(state)).toBe(true);
+  });
+
+  it('gives the lock only to a DEPOSITED trade, in every state, and the lock then applies', () => {
+    for (const state of STATES) {
+      const due = lockDue(state);
+      const where = JSON.stringify(state);
+      if (state.status === 'DEPOSITED') {
+        expect(due, where).toEqual({ ok: true });
+        expect(transition(state, { type: 'LOCK_CONFIRMED' }).ok, where).toBe(true);
+      } else {
+        expect(due, where).toEqual({ missing: `the trade is ${state.status}, lock needs a confirmed deposit (DEPOSITED)` });
+      }
+    }
   });
 
   it('gives the Maker the ad-side unlock first and nobody the order side before it is confirmed', () => {

@@ -237,6 +237,16 @@ export function isTerminal(state: TradeState): boolean {
 }
 
 /**
+ * Whether the Maker may be given the lock (`AdManager.lockForOrder` call data) now, or why not:
+ * only once the deposit is confirmed and before the lock is (DEPOSITED). The lock window's close is
+ * the caller's to check against the order's lock deadline; once it fires the trade is EXPIRED here.
+ */
+export function lockDue(state: TradeState): { ok: true } | { missing: string } {
+  if (state.status === 'DEPOSITED') return { ok: true };
+  return { missing: `the trade is ${state.status}, lock needs a confirmed deposit (DEPOSITED)` };
+}
+
+/**
  * Which unlock a party may be given now, or why none. The ad side (pays the Bridger) comes first;
  * the order side (pays the Maker) only after the ad side is confirmed: the ad-side unlock is only
  * valid before the lock expiry, so were the order side first, a Maker could be paid, let the lock

@@ -27,7 +27,7 @@ import { randomSecret, secretCommitment } from '../prover/commitments.ts';
 import { encodeProof, type Groth16Proof } from '../prover/solidity.ts';
 import { stateOf } from './activities.ts';
 import { TradeNotFoundError } from './lifecycle-errors.ts';
-import { INITIAL_STATE, unlockDue } from './lifecycle.ts';
+import { INITIAL_STATE, lockDue, unlockDue } from './lifecycle.ts';
 import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, ConfirmingTrade, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeAwaitingError, TradeInputError, TradeNotReadyError } from './errors.ts';
@@ -263,11 +263,12 @@ export function createTradesService(deps: TradesDeps) {
       return trade.orderParams;
     },
 
-    /** Signed `AdManager.lockForOrder` call data: the Maker's, once the deposit is confirmed and while the lock window is open. */
+    /** Signed `AdManager.lockForOrder` call data: the Maker's, when the machine says the lock is due (`lockDue`) and while the lock window is open. */
     async lock(principal: Principal, tradeId: string) {
       const { trade, role } = await partyTrade(principal, tradeId);
       if (role !== 'maker') throw new NotTradePartyError(`only the ad's Maker locks trade ${tradeId}`);
-      if (trade.status !== 'DEPOSITED') throw new TradeNotReadyError(`trade ${tradeId} is ${trade.status}: lock needs a confirmed deposit (DEPOSITED)`);
+      const due = lockDue(stateOf(trade));
+      if ('missing' in due) throw new TradeNotReadyError(`trade ${tradeId}: ${due.missing}`);
       const ttl = ttlWithin(lockDeadline({ lockExpiry: trade.orderParams.lockExpiry }), nowSeconds(), settings.signedRequestTtlSeconds);
       if (ttl <= 0) throw new TradeNotReadyError(`the lock window of trade ${tradeId} has closed`);
       await assertDepositCanonical(trade);
