@@ -164,12 +164,16 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     if (!orchestrator) throw new Error('the orchestrator is not started');
     return orchestrator;
   };
-  // The use cases are built on first use: only the API asks for them, so the worker and prover
-  // processes never build what they do not run.
+  // The use cases (auth, ads, trades, webhooks) are built on first use: only the API asks for them,
+  // so the worker and prover processes never build what they do not run.
   const auth = once(() => createAuthService({
     config, secrets, knex,
     stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
     siwe: () => siweSettingsOf(config, apiPort),
+  }));
+  const webhooks = once(() => createWebhooksService({
+    knex,
+    settings: { production: config.NODE_ENV === 'production', maxEndpointsPerUser: config.WEBHOOK_MAX_ENDPOINTS_PER_USER, previousSecretTtlSeconds: 24 * 3600 },
   }));
   const ads = once(() => createAdsService({ knex, registryCache, signers, verifier, chainState, settings }));
   const tradeUseCases = once(() => createTradesService({
@@ -215,10 +219,9 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       return tradeUseCases();
     },
     eventHub,
-    webhooks: createWebhooksService({
-      knex,
-      settings: { production: config.NODE_ENV === 'production', maxEndpointsPerUser: config.WEBHOOK_MAX_ENDPOINTS_PER_USER, previousSecretTtlSeconds: 24 * 3600 },
-    }),
+    get webhooks() {
+      return webhooks();
+    },
     startWebhookDispatcher: startWebhooks,
     activities,
     tradeStarts,
