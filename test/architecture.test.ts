@@ -29,7 +29,7 @@ describe('the import rules of the README', () => {
     expect(result.modules.some((m) => m.source === 'entrypoints/container.ts')).toBe(true);
   });
 
-  it('fail on planted violations: a use case importing HTTP, trades importing an ads use case, an impure domain, a workflow using Node, a cycle', async () => {
+  it('fail on planted violations: a use case importing HTTP, trades importing an ads use case, an impure domain, a workflow using Node, an orchestrator deciding with an ads use case, db knowing trades, contracts knowing db, anything but tools building on the entry points, a cycle', async () => {
     // A small tree of the same rooms in a temporary directory, cruised with the same rules: each
     // planted import must be reported by the rule that forbids it.
     const dir = mkdtempSync(path.join(tmpdir(), 'planted-imports-'));
@@ -42,6 +42,12 @@ describe('the import rules of the README', () => {
       'db/a.ts': "import { b } from './b.ts';\nexport const a = 1;\nexport const a2 = b;\n",
       'db/b.ts': "import { a } from './a.ts';\nexport const b = a;\n",
       'workflows/temporal/workflows.ts': "import { readFileSync } from 'node:fs';\nexport const w = readFileSync;\n",
+      'workflows/embedded/orchestrator.ts': "import { service } from '../../ads/service.ts';\nexport const o = service;\n",
+      'db/repositories/trades.ts': "import { t } from '../../trades/lifecycle.ts';\nexport const r = t;\n",
+      'trades/lifecycle.ts': 'export const t = 1;\n',
+      'contracts/evm/compile.ts': "import { a } from '../../db/a.ts';\nexport const c = a;\n",
+      'entrypoints/container.ts': 'export const container = 1;\n',
+      'api/deps.ts': "import { container } from '../entrypoints/container.ts';\nexport const deps = container;\n",
     };
     for (const [file, text] of Object.entries(files)) {
       mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
@@ -51,7 +57,7 @@ describe('the import rules of the README', () => {
     process.chdir(dir);
     let result: ICruiseResult;
     try {
-      result = (await cruise(['api', 'ads', 'trades', 'domain', 'db', 'workflows'], { ruleSet: rules, ...rules.options, validate: true })).output as ICruiseResult;
+      result = (await cruise(['api', 'ads', 'trades', 'domain', 'db', 'workflows', 'contracts', 'entrypoints'], { ruleSet: rules, ...rules.options, validate: true })).output as ICruiseResult;
     } finally {
       process.chdir(cwd);
       rmSync(dir, { recursive: true, force: true });
@@ -62,6 +68,11 @@ describe('the import rules of the README', () => {
       'trades-only-ad-ledger: trades/service.ts -> ads/service.ts',
       'domain-is-pure: domain/ids.ts -> db/a.ts',
       'temporal-workflow-no-builtins: workflows/temporal/workflows.ts -> fs',
+      'orchestrators-carry-out: workflows/embedded/orchestrator.ts -> ads/service.ts',
+      'db-below-logic: db/repositories/trades.ts -> trades/lifecycle.ts',
+      'contracts-alone: contracts/evm/compile.ts -> db/a.ts',
+      'nothing-imports-entrypoints: api/deps.ts -> entrypoints/container.ts',
+      'api-no-processes: api/deps.ts -> entrypoints/container.ts',
     ]) expect([...found], expected).toContain(expected);
     expect([...found].some((v) => v.startsWith('no-cycles: db/'))).toBe(true);
     // The ad ledger stays allowed.
