@@ -62,8 +62,18 @@ async function startDatabase(project: TestProject): Promise<void> {
   dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-test-pg-'));
   // mkdtemp makes it 0700; when run as root, PostgreSQL runs as the `postgres` user and must get in.
   chmodSync(dataDir, 0o755);
-  const port = 40000 + Math.floor(Math.random() * 20000);
-  server = await startEmbeddedDatabase({ dataDir: path.join(dataDir, 'data'), port, persistent: false });
+  // A random port, and another one when it is taken: other checkouts on the machine run their suites'
+  // PostgreSQL at the same time, and a port already bound stops the server before it starts.
+  for (let attempt = 1; ; attempt++) {
+    const port = 40000 + Math.floor(Math.random() * 20000);
+    try {
+      server = await startEmbeddedDatabase({ dataDir: path.join(dataDir, 'data'), port, persistent: false });
+      break;
+    } catch (error) {
+      const taken = /could not create any TCP\/IP sockets|Address already in use/i.test(String((error as Error).message));
+      if (!taken || attempt >= 5) throw error;
+    }
+  }
   project.provide('postgresAdminUrl', server.url);
 }
 
