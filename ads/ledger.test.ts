@@ -24,6 +24,7 @@ const MOVES: Record<Exclude<LedgerOperation['op'], 'withdraw' | 'close' | 'fund'
   release: ['reserved', 'available'],
   lock: ['reserved', 'locked'],
   payOut: ['locked', 'paidOut'],
+  returnLock: ['locked', 'available'],
   hold: ['available', 'withdrawing'],
   free: ['withdrawing', 'available'],
 };
@@ -44,7 +45,7 @@ function expectedView(b: AdBalances, operation: LedgerOperation): ReturnType<typ
   }
 }
 
-const OPS = ['fund', 'reserve', 'release', 'lock', 'payOut', 'hold', 'free', 'withdraw', 'close'] as const;
+const OPS = ['fund', 'reserve', 'release', 'lock', 'payOut', 'returnLock', 'hold', 'free', 'withdraw', 'close'] as const;
 
 function operation(op: (typeof OPS)[number], amount: bigint, held: bigint): LedgerOperation {
   if (op === 'close') return { op };

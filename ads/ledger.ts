@@ -31,6 +31,8 @@ export type LedgerOperation =
   | { op: 'lock'; amount: bigint }
   /** A trade's ad-side unlock is confirmed (the Bridger is paid): locked -> paid out. */
   | { op: 'payOut'; amount: bigint }
+  /** A trade's lock was released on chain after lockExpiry (never unlocked): locked -> available. */
+  | { op: 'returnLock'; amount: bigint }
   /** A withdraw or close request is signed: available -> withdrawing, so no trade can reserve it. */
   | { op: 'hold'; amount: bigint }
   /** A withdraw or close request expired unconfirmed: withdrawing -> available. */
@@ -97,6 +99,7 @@ function move(b: AdBalances, operation: LedgerOperation): AdBalances {
     case 'release': return { ...b, reserved: b.reserved - operation.amount };
     case 'lock': return { ...b, reserved: b.reserved - operation.amount, locked: b.locked + operation.amount };
     case 'payOut': return { ...b, locked: b.locked - operation.amount, paidOut: b.paidOut + operation.amount };
+    case 'returnLock': return { ...b, locked: b.locked - operation.amount };
     case 'hold': return { ...b, withdrawing: b.withdrawing + operation.amount };
     case 'free': return { ...b, withdrawing: b.withdrawing - operation.amount };
     case 'withdraw': return { ...b, withdrawing: b.withdrawing - operation.held, paidOut: b.paidOut + operation.amount };

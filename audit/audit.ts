@@ -34,7 +34,7 @@ export type DriftKind =
   | 'ad-balance'
   /** The chain carried out an ad request whose event the audit could not find or apply. */
   | 'request-unexplained'
-  /** A trade's order is in a state on chain its books cannot reach by a verified event (released, refunded, missing). */
+  /** A trade's order is in a state on chain its books cannot reach by a verified event (refunded, missing). */
   | 'trade-state'
   /** An event was found on chain but applying it failed. */
   | 'repair-failed';
@@ -76,7 +76,8 @@ export interface AuditDeps {
 /**
  * The periodic audit of the books against the chains ("The chains are the truth"): every ad
  * request the chain carried out but nobody confirmed is found by its reqHash and applied; every
- * open trade whose order moved on chain without a confirmation (deposit, lock, either unlock) has
+ * open trade whose order moved on chain without a confirmation (deposit, lock, either unlock, the
+ * lock's release after lockExpiry) has
  * its event found by order hash and delivered to the lifecycle; then every open ad's balances are
  * compared with its AdManager. What a verified event explains is repaired; everything else is
  * reported as drift (for the metric and the alert), never guessed at.
@@ -134,10 +135,12 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
     if (trade.status === 'DEPOSITED' && managerState >= 1) missing.push([adChain, manager, 'OrderLocked', 'deposit-or-lock']);
     if (trade.status === 'LOCKED' && !trade.bridgerClaimed && managerState === 2) missing.push([adChain, manager, 'OrderUnlocked', 'unlock']);
     if (trade.status === 'LOCKED' && !trade.adCreatorClaimed && portalState === 2) missing.push([orderChain, portal, 'OrderUnlocked', 'unlock']);
+    // The Maker's lock released after lockExpiry, the Bridger's unlock never made: the trade ends
+    // and the lock is back in the ad (the Maker reports it through /confirm, as a lock).
+    if (trade.status === 'LOCKED' && !trade.bridgerClaimed && managerState === 3) missing.push([adChain, manager, 'LockReleased', 'deposit-or-lock']);
     if (missing.length > 0) return deliver(trade, missing[0]!, report);
     if (trade.status !== 'PENDING' && portalState === 0) drift(`the deposit of order ${trade.orderHash} is not on chain ${orderChain.chainId}`);
     if (trade.status === 'LOCKED' && managerState === 0) drift(`the lock of order ${trade.orderHash} is not on chain ${adChain.chainId}`);
-    if (trade.status === 'LOCKED' && !trade.bridgerClaimed && managerState === 3) drift(`the lock of order ${trade.orderHash} was released back to the ad on chain`);
     if ((trade.status === 'DEPOSITED' || trade.status === 'LOCKED') && portalState === 3) drift(`the deposit of order ${trade.orderHash} was refunded to the Bridger on chain`);
     return false;
   }

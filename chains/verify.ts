@@ -1,7 +1,8 @@
 import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
 import type { ChainKind } from '../domain/index.ts';
-import { EVENT_OF_ACTION, type BridgeEventName } from './evm/abi.ts';
+import { EVENT_OF_ACTION, EVENT_OF_TIMEOUT, type BridgeEventName } from './evm/abi.ts';
+import type { TimeoutAction } from './evm/call-args.ts';
 import { createEvmClient } from './evm/rpc.ts';
 import { isEvmBlockCanonical, readEvmTransactionEvents, verifyEvmTransaction, type Finality, type VerifiedEvmEvent } from './evm/verify.ts';
 import { RpcUnavailableError } from './errors.ts';
@@ -26,7 +27,8 @@ export interface ExpectedAction {
   txHash: string;
   /** The contract the signed request named (AdManager or OrderPortal). */
   contractAddress: string;
-  action: ActionName;
+  /** A signed request's action, or a timeout (a lock's release, a deposit's refund) bound by `orderHash`. */
+  action: ActionName | TimeoutAction;
   /** Event arguments that must match: at least the issued `reqHash`; `orderHash`/`adId` where the event has them. */
   args: Record<string, string | bigint>;
 }
@@ -102,7 +104,7 @@ export function createTransactionVerifier(clients: ChainClientFactory = defaultC
   const client = cachedChainClients(clients);
   return {
     async verify(chain, expected) {
-      const event = EVENT_OF_ACTION[expected.action];
+      const event = expected.action in EVENT_OF_TIMEOUT ? EVENT_OF_TIMEOUT[expected.action as TimeoutAction] : EVENT_OF_ACTION[expected.action as ActionName];
       const confirmations = chain.confirmations ?? 1;
       if (chain.kind === 'EVM') {
         const verified = await verifyEvmTransaction(client.evm(chain.rpcUrl), {

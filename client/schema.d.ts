@@ -1604,7 +1604,7 @@ export interface components {
             /** @enum {string} */
             type: "trade.created";
         };
-        /** @description `reservation`: no deposit was confirmed in time; `lock_window`: no lock in time (the amount went back to the ad; the Bridger refunds on chain after the refund time). */
+        /** @description `reservation`: no deposit was confirmed in time; `lock_window`: no lock in time (the amount went back to the ad; the Bridger refunds on chain after the refund time); `lock_released`: the Maker's lock was released on chain after its lock expiry, the ad-side unlock never made (the amount is back in the ad; the Bridger refunds its deposit on chain after the refund time). */
         TradeExpiredEvent: {
             data: {
                 adCreatorClaimed: boolean;
@@ -1613,7 +1613,7 @@ export interface components {
                 bridgerClaimed: boolean;
                 proofReady: boolean;
                 /** @enum {string} */
-                reason: "reservation" | "lock_window";
+                reason: "reservation" | "lock_window" | "lock_released";
                 /** @enum {string} */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */

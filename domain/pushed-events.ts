@@ -45,8 +45,11 @@ export type PushedEventData =
   | { type: 'trade.unlock_due'; data: TradeSnapshot & { unlockDue: UnlockParty; side: 'ad' | 'order' } }
   /** `side`'s unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed). */
   | { type: 'trade.claimed'; data: TradeSnapshot & { side: 'ad' | 'order' } }
-  /** `reservation`: no deposit in time; `lock_window`: no lock in time (the Bridger refunds on chain). */
-  | { type: 'trade.expired'; data: TradeSnapshot & { reason: 'reservation' | 'lock_window' } }
+  /**
+   * `reservation`: no deposit in time; `lock_window`: no lock in time (the Bridger refunds on chain);
+   * `lock_released`: the Maker's lock was released on chain after lockExpiry, the ad-side unlock never made.
+   */
+  | { type: 'trade.expired'; data: TradeSnapshot & { reason: 'reservation' | 'lock_window' | 'lock_released' } }
   /** A Maker's ad transaction (create, fund, withdraw, close) is confirmed. */
   | { type: 'ad.confirmed'; data: { adId: string; action: string; txHash: string; status: AdStatus; poolAmount: string; availableAmount: string } };
 

@@ -139,15 +139,24 @@ describe('the timeouts on Soroban, on the ledger clock moved forward', () => {
     expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.locked });
   });
 
-  it('releases the Maker\'s lock from lockExpiry on: the amount is available in the ad again, on the chain; once', async () => {
+  it('releases the Maker\'s lock from lockExpiry on: the amount is available in the ad again, on the chain and, through the audit, in the books; once', async () => {
     const before = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]);
     await advanceLedgerTo(world, BigInt(locked.orderParams.lockExpiry));
-    await submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams);
+    const release = await submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams);
     expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.released });
-    expect(await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]))
-      .toMatchObject({ available: before.available + amount, locked: before.locked - amount });
+    const after = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]);
+    expect(after).toMatchObject({ available: before.available + amount, locked: before.locked - amount });
     // A second release finds no lock (WrongOrderState, #10).
     await expect(submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams)).rejects.toThrow(/Error\(Contract, #10\)/);
+
+    // Nobody reports it: the books audit finds the release event (two topics: name, orderHash) and ends the trade; zero drift.
+    const report = await service.container.runAudit();
+    expect(report).toMatchObject({ drifts: [], unchecked: 0 });
+    expect(report.repairs).toEqual([{ kind: 'trade', subject: locked.tradeId, txHash: expect.any(String) }]);
+    expect(report.repairs[0]!.txHash.replace(/^0x/, '').toLowerCase()).toBe(release.hash.replace(/^0x/, '').toLowerCase());
+    expect((await call(world.api, 'GET', `/v1/trades/${locked.tradeId}`)).body).toMatchObject({ status: 'EXPIRED', bridgerClaimed: false });
+    expect((await call(world.api, 'GET', `/v1/ads/${locked.adId}`)).body).toMatchObject({ availableAmount: after.available.toString() });
+    expect(await service.container.runAudit()).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
   });
 
   it('refunds the Bridger\'s deposit from refundTime on: the XLM leaves the portal for the Bridger; once', async () => {

@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import type { rpc } from '@stellar/stellar-sdk';
 import type { Web3 } from 'web3';
 import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../chains/errors.ts';
-import type { ActionName } from '../chains/request-schema.ts';
 import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
 import { applyOperations, balancesOf, type LedgerOperation } from '../ads/ledger.ts';
@@ -50,6 +49,7 @@ export function stateOf(trade: Pick<TradeLifecycleRecord, 'status' | 'proofState
 function recordedAction(event: string, side: UnlockSide): TradeAction | undefined {
   if (event === 'OrderCreated' && side === 'order') return { name: 'createOrder', side };
   if (event === 'OrderLocked' && side === 'ad') return { name: 'lockForOrder', side };
+  if (event === 'LockReleased' && side === 'ad') return { name: 'releaseLock', side };
   if (event === 'OrderUnlocked') return { name: 'unlock', side };
   return undefined;
 }
@@ -70,9 +70,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   /**
    * The action's event for this order in `txHash`. Events that move money must move this order's
    * amount on that chain (the contract moves what the hashed order says; checked anyway): the
-   * AdManager's lock and unlock the ad amount, the OrderPortal's unlock the order amount.
+   * AdManager's lock, unlock and release the ad amount, the OrderPortal's unlock the order amount.
    */
-  async function verifyOn(target: ChainConnection & { rpcUrl: string }, side: UnlockSide, contractAddress: string, action: ActionName, txHash: string, order: OrderFacts): Promise<VerifiedAction> {
+  async function verifyOn(target: ChainConnection & { rpcUrl: string }, side: UnlockSide, contractAddress: string, action: TradeAction['name'], txHash: string, order: OrderFacts): Promise<VerifiedAction> {
     const args: Record<string, string> = { orderHash: order.orderHash };
     if (action !== 'createOrder') args.amount = side === 'ad' ? order.adAmount : order.orderAmount;
     return deps.verifier.verify(
@@ -161,8 +161,11 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
           }
         }
         // The ad's ledger is in the ad token's units: the order's adAmount, not the deposit.
-        const operations = ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount));
-        if (operations.length > 0) await changeLockedAd(trx, trade.adId, (ad) => ({ balances: applyOperations(balancesOf(ad), operations) }));
+        if (result.commands.some((command) => command.type in BALANCE_COMMANDS)) {
+          await changeLockedAd(trx, trade.adId, (ad) => ({
+            balances: applyOperations(balancesOf(ad), ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.baseStatus === 'CLOSED')),
+          }));
+        }
         // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
         const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
           ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
@@ -199,13 +202,21 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   };
 }
 
-/** The ad ledger's operations for the machine's balance commands on a trade whose ad side moves `amount` (ad token units). */
-function ledgerOperationsOf(commands: readonly TradeCommand[], amount: bigint): LedgerOperation[] {
+/** The machine's commands that move an ad's balances. */
+const BALANCE_COMMANDS = { RELEASE_RESERVATION: true, RESERVATION_TO_LOCK: true, PAY_OUT_LOCK: true, RETURN_LOCK: true } as const;
+
+/**
+ * The ad ledger's operations for the machine's balance commands on a trade whose ad side moves
+ * `amount` (ad token units). A released lock goes back to the ad, or, the ad being closed, to its
+ * Maker (the contract pays it out: AdManager.releaseLock, Soroban `release_lock`).
+ */
+function ledgerOperationsOf(commands: readonly TradeCommand[], amount: bigint, adClosed: boolean): LedgerOperation[] {
   const operations: LedgerOperation[] = [];
   for (const command of commands) {
     if (command.type === 'RELEASE_RESERVATION') operations.push({ op: 'release', amount });
     if (command.type === 'RESERVATION_TO_LOCK') operations.push({ op: 'lock', amount });
     if (command.type === 'PAY_OUT_LOCK') operations.push({ op: 'payOut', amount });
+    if (command.type === 'RETURN_LOCK') operations.push({ op: adClosed ? 'payOut' : 'returnLock', amount });
   }
   return operations;
 }

@@ -8,6 +8,7 @@ import {
 const EVENTS: TradeEvent[] = [
   { type: 'DEPOSIT_CONFIRMED' }, { type: 'RESERVATION_EXPIRED' }, { type: 'LOCK_WINDOW_CLOSED' }, { type: 'PROOF_READY' },
   { type: 'LOCK_CONFIRMED' }, { type: 'UNLOCK_CONFIRMED', side: 'ad' }, { type: 'UNLOCK_CONFIRMED', side: 'order' },
+  { type: 'LOCK_RELEASED' },
 ];
 
 /** Every reachable state: each status with each proof stage and claim pair. */
@@ -24,23 +25,34 @@ const CANCEL_LOCK: TradeCommand = { type: 'CANCEL_TIMER', event: 'LOCK_WINDOW_CL
 /**
  * The expected outcome of every (status, event), written out as a table: the next status with every
  * command in order (timers included), or `refused`, `duplicate`, `stale` (a timer whose state is
- * over: a no-op), `claim` (unlocks, checked below).
+ * over: a no-op), `claim` (unlocks, checked below), `release` (the lock's release: applies only before the
+ * ad-side unlock, checked below).
  */
 const TABLE: Record<string, Record<string, string | [string, TradeCommand[]]>> = {
   PENDING: {
     DEPOSIT_CONFIRMED: ['DEPOSITED', [CANCEL_RESERVATION, ARM_LOCK, { type: 'PROVE' }]],
     RESERVATION_EXPIRED: ['EXPIRED', [{ type: 'RELEASE_RESERVATION' }]],
     LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'refused', 'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused',
+    LOCK_RELEASED: 'refused',
   },
   DEPOSITED: {
     DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale',
     LOCK_WINDOW_CLOSED: ['EXPIRED', [{ type: 'RELEASE_RESERVATION' }]],
     LOCK_CONFIRMED: ['LOCKED', [CANCEL_LOCK, { type: 'RESERVATION_TO_LOCK' }]],
-    'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused',
+    'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused', LOCK_RELEASED: 'refused',
   },
-  LOCKED: { DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'duplicate', 'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim' },
-  SETTLED: { DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'duplicate', 'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim' },
-  EXPIRED: { DEPOSIT_CONFIRMED: 'refused', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'refused', 'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused' },
+  LOCKED: {
+    DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'duplicate',
+    'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim', LOCK_RELEASED: 'release',
+  },
+  SETTLED: {
+    DEPOSIT_CONFIRMED: 'duplicate', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'duplicate',
+    'UNLOCK_CONFIRMED:ad': 'claim', 'UNLOCK_CONFIRMED:order': 'claim', LOCK_RELEASED: 'refused',
+  },
+  EXPIRED: {
+    DEPOSIT_CONFIRMED: 'refused', RESERVATION_EXPIRED: 'stale', LOCK_WINDOW_CLOSED: 'stale', LOCK_CONFIRMED: 'refused',
+    'UNLOCK_CONFIRMED:ad': 'refused', 'UNLOCK_CONFIRMED:order': 'refused', LOCK_RELEASED: 'duplicate',
+  },
 };
 
 describe('the trade state machine', () => {
@@ -62,6 +74,10 @@ describe('the trade state machine', () => {
           const both = (side === 'ad' || state.bridgerClaimed) && (side === 'order' || state.adCreatorClaimed);
           expect(result.state.status, where).toBe(both ? 'SETTLED' : state.status);
           expect(result.commands, where).toEqual(side === 'ad' ? [{ type: 'PAY_OUT_LOCK' }] : []);
+        } else if (expected === 'release') {
+          // Released only while the ad-side unlock is not confirmed: the lock goes back to the ad, the trade ends.
+          if (state.bridgerClaimed) expect(result, where).toMatchObject({ ok: false, duplicate: false, stale: false });
+          else expect(result, where).toEqual({ ok: true, state: { ...state, status: 'EXPIRED' }, commands: [{ type: 'RETURN_LOCK' }] });
         } else {
           const [status, commands] = expected;
           expect(result, where).toEqual({ ok: true, state: expect.objectContaining({ status }), commands });
@@ -150,6 +166,20 @@ describe('the trade state machine', () => {
     }
   });
 
+  it('ends a LOCKED trade whose lock was released before the ad-side unlock: the lock back to the ad once, the trade over', () => {
+    const locked: TradeState = { status: 'LOCKED', proof: 'ready', bridgerClaimed: false, adCreatorClaimed: false };
+    const released = transition(locked, { type: 'LOCK_RELEASED' });
+    expect(released).toEqual({ ok: true, state: { ...locked, status: 'EXPIRED' }, commands: [{ type: 'RETURN_LOCK' }] });
+    if (!released.ok) return;
+    expect(isTerminal(released.state)).toBe(true);
+    // Delivered again (the Maker's report and the audit): a duplicate, nothing moves twice.
+    expect(transition(released.state, { type: 'LOCK_RELEASED' })).toMatchObject({ ok: false, duplicate: true });
+    // Nothing pays the Bridger afterwards: no unlock applies and none is handed out.
+    expect(transition(released.state, { type: 'UNLOCK_CONFIRMED', side: 'ad' })).toMatchObject({ ok: false, duplicate: false });
+    expect(unlockDue(released.state, 'maker')).toEqual({ missing: expect.stringMatching(/EXPIRED/) });
+    expect(awaitedAction(released.state, 'unlock')).toMatchObject({ ok: false });
+  });
+
   it('gives the Maker the ad-side unlock first and nobody the order side before it is confirmed', () => {
     const locked: TradeState = { status: 'LOCKED', proof: 'ready', bridgerClaimed: false, adCreatorClaimed: false };
     expect(unlockDue({ ...locked, proof: 'running' }, 'maker')).toEqual({ missing: expect.stringMatching(/proof is not ready/), awaited: true });
@@ -166,11 +196,13 @@ describe('the trade state machine', () => {
 describe('which transaction a confirm must be', () => {
   const DEPOSIT: TradeAction = { name: 'createOrder', side: 'order' };
   const LOCK: TradeAction = { name: 'lockForOrder', side: 'ad' };
+  const RELEASE: TradeAction = { name: 'releaseLock', side: 'ad' };
 
-  it('through /confirm: the deposit until it is confirmed, the lock after, in every state', () => {
+  it('through /confirm: the deposit until it is confirmed, the lock after, its release while LOCKED before the ad-side unlock, in every state', () => {
     for (const state of STATES) {
       const deposited = state.status !== 'PENDING' && !(state.status === 'EXPIRED' && state.proof === 'none');
-      expect(awaitedAction(state, 'deposit-or-lock'), JSON.stringify(state)).toEqual({ ok: true, action: deposited ? LOCK : DEPOSIT });
+      const releasable = state.status === 'LOCKED' && !state.bridgerClaimed;
+      expect(awaitedAction(state, 'deposit-or-lock'), JSON.stringify(state)).toEqual({ ok: true, action: releasable ? RELEASE : deposited ? LOCK : DEPOSIT });
     }
   });
 
@@ -184,7 +216,7 @@ describe('which transaction a confirm must be', () => {
   });
 
   it('refuses a recorded transaction sent to the other endpoint: the deposit or lock to unlock/confirm, an unlock to confirm', () => {
-    for (const action of ['createOrder', 'lockForOrder', 'unlock'] as const) {
+    for (const action of ['createOrder', 'lockForOrder', 'releaseLock', 'unlock'] as const) {
       expect(recordedActionFits(action, 'deposit-or-lock'), action).toBe(action !== 'unlock');
       expect(recordedActionFits(action, 'unlock'), action).toBe(action === 'unlock');
     }
@@ -193,6 +225,7 @@ describe('which transaction a confirm must be', () => {
   it('turns each verified action into its machine event, and every awaited action is one the machine applies or calls a duplicate', () => {
     expect(eventOf(DEPOSIT)).toEqual({ type: 'DEPOSIT_CONFIRMED' });
     expect(eventOf(LOCK)).toEqual({ type: 'LOCK_CONFIRMED' });
+    expect(eventOf(RELEASE)).toEqual({ type: 'LOCK_RELEASED' });
     expect(eventOf({ name: 'unlock', side: 'ad' })).toEqual({ type: 'UNLOCK_CONFIRMED', side: 'ad' });
     expect(eventOf({ name: 'unlock', side: 'order' })).toEqual({ type: 'UNLOCK_CONFIRMED', side: 'order' });
     // No awaited action is one the machine would refuse as a conflict, except a late one on an EXPIRED trade.

@@ -35,7 +35,12 @@ export type TradeEvent =
   /** The Maker's lock (AdManager.lockForOrder) is verified and final. */
   | { type: 'LOCK_CONFIRMED' }
   /** One side's unlock is verified and final. */
-  | { type: 'UNLOCK_CONFIRMED'; side: UnlockSide };
+  | { type: 'UNLOCK_CONFIRMED'; side: UnlockSide }
+  /**
+   * The Maker's lock was released on the AdManager (releaseLock / release_lock, from lockExpiry on,
+   * the ad-side unlock never made): verified and final. The amount is back in the ad on chain.
+   */
+  | { type: 'LOCK_RELEASED' };
 
 /** The timers of a trade, named by the event each delivers when it fires. */
 export type TimerEvent = 'RESERVATION_EXPIRED' | 'LOCK_WINDOW_CLOSED';
@@ -49,6 +54,8 @@ export type TradeCommand =
   | { type: 'RESERVATION_TO_LOCK' }
   /** The lock leaves the ad: paid to the Bridger. */
   | { type: 'PAY_OUT_LOCK' }
+  /** The lock goes back to the ad's available balance (to its Maker if the ad is closed, as the contract does). */
+  | { type: 'RETURN_LOCK' }
   /** Start the timer that delivers `event` at its deadline (the reservation's expiry, the order's lock deadline). */
   | { type: 'ARM_TIMER'; event: TimerEvent }
   /** Stop that timer: the state it guarded is over. */
@@ -142,6 +149,14 @@ function decide(state: TradeState, event: TradeEvent): Transition {
       if (next.bridgerClaimed && next.adCreatorClaimed) next.status = 'SETTLED';
       return event.side === 'ad' ? go(next, { type: 'PAY_OUT_LOCK' }) : go(next);
     }
+
+    case 'LOCK_RELEASED':
+      // The contract releases only a lock never unlocked on the ad side, and only once: the trade
+      // ends and its lock goes back to the ad. After the Bridger's unlock nothing is left to release.
+      if (state.status === 'LOCKED' && !state.bridgerClaimed) return go({ ...state, status: 'EXPIRED' }, { type: 'RETURN_LOCK' });
+      if (state.status === 'EXPIRED') return refuse('the trade already ended', true);
+      if (state.status === 'LOCKED' || state.status === 'SETTLED') return refuse('the ad-side unlock is confirmed: the lock was paid to the Bridger, not released');
+      return refuse('the lock is not confirmed: there is no lock to release');
   }
 }
 
@@ -155,7 +170,9 @@ export type ConfirmationKind = 'deposit-or-lock' | 'unlock';
 export type TradeAction =
   | { name: 'createOrder'; side: 'order' }
   | { name: 'lockForOrder'; side: 'ad' }
-  | { name: 'unlock'; side: UnlockSide };
+  | { name: 'unlock'; side: UnlockSide }
+  /** AdManager.releaseLock: the Maker's lock back to the ad after lockExpiry (no relayer request). */
+  | { name: 'releaseLock'; side: 'ad' };
 
 /** Which action a transaction reported now must be, or why none is awaited (a conflict with the state). */
 export type AwaitedAction = { ok: true; action: TradeAction } | { ok: false; reason: string };
@@ -164,12 +181,15 @@ export type AwaitedAction = { ok: true; action: TradeAction } | { ok: false; rea
  * The action a transaction not yet recorded, reported through `kind`, must be in `state`:
  * `/confirm` takes the deposit until it is confirmed, the lock after (on an EXPIRED trade too, by
  * whether it was deposited, so that a real late deposit or lock is told apart from a wrong
- * transaction: the machine then refuses it as late, 409, not as foreign, 422); `/unlock/confirm` takes the
+ * transaction: the machine then refuses it as late, 409, not as foreign, 422), then on a LOCKED
+ * trade whose ad-side unlock is not confirmed the lock's release (the Maker reports its
+ * releaseLock after lockExpiry; the contract refuses it earlier); `/unlock/confirm` takes the
  * ad-side unlock, then the order-side one (the order in which `unlockDue` hands them out), and
  * only on a LOCKED trade.
  */
 export function awaitedAction(state: TradeState, kind: ConfirmationKind): AwaitedAction {
   if (kind === 'deposit-or-lock') {
+    if (state.status === 'LOCKED' && !state.bridgerClaimed) return { ok: true, action: { name: 'releaseLock', side: 'ad' } };
     const deposited = state.status !== 'PENDING' && !(state.status === 'EXPIRED' && state.proof === 'none');
     return deposited ? { ok: true, action: { name: 'lockForOrder', side: 'ad' } } : { ok: true, action: { name: 'createOrder', side: 'order' } };
   }
@@ -192,6 +212,7 @@ export function recordedActionFits(action: TradeAction['name'], kind: Confirmati
 export function eventOf(action: TradeAction): TradeEvent {
   if (action.name === 'createOrder') return { type: 'DEPOSIT_CONFIRMED' };
   if (action.name === 'lockForOrder') return { type: 'LOCK_CONFIRMED' };
+  if (action.name === 'releaseLock') return { type: 'LOCK_RELEASED' };
   return { type: 'UNLOCK_CONFIRMED', side: action.side };
 }
 

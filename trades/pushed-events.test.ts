@@ -43,6 +43,12 @@ describe('events a trade publishes', () => {
     expect(events[1]!.data).toMatchObject({ reason: 'lock_window', status: 'EXPIRED', unlockDue: null });
     expect(tradeEventsOf(trade, INITIAL_STATE, { ...INITIAL_STATE, status: 'EXPIRED' }, { type: 'RESERVATION_EXPIRED' })[1]!.data)
       .toMatchObject({ reason: 'reservation' });
+    // A released lock: LOCKED to EXPIRED, nothing due any more.
+    const locked: TradeState = { ...INITIAL_STATE, status: 'LOCKED', proof: 'ready' };
+    const released = tradeEventsOf(trade, locked, { ...locked, status: 'EXPIRED' }, { type: 'LOCK_RELEASED' });
+    expect(released.map((e) => e.type)).toEqual(['trade.status_changed', 'trade.expired']);
+    expect(released[1]!.data).toMatchObject({ reason: 'lock_released', status: 'EXPIRED', unlockDue: null });
+    expect(released[0]!.data).toMatchObject({ previousStatus: 'LOCKED', status: 'EXPIRED' });
   });
 
   it('publishes nothing for a proof that finishes on an expired trade', () => {

@@ -30,6 +30,13 @@ export function tradeSnapshot(trade: TradeIdentity, state: TradeState): TradeSna
   };
 }
 
+/** Why a trade expired, as `trade.expired` says it. */
+function expiryReason(event: TradeEvent): 'reservation' | 'lock_window' | 'lock_released' {
+  if (event.type === 'RESERVATION_EXPIRED') return 'reservation';
+  if (event.type === 'LOCK_RELEASED') return 'lock_released';
+  return 'lock_window';
+}
+
 /**
  * What a transition publishes, in order: the status change (and why it expired), the proof, the
  * claims, then whose unlock is now due. Pure: the caller writes these in the transaction that
@@ -41,7 +48,7 @@ export function tradeEventsOf(trade: TradeIdentity, before: TradeState, after: T
   if (after.status !== before.status) {
     events.push({ type: 'trade.status_changed', data: { ...snapshot, previousStatus: before.status } });
     if (after.status === 'EXPIRED') {
-      events.push({ type: 'trade.expired', data: { ...snapshot, reason: event.type === 'RESERVATION_EXPIRED' ? 'reservation' : 'lock_window' } });
+      events.push({ type: 'trade.expired', data: { ...snapshot, reason: expiryReason(event) } });
     }
   }
   if (after.proof === 'ready' && before.proof !== 'ready' && !isTerminal(after)) events.push({ type: 'trade.proof_ready', data: snapshot });

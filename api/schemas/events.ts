@@ -43,8 +43,8 @@ export const pushedEventSchemas = [
     'TradeUnlockDueEvent', 'The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER), then the order side (unlockDue BRIDGER; the Maker may ask too).'),
   envelope('trade.claimed', z.object({ ...tradeSnapshot, side }),
     'TradeClaimedEvent', "One side's unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed)."),
-  envelope('trade.expired', z.object({ ...tradeSnapshot, reason: z.enum(['reservation', 'lock_window']) }),
-    'TradeExpiredEvent', '`reservation`: no deposit was confirmed in time; `lock_window`: no lock in time (the amount went back to the ad; the Bridger refunds on chain after the refund time).'),
+  envelope('trade.expired', z.object({ ...tradeSnapshot, reason: z.enum(['reservation', 'lock_window', 'lock_released']) }),
+    'TradeExpiredEvent', '`reservation`: no deposit was confirmed in time; `lock_window`: no lock in time (the amount went back to the ad; the Bridger refunds on chain after the refund time); `lock_released`: the Maker\'s lock was released on chain after its lock expiry, the ad-side unlock never made (the amount is back in the ad; the Bridger refunds its deposit on chain after the refund time).'),
   envelope('ad.confirmed', z.object({
     adId: z.string().uuid(), action: z.enum(['createAd', 'fundAd', 'withdrawFromAd', 'closeAd']), txHash: z.string(),
     status: z.enum(AD_STATUSES), poolAmount: amountOut, availableAmount: amountOut,

@@ -52,3 +52,16 @@ export const EVENT_OF_ACTION = {
   lockForOrder: 'OrderLocked',
   unlock: 'OrderUnlocked',
 } as const satisfies Record<string, BridgeEventName>;
+
+/**
+ * Which event proves each timeout happened (chains/evm/call-args.ts `TimeoutAction`): calls anyone
+ * may make after an order's time is up, with no relayer request, so their events carry no reqHash
+ * (on Soroban only two topics: the name and the orderHash).
+ */
+export const EVENT_OF_TIMEOUT = {
+  refund: 'OrderRefunded',
+  releaseLock: 'LockReleased',
+} as const satisfies Record<string, BridgeEventName>;
+
+/** The events no relayer request causes: no reqHash among their arguments or topics. */
+export const TIMEOUT_EVENTS: ReadonlySet<BridgeEventName> = new Set(Object.values(EVENT_OF_TIMEOUT));

@@ -1,5 +1,5 @@
 import { StrKey, scValToNative, xdr } from '@stellar/stellar-sdk';
-import type { BridgeEventName } from '../evm/abi.ts';
+import { TIMEOUT_EVENTS, type BridgeEventName } from '../evm/abi.ts';
 
 /**
  * How a Stellar AdManager/OrderPortal reports what the service checks (chains/README.md):
@@ -8,6 +8,8 @@ import type { BridgeEventName } from '../evm/abi.ts';
  *   topic 1: BytesN<32>, the request hash (reqHash) the relayer signed
  *   topic 2: BytesN<32>, the adId (Ad* events) or the orderHash (Order* events)
  *   data:    Map of Symbol -> value for the remaining fields (amounts as i128, tree values as U256)
+ * The timeouts (OrderRefunded, LockReleased) answer no relayer request: topics `[Symbol(name),
+ * BytesN<32> orderHash]` only, and so no reqHash among their arguments.
  */
 export interface DecodedStellarEvent {
   contractId: string;
@@ -32,14 +34,17 @@ export function decodeBridgeEvent(event: xdr.ContractEvent): DecodedStellarEvent
 
 /** `decodeBridgeEvent` for an event already split into contract, topics and data (as `getEvents` returns it). */
 export function decodeBridgeTopics(contractId: string, topics: xdr.ScVal[], data: xdr.ScVal): DecodedStellarEvent | null {
-  const [name, reqHash, key] = topics;
-  if (!name || !reqHash || !key || name.switch() !== xdr.ScValType.scvSymbol()) return null;
-  if (reqHash.switch() !== xdr.ScValType.scvBytes() || key.switch() !== xdr.ScValType.scvBytes()) return null;
+  const [name] = topics;
+  if (!name || name.switch() !== xdr.ScValType.scvSymbol()) return null;
   const eventName = name.sym().toString();
-  const args: Record<string, string> = {
-    reqHash: `0x${reqHash.bytes().toString('hex')}`,
-    [keyTopicName(eventName)]: `0x${key.bytes().toString('hex')}`,
-  };
+  const timeout = TIMEOUT_EVENTS.has(eventName as BridgeEventName);
+  // A timeout's two topics, a request's three: any other count is not one of these events.
+  const [reqHash, key] = timeout ? [undefined, topics[1]] : [topics[1], topics[2]];
+  if (timeout ? topics.length !== 2 : topics.length < 3) return null;
+  if (!key || key.switch() !== xdr.ScValType.scvBytes()) return null;
+  if (!timeout && (!reqHash || reqHash.switch() !== xdr.ScValType.scvBytes())) return null;
+  const args: Record<string, string> = { [keyTopicName(eventName)]: `0x${key.bytes().toString('hex')}` };
+  if (reqHash) args.reqHash = `0x${reqHash.bytes().toString('hex')}`;
   if (data.switch() === xdr.ScValType.scvMap()) {
     for (const entry of data.map() ?? []) {
       if (entry.key().switch() !== xdr.ScValType.scvSymbol()) continue;

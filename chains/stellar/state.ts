@@ -1,5 +1,5 @@
 import { rpc, xdr } from '@stellar/stellar-sdk';
-import type { BridgeEventName } from '../evm/abi.ts';
+import { TIMEOUT_EVENTS, type BridgeEventName } from '../evm/abi.ts';
 import { RpcUnavailableError } from '../errors.ts';
 import { scanStellarEvents } from './event-scan.ts';
 
@@ -27,7 +27,10 @@ export async function findStellarEventTransaction(
   const back = Math.ceil(Math.max(0, now - since.getTime()) / 1000 / SECONDS_PER_LEDGER) + MARGIN_LEDGERS;
   const fromLedger = Math.max(1, latest - back);
   const bytes = (hex: string | undefined) => (hex ? xdr.ScVal.scvBytes(Buffer.from(hex.replace(/^0x/, ''), 'hex')).toXDR('base64') : '*');
-  const topic = [xdr.ScVal.scvSymbol(event).toXDR('base64'), bytes(topics.reqHash), bytes(topics.key)];
+  // A timeout's event has no reqHash topic: `[name, orderHash]` (chains/stellar/events.ts).
+  const topic = TIMEOUT_EVENTS.has(event)
+    ? [xdr.ScVal.scvSymbol(event).toXDR('base64'), bytes(topics.key)]
+    : [xdr.ScVal.scvSymbol(event).toXDR('base64'), bytes(topics.reqHash), bytes(topics.key)];
   const filters: rpc.Api.EventFilter[] = [{ type: 'contract', contractIds: [contractId], topics: [topic] }];
   let found: string | undefined;
   const outcome = await scanStellarEvents(server, { filters, fromLedger, toLedger: latest, pageSize: 100 }, (match) => {
