@@ -64,17 +64,31 @@ async function releaseLock(key: string, orderParams: any): Promise<string> {
   return mined(devnet.contract(AD_CHAIN, 'adManager', key).getFunction(functionName)(...args));
 }
 
-describe("a Maker's lock released on chain after lockExpiry", () => {
-  it('ends the trade EXPIRED with the amount back in the books, zero drift, and the Maker withdraws the whole ad', async () => {
-    const created = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken);
-    await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
-    const adTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
-    expect((await call(service, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
-    const adId: string = created.body.adId;
+/** An ad of `amount` created and confirmed; its id. */
+async function confirmedAd(amount: bigint): Promise<string> {
+  const created = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: amount.toString() }, makerToken);
+  await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', amount);
+  const adTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
+  expect((await call(service, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+  return created.body.adId;
+}
 
+describe("a Maker's lock released on chain after lockExpiry", () => {
+  // One flow: every lock is made before anvil's clock moves past lockExpiry (after it, the contract refuses new locks of orders the service times by its own clock).
+  it('ends the trade EXPIRED with the amount back in the books (a closed ad\'s paid to the Maker), zero drift, and the Maker withdraws the whole ad', async () => {
+    const adId = await confirmedAd(1000n);
     const released = await lockedTrade(adId, 100n);
     const other = await lockedTrade(adId, 50n);
     expect(await books(adId)).toMatchObject({ availableAmount: '850', lockedAmount: '150' });
+
+    // A second ad, closed while a trade's lock is on it: the close pays out the rest, the lock stays in the contract.
+    const closedAdId = await confirmedAd(300n);
+    const onClosed = await lockedTrade(closedAdId, 30n);
+    const close = await call(service, 'POST', `/v1/ads/${closedAdId}/close`, { to: maker.address }, makerToken);
+    expect(close.status).toBe(200);
+    const closeTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'closeAd', close.body);
+    expect((await call(service, 'POST', `/v1/ads/${closedAdId}/confirm`, { txHash: closeTx }, makerToken)).status).toBe(200);
+    expect(await books(closedAdId)).toMatchObject({ status: 'CLOSED', availableAmount: '0', lockedAmount: '30' });
     // The ad-side unlock the Maker was handed (it pays the Bridger) but never sent before the lock expired.
     const unsentUnlock = await eventually('the proof', () =>
       call(service, 'POST', `/v1/trades/${released.tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, released.orderHash) }, makerToken), (r) => r.status !== 409);
@@ -93,15 +107,29 @@ describe("a Maker's lock released on chain after lockExpiry", () => {
     expect(await trade(other.tradeId)).toMatchObject({ status: 'LOCKED' });
     expect(await books(adId)).toMatchObject({ availableAmount: '850', lockedAmount: '150' });
 
-    // The audit finds the release by order hash and delivers it: a repair, not a drift.
+    // The lock on the closed ad released too: the contract pays it to the Maker, the ad keeping nothing.
+    const makerBeforeClosedRelease = await devnet.balanceOf(AD_CHAIN, maker.address);
+    const closedReleaseTx = await releaseLock(bridgerKey!.privateKey, onClosed.orderParams);
+    expect(await devnet.balanceOf(AD_CHAIN, maker.address)).toBe(makerBeforeClosedRelease + 30n);
+
+    // The audit finds each release by order hash and delivers it: repairs, not drifts.
     const report = await service.container.runAudit();
-    expect(report).toMatchObject({ drifts: [], unchecked: 0, repairs: [{ kind: 'trade', subject: released.tradeId, txHash: releaseTx }] });
+    expect(report).toMatchObject({ drifts: [], unchecked: 0 });
+    expect(report.repairs).toHaveLength(2);
+    expect(report.repairs).toEqual(expect.arrayContaining([
+      { kind: 'trade', subject: released.tradeId, txHash: releaseTx }, { kind: 'trade', subject: onClosed.tradeId, txHash: closedReleaseTx },
+    ]));
+    // The closed ad's lock left it, paid to its Maker: nothing locked, everything funded paid out.
+    expect(await trade(onClosed.tradeId)).toMatchObject({ status: 'EXPIRED' });
+    expect(await books(closedAdId)).toMatchObject({ status: 'CLOSED', availableAmount: '0', lockedAmount: '0' });
+    expect(await service.knex('ads').where({ id: closedAdId }).first('paid_out_amount')).toEqual({ paid_out_amount: '300' });
     expect(await trade(released.tradeId)).toMatchObject({ status: 'EXPIRED', bridgerClaimed: false });
     expect(await books(adId)).toMatchObject({ availableAmount: '950', lockedAmount: '50' });
     const chainState = createChainStateReader();
     const adChainRef = { kind: 'EVM' as const, chainId: AD_CHAIN, rpcUrl: service.devnet!.rpcUrls[AD_CHAIN]! };
     const adManager = service.devnet!.deployments[AD_CHAIN]!.adManager;
     expect(await chainState.ad(adChainRef, adManager, adId)).toMatchObject({ available: 950n, locked: 50n });
+    expect(await chainState.ad(adChainRef, adManager, closedAdId)).toMatchObject({ available: 0n, locked: 0n, closed: true });
     // Its stream replays to the end and why, then closes (the body ends); read again from its last event it answers 204.
     const pushed = await service.knex('pushed_events').where({ trade_id: released.tradeId }).orderBy('trade_seq').select('type', 'data');
     expect(pushed.slice(-2)).toEqual([
