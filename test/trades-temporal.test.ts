@@ -19,7 +19,8 @@ import { start, type RunningService } from '../entrypoints/service.ts';
 import type { TemporalOrchestrator } from '../workflows/temporal/client.ts';
 import { tradeWorkflowId } from '../workflows/temporal/workflows.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
-import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './support/devnet-client.ts';
+import { evmTimeoutCall } from '../chains/evm/call-args.ts';
+import { AD_CHAIN, devnetClient, eventually, mined, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { expectWholeTradeSteps, stepName } from './support/pushed-stream.ts';
 import { startServiceProcess, startTemporalDevServer, stopped, type ServiceProcess } from './support/temporal-stack.ts';
 import type { TestService } from './support/service.ts';
@@ -231,5 +232,47 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     // SIGTERM stops a worker and a prover gracefully (exit 0).
     expect(await killed(worker.child, 'SIGTERM')).toBe(0);
     expect(await killed(survivor.child, 'SIGTERM')).toBe(0);
+  }, 300_000);
+
+  // Last: anvil's ad chain clock ends hours ahead of the service's.
+  it("ends a LOCKED trade EXPIRED when the Maker reports its lock released after lockExpiry: the workflow closes its state, the amount is back in the ad", async () => {
+    const worker = await startProcess('worker');
+    const prover = await startProcess('prover');
+    const makerToken = (await loginEvm(api, maker)).body.tokens.access;
+    const bridgerToken = (await loginEvm(api, bridger)).body.tokens.access;
+    const routes = await call(api, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+    const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+    const ad = await call(api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '500' }, makerToken);
+    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 500n);
+    const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
+    expect((await call(api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+    const adId: string = ad.body.adId;
+
+    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const created = await call(api, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+    const { tradeId, reqContractDetails: order } = created.body;
+    const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+    const lock = await call(api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+    const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    expect((await call(api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '400', lockedAmount: '100' });
+
+    // No ad-side unlock before lockExpiry: the Maker takes the lock back on chain and reports it through /confirm.
+    const adChain = chain.provider(AD_CHAIN);
+    const now = (await adChain.getBlock('latest'))!.timestamp;
+    await adChain.send('evm_increaseTime', [Number(lock.body.orderParams.lockExpiry) - now + 1]);
+    await adChain.send('evm_mine', []);
+    const { functionName, args } = evmTimeoutCall('releaseLock', lock.body.orderParams);
+    const releaseTx = await mined(chain.contract(AD_CHAIN, 'adManager', makerKey!.privateKey).getFunction(functionName)(...args));
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: releaseTx }, makerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
+    expect((await call(api, 'GET', `/v1/trades/${tradeId}`)).body).toMatchObject({ status: 'EXPIRED', bridgerClaimed: false });
+    expect((await call(api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '500', lockedAmount: '0' });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: releaseTx }, makerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
+    expect(await eventually('indexed EXPIRED', () => listWorkflows(`TradeStatus='EXPIRED' AND AdId='${adId}'`), (ids) => ids.length > 0, 15_000)).toEqual([tradeWorkflowId(tradeId)]);
+    expect(await service.container.runAudit()).toMatchObject({ drifts: [], repairs: [] });
+
+    await killed(worker.child, 'SIGTERM');
+    await killed(prover.child, 'SIGTERM');
   }, 300_000);
 });
