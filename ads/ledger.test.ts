@@ -3,18 +3,7 @@ import { InsufficientLiquidityError } from './errors.ts';
 import {
   LedgerInvariantError, ZERO_BALANCES, applyOperation, applyOperations, available, fits, type AdBalances, type LedgerOperation,
 } from './ledger.ts';
-
-/** mulberry32: a seeded generator, so a failing sequence can be replayed from its printed seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as random } from '../test/support/seeded-random.ts';
 
 const sum = (b: AdBalances) => available(b) + b.reserved + b.locked + b.withdrawing + b.paidOut;
 

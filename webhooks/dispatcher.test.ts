@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { retryDelayMs } from './dispatcher.ts';
-
-/** mulberry32: a seeded generator, so a failing sequence can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as seeded } from '../test/support/seeded-random.ts';
 
 const settings = { retryBaseSeconds: 2, retryMaxSeconds: 30 };
 

@@ -11,22 +11,13 @@ import { compileSolidity } from '../../contracts/evm/compile.ts';
 import { expectedPublicSignals, type CircuitInput } from '../proof-input.ts';
 import { toSolidityCallArgs } from '../solidity.ts';
 import { NativeProver, NativeProverError } from './client.ts';
+import { seededRandom as seeded } from '../../test/support/seeded-random.ts';
 
 interface WitnessCalculator { calculateWTNSBin(input: CircuitInput, sanityCheck: boolean): Promise<Uint8Array> }
 
 // anvil's well-known development account 0.
 const DEV_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const binary = inject('nativeProver');
-
-/** mulberry32: a small seeded PRNG, so a failing random tree can be replayed from the printed seed. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 describe('native Groth16 prover (relayer-groth16) against snarkjs and Verifier.sol', () => {
   const vkey = JSON.parse(readFileSync(artifacts.verificationKey, 'utf8')) as Record<string, unknown>;
