@@ -1,11 +1,11 @@
 import { uuidToBytes32 } from './address.ts';
 import { EVENT_OF_ACTION } from './evm/abi.ts';
 import type { BridgeEventName } from './evm/abi.ts';
-import { evmAdState, evmAuthTokenSpent, evmBlockAtOrAfter, evmOrderState, findEvmEventTransaction, type EvmAdState, type EventTopics } from './evm/state.ts';
+import { evmAdState, evmAuthTokenSpent, evmBlockAtOrAfter, evmFinalTime, evmOrderState, findEvmEventTransaction, type EvmAdState, type EventTopics } from './evm/state.ts';
 import { RpcUnavailableError } from './errors.ts';
 import type { ActionName } from './request-schema.ts';
 import { findStellarEventTransaction } from './stellar/state.ts';
-import { stellarAdState, stellarOrderState } from './stellar/views.ts';
+import { stellarAdState, stellarLatestTime, stellarOrderState } from './stellar/views.ts';
 import { cachedChainClients, defaultChainClients, type ChainClientFactory, type VerifiableChain } from './verify.ts';
 
 /** A relayer request as the chain knows it. */
@@ -42,6 +42,12 @@ export interface ChainStateReader {
   ad(chain: VerifiableChain, adManager: string, adId: string): Promise<OnChainAd | undefined>;
   /** An order's state number on a contract (chains/evm/state.ts `evmOrderState`; Stellar: `order_state`, numbered alike). */
   orderState(chain: VerifiableChain, contract: string, orderHash: string): Promise<number | undefined>;
+  /**
+   * The chain's time, unix seconds, as its contracts compare deadlines with it: EVM the timestamp of
+   * the newest block `chain.confirmations` deep (no later block is stamped earlier), Stellar the
+   * latest ledger's close time (ledgers are final).
+   */
+  finalTime(chain: VerifiableChain): Promise<bigint | undefined>;
 }
 
 /** A reader whose RPC clients come from `clients`, one per endpoint for the life of the reader. */
@@ -85,6 +91,10 @@ export function createChainStateReader(clients: ChainClientFactory = defaultChai
     async orderState(chain, contract, orderHash) {
       if (chain.kind === 'STELLAR') return soft(() => stellarOrderState(client.stellar(chain.rpcUrl), contract, orderHash));
       return soft(() => evmOrderState(client.evm(chain.rpcUrl), contract, orderHash));
+    },
+    async finalTime(chain) {
+      if (chain.kind === 'STELLAR') return soft(() => stellarLatestTime(client.stellar(chain.rpcUrl)));
+      return soft(() => evmFinalTime(client.evm(chain.rpcUrl), chain.confirmations));
     },
   };
 }

@@ -57,6 +57,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ METRICS_ON_API_PORT: 'yes' })).toThrow(/METRICS_ON_API_PORT: must be true or false \(received 'yes'\)/);
   });
 
+  it('places lockExpiry ORDER_LOCK_EXPIRY_SECONDS after creation, and refuses one that leaves no time to lock a deposit made at its deadline', () => {
+    expect(loadConfig({}).ORDER_LOCK_EXPIRY_SECONDS).toBe(21_600);
+    expect(loadConfig({ TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660' }).ORDER_LOCK_EXPIRY_SECONDS).toBe(3_660);
+    expect(() => loadConfig({ ORDER_LOCK_EXPIRY_SECONDS: '3700' })).toThrow(/ORDER_LOCK_EXPIRY_SECONDS: must exceed the deposit request's TTL \(600 s\) plus 3600 s/);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '' }).PORT).toBe(3000);
   });

@@ -150,6 +150,13 @@ export const configSchema = z.object({
    * deposit can happen, so nothing is held for free any longer.
    */
   TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(600),
+  /**
+   * Seconds from a trade's creation to its order's lockExpiry (the Bridger's last second to unlock
+   * the ad side); the Maker's lock is accepted until an hour before it (the contracts' minimum unlock
+   * window), the lock window's timer fires then. refundTime follows 6 h later. Must exceed the
+   * deposit request's TTL plus that hour (checked at start).
+   */
+  ORDER_LOCK_EXPIRY_SECONDS: intFromEnv(3_601, 29 * 86_400).default(6 * 3_600),
   /** Open unfunded reservations (trades awaiting their deposit) one wallet may hold, on all ads together. */
   MAX_OPEN_RESERVATIONS_PER_WALLET: intFromEnv(1, 10_000).default(3),
   /** Open unfunded reservations one ad may carry, from all wallets together. */
@@ -199,6 +206,12 @@ export const configSchema = z.object({
   /** Task queue of `generateProof` (the `prover` processes). */
   TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
 }).superRefine((config, ctx) => {
+  // The contracts refuse a lock with less than an hour left before lockExpiry (chains/timing.ts
+  // HTLC_LIMITS): a deposit made at its request's deadline must still leave room to lock.
+  const depositTtl = Math.min(config.SIGNED_REQUEST_TTL_SECONDS, config.TRADE_RESERVATION_TTL_SECONDS);
+  if (config.ORDER_LOCK_EXPIRY_SECONDS <= depositTtl + 3_600) {
+    ctx.addIssue({ code: 'custom', path: ['ORDER_LOCK_EXPIRY_SECONDS'], message: `must exceed the deposit request's TTL (${depositTtl} s) plus 3600 s` });
+  }
   if (config.METRICS_ON_API_PORT && config.METRICS_PORT !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['METRICS_ON_API_PORT'], message: 'must not be true when METRICS_PORT is set: /metrics is served on one port' });
   }
@@ -284,3 +297,4 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return parsed.data;
 }
+

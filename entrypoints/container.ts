@@ -10,6 +10,7 @@ import { createChainStateReader, type ChainStateReader } from '../chains/state.t
 import { createOrderChainReader } from '../chains/order-chain.ts';
 import { cachedChainClients, createTransactionVerifier, type TransactionVerifier } from '../chains/verify.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
+import { DEFAULT_ORDER_TIMING } from '../chains/timing.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { pushMetrics } from '../webhooks/metrics.ts';
@@ -129,7 +130,10 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     return pool;
   };
   const orderChainReader = createOrderChainReader(clients);
-  const activities = createActivities({ knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar, orderChainReader });
+  const activities = createActivities({
+    knex, registryCache, verifier, merkleStore, prover, evmClient: clients.evm, stellarClient: clients.stellar, orderChainReader,
+    chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS,
+  });
   const trades = tradeMetrics(metrics, knex);
   const audited = auditMetrics(metrics);
   const audit = createAudit({
@@ -192,6 +196,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS,
       maxOpenReservationsPerWallet: config.MAX_OPEN_RESERVATIONS_PER_WALLET,
       maxOpenReservationsPerAd: config.MAX_OPEN_RESERVATIONS_PER_AD,
+      orderTiming: { ...DEFAULT_ORDER_TIMING, lockExpirySeconds: config.ORDER_LOCK_EXPIRY_SECONDS },
     },
   }));
   const tradeStarts = createTradeStarts({

@@ -19,8 +19,11 @@ import { buildProofInput } from '../prover/proof-input.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle-errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 import {
-  awaitedAction, eventOf, followUpsOf, recordedActionFits, transition, type TradeAction, type TradeCommand, type TradeState, type UnlockSide,
+  LOCK_WINDOW_RECHECK_MAX_SECONDS, awaitedAction, eventOf, followUpsOf, lockWindowVerdict, recordedActionFits, transition,
+  type LockWindowReading, type TradeAction, type TradeCommand, type TradeEvent, type TradeState, type UnlockSide,
 } from './lifecycle.ts';
+import { lockDeadline } from '../chains/timing.ts';
+import type { ChainStateReader } from '../chains/state.ts';
 import { depositOnChain } from './reservation-expiry.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
 import { tradeEventsOf } from './pushed-events.ts';
@@ -38,7 +41,17 @@ export interface ActivityDeps {
   stellarClient: (rpcUrl: string) => rpc.Server;
   /** Asks the order chain whether a deposit happened before its reservation is given back. */
   orderChainReader?: OrderChainReader;
+  /**
+   * Asks the ad chain, when a lock window's timer fires, whether the order is locked and what time
+   * the chain has reached (`lockWindowOnChain`). Without it the window closes on this service's clock.
+   */
+  chainState?: ChainStateReader;
+  /** SIGNED_REQUEST_TTL_SECONDS: bounds how far back a lock nobody reported is looked for. */
+  signedRequestTtlSeconds?: number;
 }
+
+/** How much earlier than the trade's creation a lock's event is looked for: clock skew between this service and the chain. */
+const LOCK_SEARCH_GRACE_SECONDS = 300;
 
 /** The machine's view of a stored trade. */
 export function stateOf(trade: Pick<TradeLifecycleRecord, 'status' | 'proofState' | 'bridgerClaimed' | 'adCreatorClaimed'>): TradeState {
@@ -84,6 +97,102 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   const toRef = (v: VerifiedAction): ChainEventRef => ({
     chainId: v.chainId, txHash: v.txHash, logIndex: v.logIndex, block: v.block, blockHash: v.blockHash, event: v.event, args: v.args,
   });
+
+  /** Applies `event` to the stored trade in one database transaction: the machine, the balance changes, the chain event, the pushed events. */
+  async function applyInTransaction(tradeId: string, event: TradeEvent, chainEvent?: ChainEventRef): Promise<AppliedEvent> {
+    return knex.transaction(async (trx) => {
+      const trade = await lockTrade(trx, tradeId);
+      if (!trade) throw new TradeNotFoundError(tradeId);
+      const result = transition(stateOf(trade), event);
+      if (!result.ok) {
+        if (result.duplicate) return { state: stateOf(trade), followUps: [], duplicate: true };
+        if (result.stale) return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
+        throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
+      }
+      if (chainEvent) {
+        try {
+          await recordChainEvent(trx, { ...chainEvent, subjectKind: 'trade', subjectId: tradeId });
+        } catch (error) {
+          if (error instanceof ChainEventTakenError) throw new TradeTransactionMismatchError(error.message);
+          throw error;
+        }
+      }
+      // The ad's ledger is in the ad token's units: the order's adAmount, not the deposit.
+      if (result.commands.some((command) => command.type in BALANCE_COMMANDS)) {
+        await changeLockedAd(trx, trade.adId, (ad) => ({
+          balances: applyOperations(balancesOf(ad), ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.baseStatus === 'CLOSED')),
+        }));
+      }
+      // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
+      const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
+        ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
+        : undefined;
+      if (leaf && chainEvent?.args.leaf !== undefined && BigInt(chainEvent.args.leaf) !== BigInt(leaf.leaf)) {
+        throw new TradeTransactionMismatchError(`${chainEvent.txHash} deposited a leaf that is not this order's`);
+      }
+      const { state } = result;
+      await saveTradeState(trx, tradeId, { status: state.status, proofState: state.proof, bridgerClaimed: state.bridgerClaimed, adCreatorClaimed: state.adCreatorClaimed }, leaf);
+      // Published in the same transaction: nothing is announced that did not commit (architecture.md "Pushed status").
+      await appendPushedEvents(trx, {
+        tradeId, adId: trade.adId, recipients: [trade.adCreatorAddress, trade.bridgerAddress],
+        events: tradeEventsOf({ tradeId, adId: trade.adId }, stateOf(trade), state, event),
+      });
+      const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
+      return { state, followUps: followUpsOf(result.commands, deadlines), duplicate: false };
+    });
+  }
+
+  /**
+   * The lock window's timer decided by the ad chain (lifecycle.ts `lockWindowVerdict`), or
+   * undefined to let the machine apply LOCK_WINDOW_CLOSED (the window closed with no lock, the
+   * chain cannot be asked, or the trade is no longer DEPOSITED: then the timer is stale). The
+   * chain's time is read before the order's state: once a final block is stamped past the lock
+   * deadline, any lock is in an earlier block, so the state read after it shows it. A lock on chain
+   * is delivered as LOCK_CONFIRMED with its verified OrderLocked event (found by order hash); a lock
+   * whose event cannot be found, verified or is not final yet keeps the trade DEPOSITED and the
+   * window is looked at again (the audit reports it if it stays so). An ad chain that does not
+   * answer throws `RpcUnavailableError`: the timer is retried, nothing expires on a guess.
+   */
+  async function lockWindowOnChain(tradeId: string, chainState: ChainStateReader): Promise<AppliedEvent | undefined> {
+    const trade = await findTradeLifecycle(knex, tradeId);
+    if (!trade) throw new TradeNotFoundError(tradeId);
+    const state = stateOf(trade);
+    if (state.status !== 'DEPOSITED') return undefined;
+    // Not `chain()`: a chain with no RPC URL is one this service cannot ask (as for a reservation), not an outage to retry.
+    const registered = await deps.registryCache.chain(trade.adChainId);
+    const adChain = registered?.rpcUrl ? { ...registered, rpcUrl: registered.rpcUrl } : undefined;
+    const adManager = trade.orderParams.adManager;
+    let reading: LockWindowReading = { readable: false };
+    if (adChain) {
+      const chainTime = await chainState.finalTime(adChain);
+      const orderState = chainTime === undefined ? undefined : await chainState.orderState(adChain, adManager, trade.orderHash);
+      if (chainTime === undefined || orderState === undefined) throw new RpcUnavailableError(`chain ${adChain.chainId} cannot be read: the lock window of trade ${tradeId} is decided later`);
+      // AdManager: 0 None, 1 Locked, 2 Unlocked, 3 Released: anything but None was locked.
+      reading = { readable: true, locked: orderState !== 0, chainTime };
+    }
+    const verdict = lockWindowVerdict(state, reading, BigInt(lockDeadline(trade.orderParams)));
+    const later = (seconds: number): AppliedEvent => ({
+      state, duplicate: false, stale: true,
+      followUps: [{ type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED', at: new Date(Date.now() + seconds * 1000).toISOString(), again: true }],
+    });
+    if (verdict.do === 'close') return undefined;
+    if (verdict.do === 'wait') return later(verdict.seconds);
+    const since = new Date(trade.reservationExpiresAt.getTime() - ((deps.signedRequestTtlSeconds ?? 86_400) + LOCK_SEARCH_GRACE_SECONDS) * 1000);
+    const txHash = await chainState.findEventTransaction(adChain!, { contractAddress: adManager, event: 'OrderLocked', topics: { key: trade.orderHash }, since });
+    if (!txHash) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
+    let verified: VerifiedAction;
+    try {
+      verified = await verifyOn(adChain!, 'ad', adManager, 'lockForOrder', txHash, {
+        orderHash: trade.orderHash, adChainId: trade.adChainId, orderChainId: trade.orderChainId, adManager, orderPortal: trade.orderParams.orderPortal,
+        orderAmount: trade.orderParams.orderAmount, adAmount: trade.orderParams.adAmount,
+      });
+    } catch (error) {
+      if (error instanceof RpcUnavailableError) throw error;
+      if (error instanceof ChainVerificationError) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
+      throw error;
+    }
+    return { ...(await applyInTransaction(tradeId, { type: 'LOCK_CONFIRMED' }, toRef(verified))), appliedAs: { type: 'LOCK_CONFIRMED' } };
+  }
 
   return {
     async verifyConfirmation({ tradeId, confirmation, state, order }): Promise<VerifiedConfirmation> {
@@ -133,6 +242,10 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     },
 
     async applyEvent({ tradeId, event, chainEvent }): Promise<AppliedEvent> {
+      if (event.type === 'LOCK_WINDOW_CLOSED' && deps.chainState) {
+        const decided = await lockWindowOnChain(tradeId, deps.chainState);
+        if (decided) return decided;
+      }
       if (event.type === 'RESERVATION_EXPIRED' && deps.orderChainReader) {
         const trade = await findTradeLifecycle(knex, tradeId);
         if (!trade) throw new TradeNotFoundError(tradeId);
@@ -143,46 +256,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
           return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
         }
       }
-      return knex.transaction(async (trx) => {
-        const trade = await lockTrade(trx, tradeId);
-        if (!trade) throw new TradeNotFoundError(tradeId);
-        const result = transition(stateOf(trade), event);
-        if (!result.ok) {
-          if (result.duplicate) return { state: stateOf(trade), followUps: [], duplicate: true };
-          if (result.stale) return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
-          throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
-        }
-        if (chainEvent) {
-          try {
-            await recordChainEvent(trx, { ...chainEvent, subjectKind: 'trade', subjectId: tradeId });
-          } catch (error) {
-            if (error instanceof ChainEventTakenError) throw new TradeTransactionMismatchError(error.message);
-            throw error;
-          }
-        }
-        // The ad's ledger is in the ad token's units: the order's adAmount, not the deposit.
-        if (result.commands.some((command) => command.type in BALANCE_COMMANDS)) {
-          await changeLockedAd(trx, trade.adId, (ad) => ({
-            balances: applyOperations(balancesOf(ad), ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.baseStatus === 'CLOSED')),
-          }));
-        }
-        // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
-        const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
-          ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
-          : undefined;
-        if (leaf && chainEvent?.args.leaf !== undefined && BigInt(chainEvent.args.leaf) !== BigInt(leaf.leaf)) {
-          throw new TradeTransactionMismatchError(`${chainEvent.txHash} deposited a leaf that is not this order's`);
-        }
-        const { state } = result;
-        await saveTradeState(trx, tradeId, { status: state.status, proofState: state.proof, bridgerClaimed: state.bridgerClaimed, adCreatorClaimed: state.adCreatorClaimed }, leaf);
-        // Published in the same transaction: nothing is announced that did not commit (architecture.md "Pushed status").
-        await appendPushedEvents(trx, {
-          tradeId, adId: trade.adId, recipients: [trade.adCreatorAddress, trade.bridgerAddress],
-          events: tradeEventsOf({ tradeId, adId: trade.adId }, stateOf(trade), state, event),
-        });
-        const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
-        return { state, followUps: followUpsOf(result.commands, deadlines), duplicate: false };
-      });
+      return applyInTransaction(tradeId, event, chainEvent);
     },
 
     async generateProof({ tradeId }): Promise<void> {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TRADE_STATUSES } from '../domain/index.ts';
 import {
-  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, isTerminal, lockDue, recordedActionFits, resume, start, transition, unlockDue,
+  INITIAL_STATE, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, awaitedAction, eventOf, followUpsOf, isTerminal, lockDue,
+  lockWindowVerdict, recordedActionFits, resume, start, transition, unlockDue,
   type TradeAction, type TradeCommand, type TradeEvent, type TradeState,
 } from './lifecycle.ts';
 
@@ -237,6 +238,42 @@ describe('which transaction a confirm must be', () => {
         if (state.status === 'EXPIRED') expect(result, JSON.stringify(state)).toMatchObject({ ok: false, duplicate: false });
         else expect(result.ok || result.duplicate, `${JSON.stringify(state)} ${kind}`).toBe(true);
       }
+    }
+  });
+});
+
+describe('the lock window decided by the ad chain (lockWindowVerdict)', () => {
+  const deposited: TradeState = { ...INITIAL_STATE, status: 'DEPOSITED', proof: 'running' };
+  const deadline = 1_000_000n;
+
+  it('delivers the lock the AdManager holds instead of expiring, whatever the chain\'s time', () => {
+    for (const chainTime of [deadline - 100n, deadline, deadline + 1n, deadline + 86_400n]) {
+      expect(lockWindowVerdict(deposited, { readable: true, locked: true, chainTime }, deadline), String(chainTime)).toEqual({ do: 'lock' });
+    }
+    // The lock then applies: the reservation becomes the lock, the trade LOCKED.
+    expect(transition(deposited, { type: 'LOCK_CONFIRMED' })).toMatchObject({ ok: true, state: { status: 'LOCKED' }, commands: expect.arrayContaining([{ type: 'RESERVATION_TO_LOCK' }]) });
+  });
+
+  it('waits while the chain\'s time is at or before the lock deadline (a lock may still be mined), for the seconds left, bounded', () => {
+    const wait = (chainTime: bigint) => lockWindowVerdict(deposited, { readable: true, locked: false, chainTime }, deadline);
+    expect(wait(deadline)).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MIN_SECONDS });
+    expect(wait(deadline - 5n)).toEqual({ do: 'wait', seconds: 6 });
+    expect(wait(deadline - 3_600n)).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MAX_SECONDS });
+  });
+
+  it('closes only once the chain\'s time is past the deadline with no lock: then the trade expires and the reservation goes back', () => {
+    expect(lockWindowVerdict(deposited, { readable: true, locked: false, chainTime: deadline + 1n }, deadline)).toEqual({ do: 'close' });
+    expect(transition(deposited, { type: 'LOCK_WINDOW_CLOSED' })).toMatchObject({ ok: true, state: { status: 'EXPIRED' }, commands: [{ type: 'RELEASE_RESERVATION' }] });
+  });
+
+  it('closes on the service\'s clock a chain it cannot ask (no RPC URL), as a reservation does', () => {
+    expect(lockWindowVerdict(deposited, { readable: false }, deadline)).toEqual({ do: 'close' });
+  });
+
+  it('leaves a trade that is not DEPOSITED to the machine, which calls the timer stale', () => {
+    for (const state of STATES.filter((s) => s.status !== 'DEPOSITED')) {
+      expect(lockWindowVerdict(state, { readable: true, locked: true, chainTime: deadline - 1n }, deadline), state.status).toEqual({ do: 'close' });
+      expect(transition(state, { type: 'LOCK_WINDOW_CLOSED' }), state.status).toMatchObject({ ok: false, stale: true });
     }
   });
 });

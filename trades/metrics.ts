@@ -115,7 +115,7 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     },
     async observe(tradeId, applied, event) {
       if (applied.duplicate || applied.stale) return;
-      events.inc({ event: event.type });
+      events.inc({ event: (applied.appliedAs ?? event).type });
       if (event.type !== 'PROOF_READY') return;
       const seconds = await secondsSinceDeposit(knex, tradeId);
       if (seconds !== undefined) depositToProof.observe(seconds);

@@ -85,8 +85,13 @@ export interface AppliedEvent {
   followUps: FollowUp[];
   /** True when the event had already been applied (a repeated confirm): nothing changed. */
   duplicate: boolean;
-  /** True when a timer fired after the state it guarded was over (the machine's no-op): nothing changed. */
+  /**
+   * True when a timer fired after the state it guarded was over (the machine's no-op), or was put
+   * off (a lock window the chain has not closed: its next look is in `followUps`): nothing changed.
+   */
   stale?: boolean;
+  /** The event applied when it is not the one delivered: a lock window's timer that found the Maker's lock on chain applied LOCK_CONFIRMED. */
+  appliedAs?: TradeEvent;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { OrderChainReader } from '../chains/order-chain.ts';
 import { RequestFieldError } from '../chains/request-schema.ts';
 import { buildSignedCallData } from '../chains/signed-call-data.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
-import { computeOrderTimes, lockDeadline, ttlWithin } from '../chains/timing.ts';
+import { computeOrderTimes, lockDeadline, ttlWithin, type OrderTimingPolicy } from '../chains/timing.ts';
 import type { ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import { isWalletSignature } from '../chains/wallet-signature.ts';
@@ -44,6 +44,8 @@ export interface TradesSettings {
   maxOpenReservationsPerAd: number;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
+  /** How far apart an order's times are placed (ORDER_LOCK_EXPIRY_SECONDS); chains/timing.ts DEFAULT_ORDER_TIMING when unset. */
+  orderTiming?: OrderTimingPolicy;
 }
 
 /**
@@ -164,7 +166,7 @@ export function createTradesService(deps: TradesDeps) {
       const createdAt = nowSeconds();
       // The deposit request and the reservation end together: after its deadline no deposit can happen.
       const depositTtl = Math.min(settings.signedRequestTtlSeconds, settings.reservationTtlSeconds);
-      const times = computeOrderTimes(createdAt, undefined, depositTtl);
+      const times = computeOrderTimes(createdAt, settings.orderTiming, depositTtl);
       const orderParams: OrderParams = {
         orderChainToken: route.orderToken.address,
         adChainToken: route.adToken.address,

@@ -1,6 +1,7 @@
 import { Interface } from 'ethers';
 import type { Web3 } from 'web3';
 import { BRIDGE_INTERFACE, type BridgeEventName } from './abi.ts';
+import { RpcUnavailableError } from '../errors.ts';
 import { rpcCall } from './rpc.ts';
 
 /**
@@ -53,6 +54,20 @@ export async function evmAdState(web3: Web3, adManager: string, adId: string): P
  */
 export async function evmOrderState(web3: Web3, contract: string, orderHash: string): Promise<number> {
   return Number((await view(web3, contract, 'orders', [orderHash]))[0]);
+}
+
+/**
+ * The timestamp (unix seconds) of the newest block `confirmations` deep (1: the latest): the time the
+ * chain's contracts have finally seen. Every block still to come, or to replace a block not that
+ * deep, is stamped no earlier. Throws `RpcUnavailableError`.
+ */
+export async function evmFinalTime(web3: Web3, confirmations = 1): Promise<bigint> {
+  const latest = BigInt(await rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber()));
+  const final = latest - BigInt(Math.max(1, confirmations) - 1);
+  const block = (await rpcCall(`eth_getBlockByNumber ${final}`, () =>
+    web3.requestManager.send({ method: 'eth_getBlockByNumber', params: [`0x${(final < 0n ? 0n : final).toString(16)}`, false] }))) as { timestamp?: string } | null;
+  if (!block?.timestamp) throw new RpcUnavailableError(`eth_getBlockByNumber ${final} answered no block`);
+  return BigInt(block.timestamp);
 }
 
 /** What a bridge event search matches: the event's key (topic 1: adId or orderHash) and/or its reqHash (topic 2). */

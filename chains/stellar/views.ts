@@ -56,6 +56,19 @@ export async function stellarOrderState(server: rpc.Server, contract: string, or
   return state;
 }
 
+/** The latest ledger's close time (unix seconds): the time the Soroban contracts see now. Throws `RpcUnavailableError`. */
+export async function stellarLatestTime(server: rpc.Server): Promise<bigint> {
+  let closeTime: string | undefined;
+  try {
+    closeTime = (await server.getLatestLedger()).closeTime;
+  } catch (error) {
+    throw new RpcUnavailableError(`Soroban RPC failed on getLatestLedger: ${(error as Error).message}`, { cause: error });
+  }
+  // An RPC too old to give the close time cannot tell the chain's time: not a guess to act on.
+  if (!closeTime || !/^\d+$/.test(closeTime)) throw new RpcUnavailableError('Soroban RPC getLatestLedger gave no closeTime');
+  return BigInt(closeTime);
+}
+
 /** The OrderPortal's state of `orderHash` by name, as `readEvmPortalOrderState` answers on EVM. */
 export async function readStellarPortalOrderState(server: rpc.Server, portal: string, orderHash: string): Promise<PortalOrderState> {
   return PORTAL_ORDER_STATES[await stellarOrderState(server, portal, orderHash)]!;

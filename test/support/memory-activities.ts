@@ -1,8 +1,8 @@
 import { NotFinalError } from '../../chains/errors.ts';
 import { TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from '../../trades/lifecycle-errors.ts';
 import {
-  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, recordedActionFits, transition, type TradeAction, type TradeDeadlines,
-  type TradeEvent, type TradeState,
+  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, lockWindowVerdict, recordedActionFits, transition, type LockWindowReading, type TradeAction,
+  type TradeDeadlines, type TradeEvent, type TradeState,
 } from '../../trades/lifecycle.ts';
 import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from '../../trades/orchestrator.ts';
 
@@ -32,7 +32,11 @@ const FAR: TradeDeadlines = { reservationExpiresAt: '2100-01-01T00:00:00.000Z', 
  * errors) without chains or a database. A reported txHash says what it is: `deposit-*`
  * (createOrder), `lock-*` (lockForOrder), `unlock-ad-*` / `unlock-order-*`, `notfinal-*` (seen,
  * not final), anything else: not this trade's. `deadlines` holds each trade's timer times, as the
- * trades table does.
+ * trades table does. `setLockWindow` stands in for the ad chain a fired lock window asks (the real
+ * activity reads the AdManager and the chain's time; the decision is the machine's
+ * `lockWindowVerdict` either way): a lock found is applied as LOCK_CONFIRMED, a window the chain has
+ * not closed is looked at again (`again`), timed from the window's last look, not this process's
+ * clock, so that it follows the test server's skipped time.
  */
 export function memoryActivities(options: { proofFailures?: number } = {}) {
   const trades = new Map<string, TradeState>();
@@ -41,6 +45,8 @@ export function memoryActivities(options: { proofFailures?: number } = {}) {
   const proofs = new Set<string>();
   const calls: ActivityCall[] = [];
   let proofFailures = options.proofFailures ?? 0;
+  const lockWindows = new Map<string, LockWindowReading>();
+  const lastLook = new Map<string, number>();
 
   const activities: TradeActivities = {
     async verifyConfirmation({ tradeId, confirmation, state }): Promise<VerifiedConfirmation> {
@@ -69,6 +75,21 @@ export function memoryActivities(options: { proofFailures?: number } = {}) {
 
     async applyEvent({ tradeId, event, chainEvent }): Promise<AppliedEvent> {
       const state = trades.get(tradeId) ?? INITIAL_STATE;
+      const reading = lockWindows.get(tradeId);
+      if (event.type === 'LOCK_WINDOW_CLOSED' && reading) {
+        const deadline = Date.parse((deadlines.get(tradeId) ?? FAR).lockDeadline);
+        const verdict = lockWindowVerdict(state, reading, BigInt(Math.floor(deadline / 1000)));
+        if (verdict.do === 'wait') {
+          const at = (lastLook.get(tradeId) ?? deadline) + verdict.seconds * 1000;
+          lastLook.set(tradeId, at);
+          calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: 'put off' });
+          return { state, followUps: [{ type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED', at: new Date(at).toISOString(), again: true }], duplicate: false, stale: true };
+        }
+        if (verdict.do === 'lock') {
+          const found = { chainId: '31338', txHash: `lock-found-${tradeId}`, logIndex: 0, block: '1', blockHash: '0x01', event: 'lockForOrder', args: {} };
+          return { ...(await activities.applyEvent({ tradeId, event: { type: 'LOCK_CONFIRMED' }, chainEvent: found })), appliedAs: { type: 'LOCK_CONFIRMED' } };
+        }
+      }
       const result = transition(state, event);
       if (!result.ok) {
         if (result.duplicate || result.stale) {
@@ -103,6 +124,8 @@ export function memoryActivities(options: { proofFailures?: number } = {}) {
     calls,
     /** Records a trade's timer times (what the trades row holds), before it is started. */
     setDeadlines: (tradeId: string, times: TradeDeadlines) => deadlines.set(tradeId, times),
+    /** What the ad chain says when the trade's lock window timer fires (unset: the window closes on the timer). */
+    setLockWindow: (tradeId: string, reading: LockWindowReading) => lockWindows.set(tradeId, reading),
     /** The stored state of a trade (what the database would hold). */
     stateOf: (tradeId: string) => trades.get(tradeId) ?? INITIAL_STATE,
     /** Calls for one trade, as `name:event:outcome`. */

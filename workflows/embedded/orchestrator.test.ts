@@ -52,8 +52,8 @@ function outageActivities() {
   return {
     memory, outage, activities, openTrades,
     /** A trade whose reservation expires `inMs` from now. */
-    newTrade(tradeId: string, inMs: number) {
-      const times = { reservationExpiresAt: new Date(Date.now() + inMs).toISOString(), lockDeadline: new Date(Date.now() + 3_600_000).toISOString() };
+    newTrade(tradeId: string, inMs: number, lockInMs = 3_600_000) {
+      const times = { reservationExpiresAt: new Date(Date.now() + inMs).toISOString(), lockDeadline: new Date(Date.now() + lockInMs).toISOString() };
       deadlines.set(tradeId, times);
       memory.setDeadlines(tradeId, times);
       return { tradeId, adId: 'ad', routeId: 'route', reservationExpiresAt: new Date(times.reservationExpiresAt), lockDeadline: new Date(times.lockDeadline) };
@@ -169,5 +169,46 @@ describe('a proof given up during an outage', () => {
     world.memory.failProofs(0);
     await eventually('the proof is ready', async () => world.memory.stateOf(tradeId), (s) => s.proof === 'ready', 30_000);
     expect(world.memory.callsOf(tradeId).filter((c) => c.includes('PROOF_READY'))).toEqual(['applyEvent:PROOF_READY:applied']);
+  });
+});
+
+describe('a lock window the ad chain has not closed when its timer fires', () => {
+  const order = { orderHash: '0x01', adChainId: '31338', orderChainId: '31337', adManager: '0xad', orderPortal: '0x0p', orderAmount: '100', adAmount: '100' };
+
+  it('is looked at again by a job of its own until the chain shows the lock, which the trade then takes', async () => {
+    const world = outageActivities();
+    const tradeId = '77777777-7777-4777-8777-777777777777';
+    const trade = world.newTrade(tradeId, 3_600_000, 1_000);
+    // The chain a second behind the deadline with no lock: each look puts the window off 2 s.
+    world.memory.setLockWindow(tradeId, { readable: true, locked: false, chainTime: BigInt(Math.floor(trade.lockDeadline.getTime() / 1000)) - 1n });
+    const orchestrator = await start(world, [tradeId], 0);
+    await orchestrator.startTrade(trade);
+    await orchestrator.confirm({ tradeId, state: INITIAL_STATE, order }, { kind: 'deposit-or-lock', txHash: `deposit-${tradeId}` });
+    await eventually('looked at twice', async () => world.memory.callsOf(tradeId).filter((c) => c === 'applyEvent:LOCK_WINDOW_CLOSED:put off').length, (n) => n >= 2, 30_000);
+    expect(world.memory.stateOf(tradeId).status).toBe('DEPOSITED');
+
+    world.memory.setLockWindow(tradeId, { readable: true, locked: true, chainTime: BigInt(Math.floor(Date.now() / 1000)) });
+    await eventually('the lock taken', async () => world.memory.stateOf(tradeId), (s) => s.status === 'LOCKED', 30_000);
+    expect(world.memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION'))).toEqual([]);
+    expect(world.memory.callsOf(tradeId)).toContain('applyEvent:LOCK_CONFIRMED:RESERVATION_TO_LOCK');
+  });
+
+  it('is looked at again on the runner schedule when its next look was lost, and closes once the chain passes the deadline', async () => {
+    const world = outageActivities();
+    const tradeId = '88888888-8888-4888-8888-888888888888';
+    const trade = world.newTrade(tradeId, 3_600_000, 1_000);
+    const deadline = BigInt(Math.floor(trade.lockDeadline.getTime() / 1000));
+    world.memory.setLockWindow(tradeId, { readable: true, locked: false, chainTime: deadline - 1n });
+    const orchestrator = await start(world, [tradeId], 500);
+    await orchestrator.startTrade(trade);
+    await orchestrator.confirm({ tradeId, state: INITIAL_STATE, order }, { kind: 'deposit-or-lock', txHash: `deposit-${tradeId}` });
+    await eventually('put off', async () => world.memory.callsOf(tradeId), (calls) => calls.includes('applyEvent:LOCK_WINDOW_CLOSED:put off'), 30_000);
+    // The next look's job is gone (as if pg-boss had given it up and archived it): only the schedule can arm it again.
+    world.memory.setLockWindow(tradeId, { readable: true, locked: false, chainTime: deadline + 1n });
+    await eventually('the next look armed', () => timerJobStates(tradeId), (states) => states.includes('created'), 30_000);
+    await db.knex('pgboss.job').where({ name: 'trade-timer' }).whereRaw("data->>'tradeId' = ?", [tradeId]).whereIn('state', ['created', 'retry']).delete();
+    expect(await timerJobStates(tradeId)).not.toContain('created');
+    await eventually('the window closed', async () => world.memory.stateOf(tradeId), (s) => s.status === 'EXPIRED', 30_000);
+    expect(world.memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION'))).toEqual(['applyEvent:LOCK_WINDOW_CLOSED:RELEASE_RESERVATION']);
   });
 });

@@ -57,7 +57,8 @@ export interface EmbeddedOrchestratorOptions {
  * would block its own re-arming until pg-boss archives it (12 h): so on start and then every
  * `resumeIntervalMs` each open trade's timer job is looked up and, when failed, cancelled or gone,
  * created again, and the reservation still expires; on the schedule, a proof under way with no
- * prove job left that will run is queued again.
+ * prove job left that will run is queued again, and a lock window the chain put off whose next
+ * look is gone is looked at again.
  */
 export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOptions): Promise<Orchestrator> {
   const { activities, logger } = options;
@@ -68,8 +69,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     }])),
   });
 
-  const armTimer = (tradeId: string, event: TimerEvent, at: string) =>
-    boss.send(QUEUES.timer, { tradeId, event } satisfies TimerJob, { startAfter: new Date(at), id: timerJobId(tradeId, event) });
+  // A timer looked at again (`again`: the lock window still open on chain) is a job of its own,
+  // named by its time: the fired job holds the timer's id until it completes.
+  const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
+    boss.send(QUEUES.timer, { tradeId, event } satisfies TimerJob, { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) });
   const proveWorkers: string[] = [];
   const carryOut = async (tradeId: string, followUps: FollowUp[]) => {
     for (const command of followUps) {
@@ -78,7 +81,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
         // This process's idle workers look now rather than at their next poll (up to 0.5 s later).
         for (const worker of proveWorkers) boss.notifyWorker(worker);
       }
-      if (command.type === 'ARM_TIMER') await armTimer(tradeId, command.event, command.at);
+      if (command.type === 'ARM_TIMER') await armTimer(tradeId, command.event, command.at, command.again);
       if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event));
     }
   };
@@ -94,6 +97,15 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     const timers = trades.flatMap(({ tradeId, followUps }) =>
       followUps.flatMap((f) => (f.type === 'ARM_TIMER' ? [{ tradeId, event: f.event, at: f.at, id: timerJobId(tradeId, f.event) }] : [])));
     const states = await jobStates(boss, QUEUES.timer, timers.map((t) => t.id));
+    // A lock window whose timer fired and was put off (the chain had not closed it) is looked at
+    // again by a job of its own; one that pg-boss gave up on is made again, due now.
+    const putOff = timers.filter((t) => t.event === 'LOCK_WINDOW_CLOSED' && states.get(t.id) === 'completed');
+    const waiting = await valuesWithLiveJobs(boss, QUEUES.timer, 'tradeId', putOff.map((t) => t.tradeId));
+    for (const timer of putOff.filter((t) => !waiting.has(t.tradeId))) {
+      logger.warn({ tradeId: timer.tradeId, event: timer.event }, 'lock window put off with no look left; armed again');
+      options.onTimerRearmed?.(timer.event);
+      await armTimer(timer.tradeId, timer.event, new Date().toISOString(), true);
+    }
     for (const timer of timers) {
       const state = states.get(timer.id);
       if (state !== undefined && state !== 'failed' && state !== 'cancelled') continue;
@@ -187,8 +199,8 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   };
 }
 
-/** The pg-boss job id of a trade's timer: the same trade and timer always give the same id. */
-function timerJobId(tradeId: string, event: TimerEvent): string {
-  const hex = createHash('sha256').update(`${tradeId}:${event}`).digest('hex');
+/** The pg-boss job id of a trade's timer (`name`: the timer's event, or event@time for a look again): the same trade and name always give the same id. */
+function timerJobId(tradeId: string, name: string): string {
+  const hex = createHash('sha256').update(`${tradeId}:${name}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

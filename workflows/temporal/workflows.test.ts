@@ -53,7 +53,7 @@ async function startTrade(times: { ttlMs?: number; lockMs?: number } = {}) {
   const lockDeadline = new Date(now + (times.lockMs ?? 120 * MIN));
   memory.setDeadlines(tradeId, { reservationExpiresAt: reservationExpiresAt.toISOString(), lockDeadline: lockDeadline.toISOString() });
   await orchestrator.startTrade({ tradeId, adId: randomUUID(), routeId: randomUUID(), reservationExpiresAt, lockDeadline });
-  return { tradeId, handle: env.client.workflow.getHandle(tradeWorkflowId(tradeId)) };
+  return { tradeId, handle: env.client.workflow.getHandle(tradeWorkflowId(tradeId)), lockDeadlineSeconds: BigInt(Math.floor(lockDeadline.getTime() / 1000)) };
 }
 
 const ORDER = { orderHash: '0x01', adChainId: '31337', orderChainId: '31338', adManager: '0x02', orderPortal: '0x03', orderAmount: '1', adAmount: '1' };
@@ -171,6 +171,39 @@ describe('the trade workflow (time-skipping test server)', () => {
     expect((await handle.result()).status).toBe('EXPIRED');
     expect(memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION') || c.includes('CLOSED'))).toEqual(['applyEvent:LOCK_WINDOW_CLOSED:RELEASE_RESERVATION']);
     await record('lock-window-closed', tradeId);
+  });
+
+  it('looks at the lock window again while the ad chain has not passed the deadline, and takes the lock it then finds instead of expiring', async () => {
+    const { tradeId, handle, lockDeadlineSeconds: deadline } = await startTrade({ lockMs: 60 * MIN });
+    memory.setLockWindow(tradeId, { readable: true, locked: false, chainTime: deadline - 600n });
+    await confirm(tradeId, 'deposit-or-lock', 'deposit-latelock');
+    await until(tradeId, (s) => s.proof === 'ready');
+    await env.sleep(61 * MIN);
+    // The service's deadline passed, the chain's did not: still DEPOSITED, nothing released, the window looked at again.
+    expect((await handle.query(stateQuery)).status).toBe('DEPOSITED');
+    expect(memory.callsOf(tradeId).filter((c) => c.includes('CLOSED')).length).toBeGreaterThan(1);
+    expect(memory.callsOf(tradeId).filter((c) => c.includes('CLOSED')).every((c) => c === 'applyEvent:LOCK_WINDOW_CLOSED:put off')).toBe(true);
+    // The Maker's lock is on chain now (mined before the chain's deadline, reported by nobody): the next look takes it.
+    memory.setLockWindow(tradeId, { readable: true, locked: true, chainTime: deadline + 5n });
+    await env.sleep(MIN);
+    await until(tradeId, (s) => s.status === 'LOCKED');
+    expect(memory.callsOf(tradeId)).toContain('applyEvent:LOCK_CONFIRMED:RESERVATION_TO_LOCK');
+    expect(memory.callsOf(tradeId).some((c) => c.includes('RELEASE_RESERVATION'))).toBe(false);
+    await handle.terminate('test over');
+  });
+
+  it('expires a deposited trade once the ad chain\'s time passes the lock deadline with no lock', async () => {
+    const { tradeId, handle, lockDeadlineSeconds: deadline } = await startTrade({ lockMs: 60 * MIN });
+    memory.setLockWindow(tradeId, { readable: true, locked: false, chainTime: deadline - 600n });
+    await confirm(tradeId, 'deposit-or-lock', 'deposit-chainclose');
+    await until(tradeId, (s) => s.proof === 'ready');
+    await env.sleep(61 * MIN);
+    expect((await handle.query(stateQuery)).status).toBe('DEPOSITED');
+    memory.setLockWindow(tradeId, { readable: true, locked: false, chainTime: deadline + 1n });
+    await env.sleep(MIN);
+    await until(tradeId, (s) => s.status === 'EXPIRED');
+    expect(memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION'))).toEqual(['applyEvent:LOCK_WINDOW_CLOSED:RELEASE_RESERVATION']);
+    expect((await handle.result()).status).toBe('EXPIRED');
   });
 
   it('refuses an unlock before the lock without asking a chain, and the deposit sent as an unlock; nothing changes', async () => {
