@@ -122,4 +122,26 @@ describe('the lock window ends on the ad chain\'s clock', () => {
     expect(another.status).toBe(409);
     expect(await books(adId)).toMatchObject({ availableAmount: '50', lockedAmount: '100' });
   }, 300_000);
+
+  // What the old rule left behind (a trade expired by the service's clock while its lock is on chain),
+  // planted in the books: EXPIRED is terminal and no event repairs it, so the audit reports it.
+  it('reports a trade EXPIRED in the books whose lock is on the AdManager as drift of its ad, and repairs nothing', async () => {
+    const adChain = devnet.provider(AD_CHAIN);
+    const adId = await confirmedAd(80n);
+    const expired = await depositedTrade(adId, 30n);
+    const lock = await call(service, 'POST', `/v1/trades/${expired.tradeId}/lock`, undefined, makerToken);
+    await adChain.send('evm_setNextBlockTimestamp', [expired.deadline]);
+    await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    // The old rule: the trade expired and its reservation given back, the lock unseen.
+    await service.knex.transaction(async (trx) => {
+      await trx('trades').where({ id: expired.tradeId }).update({ status: 'EXPIRED' });
+      await trx('ads').where({ id: adId }).decrement('reserved_amount', 30);
+    });
+    expect(await books(adId)).toMatchObject({ availableAmount: '80', lockedAmount: '0' });
+
+    const report = await service.container.runAudit();
+    expect(report).toMatchObject({ repairs: [], unchecked: 0 });
+    expect(report.drifts).toEqual([{ kind: 'ad-balance', subject: adId, detail: expect.stringMatching(/available 50, locked 30; books: in the contract 80, locked 0/) }]);
+    expect(await trade(expired.tradeId)).toMatchObject({ status: 'EXPIRED' });
+  }, 300_000);
 });
