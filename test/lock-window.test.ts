@@ -144,4 +144,19 @@ describe('the lock window ends on the ad chain\'s clock', () => {
     expect(report.drifts).toEqual([{ kind: 'ad-balance', subject: adId, detail: expect.stringMatching(/available 50, locked 30; books: in the contract 80, locked 0/) }]);
     expect(await trade(expired.tradeId)).toMatchObject({ status: 'EXPIRED' });
   }, 300_000);
+
+  it('reads the ad chain\'s time from the newest block as deep as its confirmations, and cannot tell when the RPC is down', async () => {
+    const adChain = devnet.provider(AD_CHAIN);
+    const reader = createChainStateReader();
+    const latest = (await adChain.getBlock('latest'))!.timestamp;
+    await adChain.send('evm_setNextBlockTimestamp', [latest + 10]);
+    await adChain.send('evm_mine', []);
+    await adChain.send('evm_setNextBlockTimestamp', [latest + 20]);
+    await adChain.send('evm_mine', []);
+    const chain = { kind: 'EVM' as const, chainId: AD_CHAIN, rpcUrl: service.devnet!.rpcUrls[AD_CHAIN]! };
+    expect(await reader.finalTime({ ...chain, confirmations: 1 })).toBe(BigInt(latest + 20));
+    // A block one deep may still be replaced, by one stamped no earlier than its parent: the time is the parent's.
+    expect(await reader.finalTime({ ...chain, confirmations: 2 })).toBe(BigInt(latest + 10));
+    expect(await reader.finalTime({ ...chain, rpcUrl: 'http://127.0.0.1:9' })).toBeUndefined();
+  });
 });

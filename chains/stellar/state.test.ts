@@ -4,6 +4,7 @@ import { fund } from '../../devnet/stellar/client.ts';
 import { depositOnPortal, startSorobanTestNetwork, type PortalDeposit, type SorobanTestNetwork } from '../../test/support/soroban-network.ts';
 import { scanLimitedGetEvents, startSorobanRpcProxy, type SorobanRpcProxy } from '../../test/support/soroban-rpc-proxy.ts';
 import { RpcUnavailableError } from '../errors.ts';
+import { createChainStateReader } from '../state.ts';
 import { cursorLedger } from './event-scan.ts';
 import { findStellarEventTransaction } from './state.ts';
 import { createStellarClient } from './verify.ts';
@@ -80,5 +81,26 @@ describe('cursorLedger', () => {
     expect(cursorLedger('0000000429496729600-0000000000')).toBe(100);
     expect(cursorLedger(`${((123_456n << 32n) | (7n << 12n) | 2n).toString().padStart(19, '0')}-0000000003`)).toBe(123_456);
     expect(cursorLedger('end')).toBeUndefined();
+  });
+});
+
+describe('the chain\'s time (ChainStateReader.finalTime)', () => {
+  it('is the latest ledger\'s close time, what the Soroban contracts compare a lock deadline with, and follows the ledger when it moves', async () => {
+    const reader = createChainStateReader();
+    const chain = { kind: 'STELLAR' as const, chainId: '0', rpcUrl: net.node.rpcUrl };
+    const closed = await net.node.closeLedger();
+    expect(await reader.finalTime(chain)).toBe(BigInt(closed.closeTime));
+    const later = await net.node.increaseTime(3_600);
+    expect(later.closeTime).toBeGreaterThan(closed.closeTime);
+    expect(await reader.finalTime(chain)).toBe(BigInt(later.closeTime));
+  });
+
+  it('cannot tell (undefined, never a guess) when the RPC does not answer', async () => {
+    proxy.rewrites.getLatestLedger = () => { throw { code: -32603, message: 'the node is down' }; };
+    try {
+      expect(await createChainStateReader().finalTime({ kind: 'STELLAR', chainId: '0', rpcUrl: proxy.url })).toBeUndefined();
+    } finally {
+      delete proxy.rewrites.getLatestLedger;
+    }
   });
 });
