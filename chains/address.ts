@@ -1,7 +1,10 @@
-import { StrKey } from '@stellar/stellar-sdk';
-import { getAddress, isAddress } from 'ethers';
+import { getAddress, hexlify, isAddress } from 'ethers';
 
 import { UUID_PATTERN, type ChainKind } from '../domain/index.ts';
+import { decodeStrKey32 } from './stellar/strkey.ts';
+
+// No Node built-in and no Stellar SDK here: the client package bundles this file for browsers
+// (client/evm.js, through chains/evm/call-args.ts).
 
 // Kept here too so chain callers find the vocabulary beside the address rules; defined in domain/.
 export { CHAIN_KINDS, NATIVE_TOKEN_ADDRESS, type ChainKind } from '../domain/index.ts';
@@ -15,12 +18,12 @@ export function isEvmAddress(value: string): boolean {
 
 /** True for a Stellar account (G...) strkey with a valid checksum. */
 export function isStellarAccount(value: string): boolean {
-  return StrKey.isValidEd25519PublicKey(value);
+  return decodeStrKey32('account', value) !== undefined;
 }
 
 /** True for a Stellar contract (C...) strkey with a valid checksum. */
 export function isStellarContract(value: string): boolean {
-  return StrKey.isValidContract(value);
+  return decodeStrKey32('contract', value) !== undefined;
 }
 
 /** A wallet address (who signs) of the given chain kind. */
@@ -69,8 +72,8 @@ export class AddressEncodingError extends Error {}
  */
 export function addressToBytes32(value: string): string {
   if (isEvmAddress(value)) return `0x${'0'.repeat(24)}${value.slice(2).toLowerCase()}`;
-  if (isStellarAccount(value)) return `0x${Buffer.from(StrKey.decodeEd25519PublicKey(value)).toString('hex')}`;
-  if (isStellarContract(value)) return `0x${Buffer.from(StrKey.decodeContract(value)).toString('hex')}`;
+  const stellar = decodeStrKey32('account', value) ?? decodeStrKey32('contract', value);
+  if (stellar) return hexlify(stellar);
   throw new AddressEncodingError(`expected an EVM address or a Stellar G.../C... strkey, received '${value}'`);
 }
 

@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import type { CallExtras as ServiceCallExtras, EvmTransactionRequest as ServiceTransaction, TimeoutAction } from '../chains/evm/call-args.ts';
+import type { OrderParams as ServiceOrderParams } from '../chains/order.ts';
+import type { ActionName } from '../chains/request-schema.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
-import { generateClientTypes, servedDocument } from './generate.ts';
-import { createRelayerClient } from './index.js';
+import type { CallExtras, EvmAction, EvmTimeoutAction, EvmTransactionRequest, OrderParams, SignedResponse } from './evm.js';
+import { bundleEvmCalls, declareEvmCalls, generateClientTypes, servedDocument } from './generate.ts';
+import { createRelayerClient, type Schemas } from './index.js';
 
 /**
  * The committed client matches the service: its openapi.json is the document /openapi.json serves,
@@ -28,10 +32,37 @@ describe('the typed client package', () => {
     expect(committed('./schema.d.ts')).toBe(await generateClientTypes(JSON.parse(committed('./openapi.json'))));
   });
 
+  it('carries the EVM calls bundled from the service\'s own call assembly, with nothing from Node and only ethers outside (else run npm run client:generate)', async () => {
+    const bundle = await bundleEvmCalls();
+    expect(committed('./evm.js')).toBe(bundle);
+    expect(committed('./evm.d.ts')).toBe(declareEvmCalls());
+    const imported = [...bundle.matchAll(/^import .* from "([^"]+)";$/gm)].map((match) => match[1]);
+    expect(new Set(imported)).toEqual(new Set(['ethers']));
+    expect(bundle).not.toMatch(/\brequire\(|node:|\bBuffer\b|\bprocess\./);
+    // The package ships what its exports name.
+    const manifest = JSON.parse(committed('./package.json')) as { files: string[]; exports: Record<string, string | Record<string, string>> };
+    const exported = Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : Object.values(target)));
+    for (const file of exported) expect(manifest.files).toContain(file.replace(/^\.\//, ''));
+  }, 60_000);
+
+  it('spells out for dApps exactly the service\'s call types (the entry\'s calls check one way, these the other)', () => {
+    expectTypeOf<EvmAction>().toEqualTypeOf<ActionName>();
+    expectTypeOf<EvmTimeoutAction>().toEqualTypeOf<TimeoutAction>();
+    expectTypeOf<OrderParams>().toEqualTypeOf<ServiceOrderParams>();
+    expectTypeOf<EvmTransactionRequest>().toEqualTypeOf<ServiceTransaction>();
+    expectTypeOf<Required<CallExtras>>().toEqualTypeOf<Required<ServiceCallExtras>>();
+    // The typed client's signed responses go in as they come out.
+    expectTypeOf<Schemas['CreateAdResponse']>().toMatchTypeOf<SignedResponse>();
+    expectTypeOf<Schemas['FundAdResponse']>().toMatchTypeOf<SignedResponse>();
+    expectTypeOf<Schemas['CreateTradeResponse']['reqContractDetails']>().toMatchTypeOf<SignedResponse>();
+    expectTypeOf<Schemas['LockTradeResponse']>().toMatchTypeOf<SignedResponse>();
+    expectTypeOf<Schemas['UnlockTradeResponse']>().toMatchTypeOf<SignedResponse>();
+  });
+
   it('declares types a dApp compiles with TypeScript 5, strict and checking the declarations themselves (no skipLibCheck)', async () => {
     // The workspace's own TypeScript 5 (client/node_modules), as a dApp's build has; the repository's tsc skips .d.ts files.
     const tsc = new URL('./node_modules/.bin/tsc', import.meta.url).pathname;
-    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', 'index.d.ts'];
+    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', 'index.d.ts', 'evm.d.ts'];
     const { stdout } = await promisify(execFile)(tsc, args, { cwd: new URL('.', import.meta.url).pathname }).catch((error: { stdout?: string }) => ({ stdout: `failed: ${error.stdout}` }));
     expect(stdout).toBe('');
   }, 60_000);

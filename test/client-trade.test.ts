@@ -1,13 +1,16 @@
-import { getBytes, Wallet } from 'ethers';
+import { Contract, getBytes, Interface, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adManagerAbi, evmTransaction, orderPortalAbi, type CallExtras, type EvmAction, type SignedResponse } from '../client/evm.js';
 import { createRelayerClient } from '../client/index.js';
+import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
 import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
 /**
  * A whole EVM trade driven the way a dApp would: every API call through the generated client
- * package (client/: openapi-typescript + openapi-fetch), every signature and transaction by ethers
- * wallets on the two-chain devnet. Along the way, the unlock order as a client meets it: `unlockDue`
+ * package (client/: openapi-typescript + openapi-fetch), every transaction the package's
+ * `evmTransaction` (client/evm.js) sent by a plain ethers Wallet on a JsonRpcProvider, the
+ * ERC-20 approvals plain ethers; the devnet helper only reads balances. Along the way, the unlock order as a client meets it: `unlockDue`
  * on the trade, and the 409 with Retry-After for the unlock asked out of turn; and the deposit or the
  * lock reported to unlock/confirm while the trade is LOCKED, refused (422) with nothing recorded.
  */
@@ -18,6 +21,32 @@ const bridger = new Wallet(bridgerKey!.privateKey);
 
 let service: TestService;
 let devnet: DevnetClient;
+const providers: JsonRpcProvider[] = [];
+
+/**
+ * A dApp's wallet on one devnet chain: ethers and nothing else. No response cache (ethers keeps
+ * identical reads 250 ms by default): anvil mines at once, and a nonce read just before the previous
+ * transaction was mined would come back stale ("nonce too low").
+ */
+function walletOn(chainId: string, key: string): Wallet {
+  const provider = new JsonRpcProvider(service.devnet!.rpcUrls[chainId], undefined, { staticNetwork: true, pollingInterval: 100, cacheTimeout: -1 });
+  providers.push(provider);
+  return new Wallet(key, provider);
+}
+
+/** Submits an API response the way the package's README says: `wallet.sendTransaction(evmTransaction(...))`; the mined hash. */
+async function submit(wallet: Wallet, action: EvmAction, signed: SignedResponse, extras?: CallExtras): Promise<string> {
+  const sent = await wallet.sendTransaction(evmTransaction(action, signed, extras));
+  const receipt = await sent.wait();
+  expect(receipt?.status, `${action} ${sent.hash}`).toBe(1);
+  return sent.hash;
+}
+
+/** The ERC-20 approval a deposit needs, in plain ethers. */
+async function approve(wallet: Wallet, token: string, spender: string, amount: bigint): Promise<void> {
+  const erc20 = new Contract(token, ['function approve(address spender, uint256 amount) returns (bool)'], wallet);
+  await (await erc20.getFunction('approve')(spender, amount)).wait();
+}
 
 /** Signs in with SIWE through the client: challenge, personal_sign by the wallet, login. */
 async function signIn(wallet: Wallet): Promise<string> {
@@ -35,11 +64,29 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const provider of providers) provider.destroy();
   devnet?.close();
   await service?.close();
 });
 
 describe('a dApp on the typed client', () => {
+  it('ships the AdManager and OrderPortal ABI of the compiled contracts: every call with its selector and payability, every event with its topic', async () => {
+    const artifacts = await loadDevnetArtifacts();
+    for (const [fragments, compiled] of [[adManagerAbi, artifacts.adManager.abi], [orderPortalAbi, artifacts.orderPortal.abi]] as const) {
+      const shipped = new Interface(fragments as string[]);
+      const contract = new Interface(compiled as InterfaceAbi);
+      shipped.forEachFunction((fn) => {
+        const real = contract.getFunction(fn.format('sighash'));
+        expect(real?.selector, fn.format()).toBe(fn.selector);
+        expect(real?.stateMutability, fn.format()).toBe(fn.stateMutability);
+      });
+      shipped.forEachEvent((event) => expect(contract.getEvent(event.topicHash)?.format('sighash'), event.format()).toBe(event.format('sighash')));
+    }
+    const names = (abi: readonly string[]) => new Set(abi.filter((entry) => entry.startsWith('function ')).map((entry) => entry.slice(9, entry.indexOf('('))));
+    expect(names(adManagerAbi)).toEqual(new Set(['createAd', 'fundAd', 'withdrawFromAd', 'closeAd', 'lockForOrder', 'unlock', 'releaseLock']));
+    expect(names(orderPortalAbi)).toEqual(new Set(['createOrder', 'unlock', 'refund', 'currentRoot', 'nextLeafIndex', 'isKnownRoot']));
+  });
+
   it('settles a whole EVM trade: ad, deposit, lock, both unlocks in their order, both payouts', async () => {
     const makerToken = await signIn(maker);
     const bridgerToken = await signIn(bridger);
@@ -49,6 +96,8 @@ describe('a dApp on the typed client', () => {
     const signOrderHash = (wallet: Wallet, orderHash: string) => wallet.signMessage(getBytes(orderHash));
     const trade = async (id: string) => (await anyone.GET('/v1/trades/{id}', { params: { path: { id } } })).data!;
 
+    const makerOnAdChain = walletOn(AD_CHAIN, makerKey!.privateKey);
+    const bridgerOnOrderChain = walletOn(ORDER_CHAIN, bridgerKey!.privateKey);
     const routes = await anyone.GET('/v1/routes', { params: { query: { adChainId: AD_CHAIN, orderChainId: ORDER_CHAIN, symbol: 'TUSD' } } });
     const route = routes.data!.data.find((r) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD')!;
 
@@ -56,24 +105,26 @@ describe('a dApp on the typed client', () => {
     const created = await asMaker.POST('/v1/ads/create', { body: { routeId: route.id, creatorDstAddress: maker.address, fundAmount: '1000', metadata: null } });
     expect(created.response.status).toBe(200);
     const adId = created.data!.adId;
-    await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 1000n);
-    const createTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.data);
+    await approve(makerOnAdChain, route.adToken.address, created.data!.contractAddress, 1000n);
+    const createTx = await submit(makerOnAdChain, 'createAd', created.data!);
     expect((await asMaker.POST('/v1/ads/{id}/confirm', { params: { path: { id: adId } }, body: { txHash: createTx } })).data).toEqual({ adId, success: true });
     expect((await anyone.GET('/v1/ads/{id}', { params: { path: { id: adId } } })).data).toMatchObject({ status: 'ACTIVE', availableAmount: '1000', metadata: null });
 
     // The Bridger's trade and deposit (approved first: create checks the allowance).
-    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const chains = (await anyone.GET('/v1/chains', { params: { query: { limit: 100 } } })).data!.data;
+    const orderPortal = chains.find((chain) => chain.chainId === ORDER_CHAIN)!.orderPortalAddress!;
+    await approve(bridgerOnOrderChain, route.orderToken.address, orderPortal, 100n);
     const opened = await asBridger.POST('/v1/trades/create', { body: { adId, routeId: route.id, amount: '100', bridgerDstAddress: bridger.address } });
     expect(opened.response.status).toBe(200);
     const { tradeId, reqContractDetails: order } = opened.data!;
     expect(await trade(tradeId)).toMatchObject({ status: 'PENDING', unlockDue: null });
-    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams as never });
+    const depositTx = await submit(bridgerOnOrderChain, 'createOrder', order);
     expect((await asBridger.POST('/v1/trades/{id}/confirm', { params: { path: { id: tradeId } }, body: { txHash: depositTx } })).data).toMatchObject({ tradeId, success: true, duplicate: false });
 
     // The Maker's lock.
     const lock = await asMaker.POST('/v1/trades/{id}/lock', { params: { path: { id: tradeId } } });
     expect(lock.response.status).toBe(200);
-    const lockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.data, { orderParams: lock.data!.orderParams as never });
+    const lockTx = await submit(makerOnAdChain, 'lockForOrder', lock.data!);
     await asMaker.POST('/v1/trades/{id}/confirm', { params: { path: { id: tradeId } }, body: { txHash: lockTx } });
     expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', unlockDue: 'MAKER' });
     // A confirmation is of the kind its endpoint is for: the deposit or the lock sent to unlock/confirm is 422, nothing recorded.
@@ -97,7 +148,7 @@ describe('a dApp on the typed client', () => {
     expect(early.error?.message).toMatch(/unlock order: the Maker's ad-chain unlock \(which pays you\) comes first/);
 
     const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridger.address);
-    const adUnlockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.data, makerUnlock.data as never);
+    const adUnlockTx = await submit(makerOnAdChain, 'unlock', makerUnlock.data!);
     await asMaker.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: tradeId } }, body: { txHash: adUnlockTx } });
     expect(await devnet.balanceOf(AD_CHAIN, bridger.address)).toBe(bridgerBefore + 100n);
     expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: true, unlockDue: 'BRIDGER' });
@@ -106,7 +157,7 @@ describe('a dApp on the typed client', () => {
     const bridgerUnlock = await asBridger.POST('/v1/trades/{id}/unlock', { params: { path: { id: tradeId } }, body: { signature: await signOrderHash(bridger, order.orderHash) } });
     expect(bridgerUnlock.data).toMatchObject({ chainId: ORDER_CHAIN, contractAddress: order.contractAddress });
     const makerBefore = await devnet.balanceOf(ORDER_CHAIN, maker.address);
-    const orderUnlockTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.data, bridgerUnlock.data as never);
+    const orderUnlockTx = await submit(bridgerOnOrderChain, 'unlock', bridgerUnlock.data!);
     await asBridger.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: tradeId } }, body: { txHash: orderUnlockTx } });
     expect(await devnet.balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 100n);
     expect(await trade(tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true, unlockDue: null });

@@ -23,6 +23,35 @@ export const ORDER_PORTAL_ABI = [
   'function isKnownRoot(uint256 root) view returns (bool)',
 ] as const;
 
+/** The Order struct argument of the order calls (contracts/evm/src/RelayerRequests.sol; chains/order-struct.ts ORDER_FIELDS). */
+const ORDER_TUPLE =
+  'tuple(bytes32 orderChainToken, bytes32 adChainToken, uint256 orderAmount, uint256 adAmount, bytes32 bridger, bytes32 orderRecipient, bytes32 adId, bytes32 adCreator, bytes32 adRecipient, uint256 salt, uint256 orderChainId, bytes32 orderPortal, uint256 adChainId, bytes32 adManager, uint256 lockExpiry, uint256 refundTime) o';
+
+/** The signature checked on every signed call: the relayer's request (chains/signed-call-data.ts). */
+const SIGNED = 'bytes32 authToken, uint256 deadline, bytes signature';
+
+/**
+ * The AdManager functions a client calls: the signed actions (chains/evm/call-args.ts assembles
+ * their arguments) and the timeout `releaseLock`. test/client-trade.test.ts holds them against the
+ * compiled contract.
+ */
+export const AD_MANAGER_FUNCTIONS = [
+  `function createAd(bytes32 adId, address adToken, uint256 initialAmount, uint256 orderChainId, bytes32 adRecipient, ${SIGNED}) payable`,
+  `function fundAd(bytes32 adId, uint256 amount, ${SIGNED}) payable`,
+  `function withdrawFromAd(bytes32 adId, uint256 amount, address to, ${SIGNED})`,
+  `function closeAd(bytes32 adId, address to, ${SIGNED})`,
+  `function lockForOrder(${ORDER_TUPLE}, ${SIGNED})`,
+  `function unlock(${ORDER_TUPLE}, uint256 nullifierHash, uint256 targetRoot, bytes proof, ${SIGNED})`,
+  `function releaseLock(${ORDER_TUPLE})`,
+] as const;
+
+/** The OrderPortal functions a client calls: the deposit, the unlock, and the timeout `refund`. */
+export const ORDER_PORTAL_FUNCTIONS = [
+  `function createOrder(${ORDER_TUPLE}, uint256 secretCommitment, ${SIGNED}) payable`,
+  `function unlock(${ORDER_TUPLE}, uint256 nullifierHash, uint256 targetRoot, bytes proof, ${SIGNED})`,
+  `function refund(${ORDER_TUPLE})`,
+] as const;
+
 /** One interface over both contracts' events (OrderUnlocked has the same signature on both). */
 export const BRIDGE_INTERFACE = new Interface([
   ...AD_MANAGER_ABI,

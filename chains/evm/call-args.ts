@@ -1,6 +1,9 @@
+import { Interface } from 'ethers';
 import { addressToBytes32, uuidToBytes32 } from '../address.ts';
-import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
-import { encodeOrderParams, type OrderParams } from '../order.ts';
+import { NATIVE_TOKEN_ADDRESS } from '../../domain/chain-kind.ts';
+import type { OrderParams } from '../../domain/order-params.ts';
+import { encodeOrderParams } from '../order-struct.ts';
+import { AD_MANAGER_FUNCTIONS, ORDER_PORTAL_FUNCTIONS } from './abi.ts';
 import type { ActionName } from '../request-schema.ts';
 import type { SignedCallData } from '../signed-call-data.ts';
 
@@ -90,6 +93,27 @@ export function evmContractCall(action: ActionName, signed: Signed, extras: Call
   }
 }
 
+/** A transaction a wallet can send as it is (`wallet.sendTransaction(tx)`): contract, call data, native value. */
+export interface EvmTransactionRequest {
+  /** The contract the signed response names (`contractAddress`): its AdManager or OrderPortal. */
+  to: string;
+  /** The ABI-encoded call (`evmContractCall` through AD_MANAGER_FUNCTIONS / ORDER_PORTAL_FUNCTIONS). */
+  data: string;
+  value: bigint;
+}
+
+/** Both contracts' calls in one interface: `unlock` has the same signature on both. */
+const CALLS = new Interface([...AD_MANAGER_FUNCTIONS, ...ORDER_PORTAL_FUNCTIONS.filter((entry) => !entry.startsWith('function unlock('))]);
+
+/**
+ * The transaction that submits a signed response: `evmContractCall` encoded for the contract the
+ * response names. Same arguments, same errors (`CallArgsError` on a missing extra).
+ */
+export function evmTransaction(action: ActionName, signed: Signed, extras: CallExtras = {}): EvmTransactionRequest {
+  const call = evmContractCall(action, signed, extras);
+  return { to: String(signed.contractAddress), data: CALLS.encodeFunctionData(call.functionName, call.args), value: call.value };
+}
+
 /** The two ways out that need no relayer request (devnet/README.md "Timeouts"). */
 export type TimeoutAction = 'refund' | 'releaseLock';
 
@@ -100,4 +124,14 @@ export type TimeoutAction = 'refund' | 'releaseLock';
  */
 export function evmTimeoutCall(action: TimeoutAction, orderParams: OrderParams): EvmContractCall {
   return { functionName: action, args: [encodeOrderParams(orderParams)], value: 0n };
+}
+
+/**
+ * The transaction for a timeout (`evmTimeoutCall` encoded): `refund` to the order's OrderPortal,
+ * `releaseLock` to its AdManager, both named by the order itself.
+ */
+export function evmTimeoutTransaction(action: TimeoutAction, orderParams: OrderParams): EvmTransactionRequest {
+  const call = evmTimeoutCall(action, orderParams);
+  const to = action === 'refund' ? orderParams.orderPortal : orderParams.adManager;
+  return { to, data: CALLS.encodeFunctionData(call.functionName, call.args), value: call.value };
 }
