@@ -1,11 +1,17 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { promisify } from 'node:util';
+import { StrKey } from '@stellar/stellar-sdk';
+import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { CallExtras as ServiceCallExtras, EvmTransactionRequest as ServiceTransaction, TimeoutAction } from '../chains/evm/call-args.ts';
 import type { OrderParams as ServiceOrderParams } from '../chains/order.ts';
 import type { ActionName } from '../chains/request-schema.ts';
+import { freeLoopbackPort } from '../entrypoints/free-port.ts';
+import { launchBrowser } from '../test/support/browser.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
+import { evmTransaction } from './evm.js';
 import type { CallExtras, EvmAction, EvmTimeoutAction, EvmTransactionRequest, OrderParams, SignedResponse } from './evm.js';
 import { bundleEvmCalls, declareEvmCalls, generateClientTypes, servedDocument } from './generate.ts';
 import { createRelayerClient, type Schemas } from './index.js';
@@ -44,6 +50,54 @@ describe('the typed client package', () => {
     const exported = Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : Object.values(target)));
     for (const file of exported) expect(manifest.files).toContain(file.replace(/^\.\//, ''));
   }, 60_000);
+
+  it('runs in a real browser (headless Chromium, no Node globals) with ethers\' own browser build, encoding what it encodes in Node', async () => {
+    // Responses a dApp gets: an ad paid out on Stellar (a G... recipient), and an ad-side unlock of an order from Stellar (C... portal and token).
+    const g = StrKey.encodeEd25519PublicKey(Buffer.alloc(32, 7));
+    const c = StrKey.encodeContract(Buffer.alloc(32, 9));
+    const evm = (n: number) => new Wallet(`0x${String(n).padStart(64, '0')}`).address;
+    const signed = { contractAddress: evm(1), authToken: `0x${'ab'.repeat(32)}`, deadline: '1999999999', signature: `0x${'11'.repeat(65)}` };
+    const orderParams = {
+      orderChainToken: c, adChainToken: evm(2), amount: '100', orderAmount: '100', adAmount: '95', bridger: g, orderRecipient: g,
+      adId: '0b5c2a6e-8f0e-4f7a-9a51-3c1d2e4f5a6b', adCreator: evm(3), adRecipient: g, salt: '12345', orderChainId: '9999',
+      orderPortal: c, adChainId: '31338', adManager: evm(1), lockExpiry: '1900000000', refundTime: '1900086400',
+    };
+    const cases: [EvmAction, SignedResponse][] = [
+      ['createAd', { ...signed, adId: orderParams.adId, adToken: '0x0000000000000000000000000000000000000000', initialAmount: '1000', orderChainId: '9999', adRecipient: g }],
+      ['unlock', { ...signed, orderParams, proof: `0x${'22'.repeat(256)}`, nullifierHash: '77', targetRoot: '88', orderHash: `0x${'cd'.repeat(32)}` }],
+    ];
+    const inNode = cases.map(([action, response]) => { const tx = evmTransaction(action, response); return { ...tx, value: tx.value.toString() }; });
+    expect(inNode[0]!.value).toBe('1000'); // native token: the amount travels as value
+
+    const files: Record<string, [string, Buffer]> = {
+      '/evm.js': ['text/javascript', readFileSync(new URL('./evm.js', import.meta.url))],
+      '/ethers.js': ['text/javascript', readFileSync(new URL('../node_modules/ethers/dist/ethers.js', import.meta.url))],
+      '/': ['text/html', Buffer.from('<!doctype html><title>dApp</title><script type="importmap">{"imports":{"ethers":"/ethers.js"}}</script>'
+        + '<script type="module">import { evmTransaction } from "/evm.js"; window.evmTransaction = evmTransaction;</script>')],
+    };
+    const site = createServer((req, res) => {
+      const [type, body] = files[req.url ?? ''] ?? ['text/plain', Buffer.from('not found')];
+      res.writeHead(files[req.url ?? ''] ? 200 : 404, { 'content-type': type }).end(body);
+    });
+    const port = await freeLoopbackPort();
+    await new Promise<void>((resolve) => site.listen(port, '127.0.0.1', resolve));
+    const browser = await launchBrowser();
+    try {
+      await browser.page.goto(`http://127.0.0.1:${port}/`);
+      await browser.page.waitForFunction(() => typeof (globalThis as any).evmTransaction === 'function');
+      const inBrowser = await browser.page.evaluate((given) => {
+        const globals = { Buffer: typeof (globalThis as any).Buffer, process: typeof (globalThis as any).process };
+        const build = (globalThis as any).evmTransaction;
+        return { globals, txs: given.map(([action, response]: [string, unknown]) => { const tx = build(action, response); return { ...tx, value: tx.value.toString() }; }) };
+      }, cases);
+      expect(inBrowser.globals).toEqual({ Buffer: 'undefined', process: 'undefined' });
+      expect(inBrowser.txs).toEqual(inNode);
+    } finally {
+      await browser.close();
+      site.closeAllConnections();
+      await new Promise((resolve) => site.close(resolve));
+    }
+  }, 120_000);
 
   it('spells out for dApps exactly the service\'s call types (the entry\'s calls check one way, these the other)', () => {
     expectTypeOf<EvmAction>().toEqualTypeOf<ActionName>();
