@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChainStateReader } from '../chains/state.ts';
+import { RpcUnavailableError } from '../chains/errors.ts';
+import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';
+import { createActivities } from '../trades/activities.ts';
 import { lockDeadline } from '../chains/timing.ts';
 import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
@@ -144,6 +146,22 @@ describe('the lock window ends on the ad chain\'s clock', () => {
     expect(report.drifts).toEqual([{ kind: 'ad-balance', subject: adId, detail: expect.stringMatching(/available 50, locked 30; books: in the contract 80, locked 0/) }]);
     expect(await trade(expired.tradeId)).toMatchObject({ status: 'EXPIRED' });
   }, 300_000);
+
+  it('expires nothing while the ad chain cannot be read: the timer fails (to be retried) and the trade stays DEPOSITED with its reservation', async () => {
+    const adId = await confirmedAd(60n);
+    const waiting = await depositedTrade(adId, 20n);
+    // The ad chain's RPC down, as the real reader answers it (undefined: "cannot tell"; the last test shows it for a dead RPC).
+    const down: ChainStateReader = { ...service.container.chainState, finalTime: async () => undefined, orderState: async () => undefined };
+    const { knex, registryCache, verifier, merkleStore } = service.container;
+    const activities = createActivities({
+      knex, registryCache, verifier, merkleStore, chainState: down, signedRequestTtlSeconds: 600,
+      // Not reached on this step (doubles named as such): the proof and the tree sync.
+      prover: () => { throw new Error('no proof here'); }, evmClient: () => { throw new Error('no tree sync here'); }, stellarClient: () => { throw new Error('no tree sync here'); },
+    });
+    await expect(activities.applyEvent({ tradeId: waiting.tradeId, event: { type: 'LOCK_WINDOW_CLOSED' } })).rejects.toBeInstanceOf(RpcUnavailableError);
+    expect(await trade(waiting.tradeId)).toMatchObject({ status: 'DEPOSITED' });
+    expect(await books(adId)).toMatchObject({ availableAmount: '40', lockedAmount: '20' });
+  });
 
   it('reads the ad chain\'s time from the newest block as deep as its confirmations, and cannot tell when the RPC is down', async () => {
     const adChain = devnet.provider(AD_CHAIN);
