@@ -1,22 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
-import { Wallet } from 'ethers';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../config/config.ts';
-import { createTestDatabase, type TestDatabase } from './support/db.ts';
-import { startDevnet, type Devnet } from '../devnet/index.ts';
-import { importRegistry } from '../registry/import.ts';
-import { start, type RunningService } from '../entrypoints/service.ts';
-import type { TestService } from './support/service.ts';
+import type { RunningService } from '../entrypoints/service.ts';
 import { call } from './support/wallets.ts';
 import {
-  ORDER_STATE, prepareStellarTrades, sorobanOrder, stellarAdEvmDeposit, submitStellar, type StellarTradeWorld,
+  ORDER_STATE, sorobanOrder, stellarAdEvmDeposit, submitStellar, type StellarTradeWorld,
 } from './support/stellar-trades.ts';
-import { startServiceProcess, startTemporalDevServer, stopped } from './support/temporal-stack.ts';
+import { startStellarTemporalStack, type StellarTemporalStack } from './support/stellar-temporal-stack.ts';
 import { eventually } from './support/devnet-client.ts';
 
 /**
@@ -28,47 +16,17 @@ import { eventually } from './support/devnet-client.ts';
  * deadline 60 s after creation (ORDER_LOCK_EXPIRY_SECONDS 3660, TRADE_RESERVATION_TTL_SECONDS 20).
  */
 
-const relayerKey = Wallet.createRandom().privateKey;
-const relayerStellar = Keypair.random();
-const domain = { name: 'ProofBridge', version: '1' };
-
-let temporal: ChildProcess | undefined;
-let db: TestDatabase;
-let devnet: Devnet;
-let dataDir: string;
+let stack: StellarTemporalStack;
 let service: RunningService;
 let world: StellarTradeWorld;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-lock-window-'));
-  const [database, chains, server] = await Promise.all([
-    createTestDatabase(),
-    startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain, stellar: { relayer: relayerStellar.publicKey(), port: 0 } }),
-    startTemporalDevServer(inject('temporalCli')),
-  ]);
-  [db, devnet, temporal] = [database, chains, server.process];
-  await importRegistry(db.knex, devnet.registry);
-  const env = {
-    NODE_ENV: 'test', DATABASE_URL: db.url, DATA_DIR: dataDir, TEMPORAL_ADDRESS: server.address,
-    RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar.secret(),
-    TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660',
-  };
-  service = await start(loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000' }), pino({ level: 'silent' }));
-  const [worker, prover] = await Promise.all([startServiceProcess('worker', env), startServiceProcess('prover', { ...env, PROVER_POOL_SIZE: '1' })]);
-  children.push(worker.child, prover.child);
-  const api = { url: service.url, request: (p: string, init?: RequestInit) => fetch(`${service.url}${p}`, init) } as TestService;
-  world = await prepareStellarTrades({ api, knex: db.knex, evm: devnet, stellar: devnet.stellar! });
+  stack = await startStellarTemporalStack(inject('temporalCli'), { TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660' });
+  ({ service, world } = stack);
 }, 5 * 60_000);
 
 afterAll(async () => {
-  for (const child of children) await stopped(child);
-  world?.chain.close();
-  await service?.stop();
-  await devnet?.stop();
-  await db?.drop();
-  if (temporal) await stopped(temporal, 'SIGTERM');
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 describe('the lock window on a Stellar ad chain (Temporal orchestrator)', () => {
