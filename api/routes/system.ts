@@ -57,8 +57,9 @@ export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThi
     res.json(openApiDocument());
   });
   // swagger-ui-express serves its own bundled assets: the page needs no internet. It answers any
-  // method with the page, so only GET and HEAD reach it; another method falls through to the
-  // 405 (with Allow) every other documented path answers.
+  // method on any path under /docs with the page, so only GET and HEAD reach it. Another method on
+  // /docs itself never gets here (wrongMethodOnLiteralPath answers 405 with Allow); on an asset path
+  // it falls through to the 404 of an unknown path.
   const readsOnly: RequestHandler = (req, _res, next) => next(req.method === 'GET' || req.method === 'HEAD' ? undefined : 'router');
   router.use('/docs', readsOnly, swaggerUi.serveFiles(openApiDocument()), swaggerUi.setup(openApiDocument(), { customSiteTitle: 'Relayer API' }));
   if (deps.metricsOnThisPort) {
