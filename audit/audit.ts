@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { applyAnsweredRequests } from '../ads/apply-request.ts';
 import { findAnsweredRequests } from '../ads/confirm.ts';
 import type { BridgeEventName } from '../chains/evm/abi.ts';
+import { searchStart } from '../chains/timing.ts';
 import type { ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier, VerifiableChain } from '../chains/verify.ts';
 import { auditedAds, executedHolds } from '../db/repositories/audit.ts';
@@ -10,23 +11,6 @@ import { requestsInStatus, type AdRequestRecord } from '../db/repositories/ad-re
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { findTradeLifecycle, openTrades, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import type { Confirmation } from '../trades/orchestrator.ts';
-
-/**
- * How much earlier than its signing a request's (or a trade's first) transaction is looked for: the
- * skew between this service's clock and the chain's block timestamps, which a log search starts from.
- */
-export const SEARCH_GRACE_SECONDS = 300;
-
-/**
- * Where a log search for what a request signed with a deadline `anchor` did starts: a request is
- * signed at most `signedRequestTtlSeconds` before its deadline (a trade's reservation ends at most
- * that long, plus a margin within the grace, after its deposit request was signed), and nothing it
- * caused is older. A request signed under a longer TTL than today's (the setting lowered since) is
- * searched too late and shows up as drift, never as a silent pass.
- */
-export function searchStart(anchor: Date, signedRequestTtlSeconds: number): Date {
-  return new Date(anchor.getTime() - (signedRequestTtlSeconds + SEARCH_GRACE_SECONDS) * 1000);
-}
 
 /** What the audit found the books and the chains disagreeing on, and could not explain by an event. */
 export type DriftKind =

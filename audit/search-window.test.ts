@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SEARCH_GRACE_SECONDS, searchStart } from './audit.ts';
+import { SEARCH_GRACE_SECONDS, searchStart } from '../chains/timing.ts';
 
 describe('where the audit starts a log search', () => {
   it('is the signed-request TTL plus the clock grace before the deadline, not a fixed day', () => {

@@ -129,3 +129,20 @@ export function ttlWithin(cap: string, nowSeconds: number, ttlSeconds: number): 
   const left = Number(BigInt(cap) - BigInt(nowSeconds));
   return Math.max(0, Math.min(ttlSeconds, left));
 }
+
+/**
+ * How much earlier than its signing a request's (or a trade's first) transaction is looked for: the
+ * skew between this service's clock and the chain's block timestamps, which a log search starts from.
+ */
+export const SEARCH_GRACE_SECONDS = 300;
+
+/**
+ * Where a log search for what a request signed with a deadline `anchor` did starts: a request is
+ * signed at most `signedRequestTtlSeconds` before its deadline (a trade's reservation ends at most
+ * that long, plus a margin within the grace, after its deposit request was signed), and nothing it
+ * caused is older. A request signed under a longer TTL than today's (the setting lowered since) is
+ * searched too late and shows up as drift, never as a silent pass.
+ */
+export function searchStart(anchor: Date, signedRequestTtlSeconds: number): Date {
+  return new Date(anchor.getTime() - (signedRequestTtlSeconds + SEARCH_GRACE_SECONDS) * 1000);
+}

@@ -22,7 +22,7 @@ import {
   LOCK_WINDOW_RECHECK_MAX_SECONDS, awaitedAction, eventOf, followUpsOf, lockWindowVerdict, recordedActionFits, transition,
   type LockWindowReading, type TradeAction, type TradeCommand, type TradeEvent, type TradeState, type UnlockSide,
 } from './lifecycle.ts';
-import { lockDeadline } from '../chains/timing.ts';
+import { lockDeadline, searchStart } from '../chains/timing.ts';
 import type { ChainStateReader } from '../chains/state.ts';
 import { depositOnChain } from './reservation-expiry.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
@@ -49,9 +49,6 @@ export interface ActivityDeps {
   /** SIGNED_REQUEST_TTL_SECONDS: bounds how far back a lock nobody reported is looked for. */
   signedRequestTtlSeconds?: number;
 }
-
-/** How much earlier than the trade's creation a lock's event is looked for: clock skew between this service and the chain. */
-const LOCK_SEARCH_GRACE_SECONDS = 300;
 
 /** The machine's view of a stored trade. */
 export function stateOf(trade: Pick<TradeLifecycleRecord, 'status' | 'proofState' | 'bridgerClaimed' | 'adCreatorClaimed'>): TradeState {
@@ -177,7 +174,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     });
     if (verdict.do === 'close') return undefined;
     if (verdict.do === 'wait') return later(verdict.seconds);
-    const since = new Date(trade.reservationExpiresAt.getTime() - ((deps.signedRequestTtlSeconds ?? 86_400) + LOCK_SEARCH_GRACE_SECONDS) * 1000);
+    const since = searchStart(trade.reservationExpiresAt, deps.signedRequestTtlSeconds ?? 86_400);
     const txHash = await chainState.findEventTransaction(adChain!, { contractAddress: adManager, event: 'OrderLocked', topics: { key: trade.orderHash }, since });
     if (!txHash) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
     let verified: VerifiedAction;
