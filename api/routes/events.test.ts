@@ -8,6 +8,7 @@ import type { PushedEventData } from '../../domain/index.ts';
 import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
 import { start, type RunningService } from '../../entrypoints/service.ts';
 import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../../test/support/fixtures.ts';
+import { pushedEventListeners, terminateBackends } from '../../test/support/pushed-listeners.ts';
 import { startTestService, type TestService } from '../../test/support/service.ts';
 import { openSse } from '../../test/support/sse-client.ts';
 import { loginEvm, newEvmAccount } from '../../test/support/wallets.ts';
@@ -84,9 +85,7 @@ describe('GET /v1/trades/:id/events', () => {
   });
 
   it('loses nothing committed while the LISTEN connections were down: each replica reads the outbox when it reconnects', async () => {
-    const listening = async (): Promise<number[]> => (await knex.raw(
-      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN pushed_events' AND pid <> pg_backend_pid()",
-    )).rows.map((row: { pid: number }) => row.pid);
+    const listening = () => pushedEventListeners(knex);
     const tradeId = await insertTrade(knex, route, adId);
     const onA = await openSse(`${a.url}/v1/trades/${tradeId}/events`);
     const onB = await openSse(`${b.url}/v1/trades/${tradeId}/events`);
@@ -95,7 +94,7 @@ describe('GET /v1/trades/:id/events', () => {
     // Every LISTEN connection dies (a PostgreSQL failover, a proxy cutting idle connections) ...
     const before = await listening();
     expect(before.length).toBeGreaterThanOrEqual(2);
-    await knex.raw('SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid', [before]);
+    await terminateBackends(knex, before);
     await expect.poll(async () => (await listening()).filter((pid) => before.includes(pid)), { interval: 20 }).toEqual([]);
     // ... and a commit is announced to nobody (the listeners wait a second before reconnecting).
     await commit(tradeId, [step(tradeId, 'DEPOSITED')]);

@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushedEventData } from '../../domain/index.ts';
 import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
+import { pushedEventListeners, terminateBackends } from '../../test/support/pushed-listeners.ts';
 import { startTestService, type TestService } from '../../test/support/service.ts';
 import { call, loginEvm, newEvmAccount, type EvmAccount } from '../../test/support/wallets.ts';
 
@@ -124,12 +125,10 @@ describe('/v1/webhooks', () => {
     const maker = await signedIn();
     const bot = await receiver();
     const created = await call(service, 'POST', '/v1/webhooks', { url: bot.url }, maker.token);
-    const listening = async (): Promise<number[]> => (await service.knex.raw(
-      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN pushed_events' AND pid <> pg_backend_pid()",
-    )).rows.map((row: { pid: number }) => row.pid);
+    const listening = () => pushedEventListeners(service.knex);
     const before = await listening();
     expect(before.length).toBeGreaterThanOrEqual(1);
-    await service.knex.raw('SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid', [before]);
+    await terminateBackends(service.knex, before);
     await expect.poll(async () => (await listening()).filter((pid) => before.includes(pid)), { interval: 20 }).toEqual([]);
     const tradeId = randomUUID();
     await commit(tradeId, maker.account.address, [statusEvent(tradeId, 'DEPOSITED')]); // its NOTIFY reaches nobody
