@@ -1,6 +1,6 @@
 import { z } from '../openapi/operations.ts';
 import { confirmBody, positiveAmount, signedCallDataShape } from './ads.ts';
-import { address, amountOut, chainIdOut, shortText, uuid } from './common.ts';
+import { address, addressOut, amountOut, chainIdOut, shortText, uuid } from './common.ts';
 
 /** Request and response bodies of the trade endpoints (architecture.md "Field names"). */
 
@@ -17,13 +17,13 @@ export const createTradeBody = z
 
 export const orderParamsSchema = z
   .object({
-    orderChainToken: z.string(), adChainToken: z.string(),
+    orderChainToken: addressOut, adChainToken: addressOut,
     amount: amountOut.openapi({ description: "The trade amount: what the Bridger deposits, in the order token's smallest unit (equals orderAmount)." }),
     orderAmount: amountOut.openapi({ description: "What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit. Part of the order hash." }),
     adAmount: amountOut.openapi({ description: "What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit: orderAmount priced by the route (same asset: scaled by the tokens' decimals). Part of the order hash." }),
-    bridger: z.string(), orderRecipient: z.string(),
-    adId: z.string().uuid(), adCreator: z.string(), adRecipient: z.string(), salt: z.string(), orderChainId: chainIdOut,
-    orderPortal: z.string(), adChainId: chainIdOut, adManager: z.string(),
+    bridger: addressOut, orderRecipient: addressOut,
+    adId: z.string().uuid(), adCreator: addressOut, adRecipient: addressOut, salt: z.string(), orderChainId: chainIdOut,
+    orderPortal: addressOut, adChainId: chainIdOut, adManager: addressOut,
     lockExpiry: z.string().openapi({ description: 'Unix seconds: the ad-chain unlock before it, the Maker may release the lock from it on.' }),
     refundTime: z.string().openapi({ description: 'Unix seconds: the order-chain unlock before it, the Bridger may refund from it on.' }),
   })
