@@ -162,6 +162,12 @@ export const configSchema = z.object({
   /** Open unfunded reservations one ad may carry, from all wallets together. */
   MAX_OPEN_RESERVATIONS_PER_AD: intFromEnv(1, 100_000).default(20),
   /**
+   * At most one re-read of an ad's reservations (trades/unbacked-reservations.ts) per this many
+   * seconds per ad and API process; requests meanwhile share the one running. 0: every request that
+   * finds the ad taken re-reads (concurrent ones still share).
+   */
+  UNBACKED_RESERVATIONS_RECHECK_SECONDS: intFromEnv(0, 3600).default(10),
+  /**
    * How often the trade start reconciler (in the worker on Temporal, in the API on the embedded
    * runner) starts trades whose reservation committed but whose lifecycle did not start; also how
    * long a new trade's start is left to its own request first. 0: only at process start.

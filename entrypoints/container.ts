@@ -196,6 +196,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       startGraceSeconds: config.TRADE_START_RECONCILE_SECONDS,
       maxOpenReservationsPerWallet: config.MAX_OPEN_RESERVATIONS_PER_WALLET,
       maxOpenReservationsPerAd: config.MAX_OPEN_RESERVATIONS_PER_AD,
+      unbackedRecheckSeconds: config.UNBACKED_RESERVATIONS_RECHECK_SECONDS,
       orderTiming: { ...DEFAULT_ORDER_TIMING, lockExpirySeconds: config.ORDER_LOCK_EXPIRY_SECONDS },
     },
   }));

@@ -32,7 +32,8 @@ import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, ConfirmingTrade, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeAwaitingError, TradeInputError, TradeNotReadyError } from './errors.ts';
 import type { TradeStarts } from './start-reconciler.ts';
-import { releaseUnbackedIfTaken } from './unbacked-reservations.ts';
+import { assertOwnFunding, type OwnFundingRequest } from './own-funding.ts';
+import { createUnbackedReservationsRecheck } from './unbacked-reservations.ts';
 
 export interface TradesSettings {
   signedRequestTtlSeconds: number;
@@ -42,6 +43,8 @@ export interface TradesSettings {
   /** MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD: unfunded reservations at once. */
   maxOpenReservationsPerWallet: number;
   maxOpenReservationsPerAd: number;
+  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (trades/unbacked-reservations.ts); 10 when unset. */
+  unbackedRecheckSeconds?: number;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
   /** How far apart an order's times are placed (ORDER_LOCK_EXPIRY_SECONDS); chains/timing.ts DEFAULT_ORDER_TIMING when unset. */
@@ -89,6 +92,7 @@ export function createTradesService(deps: TradesDeps) {
   const { knex, registryCache, settings } = deps;
   const nowMs = () => deps.now?.() ?? Date.now();
   const nowSeconds = () => Math.floor(nowMs() / 1000);
+  const unbackedRecheck = createUnbackedReservationsRecheck(deps, { intervalMs: (settings.unbackedRecheckSeconds ?? 10) * 1000, nowMs });
 
   async function chainOf(chainId: string): Promise<ChainConnection> {
     const chain = await registryCache.chain(chainId);
@@ -204,12 +208,16 @@ export function createTradesService(deps: TradesDeps) {
         throw error;
       }
       const funding = await deps.orderChainReader.depositFunding(orderChain, route.orderToken.address, bridger, orderChain.orderPortalAddress);
-      const token = `${route.orderToken.symbol} (${route.orderToken.address}) on chain ${orderChain.chainId}`;
-      if (funding?.allowance != null && funding.allowance < amount) {
-        throw new TradeInputError('amount', `${input.amount} exceeds what ${bridger} allows the OrderPortal ${orderChain.orderPortalAddress} to take of ${token} (${funding.allowance}): approve it first`);
-      }
-      // An ad taken by reservations whose wallets no longer hold what they promised is freed of them first.
-      await releaseUnbackedIfTaken(deps, { id: ad.id, orderTokenId: ad.orderTokenId, available: available(balancesOf(ad)) }, {
+      const own: OwnFundingRequest = {
+        bridger, amount, amountText: input.amount, orderPortal: orderChain.orderPortalAddress, maxOpenPerWallet: settings.maxOpenReservationsPerWallet,
+        token: `${route.orderToken.symbol} (${route.orderToken.address}) on chain ${orderChain.chainId}`,
+      };
+      // The caller's own funding first (issue 33): one who cannot pay makes the service read nothing of anyone else's.
+      const reservationQuery = { bridgerAddress: bridger, adId: ad.id, orderTokenId: ad.orderTokenId };
+      assertOwnFunding(funding, await openReservations(knex, { ...reservationQuery, now: new Date(nowMs()) }), own);
+      // An ad taken by reservations whose wallets no longer hold what they promised is freed of them
+      // first; at most one such re-read per ad per UNBACKED_RESERVATIONS_RECHECK_SECONDS, shared.
+      await unbackedRecheck.releaseIfTaken({ id: ad.id, orderTokenId: ad.orderTokenId, available: available(balancesOf(ad)) }, {
         adAmount, maxOpenPerAd: settings.maxOpenReservationsPerAd, orderChain, orderToken: route.orderToken.address, now: new Date(nowMs()),
       });
       const tradeId = randomUUID();
@@ -228,15 +236,10 @@ export function createTradesService(deps: TradesDeps) {
             throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${input.amount} (${adAmount} ${route.adToken.symbol} base units): ${available(freed)} available`);
           }
           await lockWalletReservations(trx, bridger);
-          const open = await openReservations(trx, { bridgerAddress: bridger, adId: ad.id, orderTokenId: ad.orderTokenId, now: new Date(nowMs()) });
-          if (open.walletCount >= settings.maxOpenReservationsPerWallet) {
-            throw new TooManyReservationsError(`${bridger} already has ${open.walletCount} trades awaiting their deposit (at most ${settings.maxOpenReservationsPerWallet}): deposit or let one run out first`);
-          }
+          const open = await openReservations(trx, { ...reservationQuery, now: new Date(nowMs()) });
+          assertOwnFunding(funding, open, own); // again under the locks: the count and sum may have moved since
           if (open.adCount >= settings.maxOpenReservationsPerAd) {
             throw new TooManyReservationsError(`ad ${ad.id} already has ${open.adCount} trades awaiting their deposit (at most ${settings.maxOpenReservationsPerAd}): try again when one is deposited or runs out`);
-          }
-          if (funding && funding.balance < open.walletAmountOfToken + amount) {
-            throw new TradeInputError('amount', `${input.amount} is more than ${bridger} holds of ${token} (${funding.balance}${open.walletAmountOfToken > 0n ? `, of which ${open.walletAmountOfToken} is reserved by its other open trades` : ''})`);
           }
           return { balances: applyOperation(freed, { op: 'reserve', amount: adAmount }) };
         });

@@ -67,17 +67,57 @@ async function unbacked(
   }
 }
 
-/**
- * `releaseUnbackedReservations` when the ad looks taken for a new reservation of `adAmount` (read
- * without a lock: its available balance short, or MAX_OPEN_RESERVATIONS_PER_AD reached), so the
- * chain is read only when a Bridger would otherwise be turned away.
- */
-export async function releaseUnbackedIfTaken(
-  deps: UnbackedReservationsDeps,
-  ad: { id: string; orderTokenId: string; available: bigint },
-  request: { adAmount: bigint; maxOpenPerAd: number; orderChain: ChainConnection; orderToken: string; now: Date },
-): Promise<number> {
-  const open = await openReservationsOfAd(deps.knex, ad.id, request.now);
-  if (ad.available >= request.adAmount && open.length < request.maxOpenPerAd) return 0;
-  return releaseUnbackedReservations(deps, ad, request.orderChain, request.orderToken, request.now);
+/** What the re-read of an ad asks: the order chain and token its reservations are in, and the moment. */
+export interface RecheckRequest {
+  adAmount: bigint;
+  maxOpenPerAd: number;
+  orderChain: ChainConnection;
+  orderToken: string;
+  now: Date;
 }
+
+/**
+ * `releaseUnbackedReservations` for a Bridger who finds an ad taken (read without a lock: its
+ * available balance short of `adAmount`, or MAX_OPEN_RESERVATIONS_PER_AD reached), at most once per
+ * `intervalMs` per ad in this process: a request while one runs waits for it and shares its outcome,
+ * a request within `intervalMs` of the last one's start re-reads nothing (issue 33: each re-read costs
+ * a balance read per holding wallet and an order read per reservation, about 3 RPC calls per wallet,
+ * and used to run for every such request).
+ *
+ * Why a verdict up to `intervalMs` old is safe: the re-read only ever ends reservations (each through
+ * `expireReservation`, the OrderPortal asked first), it never grants liquidity. Skipping it leaves the
+ * ad's books as they are, and the reservation itself is decided afterwards by the ad's row-locked
+ * ledger and the caller's own fresh balance. So a stale "backed" verdict can only keep a reservation
+ * whose wallet has since emptied for up to `intervalMs` longer: the asking Bridger is refused (409)
+ * or asks again after the window; it can never be given liquidity the ad does not hold.
+ */
+export function createUnbackedReservationsRecheck(deps: UnbackedReservationsDeps, options: { intervalMs: number; nowMs?: () => number }) {
+  const nowMs = options.nowMs ?? Date.now;
+  /** Per ad: when its last re-read started, and that re-read while it runs. */
+  const recent = new Map<string, { startedAt: number; running?: Promise<number> }>();
+
+  function forgetOld(now: number): void {
+    for (const [adId, entry] of recent) if (!entry.running && now - entry.startedAt >= options.intervalMs) recent.delete(adId);
+  }
+
+  return {
+    /** Reservations ended by the re-read this request ran or joined; 0 when the ad is not taken or was re-read within the window. */
+    async releaseIfTaken(ad: { id: string; orderTokenId: string; available: bigint }, request: RecheckRequest): Promise<number> {
+      const open = await openReservationsOfAd(deps.knex, ad.id, request.now);
+      if (ad.available >= request.adAmount && open.length < request.maxOpenPerAd) return 0;
+      const now = nowMs();
+      const last = recent.get(ad.id);
+      if (last?.running) return last.running;
+      if (last && now - last.startedAt < options.intervalMs) return 0;
+      forgetOld(now);
+      // Set before anything is awaited: every concurrent request finds this one running.
+      const entry: { startedAt: number; running?: Promise<number> } = { startedAt: now };
+      entry.running = releaseUnbackedReservations(deps, ad, request.orderChain, request.orderToken, request.now)
+        .finally(() => { entry.running = undefined; });
+      recent.set(ad.id, entry);
+      return entry.running;
+    },
+  };
+}
+
+export type UnbackedReservationsRecheck = ReturnType<typeof createUnbackedReservationsRecheck>;
