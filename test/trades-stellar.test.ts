@@ -26,7 +26,10 @@ let service: TestService;
 let world: StellarTradeWorld;
 
 beforeAll(async () => {
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET: 'on', STELLAR_DEVNET_PORT: '0', METRICS_PORT: '0' });
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET: 'on', STELLAR_DEVNET_PORT: '0', METRICS_PORT: '0',
+    // Every request that finds an ad taken re-reads its reservations: the test below checks what a re-read leaves alone.
+    UNBACKED_RESERVATIONS_RECHECK_SECONDS: '0',
+  });
   const devnet = service.devnet!;
   world = await prepareStellarTrades({ api: service, knex: service.knex, evm: devnet, stellar: devnet.stellar! });
 }, 5 * 60_000);
@@ -106,8 +109,16 @@ describe('reservations against a Stellar order chain, backed by what the Bridger
     expect((await call(world.api, 'GET', `/v1/trades/${held.body.tradeId}`)).body.status).toBe('EXPIRED');
     expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
 
-    // A backed reservation is left alone: the honest Bridger still holds its deposit, so the next asker is turned away.
-    expect((await reserve(attacker)).status).toBe(409);
+    // The attacker, holding nothing now, is refused on its own balance before anyone else's is read (issue 33).
+    expect((await reserve(attacker)).status).toBe(422);
+    // A backed reservation is left alone: the honest Bridger still holds its deposit, so the next funded asker
+    // (whose request re-reads the ad's reservations: UNBACKED_RESERVATIONS_RECHECK_SECONDS is 0 here) is turned away.
+    const another = Keypair.random();
+    await fund(world.server, another.publicKey());
+    await mintTestToken(world.server, world.passphrase, testToken, another.publicKey(), 10_000_000n);
+    const turnedAway = await reserve(another);
+    expect(turnedAway.status).toBe(409);
+    expect(turnedAway.body.message).toMatch(/cannot cover 10000000/);
     expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
   });
 });
