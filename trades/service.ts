@@ -140,7 +140,10 @@ export function createTradesService(deps: TradesDeps) {
      * only as long as that deposit request; it needs the Bridger to hold the deposit on the order chain
      * (balance covering this and the wallet's other open reservations of the token; an ERC-20
      * approved to the OrderPortal for it), and at most MAX_OPEN_RESERVATIONS_PER_WALLET and
-     * MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations are open at once.
+     * MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations are open at once. The caller's own funding
+     * is judged first (trades/own-funding.ts): a caller who cannot pay costs one read of its own and
+     * nothing of anyone else's; one who can and finds the ad taken may start the throttled re-read of
+     * the ad's reservations (trades/unbacked-reservations.ts).
      */
     async create(principal: Principal, input: CreateTradeInput) {
       const ad = await findAd(knex, input.adId);
