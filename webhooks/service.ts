@@ -69,7 +69,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       return { endpoint: (await findWebhookEndpoint(knex, id))!, secret };
     },
 
-    /** Re-enables a disabled endpoint: delivery resumes from where it stopped. */
+    /** Re-enables a disabled endpoint: delivery resumes from where it stopped. On an ACTIVE one a no-op (its backoff and failure count stay). */
     async enable(principal: Principal, id: string) {
       await own(principal, id);
       await enableWebhookEndpoint(knex, id);

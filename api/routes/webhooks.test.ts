@@ -114,7 +114,10 @@ describe('/v1/webhooks', () => {
     expect(new Set(bot.received.slice(0, refusedAttempts).map((r) => r.headers['webhook-id']))).toEqual(new Set([delivered[0]!.headers['webhook-id']]));
     // A tampered body fails verification.
     expect(() => verifier.verify(delivered[0]!.body.replace('DEPOSITED', 'SETTLED'), delivered[0]!.headers)).toThrow();
-    const log = await call(service, 'GET', `/v1/webhooks/${created.body.id}/deliveries?limit=100`, undefined, maker.token);
+    // The receiver counts a delivery before the dispatcher has logged its answer: wait for the log.
+    const readLog = async () => (await call(service, 'GET', `/v1/webhooks/${created.body.id}/deliveries?limit=100`, undefined, maker.token)).body.data;
+    await expect.poll(async () => (await readLog()).filter((d: any) => d.succeeded).length, { timeout: 10_000 }).toBe(5);
+    const log = { body: { data: await readLog() } };
     expect(log.body.data.filter((d: any) => !d.succeeded).every((d: any) => d.statusCode === 503 && d.eventSeq === 1)).toBe(true);
     expect(log.body.data.filter((d: any) => d.succeeded).map((d: any) => d.eventSeq)).toEqual([5, 4, 3, 2, 1]);
     expect((await call(service, 'GET', `/v1/webhooks/${created.body.id}`, undefined, maker.token)).body).toMatchObject({ deliveredThrough: 5, consecutiveFailures: 0 });
@@ -175,6 +178,32 @@ describe('/v1/webhooks', () => {
     const enabled = await call(service, 'POST', `/v1/webhooks/${id}/enable`, undefined, maker.token);
     expect(enabled.body).toMatchObject({ status: 'ACTIVE', consecutiveFailures: 0 });
     await expect.poll(() => bot.received.length, { timeout: 20_000 }).toBe(1);
+    await bot.close();
+  });
+
+  it('enabling an ACTIVE endpoint changes nothing: enabled in a loop, a failing endpoint keeps its failure count and backoff and is still disabled', async () => {
+    const maker = await signedIn();
+    const bot = await receiver();
+    bot.answer = 500;
+    const { id } = (await call(service, 'POST', '/v1/webhooks', { url: bot.url }, maker.token)).body;
+    await commit(randomUUID(), maker.account.address, [statusEvent(randomUUID(), 'DEPOSITED')]);
+    // The attack: "enable" the endpoint every 100 ms while it fails. Were each call to clear the
+    // failure record and the backoff, the endpoint would be retried at once and never disabled.
+    const counts: number[] = [];
+    const deadline = Date.now() + 20_000;
+    let status = 'ACTIVE';
+    while (status === 'ACTIVE' && Date.now() < deadline) {
+      const enabled = await call(service, 'POST', `/v1/webhooks/${id}/enable`, undefined, maker.token);
+      expect(enabled.status).toBe(200);
+      counts.push(enabled.body.consecutiveFailures);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await call(service, 'GET', `/v1/webhooks/${id}`, undefined, maker.token)).body.status;
+    }
+    expect(status).toBe('DISABLED');
+    expect(Math.max(...counts)).toBeGreaterThanOrEqual(2);
+    // Backoff held: attempts came at the retry pace (WEBHOOK_RETRY_BASE_SECONDS=1), not one per enable.
+    const log = (await call(service, 'GET', `/v1/webhooks/${id}/deliveries`, undefined, maker.token)).body.data;
+    expect(log.length).toBeLessThan(counts.length);
     await bot.close();
   });
 

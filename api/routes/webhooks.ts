@@ -38,7 +38,7 @@ registry.registerPath({
 });
 registry.registerPath({
   method: 'post', path: '/v1/webhooks/{id}/enable', operationId: 'enableWebhook', ...secured, summary: 'Re-enable a disabled endpoint',
-  description: `An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. ${OWNER}`,
+  description: `An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. On an ACTIVE endpoint it changes nothing (its failure count and next attempt stay) and returns it as it is. ${OWNER}`,
   request: { params: idParams }, responses: { 200: json(webhookSchema, 'The endpoint'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({

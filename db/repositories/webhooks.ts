@@ -92,9 +92,13 @@ export async function rotateWebhookSecret(knex: Knex, id: string, secret: string
   });
 }
 
-/** Back to ACTIVE with a clean failure record (the owner fixed the receiver). */
+/**
+ * A DISABLED endpoint back to ACTIVE with a clean failure record (the owner fixed the receiver).
+ * An ACTIVE one is left as it is: clearing its failures and backoff there would let a caller who
+ * enables in a loop defeat the retry backoff and the auto-disable.
+ */
 export async function enableWebhookEndpoint(knex: Knex, id: string): Promise<void> {
-  await knex('webhook_endpoints').where({ id }).update({
+  await knex('webhook_endpoints').where({ id, status: 'DISABLED' }).update({
     status: 'ACTIVE', disabled_reason: null, consecutive_failures: 0, failing_since: null, next_attempt_at: null, updated_at: knex.fn.now(),
   });
 }
