@@ -1,36 +1,37 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Where webhooks may be sent. In production only `https` to public addresses: no loopback,
- * private, link-local (cloud metadata), CGNAT, multicast or reserved ranges, checked on the URL's
+ * Where webhooks may be sent. In production only `https` to public addresses, checked on the URL's
  * literal address, on every address its name resolves to at registration, and again on the address
  * each delivery connects to (a name may be re-pointed later). Elsewhere (development, tests) `http`
  * and loopback receivers are allowed, so a bot on the same machine works.
+ *
+ * "Public" is `ipaddr.js`'s classification (the IANA special-purpose registries, maintained there,
+ * not a hand list here): only an address whose range is `unicast` passes, and for IPv6 only inside
+ * 2000::/3, the one block IANA allocates for global unicast. So every IPv6 form that embeds or
+ * translates to an IPv4 address is refused: IPv4-compatible (::a.b.c.d, which ipaddr.js calls
+ * unicast), SIIT (::ffff:0:a.b.c.d), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16),
+ * Teredo (2001::/32), as are site-local (fec0::/10), unique-local, link-local and the rest; on a
+ * network with NAT64 or 6to4 those reach internal IPv4 hosts. An IPv4-mapped address
+ * (::ffff:a.b.c.d) is the IPv4 address it maps, judged as such.
  */
 
-// Two lists: one BlockList matches IPv4 addresses against IPv4-mapped IPv6 rules too.
-const blockedV4 = new BlockList();
-const blockedV6 = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blockedV4.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) blockedV6.addSubnet(network, prefix, 'ipv6');
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 
-/** True for an address a production webhook must never reach. */
+/** True for an address a production webhook must never reach (anything not a global unicast address, or not an address). */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return blockedV4.check(mapped[1]!, 'ipv4');
-    return blockedV6.check(address, 'ipv6');
+  if (isIP(address) === 0) return true;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    // process(): an IPv4-mapped IPv6 address becomes the IPv4 address it maps.
+    parsed = ipaddr.process(address);
+  } catch {
+    return true;
   }
-  return blockedV4.check(address, 'ipv4');
+  if (parsed.range() !== 'unicast') return true;
+  return parsed.kind() === 'ipv6' && !parsed.match(GLOBAL_UNICAST_V6);
 }
 
 export interface UrlPolicy {
