@@ -454,7 +454,7 @@ export interface paths {
         };
         /**
          * Everything about the caller's ads and trades as server-sent events
-         * @description The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 beyond).
+         * @description The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -554,7 +554,7 @@ export interface paths {
         };
         /**
          * A trade's status as server-sent events
-         * @description Public, like GET /v1/trades/{id}. Ids count the trade's events 1, 2, 3... The stream ends after the trade's terminal state (SETTLED, EXPIRED); reconnecting then with the last id gets 204 (EventSource stops). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 beyond).
+         * @description Public, like GET /v1/trades/{id}. Ids count the trade's events 1, 2, 3... The stream ends after the trade's terminal state (SETTLED, EXPIRED); reconnecting then with the last id gets 204 (EventSource stops). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
          */
         get: operations["streamTradeEvents"];
         put?: never;
@@ -772,7 +772,7 @@ export interface paths {
         put?: never;
         /**
          * Re-enable a disabled endpoint
-         * @description An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. The endpoint's owner only: anyone else gets 404.
+         * @description An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. On an ACTIVE endpoint it changes nothing (its failure count and next attempt stay) and returns it as it is. The endpoint's owner only: anyone else gets 404.
          */
         post: operations["enableWebhook"];
         delete?: never;
@@ -4201,7 +4201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API process; retry after Retry-After */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -4225,7 +4225,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            /** @description PostgreSQL is unavailable, or this API process already serves SSE_MAX_STREAMS streams; retry after Retry-After (another replica may have room) */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */
@@ -4699,7 +4699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API process; retry after Retry-After */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -4723,7 +4723,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            /** @description PostgreSQL is unavailable, or this API process already serves SSE_MAX_STREAMS streams; retry after Retry-After (another replica may have room) */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */

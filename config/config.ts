@@ -81,6 +81,10 @@ export const configSchema = z.object({
   SSE_HEARTBEAT_SECONDS: intFromEnv(1, 300).default(15),
   /** Event streams one client (IP, IPv6 /56) may hold open on one API process; one more is 429. */
   SSE_MAX_STREAMS_PER_CLIENT: intFromEnv(1, 100_000).default(20),
+  /** Event streams one API process holds open in all (each is a socket, a heartbeat timer, a hub subscription); one more is 503. */
+  SSE_MAX_STREAMS: intFromEnv(1, 1_000_000).default(10_000),
+  /** How often an API process asks PostgreSQL whether the sessions behind its open /v1/events streams are still live; a revoked one's streams end then. */
+  SSE_SESSION_CHECK_SECONDS: intFromEnv(1, 300).default(5),
   /** One webhook delivery attempt's whole time (connect, send, answer); then it counts as failed. */
   WEBHOOK_TIMEOUT_SECONDS: intFromEnv(1, 60).default(10),
   /** Retry backoff after the n-th failure in a row: min(max, base * 2^(n-1)) seconds, times a random 0.5..1. */

@@ -79,7 +79,7 @@ async function main() {
     api = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'entrypoints/api-main.ts'], {
       env: {
         ...process.env, NODE_ENV: 'test', DATABASE_URL: url, DATA_DIR: path.join(dir, 'data'), PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0',
-        LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', SSE_MAX_STREAMS_PER_CLIENT: String(STREAMS + 10), TEMPORAL_ADDRESS: '', WEBHOOK_SWEEP_SECONDS: '60',
+        LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', SSE_MAX_STREAMS_PER_CLIENT: String(STREAMS + 10), SSE_MAX_STREAMS: String(STREAMS + 10), TEMPORAL_ADDRESS: '', WEBHOOK_SWEEP_SECONDS: '60',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

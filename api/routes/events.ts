@@ -1,17 +1,19 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { TERMINAL_TRADE_STATUSES, type TradeStatus } from '../../domain/index.ts';
 import { findTradeLifecycle } from '../../db/repositories/trade-lifecycle.ts';
 import { lastUserSeq, tradeEventsAfter } from '../../db/repositories/pushed-events.ts';
 import { AppError, notFound } from '../errors.ts';
-import { clientKey } from '../middleware/fixed-window-limit.ts';
 import { accessTokenExpiry, principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
 import { errorResponses } from '../schemas/common.ts';
 import { pushedEventSchema, SSE_FORMAT } from '../schemas/events.ts';
 import { idParams } from '../schemas/queries.ts';
 import type { PushedEventHub, StreamKey } from '../streams/event-hub.ts';
+import { SessionWatch } from '../streams/session-watch.ts';
+import { responseGone, StreamSlots } from '../streams/slots.ts';
 import { openSse } from '../streams/sse.ts';
 import { parseOrThrow } from '../validation.ts';
 
@@ -19,25 +21,31 @@ const streamQueryDoc = z.strictObject({
   lastEventId: z.string().optional().openapi({ description: 'Resume after this event id (the Last-Event-ID header wins when both are sent).' }),
 });
 const eventStream = (description: string) => ({ description, content: { 'text/event-stream': { schema: pushedEventSchema } } });
+/** The streams' own meanings of 429 and 503 (api/streams/slots.ts). */
+const streamLimits = {
+  429: { ...errorResponses(429)[429], description: 'Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API process; retry after Retry-After' },
+  503: { ...errorResponses(503)[503], description: 'PostgreSQL is unavailable, or this API process already serves SSE_MAX_STREAMS streams; retry after Retry-After (another replica may have room)' },
+};
 
 registry.registerPath({
   method: 'get', path: '/v1/trades/{id}/events', operationId: 'streamTradeEvents', tags: ['Events'], summary: "A trade's status as server-sent events",
   description: `Public, like GET /v1/trades/{id}. Ids count the trade's events 1, 2, 3... The stream ends after the trade's terminal state (SETTLED, EXPIRED); reconnecting then with the last id gets 204 (EventSource stops). ${SSE_FORMAT}`,
   request: { params: idParams, query: streamQueryDoc },
-  responses: { 200: eventStream('The trade\'s events, replayed from Last-Event-ID, then live'), 204: { description: 'The trade ended and every event was read' }, ...errorResponses(404, 422, 429) },
+  responses: { 200: eventStream('The trade\'s events, replayed from Last-Event-ID, then live'), 204: { description: 'The trade ended and every event was read' }, ...errorResponses(404, 422), ...streamLimits },
 });
 registry.registerPath({
   method: 'get', path: '/v1/events', operationId: 'streamEvents', tags: ['Events'], summary: "Everything about the caller's ads and trades as server-sent events", security: [{ [bearerAuth.name]: [] }],
-  description: `The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
+  description: `The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
   request: { query: streamQueryDoc },
-  responses: { 200: eventStream('The caller\'s events, replayed from Last-Event-ID, then live'), ...errorResponses(401, 422, 429) },
+  responses: { 200: eventStream('The caller\'s events, replayed from Last-Event-ID, then live'), ...errorResponses(401, 422), ...streamLimits },
 });
 
 export interface EventsRouterDeps {
   knex: Knex;
   eventHub: PushedEventHub;
   requireAuth: RequestHandler;
-  settings: { heartbeatSeconds: number; maxStreamsPerClient: number };
+  settings: { heartbeatSeconds: number; maxStreamsPerClient: number; maxStreams: number; sessionCheckSeconds: number };
+  logger?: Logger;
 }
 
 const position = z.string().regex(/^\d{1,15}$/, 'must be a non-negative integer (an event id of this stream)');
@@ -57,40 +65,29 @@ function resumeFrom(req: Request): number {
 
 /**
  * /v1/trades/:id/events (public, like the trade) and /v1/events (the caller's ads and trades):
- * server-sent events read from the outbox, resumable with Last-Event-ID, heartbeats, at most
- * SSE_MAX_STREAMS_PER_CLIENT open per client and process. A trade's stream ends after its terminal
- * state; reconnecting to it then gets 204 (EventSource stops).
+ * server-sent events read from the outbox, resumable with Last-Event-ID, heartbeats. At most
+ * SSE_MAX_STREAMS_PER_CLIENT open per client and SSE_MAX_STREAMS per process; each request holds
+ * its slot from its first line to its response's end, however it ends (api/streams/slots.ts). A
+ * trade's stream ends after its terminal state (reconnecting then gets 204, EventSource stops); a
+ * user's stream ends at its access token's expiry or, within SSE_SESSION_CHECK_SECONDS, when its
+ * session is revoked (logout), and delivers nothing committed after the revocation.
  */
 export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()): Router {
-  const openPerClient = new Map<string, number>();
+  const slots = new StreamSlots({ perClient: deps.settings.maxStreamsPerClient, perProcess: deps.settings.maxStreams });
+  const sessions = new SessionWatch(deps.knex, deps.settings.sessionCheckSeconds * 1000, deps.logger);
   const sseOptions = { heartbeatMs: deps.settings.heartbeatSeconds * 1000, retryMs: 2_000, maxBufferedBytes: 1 << 20 };
 
-  /** Holds one of the client's stream slots, or answers 429. */
-  function takeSlot(req: Request): () => void {
-    const key = clientKey(req.ip);
-    const open = openPerClient.get(key) ?? 0;
-    if (open >= deps.settings.maxStreamsPerClient) {
-      throw new AppError(429, `too many open event streams (${open}): at most ${deps.settings.maxStreamsPerClient} per client; close one first`);
-    }
-    openPerClient.set(key, open + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (openPerClient.get(key) ?? 1) - 1;
-      if (left <= 0) openPerClient.delete(key);
-      else openPerClient.set(key, left);
-    };
-  }
-
-  function stream(req: Request, res: Response, key: StreamKey, lastSeq: number, ends: { afterStatus?: (status: TradeStatus) => boolean; at?: Date } = {}): void {
-    const release = takeSlot(req);
+  /** Opens the stream on `res`, unless the client is already gone (closed or reset during the handler's awaits). */
+  function stream(req: Request, res: Response, key: StreamKey, lastSeq: number, ends: { afterStatus?: (status: TradeStatus) => boolean; at?: Date; sessionId?: string } = {}): void {
+    if (responseGone(req, res)) return; // its slot was given back when it closed
     const sse = openSse(req, res, sseOptions);
     const endsAfter = ends.afterStatus;
     // The stream lives no longer than the token that opened it; the client reconnects with a fresh one and Last-Event-ID.
     const expiry = ends.at ? setTimeout(() => sse.end(), Math.max(0, ends.at.getTime() - Date.now())) : undefined;
+    const unwatch = ends.sessionId ? sessions.watch(ends.sessionId, () => sse.end()) : undefined;
     const unsubscribe = deps.eventHub.subscribe(key, {
       lastSeq,
+      ...(ends.sessionId ? { sessionId: ends.sessionId } : {}),
       deliver(events) {
         sse.send(events);
         const status = (events[events.length - 1]!.data as { status?: TradeStatus }).status;
@@ -100,14 +97,15 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
     });
     sse.onClose(() => {
       clearTimeout(expiry);
+      unwatch?.();
       unsubscribe();
-      release();
     });
   }
 
   router.get('/trades/:id/events', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const lastSeq = resumeFrom(req);
+    slots.take(req, res); // before the first await: see StreamSlots
     const trade = await findTradeLifecycle(deps.knex, id);
     if (!trade) throw notFound(`trade ${id} not found`);
     const terminal = (status: TradeStatus) => TERMINAL_TRADE_STATUSES.has(status);
@@ -119,12 +117,13 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
   });
 
   router.get('/events', deps.requireAuth, async (req, res) => {
-    const { userId } = principalOf(req);
+    const { userId, sessionId } = principalOf(req);
     const lastSeq = resumeFrom(req);
+    slots.take(req, res); // before the first await: see StreamSlots
     if (lastSeq > await lastUserSeq(deps.knex, userId)) {
       throw new AppError(422, [`Last-Event-ID must be an event id of your stream, received ${lastSeq}, beyond its last`]);
     }
-    stream(req, res, { kind: 'user', id: userId }, lastSeq, { at: accessTokenExpiry(req) });
+    stream(req, res, { kind: 'user', id: userId }, lastSeq, { at: accessTokenExpiry(req), sessionId });
   });
   return router;
 }

@@ -22,8 +22,11 @@ export function v1Router(deps: AppDeps): Router {
   adsRouter({ ...deps, requireAuth }, router);
   tradesRouter({ ...deps, requireAuth }, router);
   eventsRouter({
-    knex: deps.knex, eventHub: deps.eventHub, requireAuth,
-    settings: { heartbeatSeconds: deps.config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: deps.config.SSE_MAX_STREAMS_PER_CLIENT },
+    knex: deps.knex, eventHub: deps.eventHub, requireAuth, logger: deps.logger,
+    settings: {
+      heartbeatSeconds: deps.config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: deps.config.SSE_MAX_STREAMS_PER_CLIENT,
+      maxStreams: deps.config.SSE_MAX_STREAMS, sessionCheckSeconds: deps.config.SSE_SESSION_CHECK_SECONDS,
+    },
   }, router);
   webhooksRouter({ webhooks: deps.webhooks, requireAuth }, router);
   authRouter({ auth: deps.auth, requireAuth }, router);

@@ -60,4 +60,4 @@ export const SSE_FORMAT =
   '`: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. ' +
   'To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: ' +
   'the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. ' +
-  `Event types: ${PUSHED_EVENT_TYPES.join(', ')}. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 beyond).`;
+  `Event types: ${PUSHED_EVENT_TYPES.join(', ')}. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).`;

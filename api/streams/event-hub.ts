@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { listenForPushedEvents, type PushedEventsListener } from '../../db/event-notifications.ts';
 import {
-  tradeEventsAfter, userEventsAfter, type PushedEventsNotice, type StoredPushedEvent,
+  tradeEventsAfter, userEventsForSessions, type PushedEventsNotice, type StoredPushedEvent,
 } from '../../db/repositories/pushed-events.ts';
 
 /** Which stream: one trade's events, or everything about one user's ads and trades. */
@@ -12,9 +12,14 @@ export type StreamKey = { kind: 'trade'; id: string } | { kind: 'user'; id: stri
 export interface StreamSubscriber {
   /** The last position it has (its Last-Event-ID); advanced by the hub as it delivers. */
   lastSeq: number;
+  /**
+   * The session that opened it (a user stream): events are delivered only while that session is
+   * live, read in the same snapshot as the events; once it is not, the hub calls `end` instead.
+   */
+  sessionId?: string;
   /** Receives committed events after `lastSeq`, in order, never twice. */
   deliver(events: StoredPushedEvent[]): void;
-  /** The hub is shutting down. */
+  /** The hub is shutting down, or the subscriber's session is over. */
   end(): void;
 }
 
@@ -102,8 +107,14 @@ export class PushedEventHub {
           if (channel.subscribers.size === 0) break;
           let from = Infinity;
           for (const subscriber of channel.subscribers) from = Math.min(from, subscriber.lastSeq);
-          const events = await this.read(channel.key, from);
+          const { events, liveSessions } = await this.read(channel.key, from, channel.subscribers);
           for (const subscriber of [...channel.subscribers]) {
+            if (liveSessions && events.length > 0 && subscriber.sessionId !== undefined && !liveSessions.has(subscriber.sessionId)) {
+              // Revoked (logout) before these events committed: they are not its to see.
+              channel.subscribers.delete(subscriber);
+              subscriber.end();
+              continue;
+            }
             const fresh = events.filter((event) => event.seq > subscriber.lastSeq);
             if (fresh.length === 0) continue;
             subscriber.lastSeq = fresh[fresh.length - 1]!.seq;
@@ -121,7 +132,11 @@ export class PushedEventHub {
     }
   }
 
-  private read(key: StreamKey, afterSeq: number): Promise<StoredPushedEvent[]> {
-    return key.kind === 'trade' ? tradeEventsAfter(this.knex, key.id, afterSeq, BATCH) : userEventsAfter(this.knex, key.id, afterSeq, BATCH);
+  /** The stream's events after `afterSeq`; for a user stream, also which of its subscribers' sessions are live, in the same snapshot. */
+  private async read(key: StreamKey, afterSeq: number, subscribers: Set<StreamSubscriber>): Promise<{ events: StoredPushedEvent[]; liveSessions?: Set<string> }> {
+    if (key.kind === 'trade') return { events: await tradeEventsAfter(this.knex, key.id, afterSeq, BATCH) };
+    const sessionIds = new Set<string>();
+    for (const subscriber of subscribers) if (subscriber.sessionId !== undefined) sessionIds.add(subscriber.sessionId);
+    return userEventsForSessions(this.knex, key.id, afterSeq, [...sessionIds], BATCH);
   }
 }

@@ -93,12 +93,30 @@ export async function tradeEventsAfter(knex: Knex, tradeId: string, afterSeq: nu
 
 /** A user's committed feed after `afterSeq`, in order (at most `limit`). */
 export async function userEventsAfter(knex: Knex, userId: string, afterSeq: number, limit = 500): Promise<StoredPushedEvent[]> {
-  const rows: EventRow[] = await knex('user_event_feed as f')
+  return (await userEventsForSessions(knex, userId, afterSeq, [], limit)).events;
+}
+
+/**
+ * A user's committed feed after `afterSeq` (at most `limit`, in order), and which of `sessionIds`
+ * are live, both read in one statement, so one snapshot: an event committed after a session's
+ * revocation is never returned beside that session as live. (`liveSessions` is empty when no
+ * event is returned: nothing is to be delivered then.)
+ */
+export async function userEventsForSessions(
+  knex: Knex, userId: string, afterSeq: number, sessionIds: string[], limit = 500,
+): Promise<{ events: StoredPushedEvent[]; liveSessions: Set<string> }> {
+  const live = sessionIds.length === 0
+    ? knex.raw("'{}'::uuid[] AS live_sessions")
+    : knex.raw(
+      'ARRAY(SELECT s.id FROM sessions s WHERE s.id = ANY(?::uuid[]) AND s.revoked_at IS NULL AND s.expires_at > now()) AS live_sessions',
+      [sessionIds],
+    );
+  const rows: Array<EventRow & { live_sessions: string[] }> = await knex('user_event_feed as f')
     .join('pushed_events as e', 'e.id', 'f.event_id')
-    .select('f.seq', 'e.id', 'e.type', 'e.trade_id', 'e.data', 'e.created_at')
+    .select('f.seq', 'e.id', 'e.type', 'e.trade_id', 'e.data', 'e.created_at', live)
     .where('f.user_id', userId).andWhere('f.seq', '>', afterSeq)
     .orderBy('f.seq').limit(limit);
-  return rows.map(toEvent);
+  return { events: rows.map(toEvent), liveSessions: new Set(rows[0]?.live_sessions ?? []) };
 }
 
 /** The last position of a user's feed (0 when nothing was ever published to it). */

@@ -91,6 +91,14 @@ export async function findLiveSessionPrincipal(
   return { userId, sessionId, wallets };
 }
 
+/** Which of these sessions are live (neither revoked nor past their end); unknown ids are not. */
+export async function liveSessionIds(db: Knex | Knex.Transaction, sessionIds: string[]): Promise<string[]> {
+  if (sessionIds.length === 0) return [];
+  const rows: { id: string }[] = await db('sessions').select('id')
+    .whereIn('id', sessionIds).whereNull('revoked_at').where('expires_at', '>', db.fn.now());
+  return rows.map((row) => row.id);
+}
+
 /**
  * Deletes what can never be used again: refresh tokens past their expiry, sessions past their
  * absolute end (their tokens go with them), and revoked sessions none of whose refresh tokens is
