@@ -67,7 +67,7 @@ function resumeFrom(req: Request): number {
  * /v1/trades/:id/events (public, like the trade) and /v1/events (the caller's ads and trades):
  * server-sent events read from the outbox, resumable with Last-Event-ID, heartbeats. At most
  * SSE_MAX_STREAMS_PER_CLIENT open per client and SSE_MAX_STREAMS per process; each request holds
- * its slot from its first line to its response's end, however it ends (api/streams/slots.ts). A
+ * its slot from before its first await to its response's end, however it ends (api/streams/slots.ts). A
  * trade's stream ends after its terminal state (reconnecting then gets 204, EventSource stops); a
  * user's stream ends at its access token's expiry or, within SSE_SESSION_CHECK_SECONDS, when its
  * session is revoked (logout), and delivers nothing committed after the revocation.

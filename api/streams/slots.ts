@@ -37,7 +37,7 @@ export function onResponseGone(req: Request, res: Response, listener: () => void
 }
 
 /**
- * The event streams' slots. A request takes its slot first thing, before any await, so a client
+ * The event streams' slots. A request takes its slot before its first await, so a client
  * past its cap (or a full process) is refused before it costs a database read; the slot is tied
  * to the response's end (`onResponseGone`), so it comes back on every way a request can end:
  * refused by a later check, failed, reset by the client before, during or after the handler's
