@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { anvilAccounts } from '../devnet/accounts.ts';
 import { readContract } from '../devnet/stellar/client.ts';
 import { STELLAR_DEVNET_PASSPHRASE } from '../devnet/stellar/node.ts';
-import { STELLAR_DEV_ACCOUNT } from './local-devnet.ts';
+import { STELLAR_DEV_ACCOUNT } from './dev-accounts.ts';
 
 /**
  * `npm start`'s entry point as a newcomer runs it on a fresh clone: its own OS process, no

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { computeAddress, SigningKey } from 'ethers';
 import type { Knex } from 'knex';
@@ -11,12 +10,8 @@ import { fund } from '../devnet/stellar/client.ts';
 import { mintTestToken } from '../devnet/stellar/deploy.ts';
 import { importRegistry } from '../registry/import.ts';
 import type { Secrets } from '../config/secrets.ts';
+import { STELLAR_DEV_ACCOUNT } from './dev-accounts.ts';
 
-/**
- * DEVNET ONLY: the Stellar account the start-up summary hands a person, as anvil's account 1 is on
- * the EVM chains. Derived from a public phrase (like the deployer), so it is the same on every run.
- */
-export const STELLAR_DEV_ACCOUNT = Keypair.fromRawEd25519Seed(createHash('sha256').update('relayer stellar devnet user').digest());
 /** Test tokens the Stellar dev account gets when it is created: 1 000 000 TUSD (7 decimals), as anvil's accounts hold. */
 const STELLAR_DEV_TUSD = 1_000_000n * 10n ** 7n;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { anvilAccounts } from '../devnet/accounts.ts';
 import { STELLAR_DEVNET_PASSPHRASE } from '../devnet/stellar/node.ts';
 import { createProcessLogger, prettyLogs } from './logger.ts';
-import { STELLAR_DEV_ACCOUNT } from './local-devnet.ts';
+import { STELLAR_DEV_ACCOUNT } from './dev-accounts.ts';
 import { announceReady } from './process.ts';
 import { renderStartupSummary, startupSummary, type SummarySource } from './summary.ts';
 
@@ -17,7 +17,7 @@ const running: SummarySource = {
     rpcUrls: { 31337: 'http://127.0.0.1:8545', 31338: 'http://127.0.0.1:8546', 148: 'http://127.0.0.1:8000' },
     deployments: { 31337: { testErc20: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0' }, 31338: { testErc20: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0' } },
     registry: { chains: [{ chainId: '31337', name: 'Devnet A' }, { chainId: '31338', name: 'Devnet B' }, { chainId: '148', name: 'Stellar Devnet' }] },
-    stellar: { node: { networkPassphrase: STELLAR_DEVNET_PASSPHRASE } },
+    stellar: { node: { rpcUrl: 'http://127.0.0.1:8000', networkPassphrase: STELLAR_DEVNET_PASSPHRASE } },
   },
 };
 

@@ -1,7 +1,5 @@
 import path from 'node:path';
-import { anvilAccounts } from '../devnet/accounts.ts';
-import { STELLAR_DEVNET_CHAIN_ID } from '../devnet/registry-file.ts';
-import { STELLAR_DEV_ACCOUNT } from './local-devnet.ts';
+import { EVM_DEV_ACCOUNT, STELLAR_DEV_ACCOUNT } from './dev-accounts.ts';
 import type { RunningService } from './service.ts';
 
 /** One chain of the local devnet as a person uses it: where to connect, a funded account, how to get more. */
@@ -40,12 +38,9 @@ export interface SummarySource extends Pick<RunningService, 'url' | 'metricsUrl'
     rpcUrls: Record<string, string>;
     deployments: Record<string, { testErc20: string }>;
     registry: { chains: { chainId: string | number; name: string }[] };
-    stellar?: { node: { networkPassphrase: string } };
+    stellar?: { node: { rpcUrl: string; networkPassphrase: string } };
   };
 }
-
-/** Anvil's account 1: account 0 deploys the contracts; 1..9 are the users' (devnet/README.md). */
-const EVM_DEV_ACCOUNT = anvilAccounts(2)[1]!;
 
 /**
  * The start-up summary of a running service: API, docs and metrics URLs, the prover, each devnet
@@ -57,7 +52,7 @@ export function startupSummary(running: SummarySource): StartupSummary {
   const chains: ChainSummary[] = [];
   for (const [chainId, rpcUrl] of Object.entries(devnet?.rpcUrls ?? {})) {
     const name = devnet!.registry.chains.find((chain) => String(chain.chainId) === chainId)?.name ?? `chain ${chainId}`;
-    if (chainId === STELLAR_DEVNET_CHAIN_ID && devnet!.stellar) {
+    if (rpcUrl === devnet!.stellar?.node.rpcUrl) {
       const friendbot = `${rpcUrl}/friendbot?addr=<G... address>`;
       chains.push({
         chainId, name, rpcUrl,
