@@ -22,7 +22,17 @@ const dataParent = mkdtempSync(path.join(tmpdir(), 'relayer-first-start-'));
 // PostgreSQL runs as the postgres user when we are root: it must be able to enter the directory.
 chmodSync(dataParent, 0o755);
 const dataDir = path.join(dataParent, 'data');
-afterAll(() => rmSync(dataParent, { recursive: true, force: true }));
+/** Every start, so a failed assertion or a timeout leaves no service (and its PostgreSQL and chains) running. */
+const children: ChildProcess[] = [];
+afterAll(async () => {
+  for (const child of children) {
+    const code = interrupt(child);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await code;
+    clearTimeout(timer);
+  }
+  rmSync(dataParent, { recursive: true, force: true });
+}, 30_000);
 
 interface Started {
   child: ChildProcess;
@@ -46,6 +56,7 @@ function startMain(env: Record<string, string>, ready: RegExp): Promise<Started>
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  children.push(child);
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -59,7 +70,7 @@ function startMain(env: Record<string, string>, ready: RegExp): Promise<Started>
 /** Ctrl-C, as a person stops it; resolves with the exit code. */
 function interrupt(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
     child.once('exit', (code) => resolve(code));
     child.kill('SIGINT');
   });
