@@ -53,6 +53,19 @@ describe('documentation and metrics', () => {
     }
   });
 
+  it('leads / to the docs: a redirect a browser follows to the Swagger UI page, not a 404', async () => {
+    const home = await service.request('/', { redirect: 'manual' });
+    expect(home.status).toBe(302);
+    expect(home.headers.get('location')).toBe('/docs/');
+    const followed = await service.request('/');
+    expect(followed.status).toBe(200);
+    expect(await followed.text()).toContain('swagger-ui');
+    // Listed in the document, so another method is 405 with Allow like every listed path.
+    const posted = await service.request('/', { method: 'POST' });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET, HEAD');
+  });
+
   it('does not serve /metrics on the public API port by default', async () => {
     expect(service.metricsUrl).toBeUndefined();
     const res = await service.request('/metrics');

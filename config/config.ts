@@ -47,6 +47,12 @@ export const configSchema = z.object({
   STELLAR_DEVNET_PORT: intFromEnv(0, 65535).default(8000),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * How logs are written: `json`, one object per line (what containers and log collectors read);
+   * `pretty`, a readable line per entry and a start-up summary (pino-pretty); `auto`, pretty when
+   * stdout is a terminal, else json.
+   */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** Largest accepted JSON body. */
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 100kb').default('100kb'),
   /** Requests per window per client on every endpoint. */

@@ -3,19 +3,27 @@ import { computeAddress, SigningKey } from 'ethers';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair, rpc } from '@stellar/stellar-sdk';
 import { startDevnet, type Devnet } from '../devnet/index.ts';
 import { buildStellarDevnet, stellarDevnetBuilt } from '../devnet/stellar/build.ts';
+import { fund } from '../devnet/stellar/client.ts';
+import { mintTestToken } from '../devnet/stellar/deploy.ts';
 import { importRegistry } from '../registry/import.ts';
 import type { Secrets } from '../config/secrets.ts';
+import { STELLAR_DEV_ACCOUNT } from './dev-accounts.ts';
+
+/** Test tokens the Stellar dev account gets when it is created: 1 000 000 TUSD (7 decimals), as anvil's accounts hold. */
+const STELLAR_DEV_TUSD = 1_000_000n * 10n ** 7n;
 
 /**
  * Starts the devnet for a local run, so a newcomer can run a whole trade with no outside chain:
  * anvil 31337 and 31338 and the local Stellar network (148, devnet/stellar: the Soroban contracts
  * as wasm, native XLM and a SEP-41 test token) with the contracts trusting this service's relayer keys,
  * their state kept in DATA_DIR/devnet across restarts, and registered (chains, tokens, routes)
- * through the same import operators use. When a port is taken and DEVNET is `auto` (someone runs
- * `npm run devnet` already, say), the service goes on without starting its own.
+ * through the same import operators use. On the Stellar network `STELLAR_DEV_ACCOUNT` holds
+ * 10 000 XLM and 1 000 000 TUSD (given once, when the ledger does not know it). When a port is
+ * taken and DEVNET is `auto` (someone runs `npm run devnet` already, say), the service goes on
+ * without starting its own.
  */
 export async function startLocalDevnet(config: Config, secrets: Secrets, knex: Knex, logger: Logger): Promise<Devnet | undefined> {
   let devnet: Devnet;
@@ -23,8 +31,12 @@ export async function startLocalDevnet(config: Config, secrets: Secrets, knex: K
     // The Stellar network's binary and the contracts' wasm come from cargo (minutes the first time).
     const withStellar = config.STELLAR_DEVNET === 'on';
     if (withStellar && !stellarDevnetBuilt()) {
-      logger.info('building the local Stellar network and the Soroban contracts (cargo; first time only)');
-      buildStellarDevnet();
+      logger.info('building the local Stellar network and the Soroban contracts (cargo; first start only, a few minutes)');
+      const started = performance.now();
+      // Cargo's progress on stderr; stdout stays the log's.
+      buildStellarDevnet({ quiet: true });
+      const buildSeconds = Math.round((performance.now() - started) / 100) / 10;
+      logger.info({ buildSeconds }, `local Stellar network built in ${buildSeconds} s (later starts reuse it)`);
     }
     devnet = await startDevnet({
       ports: [config.DEVNET_PORT_A, config.DEVNET_PORT_B],
@@ -39,6 +51,7 @@ export async function startLocalDevnet(config: Config, secrets: Secrets, knex: K
     return undefined;
   }
   try {
+    if (devnet.stellar) await fundStellarDevAccount(devnet.stellar.node.rpcUrl, devnet.stellar.node.networkPassphrase, devnet.stellar.deployment.testToken);
     const report = await importRegistry(knex, devnet.registry);
     for (const [chainId, rpcUrl] of Object.entries(devnet.rpcUrls)) logger.info({ chainId, rpcUrl }, 'devnet chain running');
     if (report.changes.length > 0) logger.info({ changes: report.changes }, 'devnet registered');
@@ -47,4 +60,14 @@ export async function startLocalDevnet(config: Config, secrets: Secrets, knex: K
     throw error;
   }
   return devnet;
+}
+
+/** Creates the Stellar dev account (friendbot) and mints it TUSD, once: a ledger that knows it is left as it is. */
+async function fundStellarDevAccount(rpcUrl: string, networkPassphrase: string, testToken: string): Promise<void> {
+  const server = new rpc.Server(rpcUrl, { allowHttp: true });
+  const account = STELLAR_DEV_ACCOUNT.publicKey();
+  const known = await server.getAccount(account).then(() => true, () => false);
+  if (known) return;
+  await fund(server, account);
+  await mintTestToken(server, networkPassphrase, testToken, account, STELLAR_DEV_TUSD);
 }

@@ -1,6 +1,11 @@
 import { runProcess } from './process.ts';
 import { start } from './service.ts';
+import { startupSummary } from './summary.ts';
 
 // `npm start`: the whole service on embedded defaults (its own PostgreSQL, demo registry and devnet
-// when DATABASE_URL is unset), or whatever the environment configures.
-void runProcess('embedded', (config, logger) => start(config, logger));
+// when DATABASE_URL is unset), or whatever the environment configures. The native prover is built
+// on the first start when cargo is there, so proofs are native from the start.
+void runProcess('embedded', async (config, logger) => {
+  const running = await start(config, logger, { buildNativeProver: true });
+  return Object.assign(running, { summary: startupSummary(running) });
+});

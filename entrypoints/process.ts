@@ -1,10 +1,15 @@
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import { createProcessLogger } from './logger.ts';
+import { renderStartupSummary, type StartupSummary } from './summary.ts';
 
 /** Something a process entry point started and must stop on SIGTERM/SIGINT. */
 export interface Stoppable {
   stop(): Promise<void>;
 }
+
+/** A started part: its URL when it serves one, and what a person should know once it is up. */
+export type StartedPart = Stoppable & { url?: string; summary?: StartupSummary };
 
 const EX_CONFIG = 78;
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -14,19 +19,21 @@ const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  * the process's part, and on SIGTERM or SIGINT stops it gracefully (in-flight work drained by its
  * `stop`) and exits 0; exits 1 if start-up or shutdown fails. The signal handlers are in place before
  * start-up begins: a SIGTERM while the part is still starting (a rolling update, a scale-down) stops
- * it as soon as it is up, instead of killing it half-started.
+ * it as soon as it is up, instead of killing it half-started. Logs are pretty on a terminal, JSON
+ * lines elsewhere (LOG_FORMAT); once up, the part's start-up summary is printed for a person
+ * (pretty) or carried in the `ready` line (JSON).
  */
-export async function runProcess(name: string, startPart: (config: Config, logger: Logger) => Promise<Stoppable & { url?: string }>): Promise<void> {
+export async function runProcess(name: string, startPart: (config: Config, logger: Logger) => Promise<StartedPart>): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = pino({ level: config.LOG_LEVEL, base: { process: name } });
+  const { logger, print } = createProcessLogger(config, name);
   const signalled = waitForStopSignal(logger);
-  let running: Stoppable & { url?: string };
+  let running: StartedPart;
   try {
     running = await startPart(config, logger);
   } catch (error) {
     exitOnStartFailure(error, logger);
   }
-  if (!signalled.received) logger.info(running.url ? `ready: ${running.url}  (docs: ${running.url}/docs)` : 'ready');
+  if (!signalled.received) announceReady(logger, running, print);
   await signalled.promise;
   running.stop().then(
     () => {
@@ -48,7 +55,7 @@ export async function runProcess(name: string, startPart: (config: Config, logge
  */
 export async function runTask(name: string, task: (config: Config, logger: Logger) => Promise<void>): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = pino({ level: config.LOG_LEVEL, base: { process: name } });
+  const { logger } = createProcessLogger(config, name);
   const signalled = waitForStopSignal(logger, 'finishing the current step before exiting');
   try {
     await task(config, logger);
@@ -57,6 +64,23 @@ export async function runTask(name: string, task: (config: Config, logger: Logge
   }
   if (signalled.received) logger.info('stopped');
   process.exit(0);
+}
+
+/**
+ * Says the part is up: `ready: <url>  (docs: <url>/docs)` (tests and scripts wait for that line).
+ * With `print` (a terminal), the summary follows as plain lines; without it, the summary is a field
+ * of the `ready` JSON line, for whatever reads the log.
+ */
+export function announceReady(logger: Pick<Logger, 'info'>, running: Pick<StartedPart, 'url' | 'summary'>, print?: (lines: string[]) => void): void {
+  const message = running.url ? `ready: ${running.url}  (docs: ${running.url}/docs)` : 'ready';
+  if (print && running.summary) {
+    logger.info(message);
+    print(renderStartupSummary(running.summary));
+  } else if (running.summary) {
+    logger.info({ summary: running.summary }, message);
+  } else {
+    logger.info(message);
+  }
 }
 
 function loadConfigOrExit(): Config {

@@ -4,7 +4,8 @@ import { createApp } from '../api/app.ts';
 import { createMetricsApp } from '../api/metrics-app.ts';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
 import type { Devnet } from '../devnet/index.ts';
-import { announceProverBackend } from '../prover/backend.ts';
+import { announceProverBackend, type ResolvedProverBackend } from '../prover/backend.ts';
+import { ensureNativeProver } from '../prover/native/binary.ts';
 import { NativeProverUnavailableError } from '../prover/errors.ts';
 import { resolveSecrets } from '../config/secrets.ts';
 import { buildContainer, type Container } from './container.ts';
@@ -25,12 +26,22 @@ export interface RunningService {
   container: Container;
   /** The local devnet this process started (DEVNET), if any. */
   devnet?: Devnet;
+  /** True when this process runs its own PostgreSQL (no DATABASE_URL), its data in DATA_DIR/pg. */
+  embeddedDatabase: boolean;
+  /** What proves (PROVER_BACKEND resolved at start-up) and why. */
+  proverBackend: ResolvedProverBackend;
   stop(): Promise<void>;
 }
 
 export interface StartOptions {
   /** Bring the schema up to date first (default true; the production API leaves it to `npm run migrate`). */
   migrate?: boolean;
+  /**
+   * Build the native prover first when it is missing and cargo runs here (`npm start`: proofs are
+   * native from the first start; `ensureNativeProver`). Default false: tests and production
+   * processes take the binary as they find it.
+   */
+  buildNativeProver?: boolean;
 }
 
 /**
@@ -45,7 +56,8 @@ export async function start(
 ): Promise<RunningService> {
   // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
   const secrets = resolveSecrets(config);
-  announceProverBackendOrStop(config, logger);
+  const notBuiltReason = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger }).unavailable : undefined;
+  const proverBackend = announceProverBackendOrStop(config, logger, notBuiltReason);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
   const container = buildContainer(config, logger, database.knex, { secrets });
   let devnet: Devnet | undefined;
@@ -92,6 +104,8 @@ export async function start(
     logger,
     container,
     devnet,
+    embeddedDatabase: database.embedded,
+    proverBackend,
     stop: () =>
       (stopping ??= (async () => {
         // Open event streams never finish on their own: end them first, so the server closes at once.
@@ -106,9 +120,9 @@ export async function start(
 }
 
 /** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up (exit 78). */
-function announceProverBackendOrStop(config: Config, logger: Logger): void {
+function announceProverBackendOrStop(config: Config, logger: Logger, notBuiltReason?: string): ResolvedProverBackend {
   try {
-    announceProverBackend(logger, { choice: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS });
+    return announceProverBackend(logger, { choice: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS, notBuiltReason });
   } catch (error) {
     if (error instanceof NativeProverUnavailableError) throw new ConfigError(error.message);
     throw error;

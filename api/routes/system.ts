@@ -25,6 +25,17 @@ registry.registerPath({
     503: { description: 'A dependency is unavailable', content: { 'application/json': { schema: healthSchema } } },
   },
 });
+/**
+ * Where `/` leads a person who opens the service's address: the interactive docs, until the page at
+ * `/app` exists; then this becomes '/app/' (the OpenAPI entry below reads it too).
+ */
+export const HOME_PAGE = '/docs/';
+
+registry.registerPath({
+  method: 'get', path: '/', operationId: 'getHome', summary: `Leads to the service's page: a redirect to ${HOME_PAGE}`,
+  description: 'For a person who opens the base URL in a browser; API clients start at /v1.', tags: ['System'],
+  responses: { 302: { description: `Found: go to ${HOME_PAGE}`, headers: { Location: { description: 'Where the page is', schema: { type: 'string', example: HOME_PAGE } } } } },
+});
 registry.registerPath({ method: 'get', path: '/docs', operationId: 'getDocs', summary: 'Interactive API documentation (works offline)', description: 'Swagger UI over this document, served with its own assets.', tags: ['System'], responses: { 200: { description: 'HTML' } } });
 registry.registerPath({ method: 'get', path: '/openapi.json', operationId: 'getOpenApiDocument', summary: 'This OpenAPI 3.1 document', description: 'Generated from the zod schemas that validate requests; the typed client in client/ is generated from it.', tags: ['System'], responses: { 200: { description: 'OpenAPI document' } } });
 registry.registerPath({
@@ -42,12 +53,18 @@ export function metricsHandler(registry: Registry): RequestHandler {
 }
 
 /**
- * /health, /docs, /openapi.json, and /metrics only with `metricsOnThisPort` (METRICS_ON_API_PORT):
+ * `/` (a redirect to HOME_PAGE), /health, /docs, /openapi.json, and /metrics only with `metricsOnThisPort` (METRICS_ON_API_PORT):
  * otherwise /metrics answers 404 here and is served by the metrics listener (`api/metrics-app.ts`,
  * METRICS_PORT) or not at all.
  */
 export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number }): Router {
   const router = Router();
+  // A browser opening the base URL finds the docs rather than a 404. (Another method on `/` is
+  // wrongMethodOnLiteralPath's 405: the document lists GET.)
+  // No body: a 302 with Location alone, so the answer has no content type the document would have to list.
+  router.get('/', (_req, res) => {
+    res.status(302).location(HOME_PAGE).end();
+  });
   router.get('/health', async (_req, res) => {
     const db = await probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000);
     const healthy = db === 'ok';
