@@ -147,7 +147,7 @@ describe('a flood of PENDING ad requests', () => {
     } finally {
       slow.restore();
     }
-    console.log(`audit run over ${FLOOD} flood requests: ${elapsed} ms, ${slow.calls()} chain reads, phases ${JSON.stringify(report.phases)}, expired ${report.expired.length}`);
+    console.log(`audit run over ${FLOOD} flood requests: ${elapsed} ms, ${slow.calls()} chain reads, phases ${JSON.stringify(report.phases)}, expired ${report.expired?.length}`);
 
     // Bounded: the requests phase read its budget and no more; the run took seconds, not the
     // ~75 s (3,000 reads x 25 ms, one after the other) today's audit needs before it looks at trades.
