@@ -22,7 +22,7 @@ export type DriftKind =
   | 'request-unexplained'
   /** A trade's order is in a state on chain its books cannot reach by a verified event (refunded, missing). */
   | 'trade-state'
-  /** An event was found on chain but applying it failed. */
+  /** An event was found on chain but applying it failed (or auditing the subject failed outright). */
   | 'repair-failed';
 
 export interface Drift {
@@ -231,14 +231,22 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
   ): Promise<void> {
     const { maxItems, seconds, concurrency } = deps.budget;
     const stopAt = Date.now() + seconds * 1000;
-    const { rows, left } = await read({ after: await auditCursor(knex, phase), limit: maxItems });
+    const after = await auditCursor(knex, phase);
+    const { rows, left } = await read({ after, limit: maxItems });
     let next = 0;
     const worker = async () => {
-      while (next < rows.length && Date.now() < stopAt) await check(rows[next++]!);
+      while (next < rows.length && Date.now() < stopAt) {
+        const subject = rows[next++]!;
+        // One subject that cannot be audited (a repair that throws) must not stop the sweep at the
+        // same place run after run: it is reported, and the sweep goes on past it.
+        await check(subject).catch((error: unknown) => {
+          report.drifts.push({ kind: 'repair-failed', subject: subject.id, detail: `auditing ${phase}: ${(error as Error).message}` });
+        });
+      }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, worker));
     const remaining = left + rows.length - next;
-    await saveAuditCursor(knex, phase, remaining === 0 ? null : rows[next - 1]?.id ?? null);
+    await saveAuditCursor(knex, phase, remaining === 0 ? null : rows[next - 1]?.id ?? after);
     report.phases[phase] = { checked: next, left: remaining, truncated: remaining > 0 };
   }
 
