@@ -28,6 +28,21 @@ export class InsufficientLiquidityError extends DomainError {
   readonly kind = 'conflict';
 }
 
+/**
+ * The caller already has as many PENDING ads, or unsettled ad requests, as one user may
+ * (MAX_PENDING_ADS_PER_USER, MAX_OPEN_AD_REQUESTS_PER_USER): 429 naming the limit, with
+ * `Retry-After` the seconds until the oldest of them leaves its confirmation window.
+ */
+export class AdRequestLimitError extends DomainError {
+  readonly code = 'AD_REQUEST_LIMIT';
+  readonly kind = 'limited';
+  override readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** A field is valid on its own but not for this ad or route; `field` names it. */
 export class AdInputError extends DomainError {
   readonly code = 'AD_INPUT';

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { requestExecutedCheck, type ChainStateReader } from '../chains/state.ts';
 import { lapsedRequests, settleLapsedRequests } from '../db/repositories/ad-requests.ts';
 import type { ChainConnection } from '../db/repositories/registry-cache.ts';
-import { applyOperation, type AdBalances } from './ledger.ts';
+import { changeLockedAd } from '../db/repositories/ads.ts';
+import { applyOperation, balancesOf, type AdBalances } from './ledger.ts';
 
 /** What the chain said of an ad's lapsed requests: request id -> carried out. Unanswered ones are absent. */
 export interface LapsedAnswers {
@@ -43,4 +44,17 @@ export async function freeLapsedHolds(trx: Knex.Transaction, balances: AdBalance
   if (lapsed.answers.size === 0) return balances;
   const released = await settleLapsedRequests(trx, lapsed.adId, lapsed.answers);
   return released > 0n ? applyOperation(balances, { op: 'free', amount: released }) : balances;
+}
+
+/**
+ * Settles `lapsed` on its own, for a caller with no change of its own to make to the ad (the books
+ * audit): one transaction under the ad row lock, the same rule a Maker action applies first
+ * (`freeLapsedHolds`): a request still PENDING that never ran becomes EXPIRED and its hold goes
+ * back to the available balance, one that ran becomes EXECUTED and keeps it.
+ */
+export async function settleLapsedHolds(knex: Knex, lapsed: LapsedAnswers): Promise<void> {
+  if (lapsed.answers.size === 0) return;
+  await knex.transaction(async (trx) => {
+    await changeLockedAd(trx, lapsed.adId, async (ad) => ({ balances: await freeLapsedHolds(trx, balancesOf(ad), lapsed) }));
+  });
 }

@@ -9,13 +9,13 @@ import type { ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { changeLockedAd, findAd, insertAd, type AdChange, type AdRecord } from '../db/repositories/ads.ts';
-import { hasLiveClose, insertAdRequest, type AdAction } from '../db/repositories/ad-requests.ts';
+import { hasLiveClose, insertAdRequest, lockUserAdRequests, openAdRequests, type AdAction } from '../db/repositories/ad-requests.ts';
 import { applyAnsweredRequests } from './apply-request.ts';
 import { findAnsweredRequests } from './confirm.ts';
 import { askLapsedRequests, freeLapsedHolds } from './lapsed-holds.ts';
 import { applyOperations, available, balancesOf, type AdBalances, type LedgerOperation } from './ledger.ts';
 import {
-  AdInputError, AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
+  AdInputError, AdNotFoundError, AdRequestLimitError, AdStateError, ChainUnavailableError, InsufficientLiquidityError, NotAdCreatorError,
 } from './errors.ts';
 
 export interface AdsSettings {
@@ -23,6 +23,10 @@ export interface AdsSettings {
   signedRequestTtlSeconds: number;
   /** CONFIRM_GRACE_SECONDS: how long after its deadline a request's transaction may still be confirmed. */
   confirmGraceSeconds: number;
+  /** MAX_PENDING_ADS_PER_USER: ads one user may have awaiting their create confirmation. */
+  maxPendingAdsPerUser: number;
+  /** MAX_OPEN_AD_REQUESTS_PER_USER: unconfirmed requests (every action) one user may have in their window. */
+  maxOpenAdRequestsPerUser: number;
 }
 
 export interface AdsDeps {
@@ -157,6 +161,35 @@ export function createAdsService(deps: AdsDeps) {
     if (ad.baseStatus === 'CLOSED') throw new AdStateError(`ad ${ad.id} is closed`);
   }
 
+  /**
+   * Refuses (429, `AdRequestLimitError`) a new request when the caller already has
+   * MAX_OPEN_AD_REQUESTS_PER_USER unconfirmed requests in their window, or, for a create,
+   * MAX_PENDING_ADS_PER_USER pending ads: every such request is something the books audit reads
+   * from the chain until it is settled, so one free sign-in must not be able to make thousands.
+   * Counted in `trx` under a per-user advisory lock held to its end, so concurrent requests of one
+   * user are counted one after the other and cannot pass the limit together.
+   */
+  async function assertRequestRoom(trx: Knex.Transaction, principal: Principal, creating: boolean): Promise<void> {
+    await lockUserAdRequests(trx, principal.userId);
+    const wallets = Object.values(principal.wallets).filter((wallet): wallet is string => wallet !== undefined);
+    const open = await openAdRequests(trx, wallets, confirmCutoff());
+    const retryAfter = () => open.firstDeadline
+      ? Math.max(1, Math.ceil((open.firstDeadline.getTime() + settings.confirmGraceSeconds * 1000 - now().getTime()) / 1000))
+      : 1;
+    if (creating && open.pendingAds >= settings.maxPendingAdsPerUser) {
+      throw new AdRequestLimitError(
+        `too many pending ads: ${open.pendingAds} of yours await their create confirmation (MAX_PENDING_ADS_PER_USER is ${settings.maxPendingAdsPerUser}); confirm one, or wait until its signed request lapses`,
+        retryAfter(),
+      );
+    }
+    if (open.openRequests >= settings.maxOpenAdRequestsPerUser) {
+      throw new AdRequestLimitError(
+        `too many open ad requests: ${open.openRequests} of yours are unconfirmed (MAX_OPEN_AD_REQUESTS_PER_USER is ${settings.maxOpenAdRequestsPerUser}); confirm one, or wait until its signed request lapses`,
+        retryAfter(),
+      );
+    }
+  }
+
   async function assertNoCloseUnderWay(trx: Knex.Transaction, ad: AdRecord): Promise<void> {
     if (await hasLiveClose(trx, ad.id, confirmCutoff())) throw new AdStateError(`ad ${ad.id} has a close under way`);
   }
@@ -182,6 +215,7 @@ export function createAdsService(deps: AdsDeps) {
         adRecipient,
       }, 'fundAmount');
       await knex.transaction(async (trx) => {
+        await assertRequestRoom(trx, principal, true);
         await insertAd(trx, {
           id: adId,
           creatorAddress: creator,
@@ -206,6 +240,7 @@ export function createAdsService(deps: AdsDeps) {
       await changeOwnAd(principal, adId, async (trx, ad, chain) => {
         assertOpen(ad);
         await assertNoCloseUnderWay(trx, ad);
+        await assertRequestRoom(trx, principal, false);
         signed = sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
         await insertAdRequest(trx, requestRow(adId, 'fundAd', signed, chain, amount, null));
         return {};
@@ -225,6 +260,7 @@ export function createAdsService(deps: AdsDeps) {
         if (BigInt(amount) > available(balances)) {
           throw new InsufficientLiquidityError(`poolAmountWithdraw ${amount} exceeds the available balance ${available(balances)} of ad ${adId}`);
         }
+        await assertRequestRoom(trx, principal, false);
         signed = sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
         await insertAdRequest(trx, requestRow(adId, 'withdrawFromAd', signed, chain, amount, payout, amount));
         return { operations: [{ op: 'hold', amount: BigInt(amount) }] };
@@ -245,6 +281,7 @@ export function createAdsService(deps: AdsDeps) {
         if (balances.reserved > 0n) {
           throw new AdStateError(`ad ${adId} has ${balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire (an unfunded reservation ends with its deposit request, within TRADE_RESERVATION_TTL_SECONDS; pause the ad first so that no new one is made)`);
         }
+        await assertRequestRoom(trx, principal, false);
         signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
         const held = available(balances);
         await insertAdRequest(trx, requestRow(adId, 'closeAd', signed, chain, null, payout, held.toString()));

@@ -11,7 +11,9 @@ export interface AuditJob {
 /**
  * Runs `run` as a pg-boss job on `cron` (UTC) in the service's PostgreSQL: one run per tick across
  * every process that starts the job (pg-boss schedules are kept once per queue), retried by
- * pg-boss on failure, logged with what it repaired and what drifted. Also runs once at start.
+ * pg-boss on failure, logged with what it repaired, expired and what drifted, and how far each
+ * phase got. Also runs once at start. The job expires after 900 s: each phase's budget
+ * (BOOKS_AUDIT_PHASE_SECONDS, at most 200) keeps a run well inside it.
  */
 export async function startAuditJob(options: {
   databaseUrl: string; cron: string; logger: Logger; run: () => Promise<AuditReport>;
@@ -23,7 +25,10 @@ export async function startAuditJob(options: {
   });
   await boss.work(QUEUE, { pollingIntervalSeconds: 5 }, async () => {
     const report = await options.run();
-    const summary = { ads: report.ads, trades: report.trades, unchecked: report.unchecked, repairs: report.repairs.length, drifts: report.drifts.length };
+    const summary = {
+      ads: report.ads, trades: report.trades, unchecked: report.unchecked, repairs: report.repairs.length, drifts: report.drifts.length,
+      expired: report.expired.length, phases: report.phases, durationMs: report.durationMs,
+    };
     if (report.drifts.length > 0) logger.error({ ...summary, drift: report.drifts }, 'books audit: the books and the chains disagree');
     else logger.info({ ...summary, repaired: report.repairs }, 'books audit: the books agree with the chains');
   });

@@ -172,7 +172,7 @@ export interface paths {
         put?: never;
         /**
          * Close the ad (signed AdManager.closeAd call data)
-         * @description The remaining available balance goes to `to`; irreversible once confirmed. 409 while trades hold reservations. Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. Only the ad creator (the caller's wallet of the ad chain's kind) may call it: anyone else gets 403.
+         * @description The remaining available balance goes to `to`; irreversible once confirmed. 409 while trades hold reservations. Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. Only the ad creator (the caller's wallet of the ad chain's kind) may call it: anyone else gets 403. A user may have at most MAX_OPEN_AD_REQUESTS_PER_USER (default 50) unconfirmed ad requests still in their confirmation window: one more is 429 naming the limit, with Retry-After, and records nothing.
          */
         post: operations["closeAd"];
         delete?: never;
@@ -212,7 +212,7 @@ export interface paths {
         put?: never;
         /**
          * Top up the pool (signed AdManager.fundAd call data)
-         * @description Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. The pool grows when confirmed. Only the ad creator (the caller's wallet of the ad chain's kind) may call it: anyone else gets 403. 409 on a PENDING or CLOSED ad.
+         * @description Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. The pool grows when confirmed. Only the ad creator (the caller's wallet of the ad chain's kind) may call it: anyone else gets 403. 409 on a PENDING or CLOSED ad. A user may have at most MAX_OPEN_AD_REQUESTS_PER_USER (default 50) unconfirmed ad requests still in their confirmation window: one more is 429 naming the limit, with Retry-After, and records nothing.
          */
         post: operations["fundAd"];
         delete?: never;
@@ -252,7 +252,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw from the pool (signed AdManager.withdrawFromAd call data)
-         * @description At most the available (unreserved, unlocked) balance, else 409; the amount is held from now until confirmed or expired. Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. Only the ad creator (the caller's wallet of the ad chain's kind) may call it: anyone else gets 403.
+         * @description At most the available (unreserved, unlocked) balance, else 409; the amount is held from now until confirmed or expired. Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. Only the ad creator (the caller's wallet of the ad chain's kind) may call it: anyone else gets 403. A user may have at most MAX_OPEN_AD_REQUESTS_PER_USER (default 50) unconfirmed ad requests still in their confirmation window: one more is 429 naming the limit, with Retry-After, and records nothing.
          */
         post: operations["withdrawFromAd"];
         delete?: never;
@@ -272,7 +272,7 @@ export interface paths {
         put?: never;
         /**
          * Create an ad (signed AdManager.createAd call data)
-         * @description The ad is PENDING (unlisted) until its create transaction is confirmed. Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. The Maker is the caller's wallet of the ad chain's kind; creatorDstAddress is on the order chain.
+         * @description The ad is PENDING (unlisted) until its create transaction is confirmed. Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash. The Maker is the caller's wallet of the ad chain's kind; creatorDstAddress is on the order chain. At most MAX_PENDING_ADS_PER_USER (default 20) PENDING ads per user, and a user may have at most MAX_OPEN_AD_REQUESTS_PER_USER (default 50) unconfirmed ad requests still in their confirmation window: one more is 429 naming the limit, with Retry-After, and records nothing.
          */
         post: operations["createAd"];
         delete?: never;

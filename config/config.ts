@@ -195,6 +195,29 @@ export const configSchema = z.object({
    * service's default: tests run the audit themselves).
    */
   BOOKS_AUDIT_CRON: z.string().regex(/^off$|^(\S+\s+){4}\S+$/, "must be a 5-field cron expression or 'off'").default('*/5 * * * *'),
+  /**
+   * Most subjects one phase of a books audit run reads (phases: ad requests, open trades, ad
+   * balances, each with its own budget): a flood in one phase cannot starve the others. A phase
+   * that stops short keeps a cursor and the next run continues there (audit/README.md).
+   */
+  BOOKS_AUDIT_PHASE_MAX_ITEMS: intFromEnv(1, 1_000_000).default(1000),
+  /**
+   * Seconds one phase of a run may spend starting reads; what is under way then finishes. At most
+   * 200: the three phases together stay well inside the audit job's 900 s expiry (audit/job.ts).
+   */
+  BOOKS_AUDIT_PHASE_SECONDS: intFromEnv(1, 200).default(120),
+  /** Chain reads one audit phase keeps in flight at once. */
+  BOOKS_AUDIT_READ_CONCURRENCY: intFromEnv(1, 64).default(8),
+  /**
+   * Ads one user may have PENDING (create signed, not yet confirmed on chain, not expired); beyond
+   * it `POST /v1/ads/create` answers 429 naming the limit and records nothing.
+   */
+  MAX_PENDING_ADS_PER_USER: intFromEnv(1, 10_000).default(20),
+  /**
+   * Unsettled ad requests (create, fund, withdraw, close: PENDING until confirmed or settled) one
+   * user may have on all their ads; beyond it those endpoints answer 429 naming the limit.
+   */
+  MAX_OPEN_AD_REQUESTS_PER_USER: intFromEnv(1, 100_000).default(50),
   /** EIP-712 domain name and version the contracts are deployed with. */
   EIP712_DOMAIN_NAME: z.string().min(1).default('ProofBridge'),
   EIP712_DOMAIN_VERSION: z.string().min(1).default('1'),

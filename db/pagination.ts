@@ -150,3 +150,28 @@ export function toPage<Row extends { id: string; cursor_created_at: string }>(ro
   const last = items[items.length - 1]!;
   return { items, nextCursor: encodeCursor({ createdAt: last.cursor_created_at, id: last.id }, list) };
 }
+
+/** A page in id order for a sweep over a table (the books audit): ids after `after` (all when null), at most `limit`. */
+export interface IdPage {
+  after: string | null;
+  limit: number;
+}
+
+export interface IdPageResult<T> {
+  rows: T[];
+  /** How many rows of the same query follow the page: 0 when the sweep reached the end. */
+  left: number;
+}
+
+/**
+ * One page of `query()` (a fresh, filtered query on one table each call) in id order after
+ * `page.after`, and a count of the rows after the page, for a sweep that continues in a later
+ * call: both read with the same filter, so "left" means exactly what the next pages will hold.
+ */
+export async function idPage<T extends { id: string }>(query: () => Knex.QueryBuilder, page: IdPage): Promise<IdPageResult<T>> {
+  const after = (q: Knex.QueryBuilder, id: string | null) => (id === null ? q : q.andWhere('id', '>', id));
+  const rows: T[] = await after(query(), page.after).orderBy('id').limit(page.limit);
+  const last = rows.length > 0 ? rows[rows.length - 1]!.id : page.after;
+  const counted = await after(query().clearSelect().clearOrder(), last).count({ n: '*' }).first();
+  return { rows, left: Number((counted as { n: string } | undefined)?.n ?? 0) };
+}

@@ -9,6 +9,7 @@ export type ErrorKind =
   | 'not_found' // 404
   | 'conflict' // the current state forbids it: 409
   | 'not_ready' // not yet: the same request later can succeed (e.g. a transaction not final): 409, retryable
+  | 'limited' // the caller is over a per-user limit of things in progress; retry once some end: 429
   | 'unavailable'; // a dependency is down: 503, retryable
 
 /**
@@ -21,6 +22,8 @@ export abstract class DomainError extends Error {
   abstract readonly kind: ErrorKind;
   readonly retryable: boolean = false;
   readonly field?: string;
+  /** When asking again may succeed, seconds from now (the API's `Retry-After`; 2 when unset and retryable). */
+  readonly retryAfterSeconds?: number;
 
   constructor(message: string, options?: { cause?: unknown; field?: string }) {
     super(message, options);

@@ -138,9 +138,14 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const audited = auditMetrics(metrics);
   const audit = createAudit({
     knex, registryCache, verifier, chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS,
+    confirmGraceSeconds: config.CONFIRM_GRACE_SECONDS,
+    budget: {
+      maxItems: config.BOOKS_AUDIT_PHASE_MAX_ITEMS, seconds: config.BOOKS_AUDIT_PHASE_SECONDS, concurrency: config.BOOKS_AUDIT_READ_CONCURRENCY,
+    },
     confirmTrade: (tradeId, confirmation) => tradeUseCases().confirmFound(tradeId, confirmation.kind, confirmation.txHash),
   });
   const runAudit = async () => {
+    audited.started();
     const report = await audit.run();
     audited.observe(report);
     return report;
@@ -179,7 +184,10 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     knex,
     settings: { production: config.NODE_ENV === 'production', maxEndpointsPerUser: config.WEBHOOK_MAX_ENDPOINTS_PER_USER, previousSecretTtlSeconds: 24 * 3600 },
   }));
-  const ads = once(() => createAdsService({ knex, registryCache, signers, verifier, chainState, settings }));
+  const ads = once(() => createAdsService({
+    knex, registryCache, signers, verifier, chainState,
+    settings: { ...settings, maxPendingAdsPerUser: config.MAX_PENDING_ADS_PER_USER, maxOpenAdRequestsPerUser: config.MAX_OPEN_AD_REQUESTS_PER_USER },
+  }));
   const tradeUseCases = once(() => createTradesService({
     knex,
     registryCache,

@@ -50,7 +50,7 @@ beforeAll(async () => {
   const { knex, container } = service;
   ads = createAdsService({
     knex, registryCache: container.registryCache, signers: container.signers, verifier: container.verifier, chainState: container.chainState,
-    settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE }, now: () => clock,
+    settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE, maxPendingAdsPerUser: 20, maxOpenAdRequestsPerUser: 50 }, now: () => clock,
   });
   const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
   routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
@@ -165,7 +165,7 @@ describe('a lapsed hold whose chain does not answer', () => {
     const stalled = createAdsService({
       knex: service.knex, registryCache: service.container.registryCache, signers: service.container.signers,
       verifier: service.container.verifier, chainState: hung,
-      settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE }, now: () => clock,
+      settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE, maxPendingAdsPerUser: 20, maxOpenAdRequestsPerUser: 50 }, now: () => clock,
     });
 
     const update = stalled.update(principal, adId, { metadata: { note: 'settles the lapsed hold' } });

@@ -39,6 +39,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   not_ready: 409,
+  limited: 429,
   unavailable: 503,
 };
 
@@ -73,7 +74,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (err instanceof DomainError) {
       const status = STATUS_OF_KIND[err.kind];
       if (status >= 500) logger.warn({ err, reqId: req.id }, 'dependency unavailable');
-      if (err.retryable) res.setHeader('Retry-After', '2');
+      if (err.retryable || err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds ?? 2));
       res.status(status).json(errorBody(status, err.kind === 'invalid' ? [err.message] : err.message));
       return;
     }

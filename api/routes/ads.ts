@@ -19,6 +19,9 @@ import { adsQuery, idParams } from '../schemas/queries.ts';
 import { adSchema } from '../schemas/resources.ts';
 import { parseOrThrow } from '../validation.ts';
 
+/** The per-user limits on ad requests (ads/service.ts `assertRequestRoom`), as the operations state them. */
+const OPEN_REQUESTS_LIMIT = 'A user may have at most MAX_OPEN_AD_REQUESTS_PER_USER (default 50) unconfirmed ad requests still in their confirmation window: one more is 429 naming the limit, with Retry-After, and records nothing.';
+const PER_USER_LIMITS = `At most MAX_PENDING_ADS_PER_USER (default 20) PENDING ads per user, and ${OPEN_REQUESTS_LIMIT.charAt(0).toLowerCase()}${OPEN_REQUESTS_LIMIT.slice(1)}`;
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const body = <T>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
 const secured = { security: [{ [bearerAuth.name]: [] }] };
@@ -41,25 +44,25 @@ registry.registerPath({
 });
 registry.registerPath({
   method: 'post', path: '/v1/ads/create', operationId: 'createAd', tags: ['Ads'], summary: 'Create an ad (signed AdManager.createAd call data)', ...secured,
-  description: `The ad is PENDING (unlisted) until its create transaction is confirmed. ${SIGNED} The Maker is the caller's wallet of the ad chain's kind; creatorDstAddress is on the order chain.`,
+  description: `The ad is PENDING (unlisted) until its create transaction is confirmed. ${SIGNED} The Maker is the caller's wallet of the ad chain's kind; creatorDstAddress is on the order chain. ${PER_USER_LIMITS}`,
   request: body(createAdBody),
   responses: { 200: json(createAdResponse, 'Signed call data and the new ad id'), ...errorResponses(401, 403, 422, 429, 503) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/ads/{id}/fund', operationId: 'fundAd', tags: ['Ads'], summary: 'Top up the pool (signed AdManager.fundAd call data)', ...secured,
-  description: `${SIGNED} The pool grows when confirmed. ${MAKER_ONLY} 409 on a PENDING or CLOSED ad.`,
+  description: `${SIGNED} The pool grows when confirmed. ${MAKER_ONLY} 409 on a PENDING or CLOSED ad. ${OPEN_REQUESTS_LIMIT}`,
   request: { params: idParams, ...body(fundAdBody) },
   responses: { 200: json(fundAdResponse, 'Signed call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/ads/{id}/withdraw', operationId: 'withdrawFromAd', tags: ['Ads'], summary: 'Withdraw from the pool (signed AdManager.withdrawFromAd call data)', ...secured,
-  description: `At most the available (unreserved, unlocked) balance, else 409; the amount is held from now until confirmed or expired. ${SIGNED} ${MAKER_ONLY}`,
+  description: `At most the available (unreserved, unlocked) balance, else 409; the amount is held from now until confirmed or expired. ${SIGNED} ${MAKER_ONLY} ${OPEN_REQUESTS_LIMIT}`,
   request: { params: idParams, ...body(withdrawAdBody) },
   responses: { 200: json(withdrawAdResponse, 'Signed call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/ads/{id}/close', operationId: 'closeAd', tags: ['Ads'], summary: 'Close the ad (signed AdManager.closeAd call data)', ...secured,
-  description: `The remaining available balance goes to \`to\`; irreversible once confirmed. 409 while trades hold reservations. ${SIGNED} ${MAKER_ONLY}`,
+  description: `The remaining available balance goes to \`to\`; irreversible once confirmed. 409 while trades hold reservations. ${SIGNED} ${MAKER_ONLY} ${OPEN_REQUESTS_LIMIT}`,
   request: { params: idParams, ...body(closeAdBody) },
   responses: { 200: json(closeAdResponse, 'Signed call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });

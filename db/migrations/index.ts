@@ -13,6 +13,7 @@ import * as webhookLease from './20261124_2002_webhook_lease.ts';
 import * as tradeStarts from './20261124_2401_trade_starts.ts';
 import * as requestBatches from './20261124_3001_request_batches.ts';
 import * as routePricing from './20261124_4001_route_pricing.ts';
+import * as auditCursors from './20261126_3301_audit_cursors.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -33,6 +34,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261124_2401_trade_starts': tradeStarts,
   '20261124_3001_request_batches': requestBatches,
   '20261124_4001_route_pricing': routePricing,
+  '20261126_3301_audit_cursors': auditCursors,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idPage, type IdPage, type IdPageResult } from '../pagination.ts';
 
 export type AdAction = 'createAd' | 'fundAd' | 'withdrawFromAd' | 'closeAd';
 
@@ -59,6 +60,14 @@ export async function requestsInStatus(knex: Knex, statuses: AdRequestRecord['st
   return adId === undefined ? query : query.andWhere({ ad_id: adId });
 }
 
+/**
+ * One page (id order, after `page.after`) of the requests the books audit asks the chains about:
+ * every one not confirmed nor expired (PENDING, EXECUTED), and how many follow the page.
+ */
+export async function unsettledRequestsPage(knex: Knex, page: IdPage): Promise<IdPageResult<AdRequestRecord>> {
+  return idPage(() => knex('ad_requests').select(SELECT).whereIn('status', ['PENDING', 'EXECUTED']), page);
+}
+
 /** One request, locked for the rest of `trx`. */
 export async function lockAdRequest(trx: Knex.Transaction, id: string): Promise<AdRequestRecord | undefined> {
   return trx('ad_requests').select(SELECT).where({ id }).forUpdate().first();
@@ -113,4 +122,42 @@ export async function hasLiveClose(knex: Knex, adId: string, notBefore: Date): P
  */
 export async function voidOtherRequests(trx: Knex.Transaction, adId: string, keepId: string): Promise<void> {
   await trx('ad_requests').where({ ad_id: adId }).whereIn('status', ['PENDING', 'EXECUTED']).whereNot({ id: keepId }).update({ status: 'EXPIRED' });
+}
+
+/**
+ * Serialises, until `trx` ends, every action that records an ad request for this user (a
+ * transaction-scoped advisory lock on the user id): two concurrent requests of one user count
+ * their open requests one after the other, so together they cannot pass a per-user limit.
+ */
+export async function lockUserAdRequests(trx: Knex.Transaction, userId: string): Promise<void> {
+  await trx.raw(`SELECT pg_advisory_xact_lock(hashtextextended('ad-requests:' || ?, 0))`, [userId]);
+}
+
+/** What a user has in progress on ads, for the per-user limits (`openAdRequests`). */
+export interface OpenAdRequests {
+  /** Ads not on chain yet whose create request is still in its confirmation window. */
+  pendingAds: number;
+  /** Requests of any action still in their confirmation window, unconfirmed. */
+  openRequests: number;
+  /** The earliest deadline among those requests (its window ends a grace later); null when there are none. */
+  firstDeadline: Date | null;
+}
+
+/**
+ * The unconfirmed (PENDING) requests of the ads created by `creators` whose deadline is after
+ * `notBefore` (deadline + CONFIRM_GRACE_SECONDS still ahead): the ones a Maker may still be about to
+ * send. Lapsed ones are the books audit's to settle and count no more.
+ */
+export async function openAdRequests(knex: Knex, creators: string[], notBefore: Date): Promise<OpenAdRequests> {
+  const row: { pending_ads: string; open_requests: string; first_deadline: Date | null } = await knex('ad_requests as r')
+    .join('ads as a', 'a.id', 'r.ad_id')
+    .whereIn('a.creator_address', creators)
+    .andWhere('r.status', 'PENDING')
+    .andWhere('r.deadline', '>', notBefore)
+    .first(
+      knex.raw(`count(*) FILTER (WHERE r.action = 'createAd' AND a.base_status = 'PENDING') AS pending_ads`),
+      knex.raw('count(*) AS open_requests'),
+      knex.raw('min(r.deadline) AS first_deadline'),
+    );
+  return { pendingAds: Number(row.pending_ads), openRequests: Number(row.open_requests), firstDeadline: row.first_deadline };
 }

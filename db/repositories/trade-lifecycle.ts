@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idPage, type IdPage, type IdPageResult } from '../pagination.ts';
 import type { OrderParams, TradeStatus } from '../../domain/index.ts';
 
 /**
@@ -121,4 +122,9 @@ export async function storeProof(knex: Knex, id: string, proof: StoredProof): Pr
 /** Trades not yet settled or expired, for an orchestrator resuming after a restart. */
 export async function openTrades(knex: Knex): Promise<TradeLifecycleRecord[]> {
   return knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']);
+}
+
+/** One page (id order, after `page.after`) of the open trades, and how many follow it: the books audit's sweep. */
+export async function openTradesPage(knex: Knex, page: IdPage): Promise<IdPageResult<TradeLifecycleRecord>> {
+  return idPage(() => knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']), page);
 }
