@@ -682,7 +682,7 @@ export interface paths {
         };
         /**
          * List trades
-         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). Pass nextCursor back as cursor for the next page.
+         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass nextCursor back as cursor for the next page.
          */
         get: operations["listTrades"];
         put?: never;
@@ -1530,6 +1530,8 @@ export interface components {
             id: string;
             /** @example 31337 */
             orderChainId: string;
+            /** @description The EIP-712 hash of the order (both chains, the signatures and the proof carry it); the client computes it with orderHashOf(orderParams). */
+            orderHash: string;
             route: {
                 adToken: components["schemas"]["RouteToken"];
                 /** Format: uuid */
@@ -1540,6 +1542,8 @@ export interface components {
             routeId: string;
             /** @enum {string} */
             status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
+            /** @description The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by. */
+            transactions: components["schemas"]["TradeTransaction"][];
             /**
              * @description Whose unlock is due. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.
              * @enum {string|null}
@@ -1652,6 +1656,10 @@ export interface components {
             /** @enum {string} */
             type: "trade.expired";
         };
+        TradeParams: components["schemas"]["OrderParams"] & {
+            /** @description The EIP-712 hash of the order (both chains, the signatures and the proof carry it); the client computes it with orderHashOf(orderParams). */
+            orderHash: string;
+        };
         /** @description The proof exists and verified. */
         TradeProofReadyEvent: {
             data: {
@@ -1705,6 +1713,17 @@ export interface components {
             timestamp: string;
             /** @enum {string} */
             type: "trade.status_changed";
+        };
+        TradeTransaction: {
+            /** @example 31337 */
+            chainId: string;
+            /**
+             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain).
+             * @enum {string}
+             */
+            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease";
+            /** @description EVM: 0x and lower-case hex; Stellar: lower-case hex. */
+            txHash: string;
         };
         /** @description The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER), then the order side (unlockDue BRIDGER; the Maker may ask too). */
         TradeUnlockDueEvent: {
@@ -2518,7 +2537,10 @@ export interface operations {
     closeAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2533,6 +2555,8 @@ export interface operations {
             /** @description Signed call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2560,6 +2584,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2569,6 +2595,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,6 +2606,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2607,6 +2637,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2653,7 +2685,10 @@ export interface operations {
     confirmAdTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2668,6 +2703,8 @@ export interface operations {
             /** @description Recorded */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2695,6 +2732,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2704,6 +2743,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2713,6 +2754,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2742,6 +2785,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2788,7 +2833,10 @@ export interface operations {
     fundAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2803,6 +2851,8 @@ export interface operations {
             /** @description Signed call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2830,6 +2880,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2839,6 +2891,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2848,6 +2902,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2877,6 +2933,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3058,7 +3116,10 @@ export interface operations {
     withdrawFromAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3073,6 +3134,8 @@ export interface operations {
             /** @description Signed call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3100,6 +3163,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3109,6 +3174,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3118,6 +3185,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3147,6 +3216,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3193,7 +3264,10 @@ export interface operations {
     createAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3206,6 +3280,8 @@ export interface operations {
             /** @description Signed call data and the new ad id */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3233,6 +3309,21 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3260,6 +3351,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4594,7 +4687,10 @@ export interface operations {
     confirmTradeTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4609,6 +4705,8 @@ export interface operations {
             /** @description Recorded */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4636,6 +4734,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4645,6 +4745,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4654,6 +4756,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4683,6 +4787,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4823,7 +4929,10 @@ export interface operations {
     lockTrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4834,6 +4943,8 @@ export interface operations {
             /** @description Signed call data and the order */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4861,6 +4972,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4870,6 +4983,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4879,6 +4994,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4908,6 +5025,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4962,13 +5081,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The order parameters */
+            /** @description The order parameters and the order hash */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderParams"];
+                    "application/json": components["schemas"]["TradeParams"];
                 };
             };
             /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
@@ -5056,7 +5175,10 @@ export interface operations {
     unlockTrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5071,6 +5193,8 @@ export interface operations {
             /** @description Signed call data with the proof */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5098,6 +5222,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5107,6 +5233,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5116,6 +5244,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5145,6 +5275,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5191,7 +5323,10 @@ export interface operations {
     confirmUnlock: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5206,6 +5341,8 @@ export interface operations {
             /** @description Recorded */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5233,6 +5370,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5242,6 +5381,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5251,6 +5392,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5280,6 +5423,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5340,8 +5485,12 @@ export interface operations {
                 maxAmount?: string;
                 /** @description Only trades with amount >= this. */
                 minAmount?: string;
+                /** @description The trade's order hash (`orderHash` of the create response, the trade and /params). */
+                orderHash?: string;
                 orderTokenId?: string;
                 routeId?: string;
+                /** @description Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional. */
+                txHash?: string;
             };
             header?: {
                 /** @description The ETag of a copy you hold: 304 when it is still current. */
@@ -5433,7 +5582,10 @@ export interface operations {
     createTrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5446,6 +5598,8 @@ export interface operations {
             /** @description The trade id and the deposit call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5473,6 +5627,8 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5482,6 +5638,8 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5491,6 +5649,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5520,6 +5680,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5641,7 +5803,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5654,6 +5819,8 @@ export interface operations {
             /** @description The endpoint and its secret */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5681,6 +5848,8 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5710,6 +5879,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6059,7 +6230,10 @@ export interface operations {
     enableWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6070,6 +6244,8 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6097,6 +6273,21 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6124,6 +6315,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6170,7 +6363,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6181,6 +6377,8 @@ export interface operations {
             /** @description The endpoint and its new secret */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6208,6 +6406,21 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,6 +6448,8 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
