@@ -2538,7 +2538,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2584,8 +2584,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2595,8 +2593,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2606,8 +2602,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2637,8 +2631,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2686,7 +2678,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2732,8 +2724,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2743,8 +2733,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2754,8 +2742,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2785,8 +2771,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2834,7 +2818,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2880,8 +2864,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2891,8 +2873,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2902,8 +2882,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -2933,8 +2911,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3117,7 +3093,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3163,8 +3139,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3174,8 +3148,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3185,8 +3157,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3216,8 +3186,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3265,7 +3233,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3309,8 +3277,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3320,8 +3286,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -3351,8 +3315,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4688,7 +4650,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4734,8 +4696,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4745,8 +4705,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4756,8 +4714,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -4787,8 +4743,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4930,7 +4884,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4972,8 +4926,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4983,8 +4935,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4994,8 +4944,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5025,8 +4973,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5176,7 +5122,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5222,8 +5168,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5233,8 +5177,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5244,8 +5186,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5275,8 +5215,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5324,7 +5262,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5370,8 +5308,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5381,8 +5317,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5392,8 +5326,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5423,8 +5355,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5583,7 +5513,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5627,8 +5557,6 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5638,8 +5566,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5649,8 +5575,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5680,8 +5604,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5804,7 +5726,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5848,8 +5770,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -5879,8 +5799,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6231,7 +6149,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6273,8 +6191,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6284,8 +6200,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6315,8 +6229,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6364,7 +6276,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6406,8 +6318,6 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6417,8 +6327,6 @@ export interface operations {
             /** @description Conflicts with the current state */
             409: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description Seconds to wait before asking again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
@@ -6448,8 +6356,6 @@ export interface operations {
             /** @description Validation failed; message lists each offending field */
             422: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

@@ -18,8 +18,10 @@ import { principalOf } from './auth.ts';
  * - the same key with another method, path or body (canonical JSON, keys sorted) is 422;
  * - a duplicate that arrives while the first still runs waits up to `waitSeconds` for its answer,
  *   then gets 409 with `Retry-After: 1` (nothing ran twice);
- * - answers that say "try again" are not stored, so a retry with the same key runs again: 5xx,
- *   429 and anything carrying `Retry-After` (a transaction not final yet, an unlock out of turn);
+ * - only successful answers (2xx) are stored: they are the ones that did something. A refusal
+ *   (4xx) changed nothing (the API's rule for bad input and forbidden states) and a 5xx may have
+ *   been an outage, so a retry with the same key runs again and may succeed once the state allows
+ *   (an unlock asked before its turn, a body corrected after a 422);
  * - every operation that takes the header needs a Bearer token (401 first); the key is scoped to
  *   the user, so two users' equal keys never meet.
  */
@@ -69,8 +71,8 @@ export interface IdempotencyOptions {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Answers worth replaying: final ones. "Try again" answers leave the key free for the retry. */
-const isFinal = (res: Response) => res.statusCode < 500 && res.statusCode !== 429 && res.getHeader('Retry-After') === undefined;
+/** Answers worth replaying: successes, the only answers that changed something. Others leave the key free for the retry. */
+const isSuccess = (res: Response) => res.statusCode >= 200 && res.statusCode < 300;
 
 /**
  * The middleware, mounted after `requireAuth` on every idempotent operation. Without the header
@@ -87,7 +89,7 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
       const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : body === undefined ? '' : JSON.stringify(body);
       const contentType = res.getHeader('Content-Type');
       const stored: StoredResponse = { statusCode: res.statusCode, body: text, headers: contentType === undefined ? {} : { 'content-type': String(contentType) } };
-      const persisted = isFinal(res) ? completeIdempotencyKey(knex, userId, key, claim, stored) : releaseIdempotencyKey(knex, userId, key, claim);
+      const persisted = isSuccess(res) ? completeIdempotencyKey(knex, userId, key, claim, stored) : releaseIdempotencyKey(knex, userId, key, claim);
       persisted.then(
         () => send(body),
         (error: unknown) => {

@@ -90,15 +90,15 @@ function describeIdempotencyKey(operation: Operation): void {
     {
       in: 'header', name: IDEMPOTENCY_HEADER, required: false,
       schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN, maxLength: 255, example: '8e03978e-40d5-43e8-bc93-6894a57f9324' } as never,
-      description: 'Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Answers that say "try again" (5xx, 429, anything with Retry-After) are not kept: a retry runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes.',
+      description: 'Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes.',
     } as never,
   ];
   const error = (status: number) => ({ description: ERROR_DESCRIPTIONS[status]!, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
   operation.responses['409'] ??= error(409);
   operation.responses['422'] ??= error(422);
   for (const [status, response] of Object.entries(operation.responses)) {
-    // Answers the route gave (not those of the layers before it: body parsing, sign-in, rate limits).
-    if (status.startsWith('2') || ['403', '404', '409', '422'].includes(status)) response.headers = { ...response.headers, [REPLAYED_HEADER]: header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', { type: 'string', enum: ['true'] }) };
+    // Only successes are stored and replayed.
+    if (status.startsWith('2')) response.headers = { ...response.headers, [REPLAYED_HEADER]: header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', { type: 'string', enum: ['true'] }) };
   }
 }
 

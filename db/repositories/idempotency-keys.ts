@@ -69,7 +69,7 @@ export async function completeIdempotencyKey(knex: Knex, userId: string, key: st
   return updated > 0;
 }
 
-/** Frees the key held by `claim` (an answer not to replay: a 5xx, a "retry later"), so a retry runs again. */
+/** Frees the key held by `claim` (an answer not to replay: a refusal or a failure), so a retry runs again. */
 export async function releaseIdempotencyKey(knex: Knex, userId: string, key: string, claim: string): Promise<void> {
   await knex('idempotency_keys').where({ user_id: userId, key, claim }).delete();
 }
