@@ -228,7 +228,7 @@ describe('recovery by hash', () => {
     for (const [filter, value] of [['orderHash', 'abc'], ['orderHash', 'ab'.repeat(32)], ['txHash', '0x123'], ['txHash', 'zz'.repeat(32)]] as const) {
       const answer = await call(service, 'GET', `/v1/trades/all?${filter}=${value}`);
       expect(answer.status, `${filter}=${value}`).toBe(422);
-      expect(JSON.stringify(answer.body.message)).toMatch(new RegExp(filter));
+      expect(JSON.stringify(answer.body.message)).toMatch(new RegExp(`${filter} must be ${filter === 'orderHash' ? 'an order hash' : 'a transaction hash'}`));
     }
   });
 });
