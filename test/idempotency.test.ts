@@ -134,6 +134,23 @@ describe('Idempotency-Key', () => {
     expect((await tradesOfBridger()).length).toBe(count);
   });
 
+  it('runs the same request again under a key whose first request died unfinished (2 minutes), and forgets keys after 24 hours', async () => {
+    const body = createBody('19');
+    const fingerprint = requestFingerprint('POST', '/v1/trades/create', body);
+    const knex = service.db.knex;
+    await claimIdempotencyKey(knex, { userId: bridgerUserId, key: 'died', fingerprint, ttlSeconds: 86_400, staleAfterSeconds: 120 });
+    await knex('idempotency_keys').where({ key: 'died' }).update({ started_at: knex.raw(`now() - interval '3 minutes'`) });
+    const count = (await tradesOfBridger()).length;
+    expect((await post('/v1/trades/create', body, bridgerToken, 'died')).status).toBe(200);
+    expect((await tradesOfBridger()).length).toBe(count + 1);
+    // Past its 24 hours a key is free for any request, and the purge deletes it.
+    await knex('idempotency_keys').where({ key: 'died' }).update({ expires_at: knex.raw(`now() - interval '1 second'`) });
+    expect((await post('/v1/trades/create', createBody('21'), bridgerToken, 'died')).status).toBe(200);
+    await knex('idempotency_keys').where({ key: 'create-once' }).update({ expires_at: knex.raw(`now() - interval '1 second'`) });
+    expect((await service.container.authPurger.runOnce()).idempotencyKeys).toBe(1);
+    expect(await knex('idempotency_keys').where({ key: 'create-once' }).first()).toBeUndefined();
+  });
+
   it('keeps keys per user: the same key from two users is two requests', async () => {
     const ad = await post('/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '5' }, makerToken, 'shared-key');
     const trade = await post('/v1/trades/create', createBody('3'), bridgerToken, 'shared-key');
