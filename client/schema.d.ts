@@ -1530,8 +1530,8 @@ export interface components {
             id: string;
             /** @example 31337 */
             orderChainId: string;
-            /** @description The EIP-712 hash of the order (both chains, the signatures and the proof carry it); the client computes it with orderHashOf(orderParams). */
-            orderHash: string;
+            /** @description The order hash; every trade the service creates has one (null only on rows older than the stored order). */
+            orderHash: string | null;
             route: {
                 adToken: components["schemas"]["RouteToken"];
                 /** Format: uuid */

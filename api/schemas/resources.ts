@@ -121,7 +121,7 @@ export const tradeSchema = z
     updatedAt: timestamp,
     ad: z.object({ id: z.string().uuid(), routeId: z.string().uuid(), creatorAddress: addressOut }),
     route: z.object({ id: z.string().uuid(), adToken: routeTokenSchema, orderToken: routeTokenSchema }),
-    orderHash: orderHashOut,
+    orderHash: orderHashOut.nullable().openapi({ description: 'The order hash; every trade the service creates has one (null only on rows older than the stored order).' }),
     transactions: z.array(tradeTransactionSchema).openapi({
       description: "The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by.",
     }),

@@ -26,8 +26,8 @@ export interface TradeRecord {
   updatedAt: string;
   /** Identifies this version of the row (updated_at in microseconds and the writing transaction): for ETags. */
   version: string;
-  /** The EIP-712 order hash every signed step and the proof carry (0x, lower-case hex). */
-  orderHash: string;
+  /** The EIP-712 order hash every signed step and the proof carry (0x, lower-case hex); the column is nullable (older rows). */
+  orderHash: string | null;
   /** The trade's verified chain events (chain_events), in the order they were applied. */
   transactions: TradeTransaction[];
 }
