@@ -3,6 +3,7 @@ import type { AdRecord } from '../db/repositories/ads.ts';
 import type { Chain } from '../db/repositories/chains.ts';
 import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';
 import type { TradeRecord } from '../db/repositories/trades.ts';
+import { tradeStepOf } from '../domain/trade-steps.ts';
 
 /**
  * Records -> the JSON the spec shows. Fields are picked one by one (never spread), so nothing
@@ -126,5 +127,10 @@ export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTo
     updatedAt: trade.updatedAt,
     ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },
     route: { id: route.id, adToken: presentRouteToken(route.adToken), orderToken: presentRouteToken(route.orderToken) },
+    orderHash: trade.orderHash,
+    transactions: trade.transactions.flatMap(({ chainId, txHash, event }) => {
+      const step = tradeStepOf(event, chainId, trade);
+      return step ? [{ step, chainId, txHash }] : [];
+    }),
   };
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { deleteStaleChallenges } from '../db/repositories/challenges.ts';
+import { deleteExpiredIdempotencyKeys } from '../db/repositories/idempotency-keys.ts';
 import { deleteExpiredRateLimits } from '../db/repositories/rate-limits.ts';
 import { deleteEndedSessions } from '../db/repositories/sessions.ts';
 
@@ -10,10 +11,12 @@ export interface PurgeResult {
   sessions: number;
   refreshTokens: number;
   rateLimitCounters: number;
+  /** Idempotency-Key answers past their 24 hours (the API's request records, purged with these). */
+  idempotencyKeys: number;
 }
 
 export interface AuthPurger {
-  /** Deletes expired challenges, ended sessions, expired refresh tokens and ended rate-limit windows once. */
+  /** Deletes expired challenges, ended sessions, expired refresh tokens, ended rate-limit windows and expired idempotency keys once. */
   runOnce(): Promise<PurgeResult>;
   /** Runs `runOnce` every `intervalMs` until `stop` (a no-op when the interval is 0). */
   start(): void;
@@ -33,7 +36,8 @@ export function createAuthPurger(deps: { knex: Knex; logger: Logger; intervalMs:
     const challenges = await deleteStaleChallenges(deps.knex, 0);
     const { sessions, refreshTokens } = await deleteEndedSessions(deps.knex);
     const rateLimitCounters = await deleteExpiredRateLimits(deps.knex);
-    return { challenges, sessions, refreshTokens, rateLimitCounters };
+    const idempotencyKeys = await deleteExpiredIdempotencyKeys(deps.knex);
+    return { challenges, sessions, refreshTokens, rateLimitCounters, idempotencyKeys };
   }
 
   return {

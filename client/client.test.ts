@@ -13,7 +13,9 @@ import { launchBrowser } from '../test/support/browser.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { evmTransaction } from './evm.js';
 import type { CallExtras, EvmAction, EvmTimeoutAction, EvmTransactionRequest, OrderParams, SignedResponse } from './evm.js';
-import { bundleEvmCalls, declareEvmCalls, generateClientTypes, servedDocument } from './generate.ts';
+import { bundleEvmCalls, bundleOrderHash, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
+import { orderHashOf, type OrderParams as ClientOrderParams } from './order.js';
+import { computeOrderHash } from '../chains/order.ts';
 import { createRelayerClient, type Schemas } from './index.js';
 
 /**
@@ -98,6 +100,44 @@ describe('the typed client package', () => {
       await new Promise((resolve) => site.close(resolve));
     }
   }, 120_000);
+
+  it('computes orderHashOf (client/order.js, standing alone) as the service and the Soroban contracts do, on orders of both chain kinds', async () => {
+    const bundle = await bundleOrderHash();
+    expect(committed('./order.js')).toBe(bundle);
+    expect(committed('./order.d.ts')).toBe(declareOrderHash());
+    expect(bundle).not.toMatch(/^import /m);
+    expect(bundle).not.toMatch(/\brequire\(|node:|\bBuffer\b|\bprocess\./);
+    // The Soroban vectors: orders between an EVM chain and Stellar (G.../C... addresses), each with
+    // the hash the service computed and the contracts' cargo tests hold the Soroban code to.
+    const orders: { params: ClientOrderParams; hash: string }[] = [];
+    const collect = (node: unknown): void => {
+      if (node === null || typeof node !== 'object') return;
+      const candidate = node as { params?: ClientOrderParams; hash?: string };
+      if (candidate.params && typeof candidate.hash === 'string') orders.push({ params: candidate.params, hash: candidate.hash });
+      Object.values(node).forEach(collect);
+    };
+    collect(JSON.parse(readFileSync(new URL('../contracts/soroban/vectors.json', import.meta.url), 'utf8')));
+    expect(orders.length).toBeGreaterThan(10);
+    const domain = { name: 'ProofBridge', version: '1' };
+    for (const { params, hash } of orders) {
+      expect(orderHashOf(params)).toBe(hash);
+      expect(computeOrderHash(params, domain)).toBe(hash);
+    }
+    // An order between two EVM chains, seeded, and a /params answer (its own orderHash beside the order).
+    const evm = (n: number) => new Wallet(`0x${String(n).padStart(64, '0')}`).address;
+    const evmOrder: ClientOrderParams = {
+      orderChainToken: evm(4), adChainToken: evm(5), amount: '1000000', orderAmount: '1000000', adAmount: '1000000000000000000', bridger: evm(6),
+      orderRecipient: evm(7), adId: '0b5c2a6e-8f0e-4f7a-9a51-3c1d2e4f5a6b', adCreator: evm(7), adRecipient: evm(6), salt: '987654321987654321',
+      orderChainId: '31337', orderPortal: evm(8), adChainId: '31338', adManager: evm(9), lockExpiry: '1900000000', refundTime: '1900021600',
+    };
+    const serviceHash = computeOrderHash(evmOrder, domain);
+    expect(orderHashOf(evmOrder)).toBe(serviceHash);
+    expect(orderHashOf({ ...evmOrder, orderHash: serviceHash } as ClientOrderParams)).toBe(serviceHash);
+    // Another domain (EIP712_DOMAIN_NAME / _VERSION) is another hash, as on the service.
+    expect(orderHashOf(evmOrder, { name: 'Other', version: '2' })).toBe(computeOrderHash(evmOrder, { name: 'Other', version: '2' }));
+    expect(orderHashOf(evmOrder, { name: 'Other', version: '2' })).not.toBe(serviceHash);
+    expectTypeOf<ClientOrderParams>().toEqualTypeOf<ServiceOrderParams>();
+  }, 60_000);
 
   it('spells out for dApps exactly the service\'s call types (the entry\'s calls check one way, these the other)', () => {
     expectTypeOf<EvmAction>().toEqualTypeOf<ActionName>();

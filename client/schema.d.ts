@@ -682,7 +682,7 @@ export interface paths {
         };
         /**
          * List trades
-         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). Pass nextCursor back as cursor for the next page.
+         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass nextCursor back as cursor for the next page.
          */
         get: operations["listTrades"];
         put?: never;
@@ -1530,6 +1530,8 @@ export interface components {
             id: string;
             /** @example 31337 */
             orderChainId: string;
+            /** @description The order hash; every trade the service creates has one (null only on rows older than the stored order). */
+            orderHash: string | null;
             route: {
                 adToken: components["schemas"]["RouteToken"];
                 /** Format: uuid */
@@ -1540,6 +1542,8 @@ export interface components {
             routeId: string;
             /** @enum {string} */
             status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
+            /** @description The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by. */
+            transactions: components["schemas"]["TradeTransaction"][];
             /**
              * @description Whose unlock is due. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.
              * @enum {string|null}
@@ -1652,6 +1656,10 @@ export interface components {
             /** @enum {string} */
             type: "trade.expired";
         };
+        TradeParams: components["schemas"]["OrderParams"] & {
+            /** @description The EIP-712 hash of the order (both chains, the signatures and the proof carry it); the client computes it with orderHashOf(orderParams). */
+            orderHash: string;
+        };
         /** @description The proof exists and verified. */
         TradeProofReadyEvent: {
             data: {
@@ -1705,6 +1713,17 @@ export interface components {
             timestamp: string;
             /** @enum {string} */
             type: "trade.status_changed";
+        };
+        TradeTransaction: {
+            /** @example 31337 */
+            chainId: string;
+            /**
+             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain).
+             * @enum {string}
+             */
+            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease";
+            /** @description EVM: 0x and lower-case hex; Stellar: lower-case hex. */
+            txHash: string;
         };
         /** @description The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER), then the order side (unlockDue BRIDGER; the Maker may ask too). */
         TradeUnlockDueEvent: {
@@ -2518,7 +2537,10 @@ export interface operations {
     closeAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2533,6 +2555,8 @@ export interface operations {
             /** @description Signed call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2653,7 +2677,10 @@ export interface operations {
     confirmAdTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2668,6 +2695,8 @@ export interface operations {
             /** @description Recorded */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2788,7 +2817,10 @@ export interface operations {
     fundAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2803,6 +2835,8 @@ export interface operations {
             /** @description Signed call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3058,7 +3092,10 @@ export interface operations {
     withdrawFromAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3073,6 +3110,8 @@ export interface operations {
             /** @description Signed call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3193,7 +3232,10 @@ export interface operations {
     createAd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3206,6 +3248,8 @@ export interface operations {
             /** @description Signed call data and the new ad id */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3233,6 +3277,17 @@ export interface operations {
             /** @description Not allowed for this caller */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4594,7 +4649,10 @@ export interface operations {
     confirmTradeTransaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4609,6 +4667,8 @@ export interface operations {
             /** @description Recorded */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4823,7 +4883,10 @@ export interface operations {
     lockTrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4834,6 +4897,8 @@ export interface operations {
             /** @description Signed call data and the order */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4962,13 +5027,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The order parameters */
+            /** @description The order parameters and the order hash */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderParams"];
+                    "application/json": components["schemas"]["TradeParams"];
                 };
             };
             /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
@@ -5056,7 +5121,10 @@ export interface operations {
     unlockTrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5071,6 +5139,8 @@ export interface operations {
             /** @description Signed call data with the proof */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5191,7 +5261,10 @@ export interface operations {
     confirmUnlock: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5206,6 +5279,8 @@ export interface operations {
             /** @description Recorded */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5340,8 +5415,12 @@ export interface operations {
                 maxAmount?: string;
                 /** @description Only trades with amount >= this. */
                 minAmount?: string;
+                /** @description The trade's order hash (`orderHash` of the create response, the trade and /params). */
+                orderHash?: string;
                 orderTokenId?: string;
                 routeId?: string;
+                /** @description Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional. */
+                txHash?: string;
             };
             header?: {
                 /** @description The ETag of a copy you hold: 304 when it is still current. */
@@ -5433,7 +5512,10 @@ export interface operations {
     createTrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5446,6 +5528,8 @@ export interface operations {
             /** @description The trade id and the deposit call data */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5641,7 +5725,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5654,6 +5741,8 @@ export interface operations {
             /** @description The endpoint and its secret */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6059,7 +6148,10 @@ export interface operations {
     enableWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6070,6 +6162,8 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6097,6 +6191,17 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6170,7 +6275,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -6181,6 +6289,8 @@ export interface operations {
             /** @description The endpoint and its new secret */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6208,6 +6318,17 @@ export interface operations {
             /** @description No such resource */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -82,6 +82,9 @@ export const configSchema = z.object({
   /** PostgreSQL pool size per process. */
   DB_POOL_MAX: intFromEnv(1, 200).default(10),
 
+  /** How long a request repeating an Idempotency-Key waits for the first one's answer before 409 (0: at once). */
+  IDEMPOTENCY_WAIT_SECONDS: intFromEnv(0, 60).default(10),
+
   // --- Pushed status (server-sent events, webhooks) ---
   /** A comment line on every open event stream this often, so proxies keep it open. */
   SSE_HEARTBEAT_SECONDS: intFromEnv(1, 300).default(15),

@@ -62,7 +62,7 @@ describe('a whole trade with the embedded orchestrator', () => {
     expect(order.orderParams).toMatchObject({ amount: '100', bridger: bridger.address, orderRecipient: maker.address, adRecipient: bridger.address, adId });
     expect(await trade(tradeId)).toMatchObject({ status: 'PENDING', amount: '100', bridgerClaimed: false, adCreatorClaimed: false });
     expect(await adOf(adId)).toMatchObject({ availableAmount: '900', lockedAmount: '100' });
-    expect((await call(service, 'GET', `/v1/trades/${tradeId}/params`, undefined, bridgerToken)).body).toEqual(order.orderParams);
+    expect((await call(service, 'GET', `/v1/trades/${tradeId}/params`, undefined, bridgerToken)).body).toEqual({ ...order.orderParams, orderHash: order.orderHash });
 
     // Nothing before its time: no lock before the deposit, no unlock before the lock.
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken)).status).toBe(409);

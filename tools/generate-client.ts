@@ -2,13 +2,14 @@
  * Regenerates the typed client's sources (`npm run client:generate`): client/openapi.json (the
  * document, as /openapi.json answers it) and client/schema.d.ts (its types, by openapi-typescript),
  * and client/evm.js + client/evm.d.ts (the EVM contract calls, bundled from the service's
- * chains/evm/call-args.ts and chains/evm/abi.ts through client/evm-entry.ts). client/client.test.ts
+ * chains/evm/call-args.ts and chains/evm/abi.ts through client/evm-entry.ts), and client/order.js +
+ * client/order.d.ts (`orderHashOf`, from chains/order-hash.ts through client/order-entry.ts). client/client.test.ts
  * fails while any differs from what this would write.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleEvmCalls, declareEvmCalls, generateClientTypes, servedDocument } from '../client/generate.ts';
+import { bundleEvmCalls, bundleOrderHash, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from '../client/generate.ts';
 
 const clientDir = fileURLToPath(new URL('../client/', import.meta.url));
 const document = servedDocument();
@@ -16,4 +17,6 @@ writeFileSync(path.join(clientDir, 'openapi.json'), `${JSON.stringify(document, 
 writeFileSync(path.join(clientDir, 'schema.d.ts'), await generateClientTypes(document));
 writeFileSync(path.join(clientDir, 'evm.js'), await bundleEvmCalls());
 writeFileSync(path.join(clientDir, 'evm.d.ts'), declareEvmCalls());
-console.log(`client/openapi.json, client/schema.d.ts, client/evm.js and client/evm.d.ts regenerated (${Object.keys((document as { paths: object }).paths).length} paths)`);
+writeFileSync(path.join(clientDir, 'order.js'), await bundleOrderHash());
+writeFileSync(path.join(clientDir, 'order.d.ts'), declareOrderHash());
+console.log(`client/openapi.json, client/schema.d.ts, client/evm.js, client/evm.d.ts, client/order.js and client/order.d.ts regenerated (${Object.keys((document as { paths: object }).paths).length} paths)`);

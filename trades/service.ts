@@ -265,10 +265,10 @@ export function createTradesService(deps: TradesDeps) {
       return { tradeId, reqContractDetails: { ...signed, orderParams, orderHash, secretCommitment: commitment } };
     },
 
-    /** The order parameters, for either party. */
+    /** The order parameters and the order hash, for either party. */
     async params(principal: Principal, tradeId: string) {
       const { trade } = await partyTrade(principal, tradeId);
-      return trade.orderParams;
+      return { ...trade.orderParams, orderHash: trade.orderHash };
     },
 
     /** Signed `AdManager.lockForOrder` call data: the Maker's, when the machine says the lock is due (`lockDue`) and while the lock window is open. */

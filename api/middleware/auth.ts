@@ -34,6 +34,8 @@ function bearerToken(req: Request): { token: string } | { missing: string } {
  */
 export function createRequireAuth(auth: Pick<AuthService, 'authenticate'>): RequestHandler {
   return (req, _res, next) => {
+    // Already verified for this request (the Idempotency-Key step runs it before the route).
+    if (req.user) return next();
     const bearer = bearerToken(req);
     if ('missing' in bearer) return next(unauthorized(bearer.missing));
     auth.authenticate(bearer.token).then(

@@ -37,9 +37,11 @@ describe('CORS in development', () => {
     expect(answer.headers.get('access-control-allow-origin')).toBe('http://dapp.example:5173');
     expect(answer.headers.get('access-control-allow-methods')).toContain('PATCH');
     expect(answer.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    // A page may make its POSTs safe to retry.
+    expect(answer.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('idempotency-key');
     const read = await fetch(`${url}/v1/ads`, { headers: { origin: 'http://anything.example' } });
     expect(read.headers.get('access-control-allow-origin')).toBe('http://anything.example');
-    expect(read.headers.get('access-control-expose-headers')).toBe('ETag,RateLimit,RateLimit-Policy,Retry-After,Allow');
+    expect(read.headers.get('access-control-expose-headers')).toBe('ETag,RateLimit,RateLimit-Policy,Retry-After,Allow,Idempotent-Replayed');
     expect(read.headers.get('access-control-allow-credentials')).toBeNull();
     expect(read.headers.get('vary')).toContain('Origin');
   });

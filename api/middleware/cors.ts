@@ -4,9 +4,10 @@ import type { Config } from '../../config/config.ts';
 
 /**
  * Response headers a browser page may read: cache validators, the rate-limit budget and when to
- * retry (429, and 409 for a transaction not final yet), and the methods a 405 allows.
+ * retry (429, and 409 for a transaction not final yet), the methods a 405 allows, and whether an
+ * answer is the replay of an earlier request with the same Idempotency-Key.
  */
-export const EXPOSED_HEADERS = ['ETag', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Allow'] as const;
+export const EXPOSED_HEADERS = ['ETag', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Allow', 'Idempotent-Replayed'] as const;
 
 /**
  * CORS for browser dApps on other origins (architecture.md "Browsers"). Development allows any
@@ -22,7 +23,7 @@ export function corsPolicy(config: Pick<Config, 'NODE_ENV' | 'CORS_ORIGINS'>): R
     // `true` reflects the request's Origin (so caches key on it through Vary: Origin).
     origin: anyOrigin ? true : (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'Cache-Control', 'Last-Event-ID'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'Cache-Control', 'Last-Event-ID', 'Idempotency-Key'],
     exposedHeaders: [...EXPOSED_HEADERS],
     maxAge: 600,
   });

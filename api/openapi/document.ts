@@ -1,5 +1,6 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { ERROR_DESCRIPTIONS } from '../schemas/common.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, isIdempotentOperation, REPLAYED_HEADER } from '../middleware/idempotency.ts';
 import { registry } from './operations.ts';
 
 let cached: object | undefined;
@@ -74,11 +75,31 @@ function completeOperation(path: string, method: string, operation: Operation): 
     const ok = operation.responses['200'];
     if (ok) ok.headers = { ...ok.headers, ETag: header('Weak validator of this representation.'), 'Cache-Control': header('`public, max-age=5`; `private, no-store` for a caller\'s own pending ads.') };
   }
+  if (isIdempotentOperation(method, path)) describeIdempotencyKey(operation);
   for (const status of ['409', '429', '503']) {
     const response = operation.responses[status];
     if (response) response.headers = { ...response.headers, ...RETRY_AFTER, ...(status === '429' ? RATE_LIMIT : {}) };
   }
   operation.operationId ??= `${method}${path.replace(/\{([^}]+)\}/g, 'By-$1').split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
+}
+
+/** The Idempotency-Key header, its 409 (first request still running) and 422 (bad key, key of another request), and the replay marker. */
+function describeIdempotencyKey(operation: Operation): void {
+  operation.parameters = [
+    ...(operation.parameters ?? []),
+    {
+      in: 'header', name: IDEMPOTENCY_HEADER, required: false,
+      schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN, maxLength: 255, example: '8e03978e-40d5-43e8-bc93-6894a57f9324' } as never,
+      description: 'Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes.',
+    } as never,
+  ];
+  const error = (status: number) => ({ description: ERROR_DESCRIPTIONS[status]!, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  operation.responses['409'] ??= error(409);
+  operation.responses['422'] ??= error(422);
+  for (const [status, response] of Object.entries(operation.responses)) {
+    // Only successes are stored and replayed.
+    if (status.startsWith('2')) response.headers = { ...response.headers, [REPLAYED_HEADER]: header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', { type: 'string', enum: ['true'] }) };
+  }
 }
 
 /** The OpenAPI 3.1 document of every endpoint, generated once from the registered zod schemas. */

@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import type { AppDeps } from '../deps.ts';
 import { createRequireAuth } from '../middleware/auth.ts';
+import { idempotency, isIdempotentOperation } from '../middleware/idempotency.ts';
+import { registry } from '../openapi/operations.ts';
 import { adsRouter } from './ads.ts';
 import { authRouter } from './auth.ts';
 import { chainsRouter } from './chains.ts';
@@ -17,6 +19,10 @@ import { webhooksRouter } from './webhooks.ts';
 export function v1Router(deps: AppDeps): Router {
   const requireAuth = createRequireAuth(deps.auth);
   const router = Router();
+  // Idempotency-Key before the routes it guards: authenticated here (the route's requireAuth then
+  // passes), claimed or replayed, then the route runs (api/middleware/idempotency.ts).
+  const idempotent = idempotency({ knex: deps.knex, logger: deps.logger, waitSeconds: deps.config.IDEMPOTENCY_WAIT_SECONDS });
+  for (const path of idempotentPaths()) router.post(path, requireAuth, idempotent);
   chainsRouter(deps, router);
   routesRouter(deps, router);
   adsRouter({ ...deps, requireAuth }, router);
@@ -31,4 +37,12 @@ export function v1Router(deps: AppDeps): Router {
   webhooksRouter({ webhooks: deps.webhooks, requireAuth }, router);
   authRouter({ auth: deps.auth, requireAuth }, router);
   return router;
+}
+
+/** The Express paths (under /v1) of the operations that honour Idempotency-Key, read from the document's registry. */
+function idempotentPaths(): string[] {
+  return registry.definitions.flatMap((definition) =>
+    definition.type === 'route' && isIdempotentOperation(definition.route.method, definition.route.path)
+      ? [definition.route.path.slice('/v1'.length).replace(/\{([^}]+)\}/g, ':$1')]
+      : []);
 }

@@ -14,14 +14,14 @@ import { errorResponses, page } from '../schemas/common.ts';
 import { idParams, tradesQuery } from '../schemas/queries.ts';
 import { tradeSchema } from '../schemas/resources.ts';
 import {
-  confirmTradeBody, confirmTradeResponse, createTradeBody, createTradeResponse, lockTradeResponse, orderParamsSchema,
+  confirmTradeBody, confirmTradeResponse, createTradeBody, createTradeResponse, lockTradeResponse, tradeParamsResponse,
   unlockTradeBody, unlockTradeResponse,
 } from '../schemas/trades.ts';
 import { parseOrThrow } from '../validation.ts';
 
 registry.registerPath({
   method: 'get', path: '/v1/trades/all', operationId: 'listTrades', tags: ['Trades'], summary: 'List trades',
-  description: 'Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). Pass nextCursor back as cursor for the next page.',
+  description: 'Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass nextCursor back as cursor for the next page.',
   request: { query: tradesQuery },
   responses: { 200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } }, ...errorResponses(400, 422, 429) },
 });
@@ -47,7 +47,7 @@ registry.registerPath({
   method: 'get', path: '/v1/trades/{id}/params', operationId: 'getTradeParams', tags: ['Trades'], summary: 'Order parameters of a trade', ...secured,
   description: 'Either party of the trade; others get 403.',
   request: { params: idParams },
-  responses: { 200: json(orderParamsSchema, 'The order parameters'), ...errorResponses(401, 403, 404, 422, 429) },
+  responses: { 200: json(tradeParamsResponse, 'The order parameters and the order hash'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/trades/{id}/confirm', operationId: 'confirmTradeTransaction', tags: ['Trades'], summary: 'Confirm the deposit (order chain), later the lock (ad chain)', ...secured,

@@ -1,5 +1,5 @@
 import { z } from '../openapi/operations.ts';
-import { ADDRESS_PATTERN, amount, chainId, cursor, limit, shortText, uuid } from './common.ts';
+import { ADDRESS_PATTERN, amount, chainId, cursor, limit, shortText, text, uuid } from './common.ts';
 import { AD_STATUSES } from '../../domain/index.ts';
 
 /** Query schemas of the list endpoints. Unknown parameters are rejected: a typo must not silently match everything. */
@@ -36,6 +36,18 @@ export const adsQuery = listQuery({
     .openapi({ description: "PENDING (create not yet confirmed) lists the caller's own pending ads and needs a Bearer token." }),
 });
 
+/** An order hash: 0x and 64 hex digits, compared in lower case. */
+const orderHashFilter = text('must be an order hash: 0x and 64 hex digits')
+  .regex(/^0x[0-9a-fA-F]{64}$/, { error: 'must be an order hash: 0x and 64 hex digits' })
+  .transform((value) => value.toLowerCase())
+  .openapi({ pattern: '^0x[0-9a-fA-F]{64}$', description: "The trade's order hash (`orderHash` of the create response, the trade and /params)." });
+
+/** A transaction hash of either chain kind: 64 hex digits, 0x optional (EVM spells it with 0x, Stellar without). */
+const txHashFilter = text('must be a transaction hash: 64 hex digits, 0x optional')
+  .regex(/^(0x)?[0-9a-fA-F]{64}$/, { error: 'must be a transaction hash: 64 hex digits, 0x optional' })
+  .transform((value) => value.replace(/^0x/, '').toLowerCase())
+  .openapi({ pattern: '^(0x)?[0-9a-fA-F]{64}$', description: "Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional." });
+
 export const tradesQuery = listQuery({
   routeId: uuid.optional(),
   adId: uuid.optional(),
@@ -45,6 +57,8 @@ export const tradesQuery = listQuery({
   orderTokenId: uuid.optional(),
   minAmount: amount.optional().openapi({ description: 'Only trades with amount >= this.' }),
   maxAmount: amount.optional().openapi({ description: 'Only trades with amount <= this.' }),
+  orderHash: orderHashFilter.optional(),
+  txHash: txHashFilter.optional(),
 });
 
 export const idParams = z.strictObject({ id: uuid });

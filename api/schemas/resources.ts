@@ -1,6 +1,7 @@
 import { z } from '../openapi/operations.ts';
 import { addressOut, amountOut, chainIdOut, timestamp } from './common.ts';
 import { AD_STATUSES, TRADE_STATUSES } from '../../domain/index.ts';
+import { TRADE_STEPS } from '../../domain/trade-steps.ts';
 
 /** Response schemas of the read API, named as architecture.md fixes them. */
 
@@ -83,6 +84,23 @@ export const adSchema = z
   })
   .openapi('Ad');
 
+/** An order hash as responses carry it. */
+export const orderHashOut = z.string().openapi({
+  pattern: '^0x[0-9a-f]{64}$',
+  description: 'The EIP-712 hash of the order (both chains, the signatures and the proof carry it); the client computes it with orderHashOf(orderParams).',
+});
+
+/** One verified step of a trade on chain. */
+export const tradeTransactionSchema = z
+  .object({
+    step: z.enum(TRADE_STEPS).openapi({
+      description: 'deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain).',
+    }),
+    chainId: chainIdOut,
+    txHash: z.string().openapi({ pattern: '^(0x)?[0-9a-f]{64}$', description: 'EVM: 0x and lower-case hex; Stellar: lower-case hex.' }),
+  })
+  .openapi('TradeTransaction');
+
 export const tradeSchema = z
   .object({
     id: z.string().uuid(),
@@ -103,5 +121,9 @@ export const tradeSchema = z
     updatedAt: timestamp,
     ad: z.object({ id: z.string().uuid(), routeId: z.string().uuid(), creatorAddress: addressOut }),
     route: z.object({ id: z.string().uuid(), adToken: routeTokenSchema, orderToken: routeTokenSchema }),
+    orderHash: orderHashOut.nullable().openapi({ description: 'The order hash; every trade the service creates has one (null only on rows older than the stored order).' }),
+    transactions: z.array(tradeTransactionSchema).openapi({
+      description: "The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by.",
+    }),
   })
   .openapi('Trade');

@@ -1,6 +1,7 @@
 import { z } from '../openapi/operations.ts';
 import { confirmBody, positiveAmount, signedCallDataShape } from './ads.ts';
 import { address, addressOut, amountOut, chainIdOut, shortText, uuid } from './common.ts';
+import { orderHashOut } from './resources.ts';
 
 /** Request and response bodies of the trade endpoints (architecture.md "Field names"). */
 
@@ -28,6 +29,11 @@ export const orderParamsSchema = z
     refundTime: z.string().openapi({ description: 'Unix seconds: the order-chain unlock before it, the Bridger may refund from it on.' }),
   })
   .openapi('OrderParams');
+
+/** GET /v1/trades/{id}/params: the order and its hash, so a party that lost the create response can still sign the unlock. */
+export const tradeParamsResponse = orderParamsSchema
+  .extend({ orderHash: orderHashOut })
+  .openapi('TradeParams');
 
 export const createTradeResponse = z
   .object({

@@ -13,6 +13,8 @@ import * as webhookLease from './20261124_2002_webhook_lease.ts';
 import * as tradeStarts from './20261124_2401_trade_starts.ts';
 import * as requestBatches from './20261124_3001_request_batches.ts';
 import * as routePricing from './20261124_4001_route_pricing.ts';
+import * as idempotencyKeys from './20261126_2901_idempotency_keys.ts';
+import * as tradeTransactions from './20261126_2902_trade_transactions.ts';
 import * as auditCursors from './20261126_3301_audit_cursors.ts';
 
 /**
@@ -34,6 +36,8 @@ const migrations: Record<string, Knex.Migration> = {
   '20261124_2401_trade_starts': tradeStarts,
   '20261124_3001_request_batches': requestBatches,
   '20261124_4001_route_pricing': routePricing,
+  '20261126_2901_idempotency_keys': idempotencyKeys,
+  '20261126_2902_trade_transactions': tradeTransactions,
   '20261126_3301_audit_cursors': auditCursors,
 };
 

@@ -66,6 +66,7 @@ describe('list query plans', () => {
       {}, { routeId: trade.route_id }, { adId: trade.ad_id }, { adCreatorAddress: trade.ad_creator_address },
       { bridgerAddress: trade.bridger_address }, { adTokenId: trade.ad_token_id }, { orderTokenId: trade.order_token_id },
       { minAmount: '9000000' }, { maxAmount: '5000' }, { minAmount: '1000', maxAmount: '2000' },
+      { orderHash: trade.order_hash ?? `0x${'ab'.repeat(32)}` }, { txHash: 'cd'.repeat(32) },
     ];
     for (const filter of filters) {
       const plan = await planOf(() => listTrades(db.knex, filter, 25));

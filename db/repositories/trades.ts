@@ -26,6 +26,17 @@ export interface TradeRecord {
   updatedAt: string;
   /** Identifies this version of the row (updated_at in microseconds and the writing transaction): for ETags. */
   version: string;
+  /** The EIP-712 order hash every signed step and the proof carry (0x, lower-case hex); the column is nullable (older rows). */
+  orderHash: string | null;
+  /** The trade's verified chain events (chain_events), in the order they were applied. */
+  transactions: TradeTransaction[];
+}
+
+/** One verified event of a trade: where, in which transaction, which contract event. */
+export interface TradeTransaction {
+  chainId: string;
+  txHash: string;
+  event: string;
 }
 
 const COLUMNS = {
@@ -45,16 +56,21 @@ const COLUMNS = {
   bridgerClaimed: 'bridger_claimed',
   createdAt: 'created_at',
   updatedAt: 'updated_at',
-} as const satisfies Record<Exclude<keyof TradeRecord, 'version'>, string>;
+  orderHash: 'order_hash',
+} as const satisfies Record<Exclude<keyof TradeRecord, 'version' | 'transactions'>, string>;
 
 const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 
 /** The select list as one fixed SQL fragment; timestamps come formatted from PostgreSQL (see ads.ts). */
 const VERSION_SQL = `trades.updated_at::text || '/' || trades.xmin::text`;
 const VERSION_SELECT = `trades.id, ${VERSION_SQL} AS "version"`;
+// A trade's chain events change only with the trade row (trades/activities.ts records them in the
+// transaction that saves the trade's state), so the row version also covers them.
+const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object('chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event) ORDER BY ce.id), '[]')
+  FROM chain_events ce WHERE ce.subject_kind = 'trade' AND ce.subject_id = trades.id)`;
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)
-  .concat(`${VERSION_SQL} AS "version"`)
+  .concat(`${VERSION_SQL} AS "version"`, `${TRANSACTIONS_SQL} AS "transactions"`)
   .join(', ');
 
 export interface TradeFilter {
@@ -67,6 +83,10 @@ export interface TradeFilter {
   /** Inclusive bounds on the amount, decimal strings. */
   minAmount?: string;
   maxAmount?: string;
+  /** The order hash, 0x and lower-case hex. */
+  orderHash?: string;
+  /** Any verified transaction of the trade: 64 lower-case hex digits, without 0x (both spellings are looked up). */
+  txHash?: string;
 }
 
 const FILTER_KEYS = ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const;
@@ -83,6 +103,12 @@ function listConditions(param: (value: unknown) => string, filter: TradeFilter):
   // Compared as numeric in SQL: amounts beyond 2^53 stay exact.
   if (filter.minAmount !== undefined) conditions.push(`trades.amount >= ${param(filter.minAmount)}::numeric`);
   if (filter.maxAmount !== undefined) conditions.push(`trades.amount <= ${param(filter.maxAmount)}::numeric`);
+  if (filter.orderHash !== undefined) conditions.push(`trades.order_hash = ${param(filter.orderHash)}`);
+  // EVM hashes are stored 0x-prefixed, Stellar ones bare (chains/tx-hash.ts): both spellings. The
+  // ids are read first (one InitPlan over chain_events_trade_tx_idx), then the trades by primary key.
+  if (filter.txHash !== undefined) {
+    conditions.push(`trades.id = ANY (ARRAY(SELECT ce.subject_id FROM chain_events ce WHERE ce.subject_kind = 'trade' AND ce.tx_hash IN (${param(`0x${filter.txHash}`)}, ${param(filter.txHash)})))`);
+  }
   return conditions;
 }
 

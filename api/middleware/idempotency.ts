@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import {
+  claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse,
+} from '../../db/repositories/idempotency-keys.ts';
+import { AppError, unprocessable } from '../errors.ts';
+import { principalOf } from './auth.ts';
+
+/**
+ * `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header) on the POSTs that create,
+ * reserve or sign: every POST under /v1 but sign-in's (`isIdempotentOperation`). The first request
+ * with a key claims (user, key) in PostgreSQL before it runs; its answer is stored and replayed to
+ * the same user sending the same key with the same request for `ttlSeconds` (24 h). Rules:
+ * - the key: 1..255 characters of letters, digits and `-._~+/=:`, bare or as a structured-field
+ *   string in double quotes (the draft's form); anything else is 422 naming the header;
+ * - the same key with another method, path or body (canonical JSON, keys sorted) is 422;
+ * - a duplicate that arrives while the first still runs waits up to `waitSeconds` for its answer,
+ *   then gets 409 with `Retry-After: 1` (nothing ran twice);
+ * - only successful answers (2xx) are stored: they are the ones that did something. A refusal
+ *   (4xx) changed nothing (the API's rule for bad input and forbidden states) and a 5xx may have
+ *   been an outage, so a retry with the same key runs again and may succeed once the state allows
+ *   (an unlock asked before its turn, a body corrected after a 422);
+ * - every operation that takes the header needs a Bearer token (401 first); the key is scoped to
+ *   the user, so two users' equal keys never meet.
+ */
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+/** The key as the document gives it (the bare form; a quoted one is accepted too). */
+export const IDEMPOTENCY_KEY_PATTERN = '^[A-Za-z0-9._~+/=:-]{1,255}$';
+const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+/** Set on a replayed answer, as Stripe and others do. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** True for the operations that honour `Idempotency-Key`: every POST under /v1 but sign-in's. */
+export function isIdempotentOperation(method: string, path: string): boolean {
+  return method.toLowerCase() === 'post' && path.startsWith('/v1/') && !path.startsWith('/v1/auth/');
+}
+
+/** The key a header value carries (`abc` or `"abc"`), or undefined when it is not one. */
+export function parseIdempotencyKey(value: string): string | undefined {
+  const bare = value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
+  return KEY.test(bare) ? bare : undefined;
+}
+
+/** JSON with every object's keys sorted: equal bodies, however spelt, have one text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What a key is bound to: sha256 of the method, the path and the canonical body. */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method.toUpperCase()} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+export interface IdempotencyOptions {
+  knex: Knex;
+  logger: Logger;
+  /** How long an answer is replayed: 24 h. */
+  ttlSeconds?: number;
+  /** How long a duplicate waits for the first request's answer before 409. */
+  waitSeconds: number;
+  /** An unfinished key older than this is taken over by the same request (the process running it died). */
+  staleAfterSeconds?: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Answers worth replaying: successes, the only answers that changed something. Others leave the key free for the retry. */
+const isSuccess = (res: Response) => res.statusCode >= 200 && res.statusCode < 300;
+
+/**
+ * The middleware, mounted after `requireAuth` on every idempotent operation. Without the header
+ * the request runs as before.
+ */
+export function idempotency(options: IdempotencyOptions): RequestHandler {
+  const { knex, logger, ttlSeconds = 86_400, waitSeconds, staleAfterSeconds = 120 } = options;
+
+  /** Stores the answer (or frees the key) before the client sees it, so a retry finds it. */
+  function capture(req: Request, res: Response, userId: string, key: string, claim: string): void {
+    const send = res.send.bind(res);
+    res.send = ((body?: unknown) => {
+      res.send = send;
+      const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : body === undefined ? '' : JSON.stringify(body);
+      const contentType = res.getHeader('Content-Type');
+      const stored: StoredResponse = { statusCode: res.statusCode, body: text, headers: contentType === undefined ? {} : { 'content-type': String(contentType) } };
+      const persisted = isSuccess(res) ? completeIdempotencyKey(knex, userId, key, claim, stored) : releaseIdempotencyKey(knex, userId, key, claim);
+      persisted.then(
+        () => send(body),
+        (error: unknown) => {
+          // The answer still goes out; the key stays claimed until it is stale, then the same request may run again.
+          logger.warn({ err: error, reqId: req.id }, 'could not store the answer of an Idempotency-Key');
+          send(body);
+        },
+      );
+      return res;
+    }) as Response['send'];
+  }
+
+  return async (req, res, next) => {
+    const sent = req.headers['idempotency-key'];
+    if (sent === undefined) return next();
+    // Node joins a repeated header with ", ", which no key contains: two keys are no key.
+    const header = Array.isArray(sent) ? sent.join(', ') : sent;
+    const key = parseIdempotencyKey(header);
+    if (key === undefined) {
+      throw unprocessable([`${IDEMPOTENCY_HEADER} must be 1 to 255 characters of letters, digits and -._~+/=: (optionally in double quotes), received '${header.slice(0, 64)}'`]);
+    }
+    const userId = principalOf(req).userId;
+    const path = req.originalUrl.split('?')[0]!;
+    const fingerprint = requestFingerprint(req.method, path, req.body);
+    const deadline = Date.now() + waitSeconds * 1000;
+    for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+      const found = await claimIdempotencyKey(knex, { userId, key, fingerprint, ttlSeconds, staleAfterSeconds });
+      if (found.kind === 'claimed') {
+        capture(req, res, userId, key, found.claim);
+        return next();
+      }
+      if (found.kind === 'mismatch') {
+        throw unprocessable([`${IDEMPOTENCY_HEADER} '${key}' was used for another request (another method, path or body) in the last 24 hours: send a new key for a new request`]);
+      }
+      if (found.kind === 'completed') {
+        res.status(found.response.statusCode);
+        for (const [name, value] of Object.entries(found.response.headers)) res.setHeader(name, value);
+        res.setHeader(REPLAYED_HEADER, 'true');
+        res.send(found.response.body);
+        return;
+      }
+      if (Date.now() >= deadline) {
+        res.setHeader('Retry-After', '1');
+        throw new AppError(409, `${IDEMPOTENCY_HEADER} '${key}': the first request with this key is still running; retry to get its answer`);
+      }
+      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
+    }
+  };
+}

@@ -1,0 +1,80 @@
+import type { Knex } from 'knex';
+
+/** A stored answer to replay: status, the exact body text and the headers that describe it. */
+export interface StoredResponse {
+  statusCode: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** What a request found under its (user, key). */
+export type KeyClaim =
+  /** The key is this request's: run it, then `completeIdempotencyKey` or `releaseIdempotencyKey` with `claim`. */
+  | { kind: 'claimed'; claim: string }
+  /** The key answered another request (another method, path or body). */
+  | { kind: 'mismatch' }
+  /** The same request ran first and its answer is stored. */
+  | { kind: 'completed'; response: StoredResponse }
+  /** The same request runs now, elsewhere. */
+  | { kind: 'in_flight' };
+
+export interface ClaimRequest {
+  userId: string;
+  key: string;
+  fingerprint: string;
+  /** How long a completed answer is replayed. */
+  ttlSeconds: number;
+  /** An unfinished row older than this is taken over by the same request (its process died). */
+  staleAfterSeconds: number;
+}
+
+/**
+ * Claims (user, key) for a request, or says who holds it. One statement: the primary key makes a
+ * concurrent duplicate wait for the first insert's commit, then see its row. A row past its expiry
+ * is taken whatever it answered; an unfinished row older than `staleAfterSeconds` is taken only by
+ * the same request (same fingerprint).
+ */
+export async function claimIdempotencyKey(knex: Knex, request: ClaimRequest): Promise<KeyClaim> {
+  const claimed = await knex.raw<{ rows: { claim: string }[] }>(
+    `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, expires_at)
+     VALUES (?, ?, ?, gen_random_uuid(), now() + make_interval(secs => ?))
+     ON CONFLICT (user_id, key) DO UPDATE SET
+       fingerprint = EXCLUDED.fingerprint, claim = EXCLUDED.claim, status_code = NULL, response_body = NULL,
+       response_headers = NULL, started_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
+     WHERE idempotency_keys.expires_at <= now()
+        OR (idempotency_keys.status_code IS NULL AND idempotency_keys.fingerprint = EXCLUDED.fingerprint
+            AND idempotency_keys.started_at <= now() - make_interval(secs => ?))
+     RETURNING claim`,
+    [request.userId, request.key, request.fingerprint, request.ttlSeconds, request.staleAfterSeconds],
+  );
+  if (claimed.rows[0]) return { kind: 'claimed', claim: claimed.rows[0].claim };
+  const row = await knex('idempotency_keys')
+    .where({ user_id: request.userId, key: request.key })
+    .first('fingerprint', 'status_code', 'response_body', 'response_headers');
+  // Released (deleted) between the two statements: the caller claims again.
+  if (!row) return { kind: 'in_flight' };
+  if (row.fingerprint !== request.fingerprint) return { kind: 'mismatch' };
+  if (row.status_code === null) return { kind: 'in_flight' };
+  return { kind: 'completed', response: { statusCode: row.status_code, body: row.response_body, headers: row.response_headers ?? {} } };
+}
+
+/** Stores the answer of the request holding `claim`; returns false when another request took the key over. */
+export async function completeIdempotencyKey(knex: Knex, userId: string, key: string, claim: string, response: StoredResponse): Promise<boolean> {
+  const updated = await knex('idempotency_keys').where({ user_id: userId, key, claim }).update({
+    status_code: response.statusCode,
+    response_body: response.body,
+    response_headers: JSON.stringify(response.headers),
+    completed_at: knex.fn.now(),
+  });
+  return updated > 0;
+}
+
+/** Frees the key held by `claim` (an answer not to replay: a refusal or a failure), so a retry runs again. */
+export async function releaseIdempotencyKey(knex: Knex, userId: string, key: string, claim: string): Promise<void> {
+  await knex('idempotency_keys').where({ user_id: userId, key, claim }).delete();
+}
+
+/** Deletes keys past their expiry; returns how many. */
+export async function deleteExpiredIdempotencyKeys(knex: Knex): Promise<number> {
+  return knex('idempotency_keys').where('expires_at', '<=', knex.fn.now()).delete();
+}
