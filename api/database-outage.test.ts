@@ -40,7 +40,7 @@ beforeAll(async () => {
   database = await startDatabase();
   service = await start(loadConfig({
     NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000',
+    RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', METRICS_PORT: '0', METRICS_SAMPLE_SECONDS: '1',
   }), pino({ level: 'silent' }));
 }, 120_000);
 
@@ -48,6 +48,53 @@ afterAll(async () => {
   await service?.stop();
   await database?.stop();
   rmSync(dir, { recursive: true, force: true });
+});
+
+/** One scrape of the metrics port: its status, its text, and how long it took. */
+async function scrape(): Promise<{ status: number; text: string; ms: number }> {
+  const began = performance.now();
+  const res = await fetch(`${service.metricsUrl!}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  return { status: res.status, text, ms: performance.now() - began };
+}
+/** The value of the unlabelled sample `name` in Prometheus text, if present. */
+const sample = (text: string, name: string) => {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.split(' ')[1]);
+};
+
+describe('/metrics while PostgreSQL is down', () => {
+  it('answers 200 at once with every metric, the trade gauges as last read and how old they are; the document lists no 503', async () => {
+    // The API on the embedded runner leads the trade gauges' sampler: they are read within a round.
+    await eventually('the first trade gauges', scrape, ({ text }) => /^relayer_trades_stuck\{status="PENDING"\} 0$/m.test(text) && sample(text, 'relayer_db_up') === 1, 30_000);
+    await request('GET', '/v1/ads');
+
+    await database.stop();
+    await eventually('relayer_db_up 0', scrape, ({ text }) => sample(text, 'relayer_db_up') === 0, 30_000);
+    const scrapes = [];
+    for (let i = 0; i < 5; i++) scrapes.push(await scrape());
+    const last = scrapes.at(-1)!;
+    for (const { status } of scrapes) expect(status).toBe(200);
+    // No scrape waits on the database (each used to wait for a pool connection until it failed).
+    const slowest = Math.max(...scrapes.map((s) => s.ms));
+    console.log(`/metrics with PostgreSQL down: ${scrapes.map((s) => s.ms.toFixed(1)).join(', ')} ms`);
+    expect(slowest).toBeLessThan(500);
+    // The process's own and the prover's metrics, the HTTP ones, and the trade gauges as last read.
+    for (const name of ['process_cpu_seconds_total', 'relayer_prover_queue_depth', 'http_request_duration_seconds_count', 'relayer_trades_stuck', 'relayer_trade_start_outbox_pending']) {
+      expect(last.text, name).toMatch(new RegExp(`^${name}(\\{| )`, 'm'));
+    }
+    // Their age grows while nothing can be read.
+    const age = sample(last.text, 'relayer_trade_gauges_age_seconds')!;
+    expect(age).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(sample((await scrape()).text, 'relayer_trade_gauges_age_seconds')!).toBeGreaterThan(age + 1);
+
+    const document = await (await request('GET', '/openapi.json')).json();
+    expect(Object.keys(document.paths['/metrics'].get.responses)).not.toContain('503');
+
+    database = await startDatabase();
+    await eventually('fresh trade gauges after the restart', scrape, ({ text }) => sample(text, 'relayer_db_up') === 1 && sample(text, 'relayer_trade_gauges_age_seconds')! < 3, 60_000);
+  }, 180_000);
 });
 
 describe('PostgreSQL restarted under a running API', () => {

@@ -187,6 +187,12 @@ export const configSchema = z.object({
    */
   TRADE_START_RECONCILE_SECONDS: intFromEnv(0, 3600).default(10),
   /**
+   * How often the metrics that need PostgreSQL or Temporal are read into memory: the trade gauges
+   * (by the one process that leads their sampler), `relayer_db_up` (every process) and the proofs
+   * queue's backlog (the worker). A scrape only serves what was read, so it answers in an outage.
+   */
+  METRICS_SAMPLE_SECONDS: intFromEnv(1, 3600).default(15),
+  /**
    * How often the embedded runner checks open trades' timer jobs and arms again any pg-boss gave
    * up on (retries spent in a long outage) or lost, and queues again a proof whose job it gave up.
    * 0: only at process start.

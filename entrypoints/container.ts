@@ -26,6 +26,9 @@ import { createTradeStarts, type TradeStarts } from '../trades/start-reconciler.
 import { resumableTrades } from '../trades/resume.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
 import { tradeMetrics, type TradeMetrics } from '../trades/metrics.ts';
+import { tradeGaugeSampler, type TradeGaugeSampler } from '../trades/gauges.ts';
+import { sessionLeaderLock } from '../db/leader-lock.ts';
+import { databaseUpProbe } from './database-up.ts';
 import { createAudit, type AuditReport } from '../audit/audit.ts';
 import { startAuditJob, type AuditJob } from '../audit/job.ts';
 import { auditMetrics } from '../audit/metrics.ts';
@@ -84,6 +87,13 @@ export interface Container {
   /** Observes each applied trade event (the lifecycle worker feeds it on Temporal; the embedded runner itself). */
   tradeMetrics: TradeMetrics;
   /**
+   * Starts sampling the trade gauges (trades/gauges.ts) every METRICS_SAMPLE_SECONDS, from the
+   * process that runs the scheduled jobs (the worker on Temporal, the API on the embedded runner);
+   * of several such processes the one holding the sampler's advisory lock reads and serves them.
+   * Stopped by `close`.
+   */
+  startTradeGauges(databaseUrl: string): void;
+  /**
    * The proof pool, started on first use: its threads load the zkey (about a second and a few
    * hundred MB each), which a process that never proves should not pay for. Its metrics are on
    * `metrics` from the start.
@@ -135,6 +145,9 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS,
   });
   const trades = tradeMetrics(metrics, knex);
+  const sampleMs = config.METRICS_SAMPLE_SECONDS * 1000;
+  const databaseUp = databaseUpProbe(metrics, knex, { intervalMs: sampleMs, timeoutMs: Math.min(2_000, sampleMs) });
+  let tradeGauges: TradeGaugeSampler | undefined;
   const audited = auditMetrics(metrics);
   const audit = createAudit({
     knex, registryCache, verifier, chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS,
@@ -241,6 +254,12 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     tradeStarts,
     orchestrator: currentOrchestrator,
     tradeMetrics: trades,
+    startTradeGauges(databaseUrl) {
+      tradeGauges ??= tradeGaugeSampler({
+        registry: metrics, knex, logger, intervalMs: sampleMs, lock: sessionLeaderLock(databaseUrl, 'relayer:trade-gauges'),
+      });
+      tradeGauges.start();
+    },
     apiListeningOn(port) {
       apiPort = port;
     },
@@ -269,6 +288,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       // The embedded runner re-arms open trades on start; the reconciler also starts, on a schedule,
       // any trade whose timer was not armed after its reservation committed.
       tradeStarts.run();
+      this.startTradeGauges(databaseUrl);
       await startWebhooks(databaseUrl);
       await this.startAuditJob(databaseUrl);
       logger.info('embedded trade orchestrator and webhook delivery started (pg-boss)');
@@ -280,6 +300,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       auditJob = await startAuditJob({ databaseUrl, cron: config.BOOKS_AUDIT_CRON, logger, run: runAudit });
     },
     async close() {
+      databaseUp.stop();
+      await tradeGauges?.stop();
       await auditJob?.stop();
       await eventHub.close();
       await webhookDispatcher?.close();

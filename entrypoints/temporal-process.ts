@@ -6,6 +6,7 @@ import { ConfigError, type Config } from '../config/config.ts';
 import { registerTradeSearchAttributes } from '../workflows/temporal/client.ts';
 import { startProverWorker } from '../workflows/temporal/prover-worker.ts';
 import { startLifecycleWorker, type RunningWorker } from '../workflows/temporal/worker.ts';
+import { startProofBacklogSampler, type ProofBacklogSampler } from '../workflows/temporal/proof-backlog.ts';
 import { buildContainer } from './container.ts';
 import { openDatabase } from './database.ts';
 import { freeLoopbackPort } from './free-port.ts';
@@ -37,6 +38,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
   const container = buildContainer(config, logger, database.knex);
   const connection = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, logger };
   let running: RunningWorker | undefined;
+  let proofBacklog: ProofBacklogSampler | undefined;
   let http: Awaited<ReturnType<typeof listen>> | undefined;
   try {
     if (kind === 'worker') {
@@ -47,6 +49,13 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       // The worker starts, now and on a schedule, every trade whose reservation committed but whose workflow did not start.
       await container.startOrchestrator(config.DATABASE_URL);
       container.tradeStarts.run();
+      // The trade gauges are the worker's to read (one worker at a time, by an advisory lock).
+      container.startTradeGauges(config.DATABASE_URL);
+      // The proofs queue's backlog as Temporal counts it (what ProofBacklogGrowing and KEDA look at).
+      proofBacklog = await startProofBacklogSampler({
+        registry: container.metrics, address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, intervalMs: config.METRICS_SAMPLE_SECONDS * 1000, logger,
+      });
       // The books audit runs beside the lifecycle (once per cron tick across workers).
       await container.startAuditJob(config.DATABASE_URL);
     } else {
@@ -68,6 +77,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
     });
     http = await listen(app, config.HOST, config.METRICS_PORT ?? DEFAULT_METRICS_PORT, logger, `${kind} metrics`);
   } catch (error) {
+    await proofBacklog?.stop();
     await running?.stop();
     await container.close();
     await database.close();
@@ -81,6 +91,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
     metricsUrl: `${http.url}/metrics`,
     stop: () =>
       (stopping ??= (async () => {
+        await proofBacklog?.stop();
         await running!.stop();
         await http!.close();
         await container.close();

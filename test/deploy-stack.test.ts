@@ -75,7 +75,7 @@ function allExpressions(): { where: string; expr: string }[] {
   const rules = parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules);
   return [
     ...dashboards.flatMap(dashboardQueries),
-    ...rules.map((r: any) => ({ where: `alert ${r.alert}`, expr: asSignal(r.expr.trim()) })),
+    ...rules.map((r: any) => ({ where: r.alert ? `alert ${r.alert}` : `record ${r.record}`, expr: asSignal(r.expr.trim()) })),
   ];
 }
 const readText = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -120,7 +120,7 @@ beforeAll(async () => {
   expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
 
   const local = localScrapeConfig({
-    api: [api.metrics], worker: [worker.metrics], prover: provers.map((p) => p.metrics), temporal: [temporal.metrics],
+    'relayer-api': [api.metrics], 'relayer-worker': [worker.metrics], 'relayer-prover': provers.map((p) => p.metrics), temporal: [temporal.metrics],
   }, { scrapeInterval: '1s' });
   scrapeJobs = local;
   const configFile = path.join(workDir, 'prometheus.yml');
@@ -144,10 +144,10 @@ describe('the local stack: Temporal, api, worker and two provers as processes, a
   it('Prometheus scrapes every job of the compose config (api, worker, both provers, Temporal) and loads the alert rules', async () => {
     expect(scrapeJobs.dropped).toEqual([]);
     const up = await eventually('every target up', () => query('up == 1'), (r) => r.data?.result.length === 5, 30_000);
-    expect(up.data.result.map((s) => s.metric.job).sort()).toEqual(['api', 'prover', 'prover', 'temporal', 'worker']);
+    expect(up.data.result.map((s) => s.metric.job).sort()).toEqual(['relayer-api', 'relayer-prover', 'relayer-prover', 'relayer-worker', 'temporal']);
     const rules = await (await fetch(`${prometheus.url}/api/v1/rules`)).json() as any;
     const loaded = rules.data.groups.flatMap((g: any) => g.rules.map((r: any) => r.name));
-    expect(loaded.sort()).toEqual(parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules.map((r: any) => r.alert)).sort());
+    expect(loaded.sort()).toEqual(parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules.map((r: any) => r.alert ?? r.record)).sort());
   });
 
   it('runs one trade to SETTLED and two more to proof-ready, through HTTP on the devnet', async () => {
@@ -226,6 +226,6 @@ describe('the local stack: Temporal, api, worker and two provers as processes, a
     expect(Number(proved.data.result[0]!.value[1]), 'relayer_prover_proofs_total').toBeGreaterThanOrEqual(3);
     // The alerts as written evaluate too (quiet here: nothing is wrong with this stack).
     const alerts = parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: any) => g.rules);
-    for (const rule of alerts) expect((await query(rule.expr)).status, rule.alert).toBe('success');
+    for (const rule of alerts) expect((await query(rule.expr)).status, rule.alert ?? rule.record).toBe('success');
   });
 });

@@ -1,21 +1,19 @@
 import type { Knex } from 'knex';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { oldestOpenTradeAges, stuckTradeCounts } from '../db/repositories/trade-ages.ts';
-import { tradeStartBacklog } from '../db/repositories/trade-starts.ts';
-import { secondsSinceDeposit, tradeCountsByStatus } from '../db/repositories/trade-stats.ts';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { secondsSinceDeposit } from '../db/repositories/trade-stats.ts';
 import type { TimerEvent, TradeEvent } from './lifecycle.ts';
 import type { AppliedEvent } from './orchestrator.ts';
 import type { StartedBy } from './start-reconciler.ts';
 
-/** A PENDING or DEPOSITED trade this long past the timer that should have moved it counts as stuck. */
-export const STUCK_GRACE_SECONDS = 120;
+/** How a deposited trade ended: settled (both unlocks), or expired (no lock in its window, or the lock released unpaid). */
+export const TRADE_OUTCOMES = ['settled', 'expired_unlocked', 'expired_released'] as const;
 
 /**
- * The trade lifecycle's metrics: trades by status and the age of the oldest open trade per status
- * (both read at scrape time), applied lifecycle events by type, and deposit-confirm-to-proof-ready
- * seconds; the faults: lifecycle starts by who made them and their outcome, the start outbox's
- * backlog and lag, timers the embedded runner armed again, and trades stuck past a timer (read at
- * scrape time).
+ * The trade lifecycle's event-driven metrics: applied lifecycle events by type, how deposited
+ * trades ended (the settlement SLO), deposit-confirm-to-proof-ready seconds; the faults: lifecycle
+ * starts by who made them and their outcome, timers the embedded runner armed again. None reads
+ * the database at scrape time; the gauges read from it (trades by status, stuck trades, the start
+ * outbox) are trades/gauges.ts's, sampled by one process.
  */
 export interface TradeMetrics {
   /**
@@ -29,27 +27,8 @@ export interface TradeMetrics {
   timerRearmed(event: TimerEvent): void;
 }
 
-/** Registers the metrics on `registry`; the status gauge counts trades in `knex` whenever Prometheus scrapes. */
+/** Registers the metrics on `registry`; `knex` only times a proof from its recorded deposit (never at scrape time). */
 export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
-  new Gauge({
-    name: 'relayer_trades',
-    help: 'Trades by status',
-    labelNames: ['status'] as const,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const { status, count } of await tradeCountsByStatus(knex)) this.set({ status }, count);
-    },
-  });
-  new Gauge({
-    name: 'relayer_trades_oldest_in_status_seconds',
-    help: 'Seconds the longest-waiting open trade has been in its status (PENDING, DEPOSITED, LOCKED; 0 when none)',
-    labelNames: ['status'] as const,
-    registers: [registry],
-    async collect() {
-      for (const [status, age] of Object.entries(await oldestOpenTradeAges(knex))) this.set({ status }, age);
-    },
-  });
   const depositToProof = new Histogram({
     name: 'relayer_trade_deposit_to_proof_seconds',
     help: 'From a verified deposit to its proof being ready',
@@ -80,32 +59,13 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     registers: [registry],
   });
   for (const timer of ['RESERVATION_EXPIRED', 'LOCK_WINDOW_CLOSED'] as const) rearmed.inc({ timer }, 0);
-  const backlog = () => tradeStartBacklog(knex);
-  new Gauge({
-    name: 'relayer_trade_start_outbox_pending',
-    help: 'Trades reserved whose lifecycle the orchestrator has not confirmed starting (rows in trade_starts)',
+  const outcomes = new Counter({
+    name: 'relayer_trade_outcomes_total',
+    help: 'Deposited trades that ended, by outcome: settled (both unlocks confirmed), expired_unlocked (the lock window closed with no lock), expired_released (the lock released unpaid)',
+    labelNames: ['outcome'] as const,
     registers: [registry],
-    async collect() {
-      this.set((await backlog()).pending);
-    },
   });
-  new Gauge({
-    name: 'relayer_trade_start_outbox_lag_seconds',
-    help: 'Age of the oldest pending trade start (0 when none): how far the reconciler is behind',
-    registers: [registry],
-    async collect() {
-      this.set((await backlog()).oldestSeconds);
-    },
-  });
-  new Gauge({
-    name: 'relayer_trades_stuck',
-    help: `Open trades a timer should have moved ${STUCK_GRACE_SECONDS} s ago: PENDING past the reservation's expiry, DEPOSITED past the lock deadline`,
-    labelNames: ['status'] as const,
-    registers: [registry],
-    async collect() {
-      for (const [status, n] of Object.entries(await stuckTradeCounts(knex, STUCK_GRACE_SECONDS))) this.set({ status }, n);
-    },
-  });
+  for (const outcome of TRADE_OUTCOMES) outcomes.inc({ outcome }, 0);
   return {
     startAttempted(by, outcome) {
       starts.inc({ by, outcome });
@@ -115,10 +75,26 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     },
     async observe(tradeId, applied, event) {
       if (applied.duplicate || applied.stale) return;
-      events.inc({ event: (applied.appliedAs ?? event).type });
+      const type = (applied.appliedAs ?? event).type;
+      events.inc({ event: type });
+      const outcome = outcomeOf(type, applied);
+      if (outcome) outcomes.inc({ outcome });
       if (event.type !== 'PROOF_READY') return;
       const seconds = await secondsSinceDeposit(knex, tradeId);
       if (seconds !== undefined) depositToProof.observe(seconds);
     },
   };
+}
+
+/**
+ * The outcome a (new, applied) event ends a deposited trade with, if it ends one: the unlock that
+ * makes it SETTLED (a trade settles once: a later unlock is a duplicate), the lock window closing on
+ * a DEPOSITED trade, the lock released. A reservation expiring before any deposit is not an outcome:
+ * no money moved.
+ */
+function outcomeOf(type: TradeEvent['type'], applied: AppliedEvent): (typeof TRADE_OUTCOMES)[number] | undefined {
+  if (type === 'UNLOCK_CONFIRMED' && applied.state.status === 'SETTLED') return 'settled';
+  if (type === 'LOCK_WINDOW_CLOSED' && applied.state.status === 'EXPIRED') return 'expired_unlocked';
+  if (type === 'LOCK_RELEASED' && applied.state.status === 'EXPIRED') return 'expired_released';
+  return undefined;
 }

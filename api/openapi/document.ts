@@ -21,10 +21,10 @@ const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
 /**
  * The only operations that never reach PostgreSQL (nor a chain): every other one may answer 503
  * while the database is down (api/database-outage.test.ts), the sign-in ones through their
- * rate-limit counters too, and /metrics through the trade gauges it counts in the database on
- * every scrape (trades/metrics.ts).
+ * rate-limit counters too. /metrics serves from memory what was read on a schedule (the trade
+ * gauges, trades/gauges.ts), so it answers 200 in an outage.
  */
-const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/.well-known/stellar.toml']);
+const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/metrics', '/.well-known/stellar.toml']);
 /** Public reads that answer 304 to a matching If-None-Match (api/http-cache.ts). */
 const REVALIDATED = new Set(['/v1/ads', '/v1/ads/{id}', '/v1/trades/all', '/v1/trades/{id}']);
 

@@ -36,3 +36,17 @@ export async function stuckTradeCounts(knex: Knex, graceSeconds: number): Promis
      WHERE status IN ('PENDING', 'DEPOSITED')`, [graceSeconds, graceSeconds])).rows[0] as { pending: number; deposited: number };
   return { PENDING: row.pending, DEPOSITED: row.deposited };
 }
+
+/**
+ * Seconds since the deposit (its recorded `OrderCreated`) of the longest-waiting trade that is
+ * deposited (DEPOSITED or LOCKED) and whose proof is not ready; 0 when none waits. A Maker taking
+ * hours of the lock window to lock is normal; a deposit with no proof after minutes is not.
+ */
+export async function oldestDepositAwaitingProof(knex: Knex): Promise<number> {
+  const row = (await knex.raw(`
+    SELECT extract(epoch FROM now() - min(e.created_at))::float8 AS age
+      FROM trades t
+      JOIN chain_events e ON e.subject_kind = 'trade' AND e.subject_id = t.id AND e.event = 'OrderCreated'
+     WHERE t.status IN ('DEPOSITED', 'LOCKED') AND t.proof_state <> 'ready'`)).rows[0] as { age: number | null } | undefined;
+  return Math.max(0, Number(row?.age ?? 0));
+}

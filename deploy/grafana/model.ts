@@ -1,9 +1,25 @@
 /**
  * A small typed model of the Grafana dashboards we provision (deploy/grafana/dashboards/*.json are
  * generated from it by `npm run dashboards:build`; a test keeps the committed JSON equal to it).
- * Every query is plain PromQL with fixed ranges (no Grafana macros), so the local stack test can
- * evaluate each one as written against a real Prometheus.
+ * Every query is plain PromQL with fixed ranges (no Grafana macros but the two variables below), so
+ * the local stack test can evaluate each one against a real Prometheus with the variables at "All".
  */
+
+/**
+ * The dashboards' variables: the Kubernetes namespace (one deployment of the relayer; compose has
+ * none) and the relayer's jobs (relayer-api, relayer-worker, relayer-prover, as the scrape config
+ * and the PodMonitor name them). "All" is `.*` and the three jobs: never another service's series.
+ */
+export const VARIABLES = {
+  namespace: { query: 'label_values(relayer_db_up, namespace)', all: '.*' },
+  job: { query: 'label_values(relayer_db_up{namespace=~"$namespace"}, job)', all: 'relayer-api|relayer-worker|relayer-prover' },
+} as const;
+
+/** `metric{namespace=~"$namespace", job=~"$job"[, more]}`: every series a panel reads is scoped so. */
+export const scoped = (metric: string, more = '') => `${metric}{namespace=~"$namespace", job=~"$job"${more ? `, ${more}` : ''}}`;
+
+/** `expr` with each variable at its "All" value: what Grafana sends when nothing is picked. */
+export const atAll = (expr: string) => expr.replaceAll('$namespace', VARIABLES.namespace.all).replaceAll('$job', VARIABLES.job.all);
 
 export interface Query {
   expr: string;
@@ -86,14 +102,21 @@ export function toGrafanaJson(dashboard: Dashboard): object {
     timezone: 'utc',
     refresh: '30s',
     time: { from: 'now-3h', to: 'now' },
-    templating: { list: [] },
+    templating: {
+      list: Object.entries(VARIABLES).map(([name, variable]) => ({
+        name, label: name, type: 'query', datasource: DATASOURCE,
+        query: { query: variable.query, refId: `${name}-variable` }, definition: variable.query,
+        includeAll: true, allValue: variable.all, multi: true, refresh: 2, sort: 1,
+        current: { selected: true, text: ['All'], value: ['$__all'] },
+      })),
+    },
     annotations: { list: [] },
     panels,
   };
 }
 
-/** Every PromQL expression of `dashboard`, with where it sits. */
-export function dashboardQueries(dashboard: Dashboard): { where: string; expr: string }[] {
+/** Every PromQL expression of `dashboard`, with where it sits: `expr` with the variables at "All", `raw` as written. */
+export function dashboardQueries(dashboard: Dashboard): { where: string; expr: string; raw: string }[] {
   return dashboard.rows.flatMap((row) => row.panels.flatMap((panel) =>
-    panel.queries.map((query) => ({ where: `${dashboard.uid} / ${panel.title} / ${query.legend}`, expr: query.expr }))));
+    panel.queries.map((query) => ({ where: `${dashboard.uid} / ${panel.title} / ${query.legend}`, expr: atAll(query.expr), raw: query.expr }))));
 }

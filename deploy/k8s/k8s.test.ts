@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTool } from '../../test/support/deploy-tools.ts';
-import { scaledObjectProblems } from './keda-schema.ts';
+import { podMonitorProblems, prometheusRuleProblems, scaledObjectProblems } from './crd-schema.ts';
+import { prometheusRuleText } from '../prometheus/build.ts';
 import { configSettings as knownSettings } from '../../test/support/known-names.ts';
 
 /**
@@ -154,6 +155,45 @@ describe('prover autoscaling', () => {
   });
 });
 
+describe('monitoring with the Prometheus Operator', () => {
+  const prometheusJobs = (parse(readFileSync(new URL('../prometheus/prometheus.yml', import.meta.url), 'utf8')).scrape_configs as { job_name: string }[]).map((j) => j.job_name);
+
+  it.each(overlays)('%s: a PodMonitor scrapes every Deployment\'s pods on their metrics port, one job per process named as the compose config names it', (overlay) => {
+    const objects = rendered.get(overlay)!;
+    const monitor = named(objects, 'PodMonitor', 'relayer')!;
+    expect(monitor.metadata.namespace).toBe('relayer');
+    const [endpoint] = monitor.spec.podMetricsEndpoints;
+    expect(monitor.spec.podMetricsEndpoints).toHaveLength(1);
+    // The job is the pod's app.kubernetes.io/name: relayer-api, relayer-worker, relayer-prover.
+    expect(endpoint.relabelings).toContainEqual({ sourceLabels: ['__meta_kubernetes_pod_label_app_kubernetes_io_name'], targetLabel: 'job' });
+    const selected = monitor.spec.selector.matchExpressions[0];
+    expect(selected).toMatchObject({ key: 'app.kubernetes.io/name', operator: 'In' });
+    const deployments = objects.filter((o) => o.kind === 'Deployment');
+    expect([...selected.values].sort()).toEqual(deployments.map((d) => d.metadata.name).sort());
+    for (const deployment of deployments) {
+      const template = deployment.spec.template;
+      const job = template.metadata.labels['app.kubernetes.io/name'];
+      expect(selected.values, deployment.metadata.name).toContain(job);
+      expect(prometheusJobs, `${job} is a job of deploy/prometheus/prometheus.yml`).toContain(job);
+      expect(template.spec.containers[0].ports.map((p: { name: string }) => p.name), deployment.metadata.name).toContain(endpoint.port);
+      // The same path the annotations name for annotation-based scraping.
+      expect(endpoint.path).toBe(template.metadata.annotations['prometheus.io/path']);
+    }
+  });
+
+  it.each(overlays)('%s: a PrometheusRule carries exactly deploy/prometheus/alerts.yml (npm run rules:build), which promtool accepts', (overlay) => {
+    const rule = named(rendered.get(overlay)!, 'PrometheusRule', 'relayer')!;
+    const alertsYaml = readFileSync(new URL('../prometheus/alerts.yml', import.meta.url), 'utf8');
+    expect(rule.spec.groups).toEqual(parse(alertsYaml).groups);
+    expect(readFileSync(new URL('./base/prometheusrule.yaml', import.meta.url), 'utf8')).toBe(prometheusRuleText(alertsYaml));
+    const file = path.join(scratch, `rules-${Math.random().toString(36).slice(2)}.yml`);
+    writeFileSync(file, stringify({ groups: rule.spec.groups }));
+    const { status, output } = runTool('promtool', ['check', 'rules', file]);
+    expect(output).toContain('SUCCESS');
+    expect(status).toBe(0);
+  });
+});
+
 /** The Kubernetes version deploy/README.md states the manifests are for. */
 const kubernetesVersion = /validated strictly against Kubernetes (\d+\.\d+)/.exec(readFileSync(new URL('../README.md', import.meta.url), 'utf8'))![1]!;
 const scratch = mkdtempSync(path.join(tmpdir(), 'k8s-validate-'));
@@ -169,15 +209,24 @@ function strictProblems(objects: K8sObject[]): string[] {
   return problems;
 }
 
-const builtIn = (objects: K8sObject[]) => objects.filter((o) => !o.apiVersion.startsWith('keda.sh/'));
+const builtIn = (objects: K8sObject[]) => objects.filter((o) => !o.apiVersion.startsWith('keda.sh/') && !o.apiVersion.startsWith('monitoring.coreos.com/'));
 
-describe(`strict validation (Kubernetes ${kubernetesVersion}, KEDA's ScaledObject schema)`, () => {
+describe(`strict validation (Kubernetes ${kubernetesVersion}, KEDA's and the Prometheus Operator's schemas)`, () => {
   it.each(overlays)('%s: every built-in object passes Kubernetes\' strict schema', (overlay) => {
     expect(strictProblems(builtIn(rendered.get(overlay)!))).toEqual([]);
   });
 
   it('the production ScaledObject passes KEDA\'s schema with no field KEDA does not know', () => {
     expect(scaledObjectProblems(named(rendered.get('deploy/k8s/overlays/production')!, 'ScaledObject', 'relayer-prover'))).toEqual([]);
+  });
+
+  it.each(overlays)('%s: the PodMonitor and the PrometheusRule pass the Prometheus Operator\'s schemas with no unknown field', (overlay) => {
+    expect(podMonitorProblems(named(rendered.get(overlay)!, 'PodMonitor', 'relayer'))).toEqual([]);
+    expect(prometheusRuleProblems(named(rendered.get(overlay)!, 'PrometheusRule', 'relayer'))).toEqual([]);
+    const monitor = structuredClone(named(rendered.get(overlay)!, 'PodMonitor', 'relayer')!);
+    monitor.spec.podMetricsEndpoints[0].intervall = '15s';
+    monitor.spec.podMetricsEndpoints[0].port = 9464;
+    expect(podMonitorProblems(monitor)).toEqual(['data/spec/podMetricsEndpoints/0/port must be string', 'PodMonitor.spec.podMetricsEndpoints[0].intervall: unknown field']);
   });
 
   it('a misspelt field, a wrong type or a missing required field fails', () => {

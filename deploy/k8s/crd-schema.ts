@@ -2,25 +2,40 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
+import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 
 /**
- * Checks a KEDA ScaledObject strictly: against KEDA's schema as @kubernetes-models/keda compiles it
- * (types, required fields, formats), and, since that schema lets unknown fields through (a CRD's
- * API server prunes them silently, so a misspelt `maxReplicaCont` would deploy as "no limit"), every
- * field must be one the package's type declarations name. Returns the problems, one line each.
+ * Checks custom resources strictly: against their CRD's schema as the @kubernetes-models package
+ * compiles it (types, required fields, formats), and, since that schema lets unknown fields through
+ * (a CRD's API server prunes them silently, so a misspelt `maxReplicaCont` would deploy as "no
+ * limit"), every field must be one the package's type declarations name. Returns the problems, one
+ * line each.
  */
-export function scaledObjectProblems(object: unknown): string[] {
+function modelProblems(object: unknown, Model: new (data: never) => { validate(): void }, pkg: string, declaration: string, kind: string): string[] {
   const problems: string[] = [];
   try {
-    new ScaledObject(object as ConstructorParameters<typeof ScaledObject>[0]).validate();
+    new Model(object as never).validate();
   } catch (error) {
     problems.push(...String((error as Error).message).split(/\n|, (?=data\/)/).filter(Boolean));
   }
   const require = createRequire(import.meta.url);
-  const root = path.join(path.dirname(require.resolve('@kubernetes-models/keda/package.json')), 'keda.sh', 'v1alpha1', 'ScaledObject.d.ts');
-  unknownFields(object, root, 'ScaledObject', problems);
+  const root = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), declaration);
+  unknownFields(object, root, kind, problems);
   return problems;
 }
+
+/** A KEDA ScaledObject's problems (KEDA's schema, no unknown field). */
+export const scaledObjectProblems = (object: unknown) =>
+  modelProblems(object, ScaledObject, '@kubernetes-models/keda', 'keda.sh/v1alpha1/ScaledObject.d.ts', 'ScaledObject');
+
+/** A Prometheus Operator PodMonitor's problems (its CRD's schema, no unknown field). */
+export const podMonitorProblems = (object: unknown) =>
+  modelProblems(object, PodMonitor, '@kubernetes-models/prometheus-operator', 'monitoring.coreos.com/v1/PodMonitor.d.ts', 'PodMonitor');
+
+/** A Prometheus Operator PrometheusRule's problems (its CRD's schema, no unknown field). */
+export const prometheusRuleProblems = (object: unknown) =>
+  modelProblems(object, PrometheusRule, '@kubernetes-models/prometheus-operator', 'monitoring.coreos.com/v1/PrometheusRule.d.ts', 'PrometheusRule');
 
 /** A field of a declared interface: either another declared interface (by file), a map, or a leaf. */
 type FieldType = { kind: 'interface'; file: string; array: boolean } | { kind: 'map' } | { kind: 'leaf' };
