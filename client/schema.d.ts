@@ -2257,17 +2257,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before asking again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getOpenApiDocument: {

@@ -63,3 +63,37 @@ describe('deposit-to-proof seconds', () => {
     expect(await depositToProof(registry)).toEqual({ count: 0, sum: 0 });
   });
 });
+
+describe('trade outcomes (the settlement SLO)', () => {
+  const state = (status: 'LOCKED' | 'SETTLED' | 'EXPIRED'): AppliedEvent => ({
+    state: { status, proof: 'ready', bridgerClaimed: status === 'SETTLED', adCreatorClaimed: status === 'SETTLED' }, followUps: [], duplicate: false,
+  });
+  const outcomes = async (registry: Registry) =>
+    Object.fromEntries((await registry.getSingleMetric('relayer_trade_outcomes_total')!.get()).values.map((v) => [v.labels.outcome, v.value]));
+
+  it('count a deposited trade once when it settles or expires after its deposit; nothing for a reservation that expired undeposited or a repeat', async () => {
+    const registry = new Registry();
+    const metrics = tradeMetrics(registry, db.knex);
+    expect(await outcomes(registry)).toEqual({ settled: 0, expired_unlocked: 0, expired_released: 0 });
+    await metrics.observe('t1', state('LOCKED'), { type: 'UNLOCK_CONFIRMED', side: 'ad' });
+    await metrics.observe('t1', state('SETTLED'), { type: 'UNLOCK_CONFIRMED', side: 'order' });
+    await metrics.observe('t1', { ...state('SETTLED'), duplicate: true }, { type: 'UNLOCK_CONFIRMED', side: 'order' });
+    await metrics.observe('t2', state('EXPIRED'), { type: 'LOCK_WINDOW_CLOSED' });
+    await metrics.observe('t3', state('EXPIRED'), { type: 'LOCK_RELEASED' });
+    await metrics.observe('t4', state('EXPIRED'), { type: 'RESERVATION_EXPIRED' });
+    expect(await outcomes(registry)).toEqual({ settled: 1, expired_unlocked: 1, expired_released: 1 });
+  });
+});
+
+describe('a scrape of the event metrics', () => {
+  it('never queries the database: it answers with a knex whose every query fails', async () => {
+    const registry = new Registry();
+    const failing = new Proxy({}, { get: () => () => Promise.reject(new Error('the database is down')) });
+    tradeMetrics(registry, failing as never);
+    const began = performance.now();
+    const text = await registry.metrics();
+    expect(performance.now() - began).toBeLessThan(100);
+    expect(text).toContain('relayer_trade_outcomes_total{outcome="settled"} 0');
+    expect(text).not.toMatch(/^relayer_trades\{/m);
+  });
+});

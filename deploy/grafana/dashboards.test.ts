@@ -48,7 +48,7 @@ describe('Grafana dashboards', () => {
       expect(variables.map((v: any) => [v.name, v.allValue])).toEqual([['namespace', '.*'], ['job', 'relayer-api|relayer-worker|relayer-prover']]);
       for (const { where, raw } of dashboardQueries(dashboard)) {
         const selectors = [...raw.matchAll(/\b([a-z_:][a-z0-9_:]*)\{([^}]*)\}/g)];
-        const bare = [...raw.replace(/\{[^}]*\}/g, '{}').matchAll(/\b([a-z_][a-z0-9_]*_(total|seconds|count|bucket|sum|tasks|depth|workers|up)|relayer_trades|relayer:[a-z_:0-9]+)\b(?!\{)/g)];
+        const bare = [...raw.replace(/\{[^}]*\}/g, '{}').matchAll(/\b([a-z_][a-z0-9_]*_(total|seconds|count|bucket|sum|tasks|depth|workers|up)|relayer_trades|relayer:[a-z_:0-9]+)(?![\w:{])/g)];
         expect(bare.map((m) => m[0]), `${where}: a metric without a selector`).toEqual([]);
         expect(selectors.length, where).toBeGreaterThan(0);
         for (const [, metric, labels] of selectors) {
