@@ -124,7 +124,7 @@ describe('durable trade start on Temporal (the start outbox and its reconciler)'
     apiLink.restore();
     worker = await startServiceProcess('worker', {
       NODE_ENV: 'test', DATABASE_URL: db.url, DATA_DIR: dataDir, TEMPORAL_ADDRESS: workerLink.address,
-      RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar, TRADE_START_RECONCILE_SECONDS: '1',
+      RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar, TRADE_START_RECONCILE_SECONDS: '1', METRICS_SAMPLE_SECONDS: '1',
     });
     await eventually('outbox drained', pendingStarts, (ids) => ids.length === 0, 30_000);
     for (const tradeId of early) expect(await workflowStatus(tradeId)).toBe('RUNNING');

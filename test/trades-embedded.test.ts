@@ -37,7 +37,7 @@ async function createAd(amount: bigint, bounds: { minAmount?: string; maxAmount?
 
 beforeAll(async () => {
   // One Bridger makes every trade of this file (50 at once below): no per-wallet cap in the way here.
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0', MAX_OPEN_RESERVATIONS_PER_WALLET: '1000', MAX_OPEN_RESERVATIONS_PER_AD: '1000' });
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0', METRICS_SAMPLE_SECONDS: '1', MAX_OPEN_RESERVATIONS_PER_WALLET: '1000', MAX_OPEN_RESERVATIONS_PER_AD: '1000' });
   devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   makerToken = (await loginEvm(service, maker)).body.tokens.access;
   bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
@@ -117,8 +117,8 @@ describe('a whole trade with the embedded orchestrator', () => {
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(422);
 
-    const metrics = await (await fetch(`${service.metricsUrl}/metrics`)).text();
-    expect(metrics).toMatch(/relayer_trades\{status="SETTLED"\} [1-9]/);
+    // The trade gauges are read every METRICS_SAMPLE_SECONDS (1 here), never at scrape time.
+    const metrics = await eventually('SETTLED in the trade gauges', async () => (await fetch(`${service.metricsUrl}/metrics`)).text(), (text) => /relayer_trades\{status="SETTLED"\} [1-9]/.test(text), 10_000);
     expect(metrics).toMatch(/relayer_trade_deposit_to_proof_seconds_count [1-9]/);
   });
 
