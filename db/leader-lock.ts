@@ -19,8 +19,10 @@ export interface LeaderLock {
 /**
  * A session advisory lock on `name` (hashed to PostgreSQL's 64-bit key), held on a connection of
  * its own: a pooled connection would drop it when returned to the pool. The session ends, and the
- * lock with it, when the process stops or loses its connection; TCP keep-alive makes PostgreSQL
- * notice a vanished process.
+ * lock with it, when the process stops or loses its connection. A process that vanishes without
+ * closing it (its node lost) would hold the lock until PostgreSQL notices, by default after the
+ * OS's 2 hours of TCP keep-alive silence: the session asks for probes after 30 s, every 10 s, 3
+ * missed, so another process takes over within about a minute.
  */
 export function sessionLeaderLock(databaseUrl: string, name: string, options: { connectTimeoutMs?: number } = {}): LeaderLock {
   let client: pg.Client | undefined;
@@ -36,12 +38,13 @@ export function sessionLeaderLock(databaseUrl: string, name: string, options: { 
       if (client && held) return 'leading';
       try {
         if (!client) {
-          const fresh = new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000 });
+          const fresh = new pg.Client({ connectionString: databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 30_000, connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000 });
           // A lost connection is an 'error' event: without a listener it would end the process.
           fresh.on('error', () => drop(fresh));
           fresh.on('end', () => drop(fresh));
           client = fresh;
           await fresh.connect();
+          await fresh.query('SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3');
         }
         const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [name]);
         held = rows[0]!.locked;

@@ -66,6 +66,24 @@ describe('the trade gauges sampler', () => {
     expect(await value(b.registry, 'relayer_trade_gauges_age_seconds')).toBeLessThan(5);
   });
 
+  it('a leader whose session PostgreSQL ends (its connection cut) hands over: the next round another leads, and it serves nothing', async () => {
+    const lock = `test:${randomUUID()}`;
+    const a = process_(lock);
+    const b = process_(lock);
+    expect(await a.sampler.sample()).toBe('leading');
+    expect(await b.sampler.sample()).toBe('following');
+    const holders = await db.knex('pg_locks').where({ locktype: 'advisory', granted: true })
+      .whereRaw('objid = (hashtextextended(?, 0) & 4294967295)::oid', [lock]).pluck('pid');
+    expect(holders).toHaveLength(1);
+    // With a timeout, pg_terminate_backend waits for the session to end (and its lock with it).
+    await db.knex.raw('SELECT pg_terminate_backend(?, 5000)', [holders[0]]);
+    expect(await b.sampler.sample()).toBe('leading');
+    // The former leader reconnects and finds the role taken: it drops its gauges.
+    expect(await a.sampler.sample()).toBe('following');
+    expect(served(a.registry)).toEqual([]);
+    expect(served(b.registry)).toEqual([...TRADE_GAUGE_NAMES].sort());
+  });
+
   it('times the oldest deposit whose proof is not ready; a deposit with its proof ready, however old, does not count', async () => {
     const { registry, sampler } = process_(`test:${randomUUID()}`);
     await depositedTrade(7200, 'ready');
