@@ -4,7 +4,6 @@ import { AdNotFoundError, AdStateError, ChainUnavailableError, InsufficientLiqui
 import { askLapsedRequests, freeLapsedHolds } from '../ads/lapsed-holds.ts';
 import { applyOperation, available, balancesOf } from '../ads/ledger.ts';
 import type { Principal } from '../domain/principal.ts';
-import { adAmountOf, orderAmountStep, routePricing } from '../domain/route-pricing.ts';
 import { canonicalAddress, isRecipientAddress } from '../chains/address.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../chains/order.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
@@ -34,6 +33,8 @@ import { NotTradePartyError, TooManyReservationsError, TradeAwaitingError, Trade
 import type { TradeStarts } from './start-reconciler.ts';
 import { assertOwnFunding, type OwnFundingRequest } from './own-funding.ts';
 import { createUnbackedReservationsRecheck } from './unbacked-reservations.ts';
+import { boundsProblem, depositTtlSeconds, priceDeposit, reservationExpiry } from './create-terms.ts';
+import { createQuotes } from './quotes.ts';
 
 export interface TradesSettings {
   signedRequestTtlSeconds: number;
@@ -51,11 +52,7 @@ export interface TradesSettings {
   orderTiming?: OrderTimingPolicy;
 }
 
-/**
- * How long after its deposit request's deadline a reservation runs out: a deposit mined in a block
- * stamped at the deadline is seen by then, and the chain is asked before anything is given back.
- */
-export const RESERVATION_CHAIN_MARGIN_SECONDS = 10;
+export { RESERVATION_CHAIN_MARGIN_SECONDS } from './create-terms.ts';
 
 export interface TradesDeps {
   knex: Knex;
@@ -159,20 +156,15 @@ export function createTradesService(deps: TradesDeps) {
       }
       const bridgerDst = canonicalAddress(adChain.kind, input.bridgerDstAddress);
       const amount = BigInt(input.amount);
-      if ((ad.minAmount !== null && amount < BigInt(ad.minAmount)) || (ad.maxAmount !== null && amount > BigInt(ad.maxAmount))) {
-        throw new TradeInputError('amount', `must lie within the ad's bounds [${ad.minAmount ?? '0'}, ${ad.maxAmount ?? 'no maximum'}], received ${input.amount}`);
-      }
+      // The same terms a quote previews (trades/create-terms.ts).
+      const outOfBounds = boundsProblem(ad, amount);
+      if (outOfBounds !== null) throw new TradeInputError('amount', outOfBounds);
       const route = (await registryCache.route(ad.routeId))!;
-      // The ad's pool is in the ad token's units: the route prices the deposit in them.
-      const pricing = routePricing(route.adToken, route.orderToken, route.rate);
-      if (!pricing.ok) throw new TradeInputError('routeId', pricing.problem);
-      const adAmount = adAmountOf(amount, pricing.price);
-      if (adAmount === null) {
-        throw new TradeInputError('amount', `${input.amount} ${route.orderToken.symbol} base units do not convert exactly into ${route.adToken.symbol} base units on this route (${pricing.price.orderUnits} : ${pricing.price.adUnits}): use a multiple of ${orderAmountStep(pricing.price)}`);
-      }
+      const priced = priceDeposit(route, amount);
+      if (!priced.ok) throw new TradeInputError(priced.field, priced.problem);
+      const { adAmount } = priced;
       const createdAt = nowSeconds();
-      // The deposit request and the reservation end together: after its deadline no deposit can happen.
-      const depositTtl = Math.min(settings.signedRequestTtlSeconds, settings.reservationTtlSeconds);
+      const depositTtl = depositTtlSeconds(settings);
       const times = computeOrderTimes(createdAt, settings.orderTiming, depositTtl);
       const orderParams: OrderParams = {
         orderChainToken: route.orderToken.address,
@@ -224,7 +216,7 @@ export function createTradesService(deps: TradesDeps) {
         adAmount, maxOpenPerAd: settings.maxOpenReservationsPerAd, orderChain, orderToken: route.orderToken.address, now: new Date(nowMs()),
       });
       const tradeId = randomUUID();
-      const reservationExpiresAt = new Date((Number(signed.deadline) + RESERVATION_CHAIN_MARGIN_SECONDS) * 1000);
+      const reservationExpiresAt = reservationExpiry(Number(signed.deadline));
       const deadline = new Date(Number(lockDeadline(times)) * 1000);
       const cutoff = new Date(nowMs() - settings.confirmGraceSeconds * 1000);
       // Abandoned withdraw and close requests give their holds back first: they block nothing. The
@@ -264,6 +256,9 @@ export function createTradesService(deps: TradesDeps) {
       await deps.starts.start({ tradeId, adId: ad.id, routeId: ad.routeId, reservationExpiresAt, lockDeadline: deadline });
       return { tradeId, reqContractDetails: { ...signed, orderParams, orderHash, secretCommitment: commitment } };
     },
+
+    /** GET /v1/quotes (trades/quotes.ts): the ads create would reserve against for an amount now, best first, or why none would. */
+    quote: createQuotes({ knex, registryCache, settings, nowMs }).quote,
 
     /** The order parameters and the order hash, for either party. */
     async params(principal: Principal, tradeId: string) {

@@ -7,12 +7,13 @@ import { adsRouter } from './ads.ts';
 import { authRouter } from './auth.ts';
 import { chainsRouter } from './chains.ts';
 import { eventsRouter } from './events.ts';
+import { quotesRouter } from './quotes.ts';
 import { routesRouter } from './token-routes.ts';
 import { tradesRouter } from './trades.ts';
 import { webhooksRouter } from './webhooks.ts';
 
 /**
- * One router for everything under /v1: chains, routes, ads, trades and sign-in (/v1/auth). One
+ * One router for everything under /v1: chains, routes, quotes, ads, trades and sign-in (/v1/auth). One
  * router, not five mounted side by side: each mounted router costs every request a prefix match,
  * a path trim and a dispatch of its own (profiled on the read path, issue 15). Public reads first.
  */
@@ -25,6 +26,7 @@ export function v1Router(deps: AppDeps): Router {
   for (const path of idempotentPaths()) router.post(path, requireAuth, idempotent);
   chainsRouter(deps, router);
   routesRouter(deps, router);
+  quotesRouter(deps, router);
   adsRouter({ ...deps, requireAuth }, router);
   tradesRouter({ ...deps, requireAuth }, router);
   eventsRouter({

@@ -16,6 +16,7 @@ import * as routePricing from './20261124_4001_route_pricing.ts';
 import * as idempotencyKeys from './20261126_2901_idempotency_keys.ts';
 import * as tradeTransactions from './20261126_2902_trade_transactions.ts';
 import * as auditCursors from './20261126_3301_audit_cursors.ts';
+import * as quoteIndexes from './20261126_5001_quote_indexes.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -39,6 +40,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126_2901_idempotency_keys': idempotencyKeys,
   '20261126_2902_trade_transactions': tradeTransactions,
   '20261126_3301_audit_cursors': auditCursors,
+  '20261126_5001_quote_indexes': quoteIndexes,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
