@@ -30,9 +30,11 @@ export interface QuoteQuery {
 }
 
 // The same live-close and unfunded-reservation conditions as create's (see the module comment),
-// written once here for both statements.
-const LIVE_CLOSE = (cutoff: string) => `exists (select 1 from ad_requests r where r.ad_id = ads.id and r.action = 'closeAd'
-  and (r.status = 'EXECUTED' or (r.status = 'PENDING' and r.deadline > ${cutoff})))`;
+// written once here for both statements. Both are scalar subqueries, asked per candidate ad through
+// an index (ad_requests (ad_id, status), trades_unfunded_ad_idx): a bare NOT EXISTS would be planned
+// as an anti join reading every close request ever made.
+const LIVE_CLOSE = (cutoff: string) => `(select exists (select 1 from ad_requests r where r.ad_id = ads.id and r.action = 'closeAd'
+  and (r.status = 'EXECUTED' or (r.status = 'PENDING' and r.deadline > ${cutoff}))))`;
 const OPEN_RESERVATIONS = (now: string) => `(select count(*) from trades t where t.ad_id = ads.id and t.status = 'PENDING' and t.reservation_expires_at > ${now})`;
 
 // Each placeholder appears once, in order (db/repositories/list-plans.test.ts EXPLAINs the text as sent).
@@ -72,16 +74,17 @@ export interface RefusalCount {
 }
 
 // Create's order of checks: bounds, then (under the lock) status, close, liquidity, reservation cap.
+// Placeholders numbered in the order they appear, as in the quote statement.
 const refusalStatement = statement(`select reason, count(*)::int as "adCount", min(min_amount)::text as "smallestMinimum",
   max(max_amount)::text as "largestMaximum", max(available_amount)::text as "largestAvailable"
   from (select ads.min_amount, ads.max_amount, ads.available_amount, case
-      when ads.min_amount is not null and ads.min_amount > $2::numeric then 'BELOW_MINIMUM'
-      when ads.max_amount is not null and ads.max_amount < $3::numeric then 'ABOVE_MAXIMUM'
-      when ${LIVE_CLOSE('$4::timestamptz')} then 'AD_CLOSING'
-      when ads.available_amount < $5::numeric then 'INSUFFICIENT_LIQUIDITY'
-      when ${OPEN_RESERVATIONS('$6::timestamptz')} >= $7::int then 'RESERVATIONS_FULL'
+      when ads.min_amount is not null and ads.min_amount > $1::numeric then 'BELOW_MINIMUM'
+      when ads.max_amount is not null and ads.max_amount < $2::numeric then 'ABOVE_MAXIMUM'
+      when ${LIVE_CLOSE('$3::timestamptz')} then 'AD_CLOSING'
+      when ads.available_amount < $4::numeric then 'INSUFFICIENT_LIQUIDITY'
+      when ${OPEN_RESERVATIONS('$5::timestamptz')} >= $6::int then 'RESERVATIONS_FULL'
       end as reason
-    from ads where ads.route_id = $1 and ads.base_status = 'ACTIVE') as judged
+    from ads where ads.route_id = $7 and ads.base_status = 'ACTIVE') as judged
   where reason is not null
   group by reason`);
 
@@ -92,7 +95,7 @@ const refusalStatement = statement(`select reason, count(*)::int as "adCount", m
  */
 export async function adRefusals(knex: Knex, query: QuoteQuery): Promise<RefusalCount[]> {
   return runStatement<RefusalCount>(knex, refusalStatement, [
-    query.routeId, query.orderAmount.toString(), query.orderAmount.toString(), query.closeCutoff, query.adAmount.toString(),
-    query.now, query.maxOpenPerAd,
+    query.orderAmount.toString(), query.orderAmount.toString(), query.closeCutoff, query.adAmount.toString(), query.now, query.maxOpenPerAd,
+    query.routeId,
   ]);
 }

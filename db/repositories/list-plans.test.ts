@@ -5,6 +5,7 @@ import { seedAdsAndTrades } from '../../tools/seed-ads.ts';
 import { listAds, listAdVersions, type AdFilter } from './ads.ts';
 import { listTrades, listTradeVersions, type TradeFilter } from './trades.ts';
 import { listChains } from './chains.ts';
+import { adRefusals, quotableAds, type QuoteQuery } from './ad-quotes.ts';
 
 /**
  * Every list query the API issues is answered from an index: run each filter through the real
@@ -87,6 +88,25 @@ describe('list query plans', () => {
       expect(plan).toMatch(/Index (Only )?Scan/);
       expect(plan).not.toMatch(/Seq Scan/);
     }
+  });
+
+  it('answers a quote from the quote index: in its order, no sort, stopping at the limit; each reservation count from its own index', async () => {
+    // Every ad has its confirmed create request, as in a real database (an empty table is read whole).
+    await db.knex.raw(`INSERT INTO ad_requests (ad_id, action, amount, chain_id, contract_address, req_hash, auth_token, deadline, status, tx_hash)
+      SELECT id, 'createAd', pool_amount, ad_chain_id, '0x' || lpad('0b', 40, '0'), '0x' || md5('req ' || id), '0x' || md5('auth ' || id), now(), 'CONFIRMED', '0x' || md5('tx ' || id)
+      FROM ads`);
+    await db.knex.raw('ANALYZE ad_requests');
+    const amount = 10n ** 15n;
+    const query: QuoteQuery = { routeId: sample.route_id, orderAmount: amount, adAmount: amount, closeCutoff: new Date(), now: new Date(), maxOpenPerAd: 20 };
+    expect(await quotableAds(db.knex, query, 20)).toHaveLength(20);
+    const plan = await planOf(() => quotableAds(db.knex, query, 20));
+    expect(plan).toMatch(/Index Scan using ads_quote_idx on ads/);
+    expect(plan).toMatch(/trades_unfunded_ad_idx/);
+    expect(plan).not.toMatch(/Seq Scan|Sort/);
+    // The explanation of an empty quote reads the route's ads by their route index.
+    const refusals = await planOf(() => adRefusals(db.knex, { ...query, orderAmount: 1n, adAmount: 1n }));
+    expect(refusals).toMatch(/Index (Only )?Scan/);
+    expect(refusals).not.toMatch(/Seq Scan/);
   });
 
   it('pages chains in order without sorting the table', async () => {
