@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertAd, insertRouteWithChains, insertTrade } from '../test/support/fixtures.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { call } from '../test/support/wallets.ts';
+import { QUOTE_EXAMPLE } from './schemas/quotes.ts';
 
 /**
  * Schemathesis (PyPI, pinned by scripts/install-schemathesis.mjs into .tools/schemathesis) generates
@@ -59,6 +60,11 @@ describe('schemathesis over the OpenAPI document', () => {
     example.adChainId = exampleChainId;
     await insertAd(service.knex, example, { id: exampleId });
     await insertTrade(service.knex, example, exampleId, { id: exampleId, status: 'EXPIRED' });
+    // The quote's example route, with ads that take its example amount, so GET /v1/quotes answers quotes (200) too.
+    const quoted = await insertRouteWithChains(service.knex);
+    await service.knex('routes').where({ id: quoted.routeId }).update({ id: QUOTE_EXAMPLE.routeId });
+    quoted.routeId = QUOTE_EXAMPLE.routeId;
+    for (const pool of ['5000', '9000']) await insertAd(service.knex, quoted, { pool_amount: pool });
     const webhook = await call(service, 'POST', '/v1/webhooks', { url: 'https://bot.example.com/relayer' }, token);
     await service.knex('webhook_endpoints').where({ id: webhook.body.id }).update({ id: exampleId });
   });
@@ -91,7 +97,7 @@ describe('schemathesis over the OpenAPI document', () => {
     console.log(output.slice(output.indexOf('SUMMARY')));
     // Not only made-up ids: the example rows were read (200) and the ended trade's stream answered.
     const answered = await (await fetch(`${service.metricsUrl}/metrics`)).text();
-    for (const [route, method, status] of [['/v1/ads/:id', 'GET', 200], ['/v1/trades/:id', 'GET', 200], ['/v1/trades/:id/events', 'GET', 204], ['/v1/chains/:chainId', 'GET', 200], ['/v1/webhooks/:id', 'GET', 200]]) {
+    for (const [route, method, status] of [['/v1/ads/:id', 'GET', 200], ['/v1/trades/:id', 'GET', 200], ['/v1/trades/:id/events', 'GET', 204], ['/v1/chains/:chainId', 'GET', 200], ['/v1/webhooks/:id', 'GET', 200], ['/v1/quotes', 'GET', 200], ['/v1/quotes', 'GET', 404]]) {
       expect(answered, `${method} ${route} ${status}`).toMatch(new RegExp(`^http_request_duration_seconds_count\\{route="${route}",method="${method}",status="${status}"\\} [1-9]`, 'm'));
     }
   }, 300_000);

@@ -485,6 +485,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quote a deposit: which ads take it, for how much, until when
+         * @description Public. For `amount` on the route, the ads POST /v1/trades/create would reserve against now (at most 20, best first), each with what the Bridger deposits (`orderAmount`) and receives (`adAmount`), the ad's bounds and available balance, and when a reservation made now would run out.
+         *
+         *     An ad is listed only if it passes every check create makes of the ad: ACTIVE, no close under way, the amount within its bounds and exactly convertible, its available balance covering adAmount, fewer than MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations. The quote reserves nothing. Create checks the caller too (its wallet, its funding, not its own ad).
+         *
+         *     No ad takes the amount: 200 with `quotes` empty and `unavailable` naming each cause (below every minimum, above every maximum, too little available, an amount that does not convert exactly, ...). An unknown route is 404.
+         */
+        get: operations["getQuote"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/routes": {
         parameters: {
             query?: never;
@@ -916,6 +940,41 @@ export interface components {
             timestamp: string;
             /** @enum {string} */
             type: "ad.confirmed";
+        };
+        AdQuote: {
+            /**
+             * @description What the ad locks and pays the Bridger on the ad chain (ad token's smallest unit): the route's price, exactly as POST /v1/trades/create signs it.
+             * @example 1000000000000000000
+             */
+            adAmount: string;
+            /** Format: uuid */
+            adId: string;
+            /**
+             * @description The ad's available balance now (ad token's smallest unit).
+             * @example 1000000000000000000
+             */
+            availableAmount: string;
+            /**
+             * @description The ad's largest deposit (order token's smallest unit), or null.
+             * @example 1000000000000000000
+             */
+            maxAmount: string | null;
+            /**
+             * @description The ad's smallest deposit (order token's smallest unit), or null.
+             * @example 1000000000000000000
+             */
+            minAmount: string | null;
+            /**
+             * @description What the Bridger deposits on the order chain (order token's smallest unit): the amount asked.
+             * @example 1000000000000000000
+             */
+            orderAmount: string;
+            /**
+             * Format: date-time
+             * @description When the reservation of a trade created at quotedAt would run out unless its deposit is seen: min(TRADE_RESERVATION_TTL_SECONDS, SIGNED_REQUEST_TTL_SECONDS) and a 10 s chain margin, as create computes it.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            reservationExpiresAt: string;
         };
         Chain: {
             adManagerAddress: string;
@@ -1383,6 +1442,41 @@ export interface components {
             salt: string;
         };
         PushedEvent: components["schemas"]["TradeCreatedEvent"] | components["schemas"]["TradeStatusChangedEvent"] | components["schemas"]["TradeProofReadyEvent"] | components["schemas"]["TradeUnlockDueEvent"] | components["schemas"]["TradeClaimedEvent"] | components["schemas"]["TradeExpiredEvent"] | components["schemas"]["AdConfirmedEvent"];
+        Quote: {
+            /**
+             * @description The amount priced into the ad token; null when the route cannot price it exactly.
+             * @example 1000000000000000000
+             */
+            adAmount: string | null;
+            /**
+             * @description The amount asked (order token).
+             * @example 1000000000000000000
+             */
+            amount: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            quotedAt: string;
+            /** @description At most 20 ads, best first: the most adAmount for the amount (one price per route today, so all tie), then the most available, then the oldest ad. */
+            quotes: components["schemas"]["AdQuote"][];
+            /** Format: uuid */
+            routeId: string;
+            /** @description Empty when quotes is not; else every cause, in the order trade creation checks them. */
+            unavailable: components["schemas"]["QuoteUnavailable"][];
+        };
+        QuoteUnavailable: {
+            /** @description How many of the route's open ads this cause covers; 0 for a cause of the route or the amount itself. */
+            adCount: number;
+            /**
+             * @description BELOW_MINIMUM: the smallest minimum; ABOVE_MAXIMUM: the largest maximum (order token's smallest unit). INSUFFICIENT_LIQUIDITY: the most available in one ad (ad token's smallest unit). INEXACT_CONVERSION: the deposit step that converts exactly. Otherwise null.
+             * @example 1000000000000000000
+             */
+            bound: string | null;
+            message: string;
+            /** @enum {string} */
+            reason: "ROUTE_NOT_PRICED" | "INEXACT_CONVERSION" | "NO_OPEN_ADS" | "BELOW_MINIMUM" | "ABOVE_MAXIMUM" | "AD_CLOSING" | "INSUFFICIENT_LIQUIDITY" | "RESERVATIONS_FULL";
+        };
         RefreshRequest: {
             refresh: string;
         };
@@ -4354,6 +4448,93 @@ export interface operations {
                 };
             };
             /** @description PostgreSQL is unavailable, or this API process already serves SSE_MAX_STREAMS streams; retry after Retry-After (another replica may have room) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getQuote: {
+        parameters: {
+            query: {
+                /** @description What the Bridger would deposit, in the order token's smallest unit. */
+                amount: string;
+                /** @description The route to quote on (GET /v1/routes). */
+                routeId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The quote */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; message lists each offending field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry with exponential backoff */
+            429: {
+                headers: {
+                    /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft 8: the policy, `"<policy>"; q=<limit>; w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */

@@ -5,9 +5,12 @@ import { QUOTE_LIMIT } from '../../trades/quotes.ts';
 
 /** GET /v1/quotes: its query and its answer (trades/quotes.ts). */
 
+/** The examples name a route of their own (not the create bodies' example route): api/schemathesis.test.ts gives it ads to quote. */
+export const QUOTE_EXAMPLE = { routeId: '5e1d7c3a-9b2f-4a6e-8c1d-2f3a4b5c6d7e', amount: '1000' } as const;
+
 export const quoteQuery = z.strictObject({
-  routeId: uuid.openapi({ description: 'The route to quote on (GET /v1/routes).' }),
-  amount: positiveAmount.openapi({ description: "What the Bridger would deposit, in the order token's smallest unit." }),
+  routeId: uuid.openapi({ description: 'The route to quote on (GET /v1/routes).', example: QUOTE_EXAMPLE.routeId }),
+  amount: positiveAmount.openapi({ description: "What the Bridger would deposit, in the order token's smallest unit.", example: QUOTE_EXAMPLE.amount }),
 });
 
 export const UNAVAILABLE_REASONS = [
