@@ -93,6 +93,13 @@ describe('schemathesis over the OpenAPI document', () => {
       expect.fail(`schemathesis found problems:\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}`);
     }
     expect(output).toMatch(/No issues found/i);
+    // Every operation of the served document ran but the excluded ones (the quote's getQuote among them).
+    const served = await (await service.request('/openapi.json')).json() as { paths: Record<string, Record<string, { operationId: string }>> };
+    const operationIds = Object.values(served.paths).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId));
+    expect(operationIds).toContain('getQuote');
+    const selected = operationIds.length - EXCLUDED_OPERATIONS.length;
+    expect(output).toContain(`Selected: ${selected}/${operationIds.length}`);
+    expect(output).toMatch(new RegExp(`Tested: ${selected}\\b`));
     // The run's own summary (operations, phases, cases) in the test log, for the record.
     console.log(output.slice(output.indexOf('SUMMARY')));
     // Not only made-up ids: the example rows were read (200) and the ended trade's stream answered.
