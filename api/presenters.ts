@@ -1,4 +1,5 @@
-import { orderAmountStep, routePricing, whoseUnlockIsDue } from '../domain/index.ts';
+import { orderAmountStep, routePricing } from '../domain/index.ts';
+import { unlockableBy, whoseUnlockIsDue } from '../trades/lifecycle.ts';
 import type { AdRecord } from '../db/repositories/ads.ts';
 import type { Chain } from '../db/repositories/chains.ts';
 import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';
@@ -123,6 +124,7 @@ export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTo
     adCreatorClaimed: trade.adCreatorClaimed,
     bridgerClaimed: trade.bridgerClaimed,
     unlockDue: whoseUnlockIsDue(trade),
+    unlockableBy: unlockableBy(trade),
     createdAt: trade.createdAt,
     updatedAt: trade.updatedAt,
     ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },

@@ -11,18 +11,12 @@ export const PUSHED_EVENT_TYPES = [
 export type PushedEventType = (typeof PUSHED_EVENT_TYPES)[number];
 
 /**
- * Whose unlock is due (architecture.md "Unlock order"), as GET /v1/trades/:id shows it: the Maker's
- * ad-chain unlock (pays the Bridger) first, then the order-chain unlock (pays the Maker), the
- * Bridger's to send though the Maker may too.
+ * A party as the unlock order (architecture.md "Unlock order", trades/lifecycle.ts
+ * `whoseUnlockIsDue`, `unlockableBy`) names it: `MAKER` is the party whose call data targets the
+ * ad-chain unlock by default (AdManager, pays the Bridger), `BRIDGER` the order-chain one
+ * (OrderPortal, pays the Maker); either may take the unlock in turn.
  */
 export type UnlockParty = 'MAKER' | 'BRIDGER';
-
-/** `MAKER` while a LOCKED trade's ad-chain unlock is unconfirmed, then `BRIDGER` until the order-chain one is; null outside LOCKED. */
-export function whoseUnlockIsDue(trade: { status: TradeStatus; bridgerClaimed: boolean; adCreatorClaimed: boolean }): UnlockParty | null {
-  if (trade.status !== 'LOCKED') return null;
-  if (!trade.bridgerClaimed) return 'MAKER';
-  return trade.adCreatorClaimed ? null : 'BRIDGER';
-}
 
 /** The trade after the change. */
 export interface TradeSnapshot {
@@ -32,7 +26,7 @@ export interface TradeSnapshot {
   proofReady: boolean;
   bridgerClaimed: boolean;
   adCreatorClaimed: boolean;
-  /** Whose unlock is due, as GET /v1/trades/:id says. */
+  /** Whose unlock is due by default (the side in turn's default party), as GET /v1/trades/:id says. */
   unlockDue: UnlockParty | null;
 }
 
@@ -41,8 +35,12 @@ export type PushedEventData =
   | { type: 'trade.created'; data: TradeSnapshot & { routeId: string; amount: string; orderAmount: string; adAmount: string; adCreatorAddress: string; bridgerAddress: string } }
   | { type: 'trade.status_changed'; data: TradeSnapshot & { previousStatus: TradeStatus } }
   | { type: 'trade.proof_ready'; data: TradeSnapshot }
-  /** The due unlock may be asked for now (LOCKED and the proof ready): `side` `ad` (AdManager, pays the Bridger) or `order` (OrderPortal, pays the Maker). */
-  | { type: 'trade.unlock_due'; data: TradeSnapshot & { unlockDue: UnlockParty; side: 'ad' | 'order' } }
+  /**
+   * The due unlock may be asked for now (LOCKED and the proof ready): `side` `ad` (AdManager, pays
+   * the Bridger) or `order` (OrderPortal, pays the Maker); `unlockableBy` the parties who may ask for
+   * it, its default party first (the ad side: the Maker, and the Bridger with `side: "ad"`).
+   */
+  | { type: 'trade.unlock_due'; data: TradeSnapshot & { unlockDue: UnlockParty; side: 'ad' | 'order'; unlockableBy: UnlockParty[] } }
   /** `side`'s unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed). */
   | { type: 'trade.claimed'; data: TradeSnapshot & { side: 'ad' | 'order' } }
   /**

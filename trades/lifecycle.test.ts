@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TRADE_STATUSES } from '../domain/index.ts';
 import {
   INITIAL_STATE, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, awaitedAction, eventOf, followUpsOf, isTerminal, lockDue,
-  lockWindowVerdict, recordedActionFits, resume, start, transition, unlockDue,
+  lockWindowVerdict, recordedActionFits, resume, start, transition, askableUnlock, unlockableBy, unlockDue, unlockInTurn, whoseUnlockIsDue,
   type TradeAction, type TradeCommand, type TradeEvent, type TradeState,
 } from './lifecycle.ts';
 
@@ -186,11 +186,71 @@ describe('the trade state machine', () => {
     expect(unlockDue({ ...locked, proof: 'running' }, 'maker')).toEqual({ missing: expect.stringMatching(/proof is not ready/), awaited: true });
     expect(unlockDue({ ...locked, status: 'DEPOSITED' }, 'maker')).toEqual({ missing: expect.stringMatching(/needs LOCKED/) });
     expect(unlockDue(locked, 'maker')).toEqual({ side: 'ad' });
-    expect(unlockDue(locked, 'bridger')).toEqual({ missing: expect.stringMatching(/^unlock order: the Maker's ad-chain unlock .* comes first/), awaited: true });
+    // The Bridger's default stays the spec's (the order side): it waits for the ad side, and is told it may take it.
+    expect(unlockDue(locked, 'bridger')).toEqual({ missing: expect.stringMatching(/^unlock order: the ad-chain unlock \(which pays the Bridger\) comes first.*ask for it yourself with \{"signature", "side": "ad"\}/), awaited: true });
+    expect(unlockDue(locked, 'bridger', 'order')).toEqual(unlockDue(locked, 'bridger'));
+    expect(unlockDue(locked, 'maker', 'order')).toEqual({ missing: expect.stringMatching(/^unlock order: the ad-chain unlock .* comes first/), awaited: true });
     const adDone = { ...locked, bridgerClaimed: true };
     expect(unlockDue(adDone, 'bridger')).toEqual({ side: 'order' });
     expect(unlockDue(adDone, 'maker')).toEqual({ side: 'order' });
     expect(unlockDue({ ...adDone, adCreatorClaimed: true, status: 'SETTLED' }, 'bridger')).toEqual({ missing: expect.stringMatching(/settled/) });
+  });
+
+  it('gives the Bridger the ad-side unlock when it asks for that side, once LOCKED with the proof ready, and never the order side first', () => {
+    const locked: TradeState = { status: 'LOCKED', proof: 'ready', bridgerClaimed: false, adCreatorClaimed: false };
+    expect(unlockDue(locked, 'bridger', 'ad')).toEqual({ side: 'ad' });
+    expect(unlockDue(locked, 'maker', 'ad')).toEqual({ side: 'ad' });
+    // Not before its time: the proof, the lock.
+    expect(unlockDue({ ...locked, proof: 'running' }, 'bridger', 'ad')).toEqual({ missing: expect.stringMatching(/proof is not ready/), awaited: true });
+    for (const status of ['PENDING', 'DEPOSITED', 'EXPIRED'] as const) {
+      expect(unlockDue({ ...locked, status }, 'bridger', 'ad'), status).toEqual({ missing: expect.stringMatching(/needs LOCKED/) });
+    }
+    // Once the ad side is confirmed (by whoever sent it) it is not handed out again; the order side is, to either party.
+    const adDone = { ...locked, bridgerClaimed: true };
+    for (const role of ['maker', 'bridger'] as const) {
+      expect(unlockDue(adDone, role, 'ad'), role).toEqual({ missing: expect.stringMatching(/ad-chain unlock is already confirmed/) });
+      expect(unlockDue(adDone, role, 'order'), role).toEqual({ side: 'order' });
+    }
+    // The Bridger alone: ad side, then the order side, then nothing.
+    const ad = transition(locked, { type: 'UNLOCK_CONFIRMED', side: 'ad' });
+    if (!ad.ok) throw new Error(ad.reason);
+    expect(unlockDue(ad.state, 'bridger')).toEqual({ side: 'order' });
+    const order = transition(ad.state, { type: 'UNLOCK_CONFIRMED', side: 'order' });
+    if (!order.ok) throw new Error(order.reason);
+    expect(order.state).toEqual({ status: 'SETTLED', proof: 'ready', bridgerClaimed: true, adCreatorClaimed: true });
+    expect(unlockDue(order.state, 'bridger', 'ad')).toEqual({ missing: expect.stringMatching(/settled/) });
+  });
+
+  it('never hands out the order side before the ad side is confirmed, to anyone asking anything, in every state', () => {
+    for (const state of STATES) {
+      for (const role of ['maker', 'bridger'] as const) {
+        for (const asked of [undefined, 'ad', 'order'] as const) {
+          const due = unlockDue(state, role, asked);
+          if (!('side' in due)) continue;
+          const where = `${JSON.stringify(state)} ${role} ${asked}`;
+          // Handed out only the unlock in turn, and only then.
+          expect(due.side, where).toBe(unlockInTurn(state));
+          expect(askableUnlock(state), where).toBe(due.side);
+          if (due.side === 'order') expect(state.bridgerClaimed, where).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('names the side in turn, its default party and who may ask for it, from one rule (the API, the events and the confirm read these)', () => {
+    const locked: TradeState = { status: 'LOCKED', proof: 'ready', bridgerClaimed: false, adCreatorClaimed: false };
+    expect([unlockInTurn(locked), whoseUnlockIsDue(locked), unlockableBy(locked)]).toEqual(['ad', 'MAKER', ['MAKER', 'BRIDGER']]);
+    const adDone = { ...locked, bridgerClaimed: true };
+    expect([unlockInTurn(adDone), whoseUnlockIsDue(adDone), unlockableBy(adDone)]).toEqual(['order', 'BRIDGER', ['BRIDGER', 'MAKER']]);
+    // A row without its proof state (GET /v1/trades/:id) is read as proved; a proof under way hands out nothing yet.
+    const { proof: _, ...row } = locked;
+    expect(unlockableBy(row)).toEqual(['MAKER', 'BRIDGER']);
+    expect(unlockableBy({ ...locked, proof: 'running' })).toEqual([]);
+    for (const state of STATES.filter((s) => s.status !== 'LOCKED')) {
+      expect([unlockInTurn(state), whoseUnlockIsDue(state), unlockableBy(state)], JSON.stringify(state)).toEqual([null, null, []]);
+    }
+    // The confirm takes the unlock in turn, whichever party reports it.
+    expect(awaitedAction(locked, 'unlock')).toEqual({ ok: true, action: { name: 'unlock', side: 'ad' } });
   });
 });
 
@@ -211,7 +271,9 @@ describe('which transaction a confirm must be', () => {
     for (const state of STATES) {
       const awaited = awaitedAction(state, 'unlock');
       const where = JSON.stringify(state);
-      if (state.status === 'LOCKED') expect(awaited, where).toEqual({ ok: true, action: { name: 'unlock', side: state.bridgerClaimed ? 'order' : 'ad' } });
+      if (state.status === 'LOCKED' && !(state.bridgerClaimed && state.adCreatorClaimed)) {
+        expect(awaited, where).toEqual({ ok: true, action: { name: 'unlock', side: state.bridgerClaimed ? 'order' : 'ad' } });
+      } else if (state.status === 'LOCKED') expect(awaited, where).toEqual({ ok: false, reason: expect.stringMatching(/both unlocks are confirmed/) });
       else expect(awaited, where).toEqual({ ok: false, reason: expect.stringMatching(state.status === 'SETTLED' ? /settled/ : /LOCKED/) });
     }
   });

@@ -1,4 +1,4 @@
-import type { TradeStatus } from '../domain/index.ts';
+import type { TradeStatus, UnlockParty } from '../domain/index.ts';
 
 /**
  * The trade lifecycle as a pure function: (state, event) -> (state, commands). Both orchestrators
@@ -7,9 +7,9 @@ import type { TradeStatus } from '../domain/index.ts';
  * sandbox can run it.
  *
  * Sides, as the spec routes unlocks: the ad side is AdManager.unlock on the ad chain (pays the
- * Bridger; the Maker's call data), the order side is OrderPortal.unlock on the order chain (pays
- * the Maker; the Bridger's call data). `bridgerClaimed` / `adCreatorClaimed` say the Bridger / the
- * Maker has been paid.
+ * Bridger; the Maker's call data by default, the Bridger's on request), the order side is
+ * OrderPortal.unlock on the order chain (pays the Maker; the Bridger's call data by default).
+ * `bridgerClaimed` / `adCreatorClaimed` say the Bridger / the Maker has been paid.
  */
 
 export interface TradeState {
@@ -195,7 +195,10 @@ export function awaitedAction(state: TradeState, kind: ConfirmationKind): Awaite
   }
   if (state.status === 'SETTLED') return { ok: false, reason: 'both unlocks are confirmed: the trade is settled' };
   if (state.status !== 'LOCKED') return { ok: false, reason: `the trade is ${state.status}: unlocks need a LOCKED trade` };
-  return { ok: true, action: { name: 'unlock', side: state.bridgerClaimed ? 'order' : 'ad' } };
+  // The unlock in turn (`unlockInTurn`, the unlock order) whoever reports it: either party may send either side.
+  const side = unlockInTurn(state);
+  if (side === null) return { ok: false, reason: 'both unlocks are confirmed' };
+  return { ok: true, action: { name: 'unlock', side } };
 }
 
 /**
@@ -311,20 +314,92 @@ export function lockDue(state: TradeState): { ok: true } | { missing: string } {
   return { missing: `the trade is ${state.status}, lock needs a confirmed deposit (DEPOSITED)` };
 }
 
+/** The parties of a trade as the unlock rule names them (domain/pushed-events.ts `UnlockParty`). */
+export type Role = 'maker' | 'bridger';
+
+/** What the unlock order reads of a trade: its status and which unlocks are confirmed (the API's trade rows carry these). */
+export type UnlockClaims = Pick<TradeState, 'status' | 'bridgerClaimed' | 'adCreatorClaimed'>;
+
 /**
- * Which unlock a party may be given now, or why none. The ad side (pays the Bridger) comes first;
- * the order side (pays the Maker) only after the ad side is confirmed: the ad-side unlock is only
- * valid before the lock expiry, so were the order side first, a Maker could be paid, let the lock
- * expire and take it back. The Maker may also ask for the order side once it is due, so the Maker
- * is never left waiting on the Bridger to submit it.
+ * The unlock order (architecture.md "Unlock order"), the one rule every view of it calls: on a
+ * LOCKED trade the ad side (AdManager.unlock, pays the Bridger) is in turn until it is confirmed,
+ * then the order side (OrderPortal.unlock, pays the Maker); none outside LOCKED. The ad side is
+ * only valid before the lock expiry, so were the order side first, a Maker could be paid, let the
+ * lock expire and take it back. Whoever sends an unlock, the contract pays that side's recipient,
+ * so either party may take the one in turn (`unlockDue`).
  */
-export function unlockDue(state: TradeState, role: 'maker' | 'bridger'): { side: UnlockSide } | { missing: string; awaited?: true } {
+export function unlockInTurn(trade: UnlockClaims): UnlockSide | null {
+  if (trade.status !== 'LOCKED') return null;
+  if (!trade.bridgerClaimed) return 'ad';
+  return trade.adCreatorClaimed ? null : 'order';
+}
+
+/**
+ * The party whose call data targets the side in turn by default (the spec's routing: the Maker's
+ * unlock targets the AdManager, the Bridger's the OrderPortal), as `unlockDue` on GET
+ * /v1/trades/:id and in the pushed events says it: `MAKER` for the ad side, `BRIDGER` for the
+ * order side, null when none is in turn. The other party may take it too (`unlockableBy`).
+ */
+export function whoseUnlockIsDue(trade: UnlockClaims): UnlockParty | null {
+  const side = unlockInTurn(trade);
+  return side === null ? null : side === 'ad' ? 'MAKER' : 'BRIDGER';
+}
+
+/**
+ * Who may ask for the unlock in turn (`unlockDue` below says yes to them), the default party
+ * first: the Maker and the Bridger for either side (the Bridger asks for the ad side with
+ * `side: "ad"`, the Maker for the order side by default once the ad side is confirmed); nobody
+ * when none is in turn. A trade row without its proof state is taken as proved: POST unlock
+ * answers 409 with Retry-After until the proof is ready.
+ */
+export function unlockableBy(trade: UnlockClaims & { proof?: TradeState['proof'] }): UnlockParty[] {
+  if (trade.proof !== undefined && trade.proof !== 'ready') return [];
+  const side = unlockInTurn(trade);
+  if (side === null) return [];
+  const parties: UnlockParty[] = [];
+  for (const [role, party] of [['maker', 'MAKER'], ['bridger', 'BRIDGER']] as const) {
+    if ('side' in unlockDue({ ...trade, proof: 'ready' }, role, side)) parties.push(party);
+  }
+  return side === 'ad' ? parties : parties.reverse();
+}
+
+/** The unlock that may be asked for now (`unlockDue` hands it out): the one in turn, once the proof is ready. */
+export function askableUnlock(state: TradeState): UnlockSide | null {
+  return state.proof === 'ready' ? unlockInTurn(state) : null;
+}
+
+/**
+ * The side a party's unlock targets when it does not name one: the Bridger's the order side (the
+ * spec's default), the Maker's the ad side until that is confirmed, then the order side, so the
+ * Maker is never left waiting on the Bridger to submit it.
+ */
+function defaultSide(state: UnlockClaims, role: Role): UnlockSide {
+  if (role === 'bridger') return 'order';
+  return state.bridgerClaimed ? 'order' : 'ad';
+}
+
+/**
+ * Which unlock a party may be given now, or why none: `asked` (POST /v1/trades/:id/unlock's
+ * `side`), else the party's default side, and only the side in turn (`unlockInTurn`). Either party
+ * may take either side once the trade is LOCKED and the proof ready: whoever sends the ad-side
+ * unlock, the AdManager pays the Bridger's recipient, so an absent Maker cannot hold the Bridger's
+ * deposit until refundTime (the Bridger takes the ad side, then the order side); whoever sends the
+ * order side, the OrderPortal pays the Maker's. The order side is refused while the ad side is not
+ * confirmed (`awaited`: 409 with Retry-After), the ad side once it is.
+ */
+export function unlockDue(state: TradeState, role: Role, asked?: UnlockSide): { side: UnlockSide } | { missing: string; awaited?: true } {
   if (state.status !== 'LOCKED' && state.status !== 'SETTLED') return { missing: `the trade is ${state.status}, unlock needs LOCKED` };
   if (state.proof !== 'ready') return { missing: 'the proof is not ready yet: retry shortly', awaited: true };
-  if (!state.bridgerClaimed) {
-    if (role === 'maker') return { side: 'ad' };
-    return { missing: "unlock order: the Maker's ad-chain unlock (which pays you) comes first and must be confirmed before the order-chain unlock is issued; retry once it is (unlockDue on GET /v1/trades/{id} says whose unlock is due)", awaited: true };
-  }
-  if (!state.adCreatorClaimed) return { side: 'order' };
-  return { missing: 'both unlocks are confirmed: the trade is settled' };
+  const inTurn = unlockInTurn(state);
+  if (inTurn === null) return { missing: 'both unlocks are confirmed: the trade is settled' };
+  const side = asked ?? defaultSide(state, role);
+  if (side === inTurn) return { side };
+  if (side === 'ad') return { missing: 'the ad-chain unlock is already confirmed (bridgerClaimed): the order-chain unlock is in turn, ask for side "order"' };
+  const yours = role === 'bridger'
+    ? 'ask for it yourself with {"signature", "side": "ad"} (the AdManager pays your recipient whoever sends it; the Maker may send it too) and confirm it, or retry once it is confirmed'
+    : 'ask for it with side "ad" (or without a side) and confirm it, or retry once the Bridger has';
+  return {
+    missing: `unlock order: the ad-chain unlock (which pays the Bridger) comes first and must be confirmed before the order-chain unlock is issued; ${yours} (unlockDue and unlockableBy on GET /v1/trades/{id} say which unlock is in turn)`,
+    awaited: true,
+  };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { INITIAL_STATE, transition, type TradeEvent, type TradeState } from './lifecycle.ts';
-import { askableUnlock, tradeEventsOf } from './pushed-events.ts';
+import { askableUnlock, INITIAL_STATE, transition, type TradeEvent, type TradeState } from './lifecycle.ts';
+import { tradeEventsOf } from './pushed-events.ts';
 
 const trade = { tradeId: 't', adId: 'a' };
 
@@ -12,7 +12,7 @@ function publishedTypes(events: TradeEvent[]): string[][] {
     if (!result.ok) throw new Error(result.reason);
     const published = tradeEventsOf(trade, state, result.state, event);
     state = result.state;
-    return published.map((e) => (e.type === 'trade.claimed' ? `claimed:${e.data.side}` : e.type === 'trade.unlock_due' ? `due:${e.data.side}:${e.data.unlockDue}` : e.type));
+    return published.map((e) => (e.type === 'trade.claimed' ? `claimed:${e.data.side}` : e.type === 'trade.unlock_due' ? `due:${e.data.side}:${e.data.unlockDue}:${e.data.unlockableBy.join('+')}` : e.type));
   });
 }
 
@@ -24,15 +24,15 @@ describe('events a trade publishes', () => {
     ])).toEqual([
       ['trade.status_changed'],
       ['trade.proof_ready'],
-      ['trade.status_changed', 'due:ad:MAKER'],
-      ['claimed:ad', 'due:order:BRIDGER'],
+      ['trade.status_changed', 'due:ad:MAKER:MAKER+BRIDGER'],
+      ['claimed:ad', 'due:order:BRIDGER:BRIDGER+MAKER'],
       ['trade.status_changed', 'claimed:order'],
     ]);
   });
 
   it('announces the unlock as due when the proof finishes after the lock', () => {
     expect(publishedTypes([{ type: 'DEPOSIT_CONFIRMED' }, { type: 'LOCK_CONFIRMED' }, { type: 'PROOF_READY' }]))
-      .toEqual([['trade.status_changed'], ['trade.status_changed'], ['trade.proof_ready', 'due:ad:MAKER']]);
+      .toEqual([['trade.status_changed'], ['trade.status_changed'], ['trade.proof_ready', 'due:ad:MAKER:MAKER+BRIDGER']]);
   });
 
   it('says why a trade expired', () => {

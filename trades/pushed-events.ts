@@ -1,20 +1,10 @@
-import { whoseUnlockIsDue, type PushedEventData, type TradeSnapshot } from '../domain/index.ts';
-import { isTerminal, type TradeEvent, type TradeState } from './lifecycle.ts';
+import type { PushedEventData, TradeSnapshot } from '../domain/index.ts';
+import { askableUnlock, isTerminal, unlockableBy, whoseUnlockIsDue, type TradeEvent, type TradeState } from './lifecycle.ts';
 
 /** The trade fields every trade event carries besides its state. */
 export interface TradeIdentity {
   tradeId: string;
   adId: string;
-}
-
-/**
- * The unlock that may be asked for in `state` (lifecycle.ts `unlockDue` hands it out): the ad side
- * to the Maker first, then the order side; none before LOCKED with a ready proof, none once both are in.
- */
-export function askableUnlock(state: TradeState): 'ad' | 'order' | null {
-  if (state.status !== 'LOCKED' || state.proof !== 'ready') return null;
-  if (!state.bridgerClaimed) return 'ad';
-  return state.adCreatorClaimed ? null : 'order';
 }
 
 /** The trade as it stands in `state`, as events show it. */
@@ -54,7 +44,10 @@ export function tradeEventsOf(trade: TradeIdentity, before: TradeState, after: T
   if (after.proof === 'ready' && before.proof !== 'ready' && !isTerminal(after)) events.push({ type: 'trade.proof_ready', data: snapshot });
   if (after.bridgerClaimed && !before.bridgerClaimed) events.push({ type: 'trade.claimed', data: { ...snapshot, side: 'ad' } });
   if (after.adCreatorClaimed && !before.adCreatorClaimed) events.push({ type: 'trade.claimed', data: { ...snapshot, side: 'order' } });
+  // The unlock in turn, once askable (lifecycle.ts, the one unlock rule), with who may ask for it.
   const side = askableUnlock(after);
-  if (side && side !== askableUnlock(before) && snapshot.unlockDue) events.push({ type: 'trade.unlock_due', data: { ...snapshot, unlockDue: snapshot.unlockDue, side } });
+  if (side && side !== askableUnlock(before) && snapshot.unlockDue) {
+    events.push({ type: 'trade.unlock_due', data: { ...snapshot, unlockDue: snapshot.unlockDue, side, unlockableBy: unlockableBy(after) } });
+  }
   return events;
 }

@@ -26,7 +26,7 @@ import { randomSecret, secretCommitment } from '../prover/commitments.ts';
 import { encodeProof, type Groth16Proof } from '../prover/solidity.ts';
 import { stateOf } from './activities.ts';
 import { TradeNotFoundError } from './lifecycle-errors.ts';
-import { INITIAL_STATE, lockDue, unlockDue } from './lifecycle.ts';
+import { INITIAL_STATE, lockDue, unlockDue, type Role, type UnlockSide } from './lifecycle.ts';
 import { tradeSnapshot } from './pushed-events.ts';
 import type { AppliedEvent, ConfirmationKind, ConfirmingTrade, Orchestrator } from './orchestrator.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeAwaitingError, TradeInputError, TradeNotReadyError } from './errors.ts';
@@ -78,8 +78,6 @@ export interface CreateTradeInput {
   amount: string;
   bridgerDstAddress: string;
 }
-
-type Role = 'maker' | 'bridger';
 
 /**
  * The trade use cases: reserve and sign (create), hand out lock and unlock call data to the right
@@ -288,12 +286,13 @@ export function createTradesService(deps: TradesDeps) {
     },
 
     /**
-     * Signed unlock call data with the proof for the unlock due to the caller (trades/lifecycle.ts
-     * `unlockDue`): the Maker gets the ad side (pays the Bridger) first; the order side (pays the
-     * Maker) only once the ad side is confirmed. `signature` is the caller's wallet signature over
-     * the 32 bytes of the order hash.
+     * Signed unlock call data with the proof for the unlock the caller may be given
+     * (trades/lifecycle.ts `unlockDue`): `side` when asked for, else the caller's default (the
+     * Maker's the ad side, the Bridger's the order side); only the side in turn: the ad side (pays
+     * the Bridger, to either party) first, the order side (pays the Maker) once the ad side is
+     * confirmed. `signature` is the caller's wallet signature over the 32 bytes of the order hash.
      */
-    async unlock(principal: Principal, tradeId: string, signature: string) {
+    async unlock(principal: Principal, tradeId: string, signature: string, side?: UnlockSide) {
       const { trade, role } = await partyTrade(principal, tradeId);
       const adChain = await chainOf(trade.adChainId);
       const orderChain = await chainOf(trade.orderChainId);
@@ -301,7 +300,7 @@ export function createTradesService(deps: TradesDeps) {
       if (!isWalletSignature(kind, address, Buffer.from(trade.orderHash.slice(2), 'hex'), signature)) {
         throw new TradeInputError('signature', `must be your wallet's signature (${address}) over the 32 bytes of the order hash ${trade.orderHash}`);
       }
-      const due = unlockDue(stateOf(trade), role);
+      const due = unlockDue(stateOf(trade), role, side);
       if ('missing' in due) throw new (due.awaited ? TradeAwaitingError : TradeNotReadyError)(`trade ${tradeId}: ${due.missing}`);
       const proof = trade.proof!;
       await assertDepositCanonical(trade);

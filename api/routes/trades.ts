@@ -27,7 +27,7 @@ registry.registerPath({
 });
 registry.registerPath({
   method: 'get', path: '/v1/trades/{id}', operationId: 'getTrade', tags: ['Trades'], summary: 'One trade',
-  description: 'Public. `unlockDue` says whose unlock is due (the Maker\'s ad-chain unlock first, then the order-chain unlock). Revalidate with If-None-Match: 304 when unchanged.',
+  description: 'Public. `unlockDue` says whose unlock is due by default (the ad-chain unlock, the Maker\'s, first, then the order-chain unlock, the Bridger\'s) and `unlockableBy` who may ask for it (either party: the Bridger takes the ad side with `side: "ad"`). Revalidate with If-None-Match: 304 when unchanged.',
   request: { params: idParams },
   responses: { 200: { description: 'The trade', content: { 'application/json': { schema: tradeSchema } } }, ...errorResponses(404, 422, 429) },
 });
@@ -64,11 +64,11 @@ registry.registerPath({
 registry.registerPath({
   method: 'post', path: '/v1/trades/{id}/unlock', operationId: 'unlockTrade', tags: ['Trades'], summary: 'Unlock with the proof (signed call data)', ...secured,
   description: [
-    '**Unlock order (a safety rule): the Maker\'s ad-chain unlock first, the order-chain unlock only after it is confirmed.**',
-    '1. The Maker calls this first and gets call data for the AdManager on the ad chain, which pays the Bridger. It is valid only before the order\'s `lockExpiry`.',
-    '2. Once that unlock is confirmed (POST /v1/trades/{id}/unlock/confirm; the trade shows `bridgerClaimed: true`), the Bridger (or the Maker) gets call data for the OrderPortal on the order chain, which pays the Maker.',
-    'Asking out of turn answers 409 with `Retry-After` saying whose unlock is awaited; `unlockDue` on GET /v1/trades/{id} shows it. Why: were the Maker paid first, the Maker could let the lock expire and take the Bridger\'s liquidity back.',
-    'Also needs LOCKED and a finished proof (409 saying which is missing). The body is the caller\'s wallet signature over the 32 bytes of the order hash.',
+    '**Unlock order (a safety rule): the ad-chain unlock first, the order-chain unlock only after it is confirmed.**',
+    '1. The ad-chain unlock: call data for the AdManager on the ad chain, which pays the Bridger\'s recipient whoever sends it. It is valid only before the order\'s `lockExpiry`. The Maker gets it by default; the Bridger gets it by asking with `"side": "ad"` (beside the spec, whose default routes the Bridger\'s unlock to the OrderPortal), so a Maker who locked and walked away cannot keep the Bridger\'s deposit waiting until `refundTime`.',
+    '2. Once that unlock is confirmed (POST /v1/trades/{id}/unlock/confirm, by either party; the trade shows `bridgerClaimed: true`), the Bridger (or the Maker) gets call data for the OrderPortal on the order chain, which pays the Maker.',
+    'The order side asked for out of turn answers 409 with `Retry-After` saying which unlock is awaited; `unlockDue` and `unlockableBy` on GET /v1/trades/{id} show it. Why: were the Maker paid first, the Maker could let the lock expire and take the Bridger\'s liquidity back. The ad side asked for once it is confirmed: 409.',
+    'Also needs LOCKED and a finished proof (409 saying which is missing). The body is the caller\'s wallet signature over the 32 bytes of the order hash, and optionally `side` (`ad` | `order`; default: the Bridger\'s `order`, the Maker\'s `ad`, then `order` once the ad side is confirmed).',
   ].join('\n\n'),
   request: { params: idParams, ...body(unlockTradeBody) },
   responses: { 200: json(unlockTradeResponse, 'Signed call data with the proof'), ...errorResponses(401, 403, 404, 409, 422, 429) },
@@ -104,8 +104,8 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
   });
   router.post('/trades/:id/unlock', requireAuth, async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
-    const { signature } = parseOrThrow(unlockTradeBody, req.body);
-    res.json(await trades.unlock(principalOf(req), id, signature));
+    const { signature, side } = parseOrThrow(unlockTradeBody, req.body);
+    res.json(await trades.unlock(principalOf(req), id, signature, side));
   });
   router.post('/trades/:id/confirm', requireAuth, async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);

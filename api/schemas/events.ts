@@ -7,7 +7,8 @@ import { addressOut, amountOut } from './common.ts';
  * event type, the same payload over server-sent events (`data:`) and webhooks (the POST body).
  */
 
-const unlockDue = z.enum(['MAKER', 'BRIDGER']).openapi({ description: "Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED." });
+const unlockDue = z.enum(['MAKER', 'BRIDGER']).openapi({ description: "Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED." });
+const unlockableBy = z.array(z.enum(['MAKER', 'BRIDGER'])).openapi({ description: 'Who may ask for this unlock now (POST /v1/trades/{id}/unlock), its default party first: the ad side to the Maker and to the Bridger (with `side: "ad"`), the order side to the Bridger and to the Maker.', example: ['MAKER', 'BRIDGER'] });
 const side = z.enum(['ad', 'order']);
 
 const tradeSnapshot = {
@@ -39,8 +40,8 @@ export const pushedEventSchemas = [
   envelope('trade.status_changed', z.object({ ...tradeSnapshot, previousStatus: z.enum(TRADE_STATUSES) }),
     'TradeStatusChangedEvent', 'The trade moved: DEPOSITED (the deposit is verified; the Maker may lock), LOCKED, SETTLED, EXPIRED.'),
   envelope('trade.proof_ready', z.object(tradeSnapshot), 'TradeProofReadyEvent', 'The proof exists and verified.'),
-  envelope('trade.unlock_due', z.object({ ...tradeSnapshot, unlockDue, side: side.openapi({ description: '`ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.' }) }),
-    'TradeUnlockDueEvent', 'The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER), then the order side (unlockDue BRIDGER; the Maker may ask too).'),
+  envelope('trade.unlock_due', z.object({ ...tradeSnapshot, unlockDue, side: side.openapi({ description: '`ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.' }), unlockableBy }),
+    'TradeUnlockDueEvent', 'The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER; the Bridger may ask too, with `side: "ad"`), then the order side (unlockDue BRIDGER; the Maker may ask too). `unlockableBy` lists who may.'),
   envelope('trade.claimed', z.object({ ...tradeSnapshot, side }),
     'TradeClaimedEvent', "One side's unlock is confirmed: `ad` paid the Bridger (bridgerClaimed), `order` paid the Maker (adCreatorClaimed)."),
   envelope('trade.expired', z.object({ ...tradeSnapshot, reason: z.enum(['reservation', 'lock_window', 'lock_released']) }),

@@ -115,7 +115,11 @@ export const tradeSchema = z
     adCreatorClaimed: z.boolean(),
     bridgerClaimed: z.boolean(),
     unlockDue: z.enum(['MAKER', 'BRIDGER']).nullable().openapi({
-      description: "Whose unlock is due. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.",
+      description: "Whose unlock is due by default. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.",
+    }),
+    unlockableBy: z.array(z.enum(['MAKER', 'BRIDGER'])).openapi({
+      description: 'Who may ask for the unlock in turn (POST /v1/trades/{id}/unlock), its default party first: on the ad side the Maker and the Bridger (with `side: "ad"`; the AdManager pays the Bridger\'s recipient whoever sends it, so an absent Maker cannot keep the Bridger\'s deposit waiting until refundTime), on the order side the Bridger and the Maker. Empty outside LOCKED. Beside the spec. Until the proof is ready the unlock answers 409 with Retry-After.',
+      example: ['MAKER', 'BRIDGER'],
     }),
     createdAt: timestamp,
     updatedAt: timestamp,

@@ -54,8 +54,11 @@ export const lockTradeResponse = z
 export const unlockTradeBody = z
   .strictObject({
     signature: shortText(256).openapi({ description: "Your wallet's signature over the 32 bytes of the order hash: EIP-191 personal_sign on EVM, SEP-53 on Stellar." }),
+    side: z.enum(['ad', 'order'], { error: 'must be ad or order' }).optional().openapi({
+      description: 'Beside the spec: which unlock to get. `ad`: AdManager.unlock on the ad chain (pays the Bridger\'s recipient whoever sends it); `order`: OrderPortal.unlock on the order chain (pays the Maker\'s). Default per role, as the spec routes them: the Bridger\'s `order`, the Maker\'s `ad` (`order` once the ad side is confirmed). A Bridger whose Maker does not unlock asks for `ad`.',
+    }),
   })
-  .openapi('UnlockTradeBody');
+  .openapi('UnlockTradeBody', { example: { signature: '0x5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c1b', side: 'ad' } });
 
 export const unlockTradeResponse = z
   .object({
