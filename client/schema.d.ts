@@ -558,7 +558,7 @@ export interface paths {
         };
         /**
          * One trade
-         * @description Public. `unlockDue` says whose unlock is due (the Maker's ad-chain unlock first, then the order-chain unlock). Revalidate with If-None-Match: 304 when unchanged.
+         * @description Public. `unlockDue` says whose unlock is due by default (the ad-chain unlock, the Maker's, first, then the order-chain unlock, the Bridger's) and `unlockableBy` who may ask for it (either party: the Bridger takes the ad side with `side: "ad"`). Revalidate with If-None-Match: 304 when unchanged.
          */
         get: operations["getTrade"];
         put?: never;
@@ -660,15 +660,15 @@ export interface paths {
         put?: never;
         /**
          * Unlock with the proof (signed call data)
-         * @description **Unlock order (a safety rule): the Maker's ad-chain unlock first, the order-chain unlock only after it is confirmed.**
+         * @description **Unlock order (a safety rule): the ad-chain unlock first, the order-chain unlock only after it is confirmed.**
          *
-         *     1. The Maker calls this first and gets call data for the AdManager on the ad chain, which pays the Bridger. It is valid only before the order's `lockExpiry`.
+         *     1. The ad-chain unlock: call data for the AdManager on the ad chain, which pays the Bridger's recipient whoever sends it. It is valid only before the order's `lockExpiry`. The Maker gets it by default; the Bridger gets it by asking with `"side": "ad"` (beside the spec, whose default routes the Bridger's unlock to the OrderPortal), so a Maker who locked and walked away cannot keep the Bridger's deposit waiting until `refundTime`.
          *
-         *     2. Once that unlock is confirmed (POST /v1/trades/{id}/unlock/confirm; the trade shows `bridgerClaimed: true`), the Bridger (or the Maker) gets call data for the OrderPortal on the order chain, which pays the Maker.
+         *     2. Once that unlock is confirmed (POST /v1/trades/{id}/unlock/confirm, by either party; the trade shows `bridgerClaimed: true`), the Bridger (or the Maker) gets call data for the OrderPortal on the order chain, which pays the Maker.
          *
-         *     Asking out of turn answers 409 with `Retry-After` saying whose unlock is awaited; `unlockDue` on GET /v1/trades/{id} shows it. Why: were the Maker paid first, the Maker could let the lock expire and take the Bridger's liquidity back.
+         *     The order side asked for out of turn answers 409 with `Retry-After` saying which unlock is awaited; `unlockDue` and `unlockableBy` on GET /v1/trades/{id} show it. Why: were the Maker paid first, the Maker could let the lock expire and take the Bridger's liquidity back. The ad side asked for once it is confirmed: 409.
          *
-         *     Also needs LOCKED and a finished proof (409 saying which is missing). The body is the caller's wallet signature over the 32 bytes of the order hash.
+         *     Also needs LOCKED and a finished proof (409 saying which is missing). The body is the caller's wallet signature over the 32 bytes of the order hash, and optionally `side` (`ad` | `order`; default: the Bridger's `order`, the Maker's `ad`, then `order` once the ad side is confirmed).
          */
         post: operations["unlockTrade"];
         delete?: never;
@@ -1639,7 +1639,15 @@ export interface components {
             /** @description The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by. */
             transactions: components["schemas"]["TradeTransaction"][];
             /**
-             * @description Whose unlock is due. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.
+             * @description Who may ask for the unlock in turn (POST /v1/trades/{id}/unlock), its default party first: on the ad side the Maker and the Bridger (with `side: "ad"`; the AdManager pays the Bridger's recipient whoever sends it, so an absent Maker cannot keep the Bridger's deposit waiting until refundTime), on the order side the Bridger and the Maker. Empty outside LOCKED. Beside the spec. Until the proof is ready the unlock answers 409 with Retry-After.
+             * @example [
+             *       "MAKER",
+             *       "BRIDGER"
+             *     ]
+             */
+            unlockableBy: ("MAKER" | "BRIDGER")[];
+            /**
+             * @description Whose unlock is due by default. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.
              * @enum {string|null}
              */
             unlockDue: "MAKER" | "BRIDGER" | null;
@@ -1664,7 +1672,7 @@ export interface components {
                 /** Format: uuid */
                 tradeId: string;
                 /**
-                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
                  * @enum {string|null}
                  */
                 unlockDue: "MAKER" | "BRIDGER" | null;
@@ -1709,7 +1717,7 @@ export interface components {
                 /** Format: uuid */
                 tradeId: string;
                 /**
-                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
                  * @enum {string|null}
                  */
                 unlockDue: "MAKER" | "BRIDGER" | null;
@@ -1737,7 +1745,7 @@ export interface components {
                 /** Format: uuid */
                 tradeId: string;
                 /**
-                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
                  * @enum {string|null}
                  */
                 unlockDue: "MAKER" | "BRIDGER" | null;
@@ -1767,7 +1775,7 @@ export interface components {
                 /** Format: uuid */
                 tradeId: string;
                 /**
-                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
                  * @enum {string|null}
                  */
                 unlockDue: "MAKER" | "BRIDGER" | null;
@@ -1795,7 +1803,7 @@ export interface components {
                 /** Format: uuid */
                 tradeId: string;
                 /**
-                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
                  * @enum {string|null}
                  */
                 unlockDue: "MAKER" | "BRIDGER" | null;
@@ -1819,7 +1827,7 @@ export interface components {
             /** @description EVM: 0x and lower-case hex; Stellar: lower-case hex. */
             txHash: string;
         };
-        /** @description The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER), then the order side (unlockDue BRIDGER; the Maker may ask too). */
+        /** @description The due unlock may be asked for now (LOCKED and the proof ready): first the ad side (unlockDue MAKER; the Bridger may ask too, with `side: "ad"`), then the order side (unlockDue BRIDGER; the Maker may ask too). `unlockableBy` lists who may. */
         TradeUnlockDueEvent: {
             data: {
                 adCreatorClaimed: boolean;
@@ -1837,7 +1845,15 @@ export interface components {
                 /** Format: uuid */
                 tradeId: string;
                 /**
-                 * @description Whose unlock is due, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Who may ask for this unlock now (POST /v1/trades/{id}/unlock), its default party first: the ad side to the Maker and to the Bridger (with `side: "ad"`), the order side to the Bridger and to the Maker.
+                 * @example [
+                 *       "MAKER",
+                 *       "BRIDGER"
+                 *     ]
+                 */
+                unlockableBy: ("MAKER" | "BRIDGER")[];
+                /**
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
                  * @enum {string}
                  */
                 unlockDue: "MAKER" | "BRIDGER";
@@ -1850,7 +1866,18 @@ export interface components {
             /** @enum {string} */
             type: "trade.unlock_due";
         };
+        /**
+         * @example {
+         *       "signature": "0x5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c5f1c1b",
+         *       "side": "ad"
+         *     }
+         */
         UnlockTradeBody: {
+            /**
+             * @description Beside the spec: which unlock to get. `ad`: AdManager.unlock on the ad chain (pays the Bridger's recipient whoever sends it); `order`: OrderPortal.unlock on the order chain (pays the Maker's). Default per role, as the spec routes them: the Bridger's `order`, the Maker's `ad` (`order` once the ad side is confirmed). A Bridger whose Maker does not unlock asks for `ad`.
+             * @enum {string}
+             */
+            side?: "ad" | "order";
             /** @description Your wallet's signature over the 32 bytes of the order hash: EIP-191 personal_sign on EVM, SEP-53 on Stellar. */
             signature: string;
         };
