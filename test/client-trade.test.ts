@@ -126,7 +126,7 @@ describe('a dApp on the typed client', () => {
     expect(lock.response.status).toBe(200);
     const lockTx = await submit(makerOnAdChain, 'lockForOrder', lock.data!);
     await asMaker.POST('/v1/trades/{id}/confirm', { params: { path: { id: tradeId } }, body: { txHash: lockTx } });
-    expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', unlockDue: 'MAKER' });
+    expect(await trade(tradeId)).toMatchObject({ status: 'LOCKED', unlockDue: 'MAKER', unlockableBy: ['MAKER', 'BRIDGER'] });
     // A confirmation is of the kind its endpoint is for: the deposit or the lock sent to unlock/confirm is 422, nothing recorded.
     for (const txHash of [depositTx, lockTx]) {
       const wrongKind = await asMaker.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: tradeId } }, body: { txHash } });
@@ -141,11 +141,11 @@ describe('a dApp on the typed client', () => {
       () => asMaker.POST('/v1/trades/{id}/unlock', { params: { path: { id: tradeId } }, body: { signature: makerSignature } }),
       (answer) => answer.response.status !== 409);
     expect(makerUnlock.data).toMatchObject({ chainId: AD_CHAIN, orderHash: order.orderHash });
-    // Out of turn (the proof is ready now): the Bridger's unlock waits for the Maker's to be confirmed, and says so.
+    // Out of turn (the proof is ready now): the Bridger's default unlock (the order side) waits for the ad side to be confirmed, and says so (and that it may take the ad side itself).
     const early = await asBridger.POST('/v1/trades/{id}/unlock', { params: { path: { id: tradeId } }, body: { signature: await signOrderHash(bridger, order.orderHash) } });
     expect(early.response.status).toBe(409);
     expect(early.response.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(early.error?.message).toMatch(/unlock order: the Maker's ad-chain unlock \(which pays you\) comes first/);
+    expect(early.error?.message).toMatch(/unlock order: the ad-chain unlock \(which pays the Bridger\) comes first.*"side": "ad"/);
 
     const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridger.address);
     const adUnlockTx = await submit(makerOnAdChain, 'unlock', makerUnlock.data!);

@@ -9,7 +9,7 @@ import { call, loginStellar } from './support/wallets.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import {
   advanceLedgerTo, createEvmAdForStellarOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
-  stellarAdEvmDeposit, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
+  stellarAdBridgerAlone, stellarAdEvmDeposit, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from './support/stellar-trades.ts';
 
 /**
@@ -53,6 +53,11 @@ describe('a whole trade with a Stellar side (embedded orchestrator)', () => {
 
   it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {
     await stellarAdEvmOrderTrade(world, 10_000_000n);
+  });
+
+  it('settles with a Maker who locks on Soroban and never unlocks: the Bridger takes the ad-side unlock (side "ad") from its own Stellar account, then the order side on anvil; zero drift', async () => {
+    await stellarAdBridgerAlone(world, 4_000_000n);
+    expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
   });
 });
 

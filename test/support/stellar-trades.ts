@@ -392,3 +392,45 @@ export async function advanceLedgerTo(world: StellarTradeWorld, unixSeconds: big
 
 /** Stroops a submitted transaction's source paid in fees (its result's feeCharged). */
 export const feeCharged = (submitted: Submitted): bigint => BigInt(submitted.response.resultXdr.feeCharged().toString());
+
+/**
+ * Issue 33's absent Maker with a Stellar ad chain: the Maker's XLM ad and lock on the Soroban
+ * AdManager, then nothing more from the Maker. The Bridger (signed in with its EVM wallet) asks
+ * for the ad-side unlock (`side: "ad"`), submits it on Stellar from its own account (the contract
+ * asks nobody's authorisation and pays the order's ad recipient), confirms it, then takes the
+ * order side on anvil: SETTLED, each party paid exactly.
+ */
+export async function stellarAdBridgerAlone(world: StellarTradeWorld, amount: bigint): Promise<TradeRun> {
+  const { bridgerKey, maker } = world.evmParties;
+  const run = await stellarAdEvmDeposit(world, amount);
+  const { tradeId, orderHash, bridgerToken } = run;
+  await stellarLock(world, run);
+  expect(await tradeOf(world, tradeId)).toMatchObject({ unlockDue: 'MAKER', unlockableBy: ['MAKER', 'BRIDGER'] });
+
+  const signature = signOrderHash(bridgerKey!.privateKey, orderHash);
+  const adSide = await eventually('the proof', () => call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature, side: 'ad' }, bridgerToken), (r) => r.status !== 409, 120_000);
+  expect(adSide.status).toBe(200);
+  expect(adSide.body).toMatchObject({ chainId: STELLAR, chainKind: 'STELLAR', contractAddress: world.stellar.deployment.adManager });
+  // The order side still waits for the ad side.
+  expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature }, bridgerToken)).status).toBe(409);
+  const bridgerBefore = await xlmBalance(world, world.bridgerStellar.publicKey());
+  const adUnlock = await submitStellar(world, world.bridgerStellar, 'unlock', adSide.body, { orderParams: adSide.body.orderParams, proof: adSide.body.proof });
+  // The Bridger's own account submitted it: paid the amount, less the fee it paid.
+  expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerBefore + amount - feeCharged(adUnlock));
+  expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlock.hash }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
+  expect(await tradeOf(world, tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: true, adCreatorClaimed: false, unlockDue: 'BRIDGER' });
+
+  const orderSide = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature }, bridgerToken);
+  expect(orderSide.status).toBe(200);
+  expect(orderSide.body).toMatchObject({ chainId: ORDER_CHAIN, chainKind: 'EVM' });
+  const makerBefore = await wxlmBalance(world, ORDER_CHAIN, maker.address);
+  const orderUnlockTx = await world.chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', orderSide.body, orderSide.body);
+  expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
+  expect(await wxlmBalance(world, ORDER_CHAIN, maker.address)).toBe(makerBefore + amount);
+  expect(await tradeOf(world, tradeId)).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true, unlockDue: null });
+  expect(await adOf(world, run.adId)).toMatchObject({ poolAmount: (amount * 5n).toString(), availableAmount: (amount * 4n).toString(), lockedAmount: '0' });
+  const nullifier = adSide.body.nullifierHash as string;
+  expect(await sorobanOrder(world, world.stellar.deployment.adManager, orderHash, nullifier)).toEqual({ state: ORDER_STATE.unlocked, nullifierSpent: true });
+  expect(await evmOrder(world, ORDER_CHAIN, 'orderPortal', orderHash, nullifier)).toEqual({ state: ORDER_STATE.unlocked, nullifierSpent: true });
+  return run;
+}
