@@ -234,6 +234,53 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect(await killed(survivor.child, 'SIGTERM')).toBe(0);
   }, 300_000);
 
+  it('settles a trade whose Maker locks and never unlocks: the Bridger takes the ad-side unlock (side "ad"), confirms it through the workflow, then the order side; zero drift', async () => {
+    const worker = await startProcess('worker');
+    const prover = await startProcess('prover');
+    const makerToken = (await loginEvm(api, maker)).body.tokens.access;
+    const bridgerToken = (await loginEvm(api, bridger)).body.tokens.access;
+    const routes = await call(api, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+    const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+    const ad = await call(api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '300' }, makerToken);
+    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 300n);
+    const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
+    expect((await call(api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+    const adId: string = ad.body.adId;
+    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 60n);
+    const created = await call(api, 'POST', '/v1/trades/create', { adId, routeId, amount: '60', bridgerDstAddress: bridger.address }, bridgerToken);
+    const { tradeId, reqContractDetails: order } = created.body;
+    const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+    const lock = await call(api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+    const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    // The Maker is gone from here on.
+
+    const signature = signOrderHash(bridgerKey!.privateKey, order.orderHash);
+    const adSide = await eventually('the proof', () => call(api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature, side: 'ad' }, bridgerToken), (r) => r.status !== 409, 120_000);
+    expect(adSide.status).toBe(200);
+    expect(adSide.body).toMatchObject({ chainId: AD_CHAIN, contractAddress: devnet.deployments[AD_CHAIN]!.adManager });
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature }, bridgerToken)).status).toBe(409);
+    const bridgerBefore = await chain.balanceOf(AD_CHAIN, bridger.address);
+    const adUnlockTx = await chain.send(AD_CHAIN, 'adManager', bridgerKey!.privateKey, 'unlock', adSide.body, adSide.body);
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
+    expect(await chain.balanceOf(AD_CHAIN, bridger.address)).toBe(bridgerBefore + 60n);
+
+    const orderSide = await call(api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature }, bridgerToken);
+    expect(orderSide.status).toBe(200);
+    const makerBefore = await chain.balanceOf(ORDER_CHAIN, maker.address);
+    const orderUnlockTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'unlock', orderSide.body, orderSide.body);
+    expect((await call(api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
+    expect(await chain.balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 60n);
+    expect((await call(api, 'GET', `/v1/trades/${tradeId}`)).body).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true, unlockableBy: [] });
+    expect((await call(api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ poolAmount: '300', availableAmount: '240', lockedAmount: '0' });
+    expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND AdId='${adId}'`), (ids) => ids.length > 0, 15_000)).toEqual([tradeWorkflowId(tradeId)]);
+    expect(await service.container.runAudit()).toMatchObject({ drifts: [], repairs: [] });
+
+    await killed(worker.child, 'SIGTERM');
+    await killed(prover.child, 'SIGTERM');
+  }, 300_000);
+
   // Last: anvil's ad chain clock ends hours ahead of the service's.
   it("ends a LOCKED trade EXPIRED when the Maker reports its lock released after lockExpiry: the workflow closes its state, the amount is back in the ad", async () => {
     const worker = await startProcess('worker');

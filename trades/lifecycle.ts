@@ -314,7 +314,7 @@ export function lockDue(state: TradeState): { ok: true } | { missing: string } {
   return { missing: `the trade is ${state.status}, lock needs a confirmed deposit (DEPOSITED)` };
 }
 
-/** The parties of a trade as the unlock rule names them (domain/pushed-events.ts `UnlockParty`). */
+/** A caller's part in a trade, as the service tells it from the caller's wallets (the API's `UnlockParty` names them in capitals). */
 export type Role = 'maker' | 'bridger';
 
 /** What the unlock order reads of a trade: its status and which unlocks are confirmed (the API's trade rows carry these). */
