@@ -219,3 +219,19 @@ fn both_contracts_hash_every_vector_order_as_chains_order_ts_does_binding_both_a
         assert_ne!(w.ad_manager.order_hash_of(&swapped), expected, "the amounts are bound to their side");
     }
 }
+
+/// Issue 33: the ad-side unlock is anyone's to submit (the Bridger's when its Maker is absent):
+/// it requires no address's authorisation, so no account can be the only one able to send it, and
+/// it pays the order's ad recipient whoever submits it.
+#[test]
+fn unlocks_without_anyones_authorisation_and_pays_the_ad_recipient() {
+    let w = with_ad();
+    lock(&w, "lockForOrder", "order").unwrap();
+    // Not vacuous: the lock, which the Maker alone may make, is recorded as needing the Maker's authorisation.
+    assert_eq!(w.env.auths().iter().map(|(who, _)| who.clone()).collect::<std::vec::Vec<_>>(), std::vec![w.maker.clone()]);
+    let bridger_before = w.balance(&w.bridger);
+    unlock(&w, "unlock", "order", &proof(&w)).unwrap();
+    // mock_all_auths records every authorisation an invocation requires: the unlock required none.
+    assert_eq!(w.env.auths(), std::vec![], "unlock asks nobody's authorisation");
+    assert_eq!(w.balance(&w.bridger) - bridger_before, 250_000, "the order's ad recipient is paid");
+}
