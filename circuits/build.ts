@@ -14,6 +14,7 @@ import { basename, join } from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { artifacts, type BuildManifest } from './artifacts.ts';
 import { BUILD_DIR, CIRCUIT_NAME, circomVersion, compileCircuit, verifierTemplatePath } from './compile.ts';
+import { verificationKeySha256, verificationKeyText } from './verification-key.ts';
 
 const step = async <T>(label: string, run: () => Promise<T>): Promise<T> => {
   const started = performance.now();
@@ -73,7 +74,7 @@ try {
   await copyFile(compiled.witnessCalculator, artifacts.witnessCalculator);
 
   const vkey = await step('export verification key', () => snarkjs.zKey.exportVerificationKey(artifacts.zkey));
-  await writeFile(artifacts.verificationKey, `${JSON.stringify(vkey, null, 1)}\n`);
+  await writeFile(artifacts.verificationKey, verificationKeyText(vkey));
   const template = await readFile(verifierTemplatePath(), 'utf8');
   const solidity = await step('export Solidity verifier', () => snarkjs.zKey.exportSolidityVerifier(artifacts.zkey, { groth16: template }));
   await writeFile(artifacts.verifierSol, solidity);
@@ -85,7 +86,11 @@ try {
     publicInputs: info.nPubInputs,
     ptauPower: power,
     sha256: {},
-    ceremony: 'development: one local phase-1 and one local phase-2 contribution (not for production)',
+    ceremony: {
+      kind: 'development',
+      description: 'one local phase-1 and one local phase-2 contribution (npm run circuits:build): whoever ran it can forge proofs; production refuses it',
+      vkSha256: verificationKeySha256(vkey),
+    },
   };
   for (const file of [artifacts.r1cs, artifacts.wasm, artifacts.witnessCalculator, artifacts.zkey, artifacts.verificationKey, artifacts.verifierSol]) {
     manifest.sha256[basename(file)] = await sha256(file);

@@ -8,7 +8,7 @@ import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts'
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';
 import { createOrderChainReader } from '../chains/order-chain.ts';
-import { cachedChainClients, createTransactionVerifier, type TransactionVerifier } from '../chains/verify.ts';
+import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../chains/verify.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { DEFAULT_ORDER_TIMING } from '../chains/timing.ts';
 import { PushedEventHub } from '../api/streams/event-hub.ts';
@@ -48,6 +48,8 @@ export interface Container {
   metrics: Registry;
   signers: RelayerSigners;
   registryCache: RegistryCache;
+  /** One RPC client per chain endpoint, shared by everything in the process that reads chains. */
+  chainClients: ChainClientFactory;
   verifier: TransactionVerifier;
   /** Reads contract state when no client reports anything (hold expiry, the audit). */
   chainState: ChainStateReader;
@@ -232,6 +234,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     metrics,
     signers,
     registryCache,
+    chainClients: clients,
     verifier,
     chainState,
     merkleStore,

@@ -11,6 +11,7 @@ import { resolveSecrets } from '../config/secrets.ts';
 import { buildContainer, type Container } from './container.ts';
 import { openDatabase } from './database.ts';
 import { listen, type HttpServer } from './http-server.ts';
+import { checkChainVerifiers, trustProvingKey } from './proving-key.ts';
 
 /** A running API: its URL and how to stop it (HTTP first, then the container, then the database). */
 export interface RunningService {
@@ -58,6 +59,8 @@ export async function start(
   const secrets = resolveSecrets(config);
   const notBuiltReason = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger }).unavailable : undefined;
   const proverBackend = announceProverBackendOrStop(config, logger, notBuiltReason);
+  // This process signs unlocks (and, on the embedded runner, proves): production refuses a key it cannot trust.
+  const provingKey = await trustProvingKey(config, logger);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
   const container = buildContainer(config, logger, database.knex, { secrets });
   let devnet: Devnet | undefined;
@@ -69,6 +72,7 @@ export async function start(
       const { startLocalDevnet } = await import('./local-devnet.ts');
       devnet = await startLocalDevnet(config, container.secrets, database.knex, logger);
     }
+    await checkChainVerifiers(provingKey, container, logger);
     await container.startOrchestrator(database.url);
   } catch (error) {
     await container.close();

@@ -12,6 +12,7 @@ import { openDatabase } from './database.ts';
 import { freeLoopbackPort } from './free-port.ts';
 import { listen } from './http-server.ts';
 import type { Stoppable } from './process.ts';
+import { checkChainVerifiers, trustProvingKey } from './proving-key.ts';
 
 /** Where worker and prover serve /metrics when METRICS_PORT is unset (they have no API port to share). */
 const DEFAULT_METRICS_PORT = 9464;
@@ -28,6 +29,8 @@ export type TemporalProcessKind = 'worker' | 'prover';
 export async function startTemporalProcess(kind: TemporalProcessKind, config: Config, logger: Logger): Promise<Stoppable & { metricsUrl: string }> {
   if (!config.DATABASE_URL) throw new ConfigError(`DATABASE_URL is required for the ${kind} process`);
   if (!config.TEMPORAL_ADDRESS) throw new ConfigError(`TEMPORAL_ADDRESS is required for the ${kind} process`);
+  // The prover proves, the worker drives the unlocks: production refuses a key it cannot trust.
+  const provingKey = await trustProvingKey(config, logger);
   const sdkMetricsPort = await freeLoopbackPort();
   Runtime.install({
     logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL), (entry) => logger[entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error']({ ...entry.meta, sdk: true }, entry.message)),
@@ -41,6 +44,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
   let proofBacklog: ProofBacklogSampler | undefined;
   let http: Awaited<ReturnType<typeof listen>> | undefined;
   try {
+    await checkChainVerifiers(provingKey, container, logger);
     if (kind === 'worker') {
       await ensureSearchAttributes(config, logger);
       // Webhooks have no Temporal workflow: their durable jobs are pg-boss's, in this process's database.

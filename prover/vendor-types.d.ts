@@ -39,6 +39,7 @@ declare module 'snarkjs' {
   export const powersOfTau: {
     newAccumulator(curve: Curve, power: number, file: string, logger?: unknown): Promise<unknown>;
     contribute(oldFile: string, newFile: string, name: string, entropy: string, logger?: unknown): Promise<unknown>;
+    beacon(oldFile: string, newFile: string, name: string, beaconHash: string, numIterationsExp: number, logger?: unknown): Promise<unknown>;
     preparePhase2(oldFile: string, newFile: string, logger?: unknown): Promise<unknown>;
   };
   export const zKey: {
@@ -47,6 +48,8 @@ declare module 'snarkjs' {
     beacon(oldZkey: string, newZkey: string, name: string, beaconHash: string, numIterationsExp: number, logger?: unknown): Promise<unknown>;
     exportSolidityVerifier(zkey: string | Uint8Array, templates: Record<string, string>, logger?: unknown): Promise<string>;
     exportVerificationKey(zkey: string | Uint8Array, logger?: unknown): Promise<object>;
+    /** `zkey verify`: true when the zkey follows from r1cs and phase 1 through valid contributions (reported on `logger.info`). */
+    verifyFromR1cs(r1cs: string, ptau: string, zkey: string, logger?: unknown): Promise<boolean>;
   };
   export const r1cs: {
     info(file: string, logger?: unknown): Promise<{ nConstraints: number; nPrvInputs: number; nPubInputs: number; nOutputs: number; nVars: number }>;

@@ -45,12 +45,15 @@ function bytes(name: string, doc: string, hex: string): string {
   return `/// ${doc}\npub const ${name}: [u8; ${hex.length / 2}] = ${rustBytes(hex)};\n`;
 }
 
-/** The Rust source of params.rs (deterministic: same inputs, same text). */
-export function renderParams(): string {
+/**
+ * The Rust source of params.rs (deterministic: same inputs, same text), for the verification key at
+ * `verificationKeyPath` (the committed one by default; the ceremony's `finalize` passes its own).
+ */
+export function renderParams(verificationKeyPath: string = artifacts.verificationKey): string {
   const require = createRequire(import.meta.url);
   const constantsFile = join(dirname(require.resolve('circomlibjs')), '..', 'src', 'poseidon_constants.json');
   const { C, M } = JSON.parse(readFileSync(constantsFile, 'utf8')) as { C: string[][]; M: string[][][] };
-  const vk = JSON.parse(readFileSync(artifacts.verificationKey, 'utf8')) as VerificationKeyJson;
+  const vk = JSON.parse(readFileSync(verificationKeyPath, 'utf8')) as VerificationKeyJson;
   if (vk.IC.length !== vk.nPublic + 1) throw new Error(`verification key has ${vk.IC.length} IC points for ${vk.nPublic} public signals`);
 
   const parts = [

@@ -71,6 +71,12 @@ export class RegistryCache {
     return this.chains.get(chainId);
   }
 
+  /** Every registered chain with its connection details, freshly loaded (start-up checks read them all). */
+  async allChains(): Promise<ChainConnection[]> {
+    await this.fresh(false);
+    return [...this.chains.values()];
+  }
+
   /** Resolves many ids with at most one reload. */
   async tokensById(ids: Iterable<string>): Promise<Map<string, TokenWithChain>> {
     const wanted = [...new Set(ids)];

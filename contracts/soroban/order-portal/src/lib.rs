@@ -164,4 +164,10 @@ impl OrderPortal {
     pub fn nullifier_spent(env: Env, nullifier_hash: U256) -> bool {
         is_spent(&env, &nullifier_hash)
     }
+
+    /// The Groth16 verification key this contract checks proofs against (768 bytes, host-encoded:
+    /// alpha ‖ beta ‖ gamma ‖ delta ‖ IC), read by the service at start-up.
+    pub fn verification_key(env: Env) -> Bytes {
+        relayer_soroban_shared::groth16::committed_key_bytes(&env)
+    }
 }

@@ -3,6 +3,8 @@
 #[cfg(test)]
 mod ad_manager;
 #[cfg(test)]
+mod ceremony_key;
+#[cfg(test)]
 mod costs;
 #[cfg(test)]
 mod event_fixtures;

@@ -1,0 +1,94 @@
+import * as snarkjs from 'snarkjs';
+import { CeremonyError, checkChain, contributionsOf, sha256File, type Transcript } from './transcript.ts';
+
+/** One contribution as the zkey itself records it (snarkjs's mpc parameters, read back by `zkey verify`). */
+export interface RecordedContribution {
+  name: string;
+  /** blake2b-512 of the contribution's public key, hex. */
+  hash: string;
+  beacon?: { hash: string; iterationsExp: number };
+}
+
+/** The hex of snarkjs's `formatHash` text (four rows of four 8-digit words). */
+const hexOfFormatted = (text: string) => text.replace(/[^0-9a-f]/gi, '').toLowerCase();
+
+/**
+ * Runs snarkjs's `zkey verify` (the cryptography: the zkey follows from the r1cs and the phase-1
+ * file through a chain of valid contributions) and returns the contributions it reports, in order.
+ * Throws `CeremonyError` with snarkjs's reasons when the zkey does not verify.
+ */
+export async function verifyZkeyCryptography(r1cs: string, ptau: string, zkey: string): Promise<RecordedContribution[]> {
+  const lines: string[] = [];
+  const problems: string[] = [];
+  const logger = {
+    info: (message: string) => lines.push(String(message)),
+    error: (message: string) => problems.push(String(message)),
+    warn: (message: string) => problems.push(String(message)),
+    debug: () => {},
+  };
+  // snarkjs reports some failures with console.log rather than the logger: keep those too.
+  const log = console.log;
+  console.log = (...args: unknown[]) => problems.push(args.map(String).join(' '));
+  let ok: boolean;
+  try {
+    ok = await snarkjs.zKey.verifyFromR1cs(r1cs, ptau, zkey, logger);
+  } catch (error) {
+    throw new CeremonyError(`zkey ${zkey} does not verify: ${(error as Error).message}`);
+  } finally {
+    console.log = log;
+  }
+  if (!ok) throw new CeremonyError(`zkey ${zkey} does not verify against the r1cs and phase 1: ${problems.join('; ') || 'snarkjs refused it'}`);
+  const recorded: RecordedContribution[] = [];
+  for (const line of lines) {
+    const contribution = /^contribution #\d+ (.*):\n([\s\S]+)$/.exec(line);
+    if (contribution) {
+      recorded.push({ name: contribution[1]!, hash: hexOfFormatted(contribution[2]!) });
+      continue;
+    }
+    const generator = /^Beacon generator: ([0-9a-f]+)$/i.exec(line);
+    if (generator && recorded.length > 0) recorded.at(-1)!.beacon = { hash: generator[1]!.toLowerCase(), iterationsExp: 0 };
+    const iterations = /^Beacon iterations Exp: (\d+)$/.exec(line);
+    if (iterations && recorded.at(-1)?.beacon) recorded.at(-1)!.beacon!.iterationsExp = Number(iterations[1]);
+  }
+  return recorded;
+}
+
+export interface VerifyOptions {
+  r1cs: string;
+  ptau: string;
+  zkey: string;
+  transcript: Transcript;
+  /** Require the last step to be the beacon (a finished ceremony). */
+  requireBeacon?: boolean;
+}
+
+/**
+ * Everything `verify` checks, in order: the r1cs and the phase-1 file are the ones the transcript
+ * pins; the transcript's hash chain ends at this zkey; snarkjs verifies the zkey against r1cs and
+ * phase 1; the contributions the zkey records are the transcript's, same names, same hashes, same
+ * beacon, same order. Resolves with the recorded contributions; throws `CeremonyError` otherwise.
+ */
+export async function verifyCeremony(options: VerifyOptions): Promise<RecordedContribution[]> {
+  const { transcript } = options;
+  const [r1csSha, ptauSha, zkeySha] = await Promise.all([sha256File(options.r1cs), sha256File(options.ptau), sha256File(options.zkey)]);
+  if (r1csSha !== transcript.r1csSha256) throw new CeremonyError(`r1cs ${options.r1cs} has sha256 ${r1csSha}; the transcript is for ${transcript.r1csSha256}`);
+  if (ptauSha !== transcript.phase1.sha256) throw new CeremonyError(`phase-1 file ${options.ptau} has sha256 ${ptauSha}; the transcript pins ${transcript.phase1.sha256}`);
+  checkChain(transcript, zkeySha);
+  const expected = contributionsOf(transcript);
+  if (options.requireBeacon && expected.at(-1)?.step !== 'beacon') throw new CeremonyError('the ceremony is not closed: its last step is not the beacon');
+  const recorded = await verifyZkeyCryptography(options.r1cs, options.ptau, options.zkey);
+  if (recorded.length !== expected.length) {
+    throw new CeremonyError(`zkey records ${recorded.length} contributions, the transcript ${expected.length}`);
+  }
+  recorded.forEach((record, i) => {
+    const entry = expected[i]!;
+    if (record.name !== entry.name || record.hash !== entry.contributionHash) {
+      throw new CeremonyError(`contribution ${i + 1}: the zkey records ${JSON.stringify(record.name)} ${record.hash}, the transcript ${JSON.stringify(entry.name)} ${entry.contributionHash}`);
+    }
+    if ((entry.step === 'beacon') !== Boolean(record.beacon)
+      || (record.beacon && (record.beacon.hash !== entry.beacon?.hash || record.beacon.iterationsExp !== entry.beacon?.iterationsExp))) {
+      throw new CeremonyError(`contribution ${i + 1}: the beacon the zkey records differs from the transcript's`);
+    }
+  });
+  return recorded;
+}

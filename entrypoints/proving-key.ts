@@ -1,0 +1,22 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import { checkDeployedVerifiers } from '../prover/deployed-verifiers.ts';
+import { checkProvingKey, type TrustedProvingKey } from '../prover/proving-key-trust.ts';
+import type { Container } from './container.ts';
+
+/**
+ * The proving-key checks of a process that proves or signs unlocks (api and embedded run, worker,
+ * prover), in production: `trustProvingKey` before anything starts (a development key, or one whose
+ * verification key is not PROVING_KEY_VK_SHA256, stops it: exit 78 naming the key), then, once the
+ * registry can be read, `checkChainVerifiers` (a chain whose deployed verifier is not this key's
+ * stops it: exit 78 naming the chain). Outside production both do nothing.
+ */
+export function trustProvingKey(config: Config, logger: Logger): Promise<TrustedProvingKey | undefined> {
+  return checkProvingKey(config, logger);
+}
+
+/** See `trustProvingKey`: every registered chain's verifiers against the trusted key. */
+export async function checkChainVerifiers(key: TrustedProvingKey | undefined, container: Container, logger: Logger): Promise<void> {
+  if (!key) return;
+  await checkDeployedVerifiers(await container.registryCache.allChains(), key.verificationKey, key.vkSha256, container.chainClients, logger);
+}
