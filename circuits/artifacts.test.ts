@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifacts, type BuildManifest } from './artifacts.ts';
+import { checkChain, readTranscript } from './ceremony/transcript.ts';
 import { compileCircuit, verifierTemplatePath, type CompiledCircuit } from './compile.ts';
+import { verificationKeySha256 } from './verification-key.ts';
 
 const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
 
@@ -46,5 +49,21 @@ describe('committed circuit artifacts', () => {
     expect((vkey as { nPublic: number }).nPublic).toBe(4);
     const template = await readFile(verifierTemplatePath(), 'utf8');
     expect(await snarkjs.zKey.exportSolidityVerifier(artifacts.zkey, { groth16: template })).toBe(await readFile(artifacts.verifierSol, 'utf8'));
+  });
+
+  it('record in manifest.json what ceremony made the key, with the hash of the verification key the zkey holds', async () => {
+    // The committed key is the development one: production refuses it (prover/proving-key-trust.ts).
+    // A key from `npm run ceremony` carries its transcript, which must verify (circuits/README.md).
+    const vkey = await snarkjs.zKey.exportVerificationKey(artifacts.zkey);
+    expect(manifest.ceremony.vkSha256).toBe(verificationKeySha256(vkey));
+    expect(manifest.ceremony.vkSha256).toBe(await sha256(artifacts.verificationKey));
+    if (manifest.ceremony.kind === 'development') {
+      expect(existsSync(artifacts.transcript)).toBe(false);
+    } else {
+      const transcript = await readTranscript(artifacts.transcript);
+      expect(manifest.sha256[basename(artifacts.transcript)]).toBe(await sha256(artifacts.transcript));
+      expect(manifest.ceremony.participants.map((p) => p.name)).toEqual(transcript.entries.filter((e) => e.step === 'contribution').map((e) => e.name));
+      expect(() => checkChain(transcript, manifest.sha256[basename(artifacts.zkey)]!)).not.toThrow();
+    }
   });
 });
