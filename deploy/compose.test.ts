@@ -15,6 +15,7 @@ import { ROOT } from '../test/support/deploy-tools.ts';
 import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../test/support/devnet-client.ts';
 import { startTcpProxy, type TcpProxy } from '../test/support/tcp-proxy.ts';
 import { loginEvm, type JsonResponse } from '../test/support/wallets.ts';
+import { DEVELOPMENT_VK_SHA256 } from '../test/support/proving-key.ts';
 
 /**
  * deploy/compose.yaml brought up with podman-compose (pinned, scripts/install-podman-compose.mjs)
@@ -176,6 +177,8 @@ beforeAll(async () => {
     LOG_LEVEL: 'info', SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
     JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
     RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',
+    // The committed development proving key in a production-mode test stack (README, "Proving key").
+    PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256,
   };
   writeFileSync(envFile, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n'), { mode: 0o600 });
   apiUrl = `http://127.0.0.1:${settings.API_PORT}`;

@@ -13,6 +13,7 @@ import { createKnex } from '../db/knex.ts';
 import { freeLoopbackPort } from '../entrypoints/free-port.ts';
 import { ROOT } from '../test/support/deploy-tools.ts';
 import { startTemporalDevServer, stopped, type DevServer } from '../test/support/temporal-stack.ts';
+import { DEVELOPMENT_VK_SHA256 } from '../test/support/proving-key.ts';
 
 /**
  * deploy/Dockerfile built with podman on locally made stand-ins of its pinned bases
@@ -99,6 +100,8 @@ beforeAll(async () => {
     SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
     JWT_SECRET: randomBytes(32).toString('hex'), RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
     RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',
+    // The committed development proving key in a production-mode test stack (README, "Proving key").
+    PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256,
   };
   envFile = path.join(scratch, 'relayer.env');
   writeFileSync(envFile, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n'), { mode: 0o600 });

@@ -16,6 +16,7 @@ import { ROOT } from './support/deploy-tools.ts';
 import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from './support/devnet-client.ts';
 import { exited, runScript, startPrometheus, startServed, startTemporal, stop, type Running, type Served } from './support/local-stack.ts';
 import { loginEvm, type JsonResponse } from './support/wallets.ts';
+import { DEVELOPMENT_VK_SHA256 } from './support/proving-key.ts';
 
 /**
  * The local stack, without containers: Temporal's dev server, and the processes started as compose
@@ -50,6 +51,8 @@ const productionEnv = (): Record<string, string> => ({
   JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
   RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),
   RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',
+  // The committed development proving key in a production-mode test stack (README, "Proving key").
+  PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256,
 });
 
 async function request(method: string, route: string, body?: unknown, token?: string): Promise<JsonResponse> {
