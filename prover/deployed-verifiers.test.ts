@@ -110,8 +110,8 @@ describe('deployed verifiers against the proving key', () => {
     });
     const prover = (env: Record<string, string>) => spawnSync(process.execPath, ['--import', 'tsx', 'entrypoints/prover-main.ts'], { env, encoding: 'utf8', timeout: 90_000 });
 
-    it('exits 78 naming the proving key when its manifest says development', () => {
-      const run = prover(productionEnv({ PROVING_KEY_VK_SHA256: vkSha256 }));
+    it.each(['prover', 'worker', 'api'])('the %s process exits 78 naming the proving key when its manifest says development', (name) => {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', `entrypoints/${name}-main.ts`], { env: productionEnv({ PROVING_KEY_VK_SHA256: vkSha256 }), encoding: 'utf8', timeout: 90_000 });
       expect(run.status).toBe(78);
       expect(run.stderr).toMatch(/proving key circuits\/build\/deposit_final\.zkey: manifest\.json says it comes from a development ceremony/);
     });
