@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import { checkDeployedVerifiers } from '../prover/deployed-verifiers.ts';
+import { checkDeployedVerifiers } from '../chains/deployed-verifiers.ts';
 import { checkProvingKey, type TrustedProvingKey } from '../prover/proving-key-trust.ts';
 import type { Container } from './container.ts';
 

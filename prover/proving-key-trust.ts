@@ -3,18 +3,10 @@ import { relative } from 'node:path';
 import type { Logger } from 'pino';
 import * as snarkjs from 'snarkjs';
 import { artifacts, type BuildManifest } from '../circuits/artifacts.ts';
-import { verificationKeySha256 } from '../circuits/verification-key.ts';
-import { ConfigError, type Config } from '../config/config.ts';
+import { verificationKeySha256, type VerificationKeyJson } from '../circuits/verification-key.ts';
 
-/** The Groth16 verification key as snarkjs exports it (verification_key.json). */
-export interface VerificationKeyJson {
-  nPublic: number;
-  vk_alpha_1: string[];
-  vk_beta_2: string[][];
-  vk_gamma_2: string[][];
-  vk_delta_2: string[][];
-  IC: string[][];
-}
+export type { VerificationKeyJson };
+import { ConfigError, type Config } from '../config/config.ts';
 
 /** The proving key a process will prove with, checked: its verification key and that key's sha256. */
 export interface TrustedProvingKey {

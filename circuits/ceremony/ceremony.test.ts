@@ -9,7 +9,7 @@ import * as snarkjs from 'snarkjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSolidity } from '../../contracts/evm/compile.ts';
 import { startAnvil, type AnvilInstance } from '../../devnet/anvil.ts';
-import { sorobanKeyBytes } from '../../prover/deployed-verifiers.ts';
+import { sorobanKeyBytes } from '../../chains/deployed-verifiers.ts';
 import { verificationKeyOf, type VerificationKeyJson } from '../../prover/proving-key-trust.ts';
 import { encodeProof, toSolidityCallArgs, type Groth16Proof, type SolidityCallArgs } from '../../prover/solidity.ts';
 import { sampleProofInput } from '../../test/support/circuit-vectors.ts';

@@ -42,7 +42,7 @@ pub const COMMITTED_KEY: VerificationKey<'static> =
 
 /// The committed key's bytes, `alpha ‖ beta ‖ gamma ‖ delta ‖ IC[0..5]` (768 bytes): what the
 /// contracts' `verification_key` view returns, so the service can check at start-up that the
-/// deployed contract verifies with the key it proves with (prover/deployed-verifiers.ts).
+/// deployed contract verifies with the key it proves with (chains/deployed-verifiers.ts).
 pub fn committed_key_bytes(env: &Env) -> Bytes {
     let mut out = Bytes::from_array(env, &VK_ALPHA_G1);
     out.extend_from_array(&VK_BETA_G2);

@@ -8,7 +8,7 @@ import { Wallet } from 'ethers';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifacts as circuitArtifacts } from '../circuits/artifacts.ts';
-import { cachedChainClients } from '../chains/verify.ts';
+import { cachedChainClients } from './verify.ts';
 import { ConfigError } from '../config/config.ts';
 import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
 import { compileSolidity } from '../contracts/evm/compile.ts';
@@ -18,7 +18,7 @@ import { importRegistry } from '../registry/import.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { startSorobanTestNetwork, type SorobanTestNetwork } from '../test/support/soroban-network.ts';
 import { checkDeployedVerifiers, codeHoldsKey, verifierDifferences, type VerifierChain } from './deployed-verifiers.ts';
-import type { VerificationKeyJson } from './proving-key-trust.ts';
+import type { VerificationKeyJson } from '../circuits/verification-key.ts';
 
 /**
  * Production's refusal of a proving key it cannot trust, and of a chain whose deployed verifier is

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { ChainClientFactory } from '../chains/verify.ts';
-import { rpcCall } from '../chains/evm/rpc.ts';
-import { stellarView } from '../chains/stellar/views.ts';
+import type { VerificationKeyJson } from '../circuits/verification-key.ts';
 import { ConfigError } from '../config/config.ts';
-import type { VerificationKeyJson } from './proving-key-trust.ts';
+import { rpcCall } from './evm/rpc.ts';
+import { stellarView } from './stellar/views.ts';
+import type { ChainClientFactory } from './verify.ts';
 
 /** What the check needs of a registered chain (db/repositories/registry-cache.ts `ChainConnection`). */
 export interface VerifierChain {
