@@ -41,7 +41,7 @@ const DEV_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2f
 /** `npm run ceremony -- verb args` as a separate process: its exit code, stdout and stderr. */
 async function ceremony(...args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'circuits/ceremony/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'tools/ceremony/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 << 20 });
     return { code: 0, out: stdout + stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

@@ -38,18 +38,23 @@ export async function verifyZkeyCryptography(r1cs: string, ptau: string, zkey: s
     console.log = log;
   }
   if (!ok) throw new CeremonyError(`zkey ${zkey} does not verify against the r1cs and phase 1: ${problems.join('; ') || 'snarkjs refused it'}`);
+  // snarkjs lists them newest first, each "contribution #n name:" followed by its hash (and a
+  // beacon's value and iterations): placed by their number.
   const recorded: RecordedContribution[] = [];
+  let current: RecordedContribution | undefined;
   for (const line of lines) {
-    const contribution = /^contribution #\d+ (.*):\n([\s\S]+)$/.exec(line);
+    const contribution = /^contribution #(\d+) (.*):\n([\s\S]+)$/.exec(line);
     if (contribution) {
-      recorded.push({ name: contribution[1]!, hash: hexOfFormatted(contribution[2]!) });
+      current = { name: contribution[2]!, hash: hexOfFormatted(contribution[3]!) };
+      recorded[Number(contribution[1]) - 1] = current;
       continue;
     }
     const generator = /^Beacon generator: ([0-9a-f]+)$/i.exec(line);
-    if (generator && recorded.length > 0) recorded.at(-1)!.beacon = { hash: generator[1]!.toLowerCase(), iterationsExp: 0 };
+    if (generator && current) current.beacon = { hash: generator[1]!.toLowerCase(), iterationsExp: 0 };
     const iterations = /^Beacon iterations Exp: (\d+)$/.exec(line);
-    if (iterations && recorded.at(-1)?.beacon) recorded.at(-1)!.beacon!.iterationsExp = Number(iterations[1]);
+    if (iterations && current?.beacon) current.beacon.iterationsExp = Number(iterations[1]);
   }
+  if (recorded.some((entry) => entry === undefined)) throw new CeremonyError(`zkey ${zkey}: snarkjs did not report every contribution`);
   return recorded;
 }
 
