@@ -50,6 +50,8 @@ declare module 'snarkjs' {
     exportVerificationKey(zkey: string | Uint8Array, logger?: unknown): Promise<object>;
     /** `zkey verify`: true when the zkey follows from r1cs and phase 1 through valid contributions (reported on `logger.info`). */
     verifyFromR1cs(r1cs: string, ptau: string, zkey: string, logger?: unknown): Promise<boolean>;
+    /** `zkey verify` against the ceremony's first zkey instead of the r1cs (cheaper: no new zkey is computed). */
+    verifyFromInit(initZkey: string, ptau: string, zkey: string, logger?: unknown): Promise<boolean>;
   };
   export const r1cs: {
     info(file: string, logger?: unknown): Promise<{ nConstraints: number; nPrvInputs: number; nPubInputs: number; nOutputs: number; nVars: number }>;

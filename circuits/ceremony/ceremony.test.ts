@@ -93,11 +93,11 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
     const started = performance.now();
     expect((await timed('init', () => ceremony('init', '--ptau', PTAU, '--ptau-sha256', ptauSha, '--out', zkey(0), '--transcript', transcriptFile))).code).toBe(0);
     for (const [i, name] of ['Alice', 'Bob', 'Carol'].entries()) {
-      const result = await timed(`contribute ${name}`, () => ceremony('contribute', '--ptau', PTAU, '--in', zkey(i), '--out', zkey(i + 1), '--name', name, '--transcript', transcriptFile));
+      const result = await timed(`contribute ${name}`, () => ceremony('contribute', '--ptau', PTAU, ...(i > 0 ? ['--init', zkey(0)] : []), '--in', zkey(i), '--out', zkey(i + 1), '--name', name, '--transcript', transcriptFile));
       expect(result.code, result.out).toBe(0);
       expect(result.out).toMatch(new RegExp(`contribution by ${name}: [0-9a-f]{128}`));
     }
-    const closed = await timed('beacon', () => ceremony('beacon', '--ptau', PTAU, '--in', zkey(3), '--out', zkey(4), '--beacon', BEACON, '--iterations', '10', '--transcript', transcriptFile));
+    const closed = await timed('beacon', () => ceremony('beacon', '--ptau', PTAU, '--init', zkey(0), '--in', zkey(3), '--out', zkey(4), '--beacon', BEACON, '--iterations', '10', '--transcript', transcriptFile));
     expect(closed.code, closed.out).toBe(0);
     const verified = await timed('verify', () => ceremony('verify', '--ptau', PTAU, '--zkey', zkey(4), '--transcript', transcriptFile, '--final'));
     expect(verified.code, verified.out).toBe(0);
@@ -123,7 +123,7 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
     const transcript = await readTranscript(transcriptFile);
     transcript.entries = transcript.entries.slice(0, 3);
     await writeTranscript(forked, transcript);
-    const refused = await ceremony('contribute', '--ptau', PTAU, '--in', tampered, '--out', join(dir, 'never.zkey'), '--name', 'Dave', '--transcript', forked);
+    const refused = await ceremony('contribute', '--ptau', PTAU, '--init', zkey(0), '--in', tampered, '--out', join(dir, 'never.zkey'), '--name', 'Dave', '--transcript', forked);
     expect(refused.code).toBe(1);
     expect(refused.out).toMatch(/refused: transcript: the last entry wrote [0-9a-f]{64}, but the zkey given has sha256/);
     expect(existsSync(join(dir, 'never.zkey'))).toBe(false);

@@ -58,6 +58,8 @@ export interface StepOptions {
   transcript: string;
   /** The contributor's name, written into the zkey and the transcript. */
   name: string;
+  /** The ceremony's first zkey, when at hand: the previous file is verified from it (faster than from the r1cs). */
+  init?: string;
 }
 
 /**
@@ -67,7 +69,7 @@ export interface StepOptions {
 async function verifiedPrevious(options: StepOptions): Promise<Transcript> {
   const transcript = await readTranscript(options.transcript);
   if (transcript.entries.at(-1)?.step === 'beacon') throw new CeremonyError('the ceremony is closed: the beacon was its last step');
-  await verifyCeremony({ r1cs: options.r1cs, ptau: options.ptau, zkey: options.in, transcript });
+  await verifyCeremony({ r1cs: options.r1cs, ptau: options.ptau, zkey: options.in, transcript, init: options.init });
   return transcript;
 }
 

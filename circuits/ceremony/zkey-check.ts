@@ -15,9 +15,11 @@ const hexOfFormatted = (text: string) => text.replace(/[^0-9a-f]/gi, '').toLower
 /**
  * Runs snarkjs's `zkey verify` (the cryptography: the zkey follows from the r1cs and the phase-1
  * file through a chain of valid contributions) and returns the contributions it reports, in order.
+ * With `init` (the ceremony's first zkey, itself checked against the r1cs by the final `verify`)
+ * it verifies from that file instead, which spares computing the first zkey again.
  * Throws `CeremonyError` with snarkjs's reasons when the zkey does not verify.
  */
-export async function verifyZkeyCryptography(r1cs: string, ptau: string, zkey: string): Promise<RecordedContribution[]> {
+export async function verifyZkeyCryptography(r1cs: string, ptau: string, zkey: string, init?: string): Promise<RecordedContribution[]> {
   const lines: string[] = [];
   const problems: string[] = [];
   const logger = {
@@ -31,7 +33,7 @@ export async function verifyZkeyCryptography(r1cs: string, ptau: string, zkey: s
   console.log = (...args: unknown[]) => problems.push(args.map(String).join(' '));
   let ok: boolean;
   try {
-    ok = await snarkjs.zKey.verifyFromR1cs(r1cs, ptau, zkey, logger);
+    ok = init ? await snarkjs.zKey.verifyFromInit(init, ptau, zkey, logger) : await snarkjs.zKey.verifyFromR1cs(r1cs, ptau, zkey, logger);
   } catch (error) {
     throw new CeremonyError(`zkey ${zkey} does not verify: ${(error as Error).message}`);
   } finally {
@@ -65,6 +67,8 @@ export interface VerifyOptions {
   transcript: Transcript;
   /** Require the last step to be the beacon (a finished ceremony). */
   requireBeacon?: boolean;
+  /** The ceremony's first zkey (the init step's output): verify from it rather than from the r1cs. */
+  init?: string;
 }
 
 /**
@@ -81,7 +85,10 @@ export async function verifyCeremony(options: VerifyOptions): Promise<RecordedCo
   checkChain(transcript, zkeySha);
   const expected = contributionsOf(transcript);
   if (options.requireBeacon && expected.at(-1)?.step !== 'beacon') throw new CeremonyError('the ceremony is not closed: its last step is not the beacon');
-  const recorded = await verifyZkeyCryptography(options.r1cs, options.ptau, options.zkey);
+  if (options.init && (await sha256File(options.init)) !== transcript.entries[0]!.newSha256) {
+    throw new CeremonyError(`${options.init} is not the zkey the init step wrote (${transcript.entries[0]!.newSha256})`);
+  }
+  const recorded = await verifyZkeyCryptography(options.r1cs, options.ptau, options.zkey, options.init);
   if (recorded.length !== expected.length) {
     throw new CeremonyError(`zkey records ${recorded.length} contributions, the transcript ${expected.length}`);
   }

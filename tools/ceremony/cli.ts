@@ -18,7 +18,8 @@ const USAGE = `usage: npm run ceremony -- <verb> [options]
   verify     --ptau pot.ptau --zkey file.zkey --transcript transcript.json [--final]
   finalize   --ptau pot.ptau --zkey deposit_final.zkey --transcript transcript.json [--out-dir circuits/build] [--soroban-params path]
              (--soroban-params default contracts/soroban/shared/src/params.rs)
-every verb but phase1 takes --r1cs (default circuits/build/deposit.r1cs)`;
+every verb but phase1 takes --r1cs (default circuits/build/deposit.r1cs); contribute and beacon take --init deposit_0000.zkey
+(the init step's output) to verify the previous file from it instead of from the r1cs (faster; verify and finalize always use the r1cs)`;
 
 class UsageError extends Error {}
 
@@ -30,6 +31,7 @@ const { positionals, values } = parseArgs({
     'ptau-sha256': { type: 'string' },
     'ptau-source': { type: 'string' },
     in: { type: 'string' },
+    init: { type: 'string' },
     out: { type: 'string' },
     zkey: { type: 'string' },
     transcript: { type: 'string' },
@@ -66,12 +68,12 @@ async function run(verb: string | undefined): Promise<void> {
       return;
     }
     case 'contribute': {
-      const entry = await contribute({ r1cs, ptau: need('ptau'), in: need('in'), out: need('out'), transcript: need('transcript'), name: need('name'), entropy: values.entropy });
+      const entry = await contribute({ r1cs, ptau: need('ptau'), init: values.init, in: need('in'), out: need('out'), transcript: need('transcript'), name: need('name'), entropy: values.entropy });
       console.log(`contribution by ${entry.name}: ${entry.contributionHash}\nwrote ${values.out} (sha256 ${entry.newSha256}); publish the contribution hash`);
       return;
     }
     case 'beacon': {
-      const entry = await beacon({ r1cs, ptau: need('ptau'), in: need('in'), out: need('out'), transcript: need('transcript'), name: values.name ?? 'beacon', beaconHash: need('beacon'), iterationsExp: Number(values.iterations) });
+      const entry = await beacon({ r1cs, ptau: need('ptau'), init: values.init, in: need('in'), out: need('out'), transcript: need('transcript'), name: values.name ?? 'beacon', beaconHash: need('beacon'), iterationsExp: Number(values.iterations) });
       console.log(`beacon applied: ${entry.contributionHash}\nwrote ${values.out} (sha256 ${entry.newSha256})`);
       return;
     }
