@@ -67,7 +67,7 @@ export async function start(
       // Loaded only here: the devnet's packages (anvil, solc, circomlibjs) are development dependencies,
       // absent from the production image.
       const { startLocalDevnet } = await import('./local-devnet.ts');
-      devnet = await startLocalDevnet(config, container.secrets, database.knex, logger);
+      devnet = await startLocalDevnet(config, container.signers.signer, database.knex, logger);
     }
     await container.startOrchestrator(database.url);
   } catch (error) {
