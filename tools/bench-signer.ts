@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
 import { SigningKey, Wallet, recoverAddress } from 'ethers';
 import { buildPkcs11Signer } from '../chains/signer/build.ts';
-import { createPkcs11Signer, evmSignature } from '../chains/signer/pkcs11.ts';
+import { createPkcs11Signer } from '../chains/signer/pkcs11.ts';
 import { createEnvSigner, type RelayerSigner } from '../chains/signers.ts';
 import { createSoftHsmToken } from '../test/support/softhsm.ts';
 
@@ -64,16 +64,6 @@ try {
   if (recoverAddress(check, await hsm.signEvmDigest(check)) !== address) throw new Error('the HSM signature does not recover to its address');
   await memory.signEvmDigest(check);
   await paired('secp256k1 / EVM (signEvmDigest: CKM_ECDSA, low-s, recovery id)', (signer, message) => signer.signEvmDigest(`0x${message.toString('hex')}`));
-  // The share of the HSM path spent in this process: low-s and the recovery id (one or two recoveries).
-  const evmKey = new SigningKey(Wallet.createRandom().privateKey);
-  const evmAddress = await createEnvSigner(evmKey, Keypair.random()).evmAddress();
-  const recovery: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const digest = `0x${randomBytes(32).toString('hex')}`;
-    const raw = evmKey.sign(digest);
-    recovery.push(await timed(async () => evmSignature(digest, raw.r.slice(2) + raw.s.slice(2), evmAddress)));
-  }
-  console.log(`  of which low-s + recovery id in Node (evmSignature): ${summary(recovery)}`);
   await paired('Ed25519 / Stellar (signStellar: CKM_EDDSA)', (signer, message) => signer.signStellar(message));
 } finally {
   await hsm.close();

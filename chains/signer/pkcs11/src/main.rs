@@ -8,7 +8,9 @@
 //!   {"id":2,"op":"sign","label":"relayer-evm","mechanism":"ecdsa","data":"<hex>"}
 //!                                                               -> {"id":2,"signature":"<hex>"}
 //!   any failure                                                 -> {"id":n,"error":"..."}
-//! `ecdsa` is CKM_ECDSA over the given digest (r‖s, 64 bytes for secp256k1); `eddsa` is CKM_EDDSA
+//! `ecdsa` is CKM_ECDSA over the given digest (raw r‖s); `ecdsa-secp256k1` is the same made into
+//! the 65-byte signature EVM contracts recover: s normalised low (EIP-2) and v (27 or 28) the
+//! recovery id whose recovered key is the token's public key of that label; `eddsa` is CKM_EDDSA
 //! (pure Ed25519, single-part C_Sign) over the given message. The public key is CKA_EC_POINT with
 //! its DER OCTET STRING wrapper removed (65-byte uncompressed point, or 32 bytes for Ed25519).
 //!
@@ -35,7 +37,7 @@ const ED25519_PARAMS: &[u8] = &[0x06, 0x03, 0x2b, 0x65, 0x70];
 
 type Fallible<T> = Result<T, String>;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct Request {
     id: Value,
     op: String,
@@ -120,12 +122,44 @@ fn public_key(session: &Session, label: &str) -> Fallible<Vec<u8>> {
     }
 }
 
-fn sign(session: &Session, keys: &mut HashMap<String, ObjectHandle>, request: &Request) -> Fallible<Vec<u8>> {
+/// r‖s from the token as r‖s‖v: s low, v = 27 + the recovery id that recovers `public` (SEC1 point).
+fn recoverable(digest: &[u8], rs: &[u8], public: &[u8]) -> Fallible<Vec<u8>> {
+    use k256::ecdsa::{RecoveryId, Signature, VerifyingKey};
+    let expected = VerifyingKey::from_sec1_bytes(public).map_err(|e| format!("the token's public key is not secp256k1: {e}"))?;
+    let signature = Signature::from_slice(rs).map_err(|e| format!("the token's ECDSA signature: {e}"))?;
+    let signature = signature.normalize_s().unwrap_or(signature);
+    for id in 0..2u8 {
+        let recid = RecoveryId::from_byte(id).expect("0 and 1 are recovery ids");
+        if VerifyingKey::recover_from_prehash(digest, &signature, recid).ok().as_ref() == Some(&expected) {
+            let mut out = signature.to_bytes().to_vec();
+            out.push(27 + id);
+            return Ok(out);
+        }
+    }
+    Err("the token's signature recovers to neither candidate key".to_string())
+}
+
+fn sign(session: &Session, keys: &mut HashMap<String, ObjectHandle>, points: &mut HashMap<String, Vec<u8>>, request: &Request) -> Fallible<Vec<u8>> {
     let data = hex::decode(request.data.as_deref().ok_or("data is required")?).map_err(|e| format!("data: {e}"))?;
+    if request.mechanism.as_deref() == Some("ecdsa-secp256k1") {
+        if data.len() != 32 {
+            return Err(format!("ecdsa-secp256k1 signs a 32-byte digest, received {} bytes", data.len()));
+        }
+        let public = match points.get(&request.label) {
+            Some(point) => point.clone(),
+            None => {
+                let point = public_key(session, &request.label)?;
+                points.insert(request.label.clone(), point.clone());
+                point
+            }
+        };
+        let raw = sign(session, keys, points, &Request { mechanism: Some("ecdsa".to_string()), ..request.clone() })?;
+        return recoverable(&data, &raw, &public);
+    }
     let mechanism = match request.mechanism.as_deref() {
         Some("ecdsa") => Mechanism::Ecdsa,
         Some("eddsa") => Mechanism::Eddsa(EddsaParams::new(EddsaSignatureScheme::Pure)),
-        other => return Err(format!("mechanism must be 'ecdsa' or 'eddsa', received {other:?}")),
+        other => return Err(format!("mechanism must be 'ecdsa', 'ecdsa-secp256k1' or 'eddsa', received {other:?}")),
     };
     let key = match keys.get(&request.label) {
         Some(key) => *key,
@@ -138,14 +172,14 @@ fn sign(session: &Session, keys: &mut HashMap<String, ObjectHandle>, request: &R
     session.sign(&mechanism, key, &data).map_err(|e| format!("C_Sign: {e}"))
 }
 
-fn answer(session: &Session, keys: &mut HashMap<String, ObjectHandle>, line: &str) -> Value {
+fn answer(session: &Session, keys: &mut HashMap<String, ObjectHandle>, points: &mut HashMap<String, Vec<u8>>, line: &str) -> Value {
     let request: Request = match serde_json::from_str(line) {
         Ok(request) => request,
         Err(e) => return json!({ "id": null, "error": format!("bad request: {e}") }),
     };
     let result = match request.op.as_str() {
         "public-key" => public_key(session, &request.label).map(|key| json!({ "id": request.id, "publicKey": hex::encode(key) })),
-        "sign" => sign(session, keys, &request).map(|sig| json!({ "id": request.id, "signature": hex::encode(sig) })),
+        "sign" => sign(session, keys, points, &request).map(|sig| json!({ "id": request.id, "signature": hex::encode(sig) })),
         other => Err(format!("unknown op '{other}'")),
     };
     result.unwrap_or_else(|error| json!({ "id": request.id, "error": error }))
@@ -154,6 +188,7 @@ fn answer(session: &Session, keys: &mut HashMap<String, ObjectHandle>, line: &st
 fn serve() -> Fallible<()> {
     let (_pkcs11, session) = open()?;
     let mut keys = HashMap::new();
+    let mut points = HashMap::new();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let write = |out: &mut std::io::StdoutLock, value: Value| -> Fallible<()> {
@@ -165,7 +200,7 @@ fn serve() -> Fallible<()> {
         if line.trim().is_empty() {
             continue;
         }
-        let response = answer(&session, &mut keys, &line);
+        let response = answer(&session, &mut keys, &mut points, &line);
         write(&mut out, response)?;
     }
     Ok(())
