@@ -97,9 +97,9 @@ export function createAdsService(deps: AdsDeps) {
     return canonicalAddress(chain.kind, value);
   }
 
-  function sign<A extends AdAction>(chain: ChainConnection, action: A, fields: ActionFields<A>, amountField: string): SignedAdRequest<A> {
+  async function sign<A extends AdAction>(chain: ChainConnection, action: A, fields: ActionFields<A>, amountField: string): Promise<SignedAdRequest<A>> {
     try {
-      return buildSignedCallData({
+      return await buildSignedCallData({
         target: {
           kind: chain.kind,
           chainId: chain.chainId,
@@ -206,7 +206,7 @@ export function createAdsService(deps: AdsDeps) {
       const adRecipient = recipient('creatorDstAddress', orderChain, input.creatorDstAddress);
       assertBounds(input.minAmount ?? null, input.maxAmount ?? null);
       const adId = randomUUID();
-      const signed = sign(adChain, 'createAd', {
+      const signed = await sign(adChain, 'createAd', {
         adId,
         adCreator: creator,
         adToken: route.adToken.address,
@@ -241,7 +241,7 @@ export function createAdsService(deps: AdsDeps) {
         assertOpen(ad);
         await assertNoCloseUnderWay(trx, ad);
         await assertRequestRoom(trx, principal, false);
-        signed = sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
+        signed = await sign(chain, 'fundAd', { adId, amount }, 'poolAmountTopUp');
         await insertAdRequest(trx, requestRow(adId, 'fundAd', signed, chain, amount, null));
         return {};
       });
@@ -261,7 +261,7 @@ export function createAdsService(deps: AdsDeps) {
           throw new InsufficientLiquidityError(`poolAmountWithdraw ${amount} exceeds the available balance ${available(balances)} of ad ${adId}`);
         }
         await assertRequestRoom(trx, principal, false);
-        signed = sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
+        signed = await sign(chain, 'withdrawFromAd', { adId, amount, to: payout }, 'poolAmountWithdraw');
         await insertAdRequest(trx, requestRow(adId, 'withdrawFromAd', signed, chain, amount, payout, amount));
         return { operations: [{ op: 'hold', amount: BigInt(amount) }] };
       });
@@ -282,7 +282,7 @@ export function createAdsService(deps: AdsDeps) {
           throw new AdStateError(`ad ${adId} has ${balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire (an unfunded reservation ends with its deposit request, within TRADE_RESERVATION_TTL_SECONDS; pause the ad first so that no new one is made)`);
         }
         await assertRequestRoom(trx, principal, false);
-        signed = sign(chain, 'closeAd', { adId, to: payout }, 'to');
+        signed = await sign(chain, 'closeAd', { adId, to: payout }, 'to');
         const held = available(balances);
         await insertAdRequest(trx, requestRow(adId, 'closeAd', signed, chain, null, payout, held.toString()));
         return { operations: [{ op: 'hold', amount: held }] };

@@ -30,8 +30,8 @@ describe('buildSignedCallData on EVM', () => {
       now: NOW,
     });
 
-  it('returns the shared shape plus the action fields, with timeToExpire in seconds', () => {
-    const data = build();
+  it('returns the shared shape plus the action fields, with timeToExpire in seconds', async () => {
+    const data = await build();
     expect(Object.keys(data).sort()).toEqual(
       ['adId', 'amount', 'authToken', 'chainId', 'chainKind', 'contractAddress', 'deadline', 'reqHash', 'signature', 'timeToExpire'].sort(),
     );
@@ -41,8 +41,8 @@ describe('buildSignedCallData on EVM', () => {
     expect(data.signature).toMatch(/^0x[0-9a-f]{130}$/);
   });
 
-  it('signs the EIP-712 digest ethers computes from hand-written types, recoverable to the relayer', () => {
-    const data = build();
+  it('signs the EIP-712 digest ethers computes from hand-written types, recoverable to the relayer', async () => {
+    const data = await build();
     const digest = TypedDataEncoder.hash(
       { name: 'ProofBridge', version: '1', chainId: 31337, verifyingContract: adManager },
       {
@@ -59,24 +59,24 @@ describe('buildSignedCallData on EVM', () => {
     expect(recoverAddress(digest, data.signature)).toBe(evmWallet.address);
   });
 
-  it('draws a fresh authToken for every request', () => {
-    expect(build().authToken).not.toBe(build().authToken);
+  it('draws a fresh authToken for every request', async () => {
+    expect((await build()).authToken).not.toBe((await build()).authToken);
   });
 
-  it('uses a given authToken (pinned vectors) and refuses a malformed one', () => {
+  it('uses a given authToken (pinned vectors) and refuses a malformed one', async () => {
     const authToken = `0x${'ab'.repeat(32)}`;
     const pinned = () =>
       buildSignedCallData({ target: { kind: 'EVM', chainId: '31337', contractAddress: adManager }, action: 'fundAd', fields: { adId, amount: 1_000n }, signers, ttlSeconds: 600, now: NOW, authToken });
-    expect(pinned().authToken).toBe(authToken);
-    expect(pinned().reqHash).toBe(pinned().reqHash);
-    expect(() =>
+    expect((await pinned()).authToken).toBe(authToken);
+    expect((await pinned()).reqHash).toBe((await pinned()).reqHash);
+    await expect(
       buildSignedCallData({ target: { kind: 'EVM', chainId: '31337', contractAddress: adManager }, action: 'fundAd', fields: { adId, amount: 1_000n }, signers, ttlSeconds: 600, authToken: '0x12' }),
-    ).toThrow(/authToken must be 0x and 64 lower-case hex digits, received '0x12'/);
+    ).rejects.toThrow(/authToken must be 0x and 64 lower-case hex digits, received '0x12'/);
   });
 
-  it('keeps a given authToken when the fields carry another', () => {
+  it('keeps a given authToken when the fields carry another', async () => {
     const authToken = `0x${'ab'.repeat(32)}`;
-    const data = buildSignedCallData({
+    const data = await buildSignedCallData({
       target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
       action: 'fundAd',
       fields: { adId, amount: 1_000n, authToken: `0x${'ee'.repeat(32)}`, deadline: '99999999999' } as never,
@@ -89,9 +89,9 @@ describe('buildSignedCallData on EVM', () => {
     expect(data.deadline).toBe(String(NOW / 1000 + 600));
   });
 
-  it('signs and returns its own authToken and deadline even when the fields carry others', () => {
+  it('signs and returns its own authToken and deadline even when the fields carry others', async () => {
     const callerToken = `0x${'ee'.repeat(32)}`;
-    const data = buildSignedCallData({
+    const data = await buildSignedCallData({
       target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
       action: 'fundAd',
       fields: { adId, amount: 1_000n, authToken: callerToken, deadline: '99999999999' } as never,
@@ -109,8 +109,8 @@ describe('buildSignedCallData on EVM', () => {
     expect(data.reqHash).toBe(digest);
   });
 
-  it('still rejects a field the action does not declare', () => {
-    expect(() =>
+  it('still rejects a field the action does not declare', async () => {
+    await expect(
       buildSignedCallData({
         target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
         action: 'fundAd',
@@ -118,11 +118,11 @@ describe('buildSignedCallData on EVM', () => {
         signers,
         ttlSeconds: 600,
       }),
-    ).toThrow(new RequestFieldError('unknown fields: to'));
+    ).rejects.toThrow(new RequestFieldError('unknown fields: to'));
   });
 
-  it('rejects a field that does not fit, naming it', () => {
-    expect(() =>
+  it('rejects a field that does not fit, naming it', async () => {
+    await expect(
       buildSignedCallData({
         target: { kind: 'EVM', chainId: '31337', contractAddress: adManager },
         action: 'withdrawFromAd',
@@ -130,11 +130,11 @@ describe('buildSignedCallData on EVM', () => {
         signers,
         ttlSeconds: 600,
       }),
-    ).toThrow(new RequestFieldError("amount: expected a non-negative integer as a decimal string (received '-5')"));
+    ).rejects.toThrow(new RequestFieldError("amount: expected a non-negative integer as a decimal string (received '-5')"));
   });
 
-  it('rejects a Stellar contract as an EVM target', () => {
-    expect(() =>
+  it('rejects a Stellar contract as an EVM target', async () => {
+    await expect(
       buildSignedCallData({
         target: { kind: 'EVM', chainId: '31337', contractAddress: stellarContract },
         action: 'closeAd',
@@ -142,7 +142,7 @@ describe('buildSignedCallData on EVM', () => {
         signers,
         ttlSeconds: 600,
       }),
-    ).toThrow(CallTargetError);
+    ).rejects.toThrow(CallTargetError);
   });
 });
 
@@ -159,8 +159,8 @@ describe('buildSignedCallData on Stellar', () => {
       now: NOW,
     });
 
-  it('signs sha256 of the documented byte layout with the relayer ed25519 key and names the signer', () => {
-    const data = build();
+  it('signs sha256 of the documented byte layout with the relayer ed25519 key and names the signer', async () => {
+    const data = await build();
     const sha = (s: string | Buffer) => createHash('sha256').update(s).digest();
     const word = (n: bigint) => Buffer.from(n.toString(16).padStart(64, '0'), 'hex');
     const message = Buffer.concat([
@@ -183,8 +183,8 @@ describe('buildSignedCallData on Stellar', () => {
     expect(data.chainKind).toBe('STELLAR');
   });
 
-  it('signs its own deadline even when the fields carry a later one', () => {
-    const data = buildSignedCallData({
+  it('signs its own deadline even when the fields carry a later one', async () => {
+    const data = await buildSignedCallData({
       target: { kind: 'STELLAR', chainId: '148', contractAddress: stellarContract, networkPassphrase: passphrase },
       action: 'closeAd',
       fields: { adId, to: recipient, deadline: '99999999999' } as never,
@@ -202,8 +202,8 @@ describe('buildSignedCallData on Stellar', () => {
     expect(data.reqHash).toBe(`0x${createHash('sha256').update(honest).digest('hex')}`);
   });
 
-  it('requires the network passphrase', () => {
-    expect(() =>
+  it('requires the network passphrase', async () => {
+    await expect(
       buildSignedCallData({
         target: { kind: 'STELLAR', chainId: '148', contractAddress: stellarContract },
         action: 'closeAd',
@@ -211,7 +211,7 @@ describe('buildSignedCallData on Stellar', () => {
         signers,
         ttlSeconds: 300,
       }),
-    ).toThrow(CallTargetError);
+    ).rejects.toThrow(CallTargetError);
   });
 });
 
@@ -236,7 +236,7 @@ describe('computeOrderHash', () => {
     refundTime: '1700043200',
   };
 
-  it('equals the EIP-712 digest of the Order struct under the {name, version} domain', () => {
+  it('equals the EIP-712 digest of the Order struct under the {name, version} domain', async () => {
     const pad = (a: string) => `0x${a.slice(2).toLowerCase().padStart(64, '0')}`;
     const raw = (g: string) => `0x${Buffer.from(StrKey.decodeEd25519PublicKey(g)).toString('hex')}`;
     const types = {
@@ -267,7 +267,7 @@ describe('computeOrderHash', () => {
     expect(computeOrderHash(params, { name: 'ProofBridge', version: '1' })).toBe(expected);
   });
 
-  it('changes when any parameter changes', () => {
+  it('changes when any parameter changes', async () => {
     const base = computeOrderHash(params, { name: 'ProofBridge', version: '1' });
     expect(computeOrderHash({ ...params, adChainId: '31338' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
     expect(computeOrderHash({ ...params, salt: '123456790' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
@@ -278,11 +278,11 @@ describe('computeOrderHash', () => {
     expect(computeOrderHash({ ...params, amount: '50000', orderAmount: '50000' }, { name: 'ProofBridge', version: '1' })).not.toBe(base);
   });
 
-  it('refuses an order whose amount (the spec\'s name for the deposit) differs from its orderAmount', () => {
+  it('refuses an order whose amount (the spec\'s name for the deposit) differs from its orderAmount', async () => {
     expect(() => computeOrderHash({ ...params, amount: '50000' }, { name: 'ProofBridge', version: '1' })).toThrow(/amount: must equal orderAmount/);
   });
 
-  it('refuses, on an order touching Stellar, either amount the Soroban Order cannot hold, naming it', () => {
+  it('refuses, on an order touching Stellar, either amount the Soroban Order cannot hold, naming it', async () => {
     // The order chain is Stellar (params.orderPortal is a contract strkey): its orderAmount must fit an i128.
     expect(() => computeOrderHash({ ...params, amount: String(1n << 127n), orderAmount: String(1n << 127n) }, { name: 'ProofBridge', version: '1' })).toThrow(/orderAmount: must fit a Stellar i128/);
     // The ad side is EVM, but the Soroban OrderPortal's Order holds adAmount as an i128 too: an
@@ -291,14 +291,14 @@ describe('computeOrderHash', () => {
     expect(computeOrderHash({ ...params, adAmount: String((1n << 127n) - 1n) }, { name: 'ProofBridge', version: '1' })).toMatch(/^0x/);
   });
 
-  it('rejects a malformed adId', () => {
+  it('rejects a malformed adId', async () => {
     expect(() => computeOrderHash({ ...params, adId: 'ad-1' }, { name: 'ProofBridge', version: '1' })).toThrow(/adId/);
   });
 });
 
 describe('Stellar amounts', () => {
-  it('refuses to sign an amount a Soroban token cannot hold', () => {
-    expect(() =>
+  it('refuses to sign an amount a Soroban token cannot hold', async () => {
+    await expect(
       buildSignedCallData({
         target: { kind: 'STELLAR', chainId: '148', contractAddress: stellarContract, networkPassphrase: 'Test SDF Network ; September 2015' },
         action: 'fundAd',
@@ -306,6 +306,6 @@ describe('Stellar amounts', () => {
         signers,
         ttlSeconds: 300,
       }),
-    ).toThrow(RequestFieldError);
+    ).rejects.toThrow(RequestFieldError);
   });
 });

@@ -61,11 +61,12 @@ export class CallTargetError extends Error {}
  * action's fields. A fresh random authToken is drawn per call unless one is given. EVM: EIP-712 under
  * `{name, version, chainId, verifyingContract}`. Stellar: ed25519 over the hash of the byte
  * layout in chains/stellar/request-layout.ts. Throws `RequestFieldError` on a bad field value and
- * `CallTargetError` on a bad target.
+ * `CallTargetError` on a bad target (as a rejected promise). The signature comes from
+ * `signers.signer`: in memory or from a hardware token (chains/signers.ts).
  */
-export function buildSignedCallData<A extends ActionName>(
+export async function buildSignedCallData<A extends ActionName>(
   input: BuildSignedCallDataInput<A>,
-): SignedCallData & ReturnedFields<A> {
+): Promise<SignedCallData & ReturnedFields<A>> {
   const { target, action, signers } = input;
   if (!Number.isInteger(input.ttlSeconds) || input.ttlSeconds <= 0) {
     throw new RangeError(`ttlSeconds must be a positive integer, received ${input.ttlSeconds}`);
@@ -94,7 +95,7 @@ export function buildSignedCallData<A extends ActionName>(
       ...returned,
       ...common,
       contractAddress: target.contractAddress,
-      signature: signers.evm.sign(reqHash).serialized,
+      signature: await signers.signer.signEvmDigest(reqHash),
       reqHash,
     };
   }
@@ -116,8 +117,8 @@ export function buildSignedCallData<A extends ActionName>(
     ...returned,
     ...common,
     contractAddress: target.contractAddress,
-    signature: `0x${signers.stellar.sign(hash).toString('hex')}`,
-    signerPublicKey: signers.stellar.publicKey(),
+    signature: `0x${(await signers.signer.signStellar(hash)).toString('hex')}`,
+    signerPublicKey: await signers.signer.stellarPublicKey(),
     reqHash: `0x${hash.toString('hex')}`,
   };
 }

@@ -19,6 +19,7 @@ const PUBLIC_DOMAINS = {
 function productionEnv(): Record<string, string> {
   return {
     NODE_ENV: 'production',
+    RELAYER_SIGNER_ALLOW_ENV: 'true',
     DATA_DIR: mkdtempSync(path.join(tmpdir(), 'secrets-prod-')),
     JWT_SECRET: randomBytes(32).toString('hex'),
     SEP10_SIGNING_SECRET: Keypair.random().secret(),
@@ -72,13 +73,13 @@ describe('secrets', () => {
   const dataDir = () => mkdtempSync(path.join(tmpdir(), 'secrets-'));
 
   it('refuses to start in production without every secret, naming each', () => {
-    const config = loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
+    const config = loadConfig({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
     expect(() => resolveSecrets(config)).toThrow(/JWT_SECRET: required in production[\s\S]*SEP10_SIGNING_SECRET[\s\S]*RELAYER_EVM_PRIVATE_KEY[\s\S]*RELAYER_STELLAR_SECRET/);
   });
 
   it('refuses weak or well-known secrets in production', () => {
     const config = loadConfig({
-      NODE_ENV: 'production', DATA_DIR: dataDir(), JWT_SECRET: 'secret', ...PUBLIC_DOMAINS,
+      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), JWT_SECRET: 'secret', ...PUBLIC_DOMAINS,
       SEP10_SIGNING_SECRET: 'SBAD', RELAYER_STELLAR_SECRET: 'x',
       RELAYER_EVM_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
     });
@@ -194,5 +195,31 @@ describe('production configuration refuses', () => {
     const anyOrigin = run({ ...productionEnv(), CORS_ORIGINS: '*' });
     expect(anyOrigin.status).toBe(78);
     expect(anyOrigin.stderr).toMatch(/CORS_ORIGINS: must list the allowed origins in production, not \*/);
+    const { RELAYER_SIGNER_ALLOW_ENV: _allowed, ...rawKeys } = productionEnv();
+    const envSigner = run(rawKeys);
+    expect(envSigner.status).toBe(78);
+    expect(envSigner.stderr).toMatch(/RELAYER_SIGNER: is env \(raw keys in the environment\): production wants RELAYER_SIGNER=pkcs11/);
+  });
+});
+
+describe('the relayer signer setting (RELAYER_SIGNER)', () => {
+  const pkcs11 = { RELAYER_SIGNER: 'pkcs11', PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', PKCS11_TOKEN_LABEL: 'relayer', PKCS11_PIN: '1234', PKCS11_EVM_KEY_LABEL: 'evm', PKCS11_STELLAR_KEY_LABEL: 'stellar' };
+
+  it('is env by default outside production; production refuses env unless RELAYER_SIGNER_ALLOW_ENV=true', () => {
+    expect(loadConfig({}).RELAYER_SIGNER).toBe('env');
+    const { RELAYER_SIGNER_ALLOW_ENV: _allowed, ...rawKeys } = productionEnv();
+    expect(() => loadConfig(rawKeys)).toThrow(/RELAYER_SIGNER: is env/);
+    expect(loadConfig({ ...rawKeys, RELAYER_SIGNER_ALLOW_ENV: 'true' }).RELAYER_SIGNER).toBe('env');
+  });
+
+  it('with pkcs11 names every missing PKCS11_* setting, wants one PIN source, and asks no raw relayer key in production', () => {
+    expect(() => loadConfig({ RELAYER_SIGNER: 'pkcs11' }))
+      .toThrow(/PKCS11_MODULE: must be set[\s\S]*PKCS11_TOKEN_LABEL[\s\S]*PKCS11_EVM_KEY_LABEL[\s\S]*PKCS11_STELLAR_KEY_LABEL[\s\S]*PKCS11_PIN: set exactly one/);
+    expect(() => loadConfig({ ...pkcs11, PKCS11_PIN_FILE: '/run/secrets/pin' })).toThrow(/PKCS11_PIN: set exactly one of PKCS11_PIN and PKCS11_PIN_FILE/);
+    expect(() => loadConfig({ RELAYER_SIGNER: 'kms' })).toThrow(/RELAYER_SIGNER: must be env or pkcs11/);
+    const { RELAYER_SIGNER_ALLOW_ENV: _allowed, RELAYER_EVM_PRIVATE_KEY: _evm, RELAYER_STELLAR_SECRET: _stellar, ...noKeys } = productionEnv();
+    const secrets = resolveSecrets(loadConfig({ ...noKeys, ...pkcs11 }));
+    expect(secrets.relayerEvmPrivateKey).toBeUndefined();
+    expect(secrets.relayerStellarSecret).toBeUndefined();
   });
 });

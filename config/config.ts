@@ -154,6 +154,25 @@ export const configSchema = z.object({
   RELAYER_EVM_PRIVATE_KEY: z.string().optional(),
   /** Secret seed (S...) of the ed25519 key that signs Stellar requests. Generated into DATA_DIR outside production. */
   RELAYER_STELLAR_SECRET: z.string().optional(),
+  /**
+   * Where the relayer's signing keys live (README "Relayer keys in an HSM"): `env` holds them in memory
+   * from RELAYER_EVM_PRIVATE_KEY / RELAYER_STELLAR_SECRET (development; refused in production unless
+   * RELAYER_SIGNER_ALLOW_ENV=true), `pkcs11` signs inside a PKCS#11 token (HSM) with the PKCS11_* settings.
+   */
+  RELAYER_SIGNER: z.enum(['env', 'pkcs11'], { error: 'must be env or pkcs11' }).default('env'),
+  /** Production escape hatch: lets RELAYER_SIGNER=env start in production (staging, test stacks), knowingly. */
+  RELAYER_SIGNER_ALLOW_ENV: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((value) => value === 'true'),
+  /** RELAYER_SIGNER=pkcs11: path of the token's PKCS#11 library (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so). */
+  PKCS11_MODULE: z.string().min(1).optional(),
+  /** RELAYER_SIGNER=pkcs11: the label of the token holding the keys. */
+  PKCS11_TOKEN_LABEL: z.string().min(1).optional(),
+  /** RELAYER_SIGNER=pkcs11: the token's user PIN; or PKCS11_PIN_FILE, a file whose first line is the PIN. */
+  PKCS11_PIN: z.string().min(1).optional(),
+  PKCS11_PIN_FILE: z.string().min(1).optional(),
+  /** RELAYER_SIGNER=pkcs11: label of the secp256k1 key pair (EVM requests). */
+  PKCS11_EVM_KEY_LABEL: z.string().min(1).optional(),
+  /** RELAYER_SIGNER=pkcs11: label of the Ed25519 key pair (Stellar requests). */
+  PKCS11_STELLAR_KEY_LABEL: z.string().min(1).optional(),
   /** Seconds a signed request stays valid (its on-chain deadline). */
   SIGNED_REQUEST_TTL_SECONDS: intFromEnv(30, 86_400).default(600),
   CONFIRM_GRACE_SECONDS: intFromEnv(0, 7 * 86_400).default(900),
@@ -277,7 +296,19 @@ export const configSchema = z.object({
   if (config.METRICS_ON_API_PORT && config.METRICS_PORT !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['METRICS_ON_API_PORT'], message: 'must not be true when METRICS_PORT is set: /metrics is served on one port' });
   }
+  if (config.RELAYER_SIGNER === 'pkcs11') {
+    for (const key of ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_EVM_KEY_LABEL', 'PKCS11_STELLAR_KEY_LABEL'] as const) {
+      if (config[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must be set when RELAYER_SIGNER=pkcs11' });
+    }
+    if ((config.PKCS11_PIN === undefined) === (config.PKCS11_PIN_FILE === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['PKCS11_PIN'], message: 'set exactly one of PKCS11_PIN and PKCS11_PIN_FILE when RELAYER_SIGNER=pkcs11' });
+    }
+  }
   if (config.NODE_ENV !== 'production') return;
+  // Raw keys in every pod's environment are the first thing an intruder takes: production signs in an HSM.
+  if (config.RELAYER_SIGNER === 'env' && !config.RELAYER_SIGNER_ALLOW_ENV) {
+    ctx.addIssue({ code: 'custom', path: ['RELAYER_SIGNER'], message: 'is env (raw keys in the environment): production wants RELAYER_SIGNER=pkcs11 (README "Relayer keys in an HSM"), or RELAYER_SIGNER_ALLOW_ENV=true to accept the risk' });
+  }
   // Any origin in production would let every web page spend a signed-in user's token it obtained.
   if (config.CORS_ORIGINS?.includes('*')) {
     ctx.addIssue({ code: 'custom', path: ['CORS_ORIGINS'], message: 'must list the allowed origins in production, not *' });

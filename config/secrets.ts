@@ -9,8 +9,9 @@ import { ConfigError, type Config } from './config.ts';
 export interface Secrets {
   jwtSecret: string;
   sep10SigningSecret: string;
-  relayerEvmPrivateKey: string;
-  relayerStellarSecret: string;
+  /** Absent with RELAYER_SIGNER=pkcs11: the relayer's keys are in the token, not here. */
+  relayerEvmPrivateKey?: string;
+  relayerStellarSecret?: string;
 }
 
 type SecretName = keyof Secrets;
@@ -133,7 +134,8 @@ export function jwtSecretWeakness(value: string): string | null {
  * Resolves every secret from config. In production each must be set and strong, else start-up
  * fails naming it (ConfigError; the process exits 78): anvil's ten public development keys, a
  * SEP-10 key that is also the relayer's Stellar key, and a JWT key below 256 bits or of an obvious
- * pattern are refused. Outside production a missing secret is generated once and kept in
+ * pattern are refused. With RELAYER_SIGNER=pkcs11 the relayer's two keys are not secrets of the
+ * process (they stay in the token) and are left out. Outside production a missing secret is generated once and kept in
  * `DATA_DIR/secrets.json` (mode 0600), so sessions and keys survive restarts.
  */
 export function resolveSecrets(config: Config): Secrets {
@@ -143,7 +145,10 @@ export function resolveSecrets(config: Config): Secrets {
   const problems: string[] = [];
   const resolved = {} as Secrets;
   const generated: Partial<Secrets> = {};
-  for (const name of Object.keys(ENV_NAMES) as SecretName[]) {
+  // With an HSM the relayer's keys live in the token: none is asked for, generated or kept here.
+  const wanted = (Object.keys(ENV_NAMES) as SecretName[])
+    .filter((name) => config.RELAYER_SIGNER !== 'pkcs11' || (name !== 'relayerEvmPrivateKey' && name !== 'relayerStellarSecret'));
+  for (const name of wanted) {
     const envName = ENV_NAMES[name];
     const fromEnv = config[envName] as string | undefined;
     let value = fromEnv ?? stored[name];

@@ -56,7 +56,7 @@ function contracts(chainId: string, account: { privateKey: string }) {
   };
 }
 
-function sign<A extends ActionName>(chainId: string, contract: 'adManager' | 'orderPortal', action: A, fields: ActionFields<A>, now?: number) {
+async function sign<A extends ActionName>(chainId: string, contract: 'adManager' | 'orderPortal', action: A, fields: ActionFields<A>, now?: number) {
   return buildSignedCallData({
     target: { kind: 'EVM', chainId, contractAddress: devnet.deployments[chainId]![contract] },
     action,
@@ -90,7 +90,7 @@ async function mined(tx: Promise<{ wait(): Promise<unknown>; hash: string }>): P
 async function createAd(chainId: string, amount: bigint, orderChainId = B) {
   const maker = contracts(chainId, makerAccount!);
   const adId = randomUUID();
-  const data = sign(chainId, 'adManager', 'createAd', {
+  const data = await sign(chainId, 'adManager', 'createAd', {
     adId,
     adCreator: makerAccount!.address,
     adToken: devnet.deployments[chainId]!.testErc20,
@@ -178,10 +178,10 @@ describe('relayer-signed requests on the contracts', () => {
     const to = anvilAccounts(4)[3]!.address;
     const before = (await maker.token.getFunction('balanceOf')(to)) as bigint;
 
-    const withdraw = sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 300n, to });
+    const withdraw = await sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 300n, to });
     const withdrawCall = evmContractCall('withdrawFromAd', withdraw);
     const withdrawTx = await mined(maker.adManager.getFunction(withdrawCall.functionName)(...withdrawCall.args));
-    const close = sign(A, 'adManager', 'closeAd', { adId, to });
+    const close = await sign(A, 'adManager', 'closeAd', { adId, to });
     const closeCall = evmContractCall('closeAd', close);
     const closeTx = await mined(maker.adManager.getFunction(closeCall.functionName)(...closeCall.args));
 
@@ -202,7 +202,7 @@ describe('relayer-signed requests on the contracts', () => {
   it('rejects a request signed by a key other than the relayer', async () => {
     const { adId } = await createAd(A, 10n);
     const impostor = createRelayerSigners({ relayerEvmPrivateKey: Wallet.createRandom().privateKey, relayerStellarSecret: signers.stellar.secret() }, domain);
-    const data = buildSignedCallData({
+    const data = await buildSignedCallData({
       target: { kind: 'EVM', chainId: A, contractAddress: devnet.deployments[A]!.adManager },
       action: 'closeAd',
       fields: { adId, to: makerAccount!.address },
@@ -217,7 +217,7 @@ describe('relayer-signed requests on the contracts', () => {
   it('reverts a replayed authToken', async () => {
     const { adId } = await createAd(A, 100n);
     const maker = contracts(A, makerAccount!);
-    const data = sign(A, 'adManager', 'fundAd', { adId, amount: 5n });
+    const data = await sign(A, 'adManager', 'fundAd', { adId, amount: 5n });
     await mined(maker.token.getFunction('approve')(devnet.deployments[A]!.adManager, 10n));
     const fund = () => maker.adManager.getFunction('fundAd')(adIdWord(adId), 5n, data.authToken, data.deadline, data.signature);
     await mined(fund());
@@ -226,7 +226,7 @@ describe('relayer-signed requests on the contracts', () => {
 
   it('reverts an expired request', async () => {
     const { adId } = await createAd(A, 100n);
-    const data = sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address }, Date.now() - 3_600_000);
+    const data = await sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address }, Date.now() - 3_600_000);
     const { adManager } = contracts(A, makerAccount!);
     expect(await revertName(adManager.getFunction('withdrawFromAd')(adIdWord(adId), 1n, makerAccount!.address, data.authToken, data.deadline, data.signature))).toBe('RequestExpired');
   });
@@ -235,7 +235,7 @@ describe('relayer-signed requests on the contracts', () => {
     const { adId } = await createAd(A, 100n);
     const issuedAt = Date.now() - 3_600_000; // the service's deadline has passed by now
     const farFuture = String(Math.floor(Date.now() / 1000) + 10 * 365 * 86_400);
-    const data = sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address, deadline: farFuture } as never, issuedAt);
+    const data = await sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address, deadline: farFuture } as never, issuedAt);
     expect(data.deadline).toBe(String(Math.floor(issuedAt / 1000) + 600));
     const call = evmContractCall('withdrawFromAd', { ...data, deadline: farFuture });
     const { adManager } = contracts(A, makerAccount!);
@@ -248,7 +248,7 @@ describe('relayer-signed requests on the contracts', () => {
   it('rejects on chain B a request signed for chain A, though the contract address is the same', async () => {
     expect(devnet.deployments[A]!.adManager).toBe(devnet.deployments[B]!.adManager);
     const { adId } = await createAd(B, 100n, A);
-    const signedForA = sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address });
+    const signedForA = await sign(A, 'adManager', 'withdrawFromAd', { adId, amount: 1n, to: makerAccount!.address });
     const { adManager } = contracts(B, makerAccount!);
     expect(await revertName(adManager.getFunction('withdrawFromAd')(
         adIdWord(adId), 1n, makerAccount!.address, signedForA.authToken, signedForA.deadline, signedForA.signature,
@@ -284,7 +284,7 @@ async function deposit(params: OrderParams) {
   const orderHash = computeOrderHash(params, domain);
   const secret = randomSecret();
   const commitment = secretCommitment(secret);
-  const data = sign(A, 'orderPortal', 'createOrder', { orderHash, secretCommitment: commitment });
+  const data = await sign(A, 'orderPortal', 'createOrder', { orderHash, secretCommitment: commitment });
   if (params.orderChainToken !== NATIVE_TOKEN_ADDRESS) {
     await mined(bridger.token.getFunction('approve')(devnet.deployments[A]!.orderPortal, BigInt(params.amount)));
   }
@@ -341,7 +341,7 @@ describe('OrderPortal deposits and the Poseidon tree', () => {
   it('rejects a deposit whose order names another portal', async () => {
     const params = { ...orderOn(randomUUID(), 1n), orderPortal: devnet.deployments[A]!.adManager };
     const orderHash = computeOrderHash(params, domain);
-    const data = sign(A, 'orderPortal', 'createOrder', { orderHash, secretCommitment: 1n });
+    const data = await sign(A, 'orderPortal', 'createOrder', { orderHash, secretCommitment: 1n });
     const bridger = contracts(A, bridgerAccount!);
     expect(await revertName(bridger.orderPortal.getFunction('createOrder')(encodeOrderParams(params), 1n, data.authToken, data.deadline, data.signature))).toBe('NotForThisContract');
   });
@@ -350,7 +350,7 @@ describe('OrderPortal deposits and the Poseidon tree', () => {
     const { adId } = await createAd(B, 1_000n, A);
     const params = orderOn(adId, 400n);
     const { orderHash } = await deposit(params);
-    const data = sign(B, 'adManager', 'lockForOrder', { orderHash });
+    const data = await sign(B, 'adManager', 'lockForOrder', { orderHash });
     const maker = contracts(B, makerAccount!);
     const txHash = await mined(maker.adManager.getFunction('lockForOrder')(encodeOrderParams(params), data.authToken, data.deadline, data.signature));
     const ad = await maker.adManager.getFunction('ads')(adIdWord(adId));
@@ -402,7 +402,7 @@ describe('verifyEvmTransaction', () => {
   it('rejects a reverted transaction as failed', async () => {
     const bridger = contracts(A, bridgerAccount!);
     const params = orderOn(randomUUID(), 1n);
-    const data = sign(A, 'orderPortal', 'createOrder', { orderHash: computeOrderHash(params, domain), secretCommitment: 1n });
+    const data = await sign(A, 'orderPortal', 'createOrder', { orderHash: computeOrderHash(params, domain), secretCommitment: 1n });
     // No allowance, explicit gas: the transaction is mined and reverts in the token transfer.
     await mined(bridger.token.getFunction('approve')(devnet.deployments[A]!.orderPortal, 0n));
     const txHash = await bridger.orderPortal.getFunction('createOrder')(

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { computeAddress, JsonRpcProvider, SigningKey } from 'ethers';
-import { loadConfig } from '../config/config.ts';
+import { loadConfig, type Config } from '../config/config.ts';
 import { resolveSecrets } from '../config/secrets.ts';
 import { startAnvil } from './anvil.ts';
 import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
@@ -63,7 +63,7 @@ export interface Devnet {
 export async function startDevnet(options: StartDevnetOptions = {}): Promise<Devnet> {
   const config = options.relayerEvmAddress && options.domain ? undefined : loadConfig();
   const relayer =
-    options.relayerEvmAddress ?? computeAddress(new SigningKey(resolveSecrets(config!).relayerEvmPrivateKey).publicKey);
+    options.relayerEvmAddress ?? computeAddress(new SigningKey(devnetRelayerKey(config!)).publicKey);
   const domain = options.domain ?? { name: config!.EIP712_DOMAIN_NAME, version: config!.EIP712_DOMAIN_VERSION };
   const artifacts = await loadDevnetArtifacts();
   if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
@@ -140,4 +140,11 @@ async function previousDeployment(rpcUrl: string, file: string, relayer: string)
   } finally {
     provider.destroy();
   }
+}
+
+/** The relayer key `npm run devnet` trusts: the service's env key (an HSM's address is passed in as relayerEvmAddress). */
+function devnetRelayerKey(config: Config): string {
+  const key = resolveSecrets(config).relayerEvmPrivateKey;
+  if (!key) throw new Error('the devnet needs the relayer\'s EVM address: with RELAYER_SIGNER=pkcs11 pass relayerEvmAddress (npm start does)');
+  return key;
 }

@@ -4,7 +4,8 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createAdsService, type AdsService } from '../ads/service.ts';
 import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
 import { createAuthService, type AuthService } from '../auth/service.ts';
-import { createRelayerSigners, type RelayerSigners } from '../chains/signers.ts';
+import type { RelayerSigners } from '../chains/signers.ts';
+import { relayerSignerFromConfig } from '../chains/signer/from-config.ts';
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';
 import { createOrderChainReader } from '../chains/order-chain.ts';
@@ -125,7 +126,10 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   collectDefaultMetrics({ register: metrics });
   proverMetrics(metrics);
   let pool: ProverPool | undefined;
-  const signers = createRelayerSigners(secrets, { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION });
+  const signers: RelayerSigners = {
+    signer: relayerSignerFromConfig(config, secrets),
+    domain: { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION },
+  };
   const registryCache = new RegistryCache(knex);
   const clients = cachedChainClients();
   const verifier = createTransactionVerifier(clients);
@@ -312,6 +316,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       await tradeStarts.stop();
       await orchestrator?.close();
       await pool?.close();
+      await signers.signer.close();
     },
   };
 }

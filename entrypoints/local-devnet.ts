@@ -1,15 +1,14 @@
 import path from 'node:path';
-import { computeAddress, SigningKey } from 'ethers';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import { Keypair, rpc } from '@stellar/stellar-sdk';
+import { rpc } from '@stellar/stellar-sdk';
 import { startDevnet, type Devnet } from '../devnet/index.ts';
 import { buildStellarDevnet, stellarDevnetBuilt } from '../devnet/stellar/build.ts';
 import { fund } from '../devnet/stellar/client.ts';
 import { mintTestToken } from '../devnet/stellar/deploy.ts';
 import { importRegistry } from '../registry/import.ts';
-import type { Secrets } from '../config/secrets.ts';
+import type { RelayerSigner } from '../chains/signers.ts';
 import { STELLAR_DEV_ACCOUNT } from './dev-accounts.ts';
 
 /** Test tokens the Stellar dev account gets when it is created: 1 000 000 TUSD (7 decimals), as anvil's accounts hold. */
@@ -18,14 +17,14 @@ const STELLAR_DEV_TUSD = 1_000_000n * 10n ** 7n;
 /**
  * Starts the devnet for a local run, so a newcomer can run a whole trade with no outside chain:
  * anvil 31337 and 31338 and the local Stellar network (148, devnet/stellar: the Soroban contracts
- * as wasm, native XLM and a SEP-41 test token) with the contracts trusting this service's relayer keys,
+ * as wasm, native XLM and a SEP-41 test token) with the contracts trusting this service's relayer keys (in memory or in an HSM),
  * their state kept in DATA_DIR/devnet across restarts, and registered (chains, tokens, routes)
  * through the same import operators use. On the Stellar network `STELLAR_DEV_ACCOUNT` holds
  * 10 000 XLM and 1 000 000 TUSD (given once, when the ledger does not know it). When a port is
  * taken and DEVNET is `auto` (someone runs `npm run devnet` already, say), the service goes on
  * without starting its own.
  */
-export async function startLocalDevnet(config: Config, secrets: Secrets, knex: Knex, logger: Logger): Promise<Devnet | undefined> {
+export async function startLocalDevnet(config: Config, signer: RelayerSigner, knex: Knex, logger: Logger): Promise<Devnet | undefined> {
   let devnet: Devnet;
   try {
     // The Stellar network's binary and the contracts' wasm come from cargo (minutes the first time).
@@ -40,10 +39,10 @@ export async function startLocalDevnet(config: Config, secrets: Secrets, knex: K
     }
     devnet = await startDevnet({
       ports: [config.DEVNET_PORT_A, config.DEVNET_PORT_B],
-      relayerEvmAddress: computeAddress(new SigningKey(secrets.relayerEvmPrivateKey).publicKey),
+      relayerEvmAddress: await signer.evmAddress(),
       domain: { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION },
       stateDir: path.join(config.DATA_DIR, 'devnet'),
-      stellar: withStellar ? { relayer: Keypair.fromSecret(secrets.relayerStellarSecret).publicKey(), port: config.STELLAR_DEVNET_PORT } : undefined,
+      stellar: withStellar ? { relayer: await signer.stellarPublicKey(), port: config.STELLAR_DEVNET_PORT } : undefined,
     });
   } catch (error) {
     if (config.DEVNET === 'on') throw error;

@@ -66,11 +66,12 @@ export async function start(
   let devnet: Devnet | undefined;
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {
+    await relayerSignerReady(container, logger);
     if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
       // Loaded only here: the devnet's packages (anvil, solc, circomlibjs) are development dependencies,
       // absent from the production image.
       const { startLocalDevnet } = await import('./local-devnet.ts');
-      devnet = await startLocalDevnet(config, container.secrets, database.knex, logger);
+      devnet = await startLocalDevnet(config, container.signers.signer, database.knex, logger);
     }
     await checkChainVerifiers(provingKey, container, logger);
     await container.startOrchestrator(database.url);
@@ -121,6 +122,21 @@ export async function start(
         await database.close();
       })()),
   };
+}
+
+/**
+ * Reads the relayer signer's two public keys before anything is served: with RELAYER_SIGNER=pkcs11 a
+ * token that is missing, locked or without the labelled keys stops start-up (ConfigError, exit 78)
+ * rather than failing the first signed request.
+ */
+async function relayerSignerReady(container: Container, logger: Logger): Promise<void> {
+  const { signer } = container.signers;
+  try {
+    const [evmAddress, stellarPublicKey] = await Promise.all([signer.evmAddress(), signer.stellarPublicKey()]);
+    logger.info({ backend: signer.backend, evmAddress, stellarPublicKey }, `relayer signer ready (RELAYER_SIGNER=${signer.backend})`);
+  } catch (error) {
+    throw new ConfigError(`RELAYER_SIGNER=${signer.backend}: ${(error as Error).message}`);
+  }
 }
 
 /** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up (exit 78). */

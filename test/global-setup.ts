@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
 import { buildStellarDevnet, ensureRustToolchain } from '../devnet/stellar/build.ts';
 import { buildNativeProver, cargoAvailable, NATIVE_PROVER_BINARY } from '../prover/native/binary.ts';
+import { buildPkcs11Signer } from '../chains/signer/build.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,6 +20,8 @@ declare module 'vitest' {
     nativeProver: string;
     /** Debian's chromium for the browser tests (scripts/install-browser.mjs installs it when missing). */
     chromium: string;
+    /** SoftHSM2's PKCS#11 module for the HSM signer tests (scripts/install-softhsm.mjs installs it when missing). */
+    softhsmModule: string;
   }
 }
 
@@ -46,6 +49,10 @@ export async function setup(project: TestProject): Promise<void> {
   // Debian's chromium for the browser tests (CORS from a page on another origin), apt-get installed when missing.
   const browserInstaller = path.join(import.meta.dirname, '..', 'scripts', 'install-browser.mjs');
   project.provide('chromium', execFileSync(process.execPath, [browserInstaller], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!);
+  // SoftHSM2 (a PKCS#11 token in software) and the relayer's PKCS#11 signer for the HSM tests (chains/signer/).
+  const softhsmInstaller = path.join(import.meta.dirname, '..', 'scripts', 'install-softhsm.mjs');
+  project.provide('softhsmModule', execFileSync(process.execPath, [softhsmInstaller], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!);
+  buildPkcs11Signer({ quiet: true });
   // The local Stellar network and the Soroban contracts' wasm.
   buildStellarDevnet({ quiet: true });
   await startDatabase(project);

@@ -171,8 +171,8 @@ describe('a reservation never deposited', () => {
     // Same relayer key as the devnet's contracts trust, same chains; only the reservation TTL differs.
     short = await startTestService({
       TRADE_RESERVATION_TTL_SECONDS: '2',
-      RELAYER_EVM_PRIVATE_KEY: service.container.secrets.relayerEvmPrivateKey,
-      RELAYER_STELLAR_SECRET: service.container.secrets.relayerStellarSecret,
+      RELAYER_EVM_PRIVATE_KEY: service.container.secrets.relayerEvmPrivateKey!,
+      RELAYER_STELLAR_SECRET: service.container.secrets.relayerStellarSecret!,
     });
     await short.knex('chains').insert((await service.knex('chains').select('*')).map(({ id, ...row }) => ({ id, ...row })));
     await short.knex('tokens').insert(await service.knex('tokens').select('*'));

@@ -188,7 +188,7 @@ export function createTradesService(deps: TradesDeps) {
       let signed;
       try {
         orderHash = computeOrderHash(orderParams, deps.signers.domain);
-        signed = buildSignedCallData({
+        signed = await buildSignedCallData({
           target: target(orderChain, orderChain.orderPortalAddress),
           action: 'createOrder',
           fields: { orderHash, secretCommitment: commitment },
@@ -274,7 +274,7 @@ export function createTradesService(deps: TradesDeps) {
       if (ttl <= 0) throw new TradeNotReadyError(`the lock window of trade ${tradeId} has closed`);
       await assertDepositCanonical(trade);
       const adChain = await chainOf(trade.adChainId);
-      const signed = buildSignedCallData({
+      const signed = await buildSignedCallData({
         target: target(adChain, trade.orderParams.adManager),
         action: 'lockForOrder',
         fields: { orderHash: trade.orderHash },
@@ -309,7 +309,7 @@ export function createTradesService(deps: TradesDeps) {
         : [orderChain, trade.orderParams.orderPortal, trade.orderParams.refundTime];
       const ttl = ttlWithin(cap, nowSeconds(), settings.signedRequestTtlSeconds);
       if (ttl <= 0) throw new TradeNotReadyError(`the ${due.side}-chain unlock window of trade ${tradeId} has closed`);
-      const signed = buildSignedCallData({
+      const signed = await buildSignedCallData({
         target: target(chain, contract),
         action: 'unlock',
         fields: { orderHash: trade.orderHash, nullifierHash: proof.nullifierHash, targetRoot: proof.targetRoot },

@@ -50,7 +50,7 @@ describe('CORS in development', () => {
 describe('CORS in production', () => {
   it('allows exactly the listed origins', async () => {
     const url = await serve(loadConfig({
-      NODE_ENV: 'production', CORS_ORIGINS: 'https://app.example.org, https://Beta.Example.org:8443/',
+      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', CORS_ORIGINS: 'https://app.example.org, https://Beta.Example.org:8443/',
       SIWE_DOMAIN: 'app.example.org', SIWE_URI: 'https://app.example.org', SEP10_HOME_DOMAIN: 'example.org', SEP10_WEB_AUTH_DOMAIN: 'api.example.org',
     }));
     for (const origin of ['https://app.example.org', 'https://beta.example.org:8443']) {

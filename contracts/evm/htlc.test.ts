@@ -98,7 +98,7 @@ async function attempt(
 }
 
 /** A relayer-signed call as the service would issue it at `atSeconds` (the service's clock). */
-function signed<T extends ActionName>(
+async function signed<T extends ActionName>(
   chainId: string,
   target: 'adManager' | 'orderPortal',
   action: T,
@@ -106,7 +106,7 @@ function signed<T extends ActionName>(
   atSeconds: number,
   extras: CallExtras = {},
 ) {
-  const data = buildSignedCallData({
+  const data = await buildSignedCallData({
     target: { kind: 'EVM', chainId, contractAddress: devnet.deployments[chainId]![target] },
     action,
     fields,
@@ -127,7 +127,7 @@ async function adOf(chainId: string, adId: string): Promise<{ available: bigint;
 async function createAd(amount: bigint): Promise<string> {
   const adId = randomUUID();
   await (await contract(B, 'testErc20', maker!).getFunction('approve')(devnet.deployments[B]!.adManager, amount)).wait();
-  const { call } = signed(B, 'adManager', 'createAd', {
+  const { call } = await signed(B, 'adManager', 'createAd', {
     adId, adCreator: maker!.address, adToken: devnet.deployments[B]!.testErc20, initialAmount: amount, orderChainId: A, adRecipient: maker!.address,
   }, await chainTime(B));
   expect(await attempt(B, 'adManager', maker!, call)).toBe('ok');
@@ -150,13 +150,13 @@ const timesNow = async () => computeOrderTimes(Math.max(await chainTime(A), awai
 async function deposit(order: OrderParams, secret = randomSecret()): Promise<string> {
   await (await contract(A, 'testErc20', bridger!).getFunction('approve')(devnet.deployments[A]!.orderPortal, BigInt(order.amount))).wait();
   const orderHash = computeOrderHash(order, domain);
-  const { call } = signed(A, 'orderPortal', 'createOrder', { orderHash, secretCommitment: secretCommitment(secret) }, await chainTime(A), { orderParams: order });
+  const { call } = await signed(A, 'orderPortal', 'createOrder', { orderHash, secretCommitment: secretCommitment(secret) }, await chainTime(A), { orderParams: order });
   return attempt(A, 'orderPortal', bridger!, call);
 }
 
 async function lock(order: OrderParams, at?: number): Promise<string> {
   const orderHash = computeOrderHash(order, domain);
-  const { call } = signed(B, 'adManager', 'lockForOrder', { orderHash }, at ?? (await chainTime(B)), { orderParams: order });
+  const { call } = await signed(B, 'adManager', 'lockForOrder', { orderHash }, at ?? (await chainTime(B)), { orderParams: order });
   return attempt(B, 'adManager', maker!, call, at);
 }
 
@@ -188,9 +188,9 @@ async function proveDeposit(order: OrderParams, secret: bigint) {
 }
 
 /** The unlock `side` would submit at `at`: the Maker's on the portal (chain A), the Bridger's on the AdManager (chain B). */
-function unlockAt(side: 'portal' | 'adManager', order: OrderParams, proved: Awaited<ReturnType<typeof proveDeposit>>, at: number) {
+async function unlockAt(side: 'portal' | 'adManager', order: OrderParams, proved: Awaited<ReturnType<typeof proveDeposit>>, at: number) {
   const [chainId, target, account] = side === 'portal' ? [A, 'orderPortal' as const, maker!] : [B, 'adManager' as const, bridger!];
-  const { call } = signed(chainId, target, 'unlock', proved.fields, at, { orderParams: order, proof: proved.proof });
+  const { call } = await signed(chainId, target, 'unlock', proved.fields, at, { orderParams: order, proof: proved.proof });
   return attempt(chainId, target, account, call, at);
 }
 
@@ -276,7 +276,7 @@ describe('timeouts when nobody unlocks', () => {
     const order = orderFor(adId, 400n, await timesNow());
     expect(await deposit(order)).toBe('ok');
     expect(await lock(order)).toBe('ok');
-    const { call } = signed(B, 'adManager', 'closeAd', { adId, to: maker!.address }, await chainTime(B));
+    const { call } = await signed(B, 'adManager', 'closeAd', { adId, to: maker!.address }, await chainTime(B));
     expect(await attempt(B, 'adManager', maker!, call)).toBe('ok');
     const before = await balance(B, maker!.address);
     expect(await releaseAt(order, Number(order.lockExpiry))).toBe('ok');
@@ -363,7 +363,7 @@ describe('contract set-up and token calls', () => {
 
     const createWith = async (token: string) => {
       const adId = randomUUID();
-      const { call } = signed(B, 'adManager', 'createAd', {
+      const { call } = await signed(B, 'adManager', 'createAd', {
         adId, adCreator: maker!.address, adToken: token, initialAmount: 600n, orderChainId: A, adRecipient: maker!.address,
       }, await chainTime(B));
       return { adId, outcome: await attempt(B, 'adManager', maker!, call) };
@@ -371,7 +371,7 @@ describe('contract set-up and token calls', () => {
     const created = await createWith(await noReturn.getAddress());
     expect(created.outcome).toBe('ok');
     expect(await noReturn.getFunction('balanceOf')(devnet.deployments[B]!.adManager)).toBe(600n);
-    const { call } = signed(B, 'adManager', 'withdrawFromAd', { adId: created.adId, amount: 250n, to: stranger!.address }, await chainTime(B));
+    const { call } = await signed(B, 'adManager', 'withdrawFromAd', { adId: created.adId, amount: 250n, to: stranger!.address }, await chainTime(B));
     expect(await attempt(B, 'adManager', maker!, call)).toBe('ok');
     expect(await noReturn.getFunction('balanceOf')(stranger!.address)).toBe(250n);
 

@@ -54,7 +54,7 @@ async function submit<T extends ActionName>(
   fields: ActionFields<T>,
   extras: CallExtras = {},
 ): Promise<void> {
-  const data = buildSignedCallData({
+  const data = await buildSignedCallData({
     target: { kind: 'EVM', chainId, contractAddress: devnet.deployments[chainId]![target] },
     action,
     fields,

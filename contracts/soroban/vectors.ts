@@ -177,28 +177,28 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     nullifierHash: adNullifier.toString(),
     targetRoot: evmRoot.toString(),
     proof: await proofOf(evmKey, 2, adSecret, order.hash),
-    createAd: sign(AD_MANAGER, 'createAd', { adId, adCreator: maker.publicKey(), adToken: token, initialAmount: '1000000', orderChainId: '31337', adRecipient: evmMaker!.address }, 'createAd'),
-    fundAd: sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd'),
-    fundAdWrongSigner: sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd by impostor', signersOf(impostor)),
-    withdrawFromAd: sign(AD_MANAGER, 'withdrawFromAd', { adId, amount: '200000', to: maker.publicKey() }, 'withdrawFromAd'),
-    lockForOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: order.hash }, 'lockForOrder'),
-    lockSecondOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: secondOrder.hash }, 'lockForOrder second'),
-    unlock: sign(AD_MANAGER, 'unlock', adUnlockFields, 'unlock'),
+    createAd: await sign(AD_MANAGER, 'createAd', { adId, adCreator: maker.publicKey(), adToken: token, initialAmount: '1000000', orderChainId: '31337', adRecipient: evmMaker!.address }, 'createAd'),
+    fundAd: await sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd'),
+    fundAdWrongSigner: await sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd by impostor', signersOf(impostor)),
+    withdrawFromAd: await sign(AD_MANAGER, 'withdrawFromAd', { adId, amount: '200000', to: maker.publicKey() }, 'withdrawFromAd'),
+    lockForOrder: await sign(AD_MANAGER, 'lockForOrder', { orderHash: order.hash }, 'lockForOrder'),
+    lockSecondOrder: await sign(AD_MANAGER, 'lockForOrder', { orderHash: secondOrder.hash }, 'lockForOrder second'),
+    unlock: await sign(AD_MANAGER, 'unlock', adUnlockFields, 'unlock'),
     /** The second order unlocked with the first one's nullifier (and proof): the nullifier is spent. */
-    unlockSecondOrderSpentNullifier: sign(AD_MANAGER, 'unlock', { ...adUnlockFields, orderHash: secondOrder.hash }, 'unlock second'),
-    closeAd: sign(AD_MANAGER, 'closeAd', { adId, to: maker.publicKey() }, 'closeAd'),
+    unlockSecondOrderSpentNullifier: await sign(AD_MANAGER, 'unlock', { ...adUnlockFields, orderHash: secondOrder.hash }, 'unlock second'),
+    closeAd: await sign(AD_MANAGER, 'closeAd', { adId, to: maker.publicKey() }, 'closeAd'),
     /** The unlock valid past the order's lockExpiry, so the contract's time rule decides at the boundary. */
-    unlockLate: sign(AD_MANAGER, 'unlock', adUnlockFields, 'unlock late', signers, LATE_TTL),
+    unlockLate: await sign(AD_MANAGER, 'unlock', adUnlockFields, 'unlock late', signers, LATE_TTL),
     /** Orders the AdManager must refuse to lock, each with a signed lock request. */
-    lockRefused: refusals(TIMES_REFUSED, { orderRecipient: evmBridger!.address, why: 'OrderMismatch: pays another recipient than the ad records' })
-      .map(({ why, changes }, i) => {
+    lockRefused: await Promise.all(refusals(TIMES_REFUSED, { orderRecipient: evmBridger!.address, why: 'OrderMismatch: pays another recipient than the ad records' })
+      .map(async ({ why, changes }, i) => {
         const refused = tradeOrder(fieldOf(`refused lock salt ${i}`).toString(), '1000', changes);
-        return { why, order: refused, lockForOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: refused.hash }, `lock refused ${i}`) };
-      }),
+        return { why, order: refused, lockForOrder: await sign(AD_MANAGER, 'lockForOrder', { orderHash: refused.hash }, `lock refused ${i}`) };
+      })),
     /** An order at every limit exactly (the least unlock window and refund margin): accepted. */
-    edge: (() => {
+    edge: await (async () => {
       const edge = tradeOrder(fieldOf('edge lock salt').toString(), '1000', EDGE_TIMES);
-      return { order: edge, lockForOrder: sign(AD_MANAGER, 'lockForOrder', { orderHash: edge.hash }, 'lock edge') };
+      return { order: edge, lockForOrder: await sign(AD_MANAGER, 'lockForOrder', { orderHash: edge.hash }, 'lock edge') };
     })(),
   };
 
@@ -222,7 +222,7 @@ export async function buildVectors(knex: Knex, prove: Prove) {
       order: deposit,
       secretCommitment: commitment.toString(),
       nullifierHash: nullifierHashOf(secret).toString(),
-      createOrder: sign(ORDER_PORTAL, 'createOrder', { orderHash: deposit.hash, secretCommitment: commitment }, `createOrder ${i}`),
+      createOrder: await sign(ORDER_PORTAL, 'createOrder', { orderHash: deposit.hash, secretCommitment: commitment }, `createOrder ${i}`),
       leafIndex: i,
       leaf: leaf.toString(),
       root: state.root.toString(),
@@ -237,24 +237,24 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     deposits: deposits.map(({ secret: _secret, ...rest }) => rest),
     targetRoot: root,
     proof: await proofOf(stellarKey, ours, our.secret, our.order.hash),
-    unlock: sign(ORDER_PORTAL, 'unlock', portalUnlockFields, 'portal unlock'),
+    unlock: await sign(ORDER_PORTAL, 'unlock', portalUnlockFields, 'portal unlock'),
     /** Signed by the relayer, but against a root the portal never had. */
-    unlockUnknownRoot: sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, targetRoot: '12345' }, 'portal unlock unknown root'),
+    unlockUnknownRoot: await sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, targetRoot: '12345' }, 'portal unlock unknown root'),
     /** Deposit 0 unlocked with our nullifier, root and proof: the nullifier is spent. */
-    unlockSpentNullifier: sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, orderHash: deposits[0]!.order.hash }, 'portal unlock spent'),
+    unlockSpentNullifier: await sign(ORDER_PORTAL, 'unlock', { ...portalUnlockFields, orderHash: deposits[0]!.order.hash }, 'portal unlock spent'),
     /** The unlock valid past the order's refundTime, so the contract's time rule decides at the boundary. */
-    unlockLate: sign(ORDER_PORTAL, 'unlock', portalUnlockFields, 'portal unlock late', signers, LATE_TTL),
+    unlockLate: await sign(ORDER_PORTAL, 'unlock', portalUnlockFields, 'portal unlock late', signers, LATE_TTL),
     /** Orders whose times the OrderPortal must refuse at createOrder, each with a signed request. */
-    createRefused: refusals(TIMES_REFUSED).map(({ why, changes }, i) => {
+    createRefused: await Promise.all(refusals(TIMES_REFUSED).map(async ({ why, changes }, i) => {
       const refused = depositOrder(0, fieldOf(`refused deposit salt ${i}`).toString(), changes);
       const commitment = secretCommitment(fieldOf(`refused deposit secret ${i}`));
-      return { why, order: refused, secretCommitment: commitment.toString(), createOrder: sign(ORDER_PORTAL, 'createOrder', { orderHash: refused.hash, secretCommitment: commitment }, `create refused ${i}`) };
-    }),
+      return { why, order: refused, secretCommitment: commitment.toString(), createOrder: await sign(ORDER_PORTAL, 'createOrder', { orderHash: refused.hash, secretCommitment: commitment }, `create refused ${i}`) };
+    })),
     /** A deposit at every limit exactly: accepted. */
-    edge: (() => {
+    edge: await (async () => {
       const edge = depositOrder(0, fieldOf('edge deposit salt').toString(), EDGE_TIMES);
       const commitment = secretCommitment(fieldOf('edge deposit secret'));
-      return { order: edge, secretCommitment: commitment.toString(), createOrder: sign(ORDER_PORTAL, 'createOrder', { orderHash: edge.hash, secretCommitment: commitment }, 'create edge') };
+      return { order: edge, secretCommitment: commitment.toString(), createOrder: await sign(ORDER_PORTAL, 'createOrder', { orderHash: edge.hash, secretCommitment: commitment }, 'create edge') };
     })(),
   };
 

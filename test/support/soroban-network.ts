@@ -58,7 +58,7 @@ async function signedDeposit(net: SorobanTestNetwork, bridger: Keypair, amount: 
   };
   const orderHash = computeOrderHash(orderParams, net.signers.domain);
   const commitment = secretCommitment(randomSecret());
-  const signed = buildSignedCallData({
+  const signed = await buildSignedCallData({
     target: { kind: 'STELLAR', chainId: CHAIN_ID, contractAddress: net.deployment.orderPortal, networkPassphrase: net.passphrase },
     action: 'createOrder',
     fields: { orderHash, secretCommitment: commitment.toString() },
@@ -108,7 +108,7 @@ export async function failedDeposit(net: SorobanTestNetwork, bridger: Keypair): 
 /** `maker` creates an XLM ad on the AdManager (a transaction on another contract than the portal). */
 export async function createAdOnManager(net: SorobanTestNetwork, maker: Keypair): Promise<{ txHash: string; reqHash: string; adId: string }> {
   const adId = randomUUID();
-  const signed = buildSignedCallData({
+  const signed = await buildSignedCallData({
     target: { kind: 'STELLAR', chainId: CHAIN_ID, contractAddress: net.deployment.adManager, networkPassphrase: net.passphrase },
     action: 'createAd',
     fields: { adId, adCreator: maker.publicKey(), adToken: net.deployment.xlm, initialAmount: '1000000', orderChainId: '31337', adRecipient: `0x${'55'.repeat(20)}` },
