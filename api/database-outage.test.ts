@@ -92,6 +92,17 @@ describe('/metrics while PostgreSQL is down', () => {
     const document = await (await request('GET', '/openapi.json')).json();
     expect(Object.keys(document.paths['/metrics'].get.responses)).not.toContain('503');
 
+    // Liveness (/live on the metrics port, deploy/k8s) answers without the database: a failover
+    // must not get every API pod restarted. Readiness (/health) says 503 meanwhile.
+    for (let i = 0; i < 3; i++) {
+      const began = performance.now();
+      const live = await fetch(`${service.metricsUrl!}/live`, { signal: AbortSignal.timeout(2_000) });
+      expect(live.status).toBe(200);
+      expect(await live.json()).toEqual({ status: 'ok' });
+      expect(performance.now() - began).toBeLessThan(500);
+    }
+    expect((await request('GET', '/health')).status).toBe(503);
+
     database = await startDatabase();
     await eventually('fresh trade gauges after the restart', scrape, ({ text }) => sample(text, 'relayer_db_up') === 1 && sample(text, 'relayer_trade_gauges_age_seconds')! < 3, 60_000);
   }, 180_000);

@@ -286,7 +286,22 @@ export const configSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('trade-lifecycle'),
   /** Task queue of `generateProof` (the `prover` processes). */
   TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
+  /** TLS to the Temporal frontend with the system's roots (implied by any TEMPORAL_TLS_* file or TEMPORAL_API_KEY). */
+  TEMPORAL_TLS: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((value) => value === 'true'),
+  /** Path of a PEM file of the CA that signed the frontend's certificate (else the system's roots). */
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  /** Paths of the PEM client certificate and its key for mTLS: both or neither. */
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  /** The name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** API key (Temporal Cloud): sent as a bearer token on every call, over TLS. A secret. */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
 }).superRefine((config, ctx) => {
+  if ((config.TEMPORAL_TLS_CERT === undefined) !== (config.TEMPORAL_TLS_KEY === undefined)) {
+    const missing = config.TEMPORAL_TLS_CERT === undefined ? 'TEMPORAL_TLS_CERT' : 'TEMPORAL_TLS_KEY';
+    ctx.addIssue({ code: 'custom', path: [missing], message: 'is required with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS needs both)' });
+  }
   // The contracts refuse a lock with less than an hour left before lockExpiry (chains/timing.ts
   // HTLC_LIMITS): a deposit made at its request's deadline must still leave room to lock.
   const depositTtl = Math.min(config.SIGNED_REQUEST_TTL_SECONDS, config.TRADE_RESERVATION_TTL_SECONDS);

@@ -34,6 +34,7 @@ import { createAudit, type AuditReport } from '../audit/audit.ts';
 import { startAuditJob, type AuditJob } from '../audit/job.ts';
 import { auditMetrics } from '../audit/metrics.ts';
 import { createTemporalOrchestrator } from '../workflows/temporal/client.ts';
+import { temporalConnectOptions } from '../workflows/temporal/connection-options.ts';
 import type { Orchestrator, TradeActivities } from '../trades/orchestrator.ts';
 
 /**
@@ -274,7 +275,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       if (orchestrator) return;
       if (config.TEMPORAL_ADDRESS) {
         orchestrator = await createTemporalOrchestrator({
-          address: config.TEMPORAL_ADDRESS,
+          ...temporalConnectOptions(config),
           namespace: config.TEMPORAL_NAMESPACE,
           taskQueue: config.TEMPORAL_TASK_QUEUE,
           proofsTaskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE,

@@ -6,6 +6,7 @@ import { ConfigError, type Config } from '../config/config.ts';
 import { registerTradeSearchAttributes } from '../workflows/temporal/client.ts';
 import { startProverWorker } from '../workflows/temporal/prover-worker.ts';
 import { startLifecycleWorker, type RunningWorker } from '../workflows/temporal/worker.ts';
+import { temporalConnectOptions } from '../workflows/temporal/connection-options.ts';
 import { startProofBacklogSampler, type ProofBacklogSampler } from '../workflows/temporal/proof-backlog.ts';
 import { buildContainer } from './container.ts';
 import { openDatabase } from './database.ts';
@@ -39,7 +40,9 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
 
   const database = await openDatabase(config, logger, { migrate: false });
   const container = buildContainer(config, logger, database.knex);
-  const connection = { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, logger };
+  // Read before anything opens: a TLS file that cannot be read stops the process here, naming its setting.
+  const temporal = temporalConnectOptions(config);
+  const connection = { ...temporal, namespace: config.TEMPORAL_NAMESPACE, logger };
   let running: RunningWorker | undefined;
   let proofBacklog: ProofBacklogSampler | undefined;
   let http: Awaited<ReturnType<typeof listen>> | undefined;
@@ -57,7 +60,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       container.startTradeGauges(config.DATABASE_URL);
       // The proofs queue's backlog as Temporal counts it (what ProofBacklogGrowing and KEDA look at).
       proofBacklog = await startProofBacklogSampler({
-        registry: container.metrics, address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE,
+        registry: container.metrics, ...temporal, namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, intervalMs: config.METRICS_SAMPLE_SECONDS * 1000, logger,
       });
       // The books audit runs beside the lifecycle (once per cron tick across workers).
@@ -106,7 +109,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
 
 /** Registers TradeStatus/AdId/RouteId on the namespace if missing; where that is not allowed (Temporal Cloud), an operator does it. */
 async function ensureSearchAttributes(config: Config, logger: Logger): Promise<void> {
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await Connection.connect(temporalConnectOptions(config));
   try {
     await registerTradeSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
   } catch (error) {

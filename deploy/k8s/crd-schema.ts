@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
+import { TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication';
 import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 
@@ -29,6 +30,10 @@ function modelProblems(object: unknown, Model: new (data: never) => { validate()
 export const scaledObjectProblems = (object: unknown) =>
   modelProblems(object, ScaledObject, '@kubernetes-models/keda', 'keda.sh/v1alpha1/ScaledObject.d.ts', 'ScaledObject');
 
+/** A KEDA TriggerAuthentication's problems (KEDA's schema, no unknown field). */
+export const triggerAuthenticationProblems = (object: unknown) =>
+  modelProblems(object, TriggerAuthentication, '@kubernetes-models/keda', 'keda.sh/v1alpha1/TriggerAuthentication.d.ts', 'TriggerAuthentication');
+
 /** A Prometheus Operator PodMonitor's problems (its CRD's schema, no unknown field). */
 export const podMonitorProblems = (object: unknown) =>
   modelProblems(object, PodMonitor, '@kubernetes-models/prometheus-operator', 'monitoring.coreos.com/v1/PodMonitor.d.ts', 'PodMonitor');
@@ -49,6 +54,14 @@ function declaredFields(file: string): Map<string, FieldType> {
   const source = readFileSync(file, 'utf8');
   const imports = new Map<string, string>();
   for (const match of source.matchAll(/^import \{ (\w+) \} from "([^"]+)";$/gm)) imports.set(match[1]!, match[2]!);
+  // A file that only aliases another declaration (`export type IAuthSecretTargetRef = IAuthTargetRef;`) has its fields.
+  const alias = /^export type \w+ = (\w+);$/m.exec(source)?.[1];
+  const aliased = alias && !/export interface/.test(source) ? imports.get(alias) : undefined;
+  if (aliased) {
+    const fields = declaredFields(resolveDeclaration(file, aliased));
+    declarations.set(file, fields);
+    return fields;
+  }
   const body = /export interface \w+(?: extends [\w, ]+)? \{\n([\s\S]*?)\n\}/.exec(source)?.[1] ?? '';
   const fields = new Map<string, FieldType>();
   for (const match of body.matchAll(/^ {4}"([^"]+)"\??: ([^\n]*)$/gm)) {

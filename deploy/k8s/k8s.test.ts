@@ -4,9 +4,11 @@ import path from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTool } from '../../test/support/deploy-tools.ts';
-import { podMonitorProblems, prometheusRuleProblems, scaledObjectProblems } from './crd-schema.ts';
+import { podMonitorProblems, prometheusRuleProblems, scaledObjectProblems, triggerAuthenticationProblems } from './crd-schema.ts';
 import { prometheusRuleText } from '../prometheus/build.ts';
 import { configSettings as knownSettings } from '../../test/support/known-names.ts';
+import { loadConfig } from '../../config/config.ts';
+import { temporalConnectOptions } from '../../workflows/temporal/connection-options.ts';
 
 /**
  * Both production overlays rendered by `kubectl kustomize` and checked object by object: what
@@ -70,9 +72,9 @@ describe.each(overlays)('%s', (overlay) => {
     }
   });
 
-  it('probes the api on /health (readiness, liveness, start-up) and exposes it through a Service', () => {
+  it('probes the api on /health (readiness, start-up) and exposes it through a Service', () => {
     const api = named(objects(), 'Deployment', 'relayer-api')!.spec.template.spec.containers[0];
-    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) expect(api[probe].httpGet, probe).toEqual({ path: '/health', port: 'http' });
+    for (const probe of ['readinessProbe', 'startupProbe']) expect(api[probe].httpGet, probe).toEqual({ path: '/health', port: 'http' });
     expect(api.livenessProbe.failureThreshold * api.livenessProbe.periodSeconds).toBeGreaterThan(api.readinessProbe.failureThreshold * api.readinessProbe.periodSeconds);
     const service = named(objects(), 'Service', 'relayer-api')!;
     expect(service.spec.selector).toEqual({ 'app.kubernetes.io/name': 'relayer-api' });
@@ -119,6 +121,70 @@ describe.each(overlays)('%s', (overlay) => {
     // No secret value in a ConfigMap, and no Secret object rendered at all: it is created out of band.
     expect(objects().some((o) => o.kind === 'Secret')).toBe(false);
     for (const key of Object.keys(configMaps[0]!.data!)) expect(key).not.toMatch(/SECRET|PRIVATE_KEY|PASSWORD|DATABASE_URL/);
+  });
+
+  it('checks the api\'s liveness on /live of its metrics port, which touches no database (api/database-outage.test.ts sees it 200 with PostgreSQL stopped)', () => {
+    const api = named(objects(), 'Deployment', 'relayer-api')!.spec.template.spec.containers[0];
+    expect(api.livenessProbe.httpGet).toEqual({ path: '/live', port: 'metrics' });
+    expect(api.ports).toContainEqual(expect.objectContaining({ name: 'metrics' }));
+  });
+
+  it('sets no replicas on a Deployment an autoscaler scales (an apply would reset what it scaled)', () => {
+    const scaled = objects().flatMap((o) => o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler' ? [o.spec.scaleTargetRef.name as string] : []);
+    expect(scaled).toEqual(['relayer-prover']);
+    for (const name of scaled) expect(named(objects(), 'Deployment', name)!.spec, name).not.toHaveProperty('replicas');
+  });
+
+  it('every Deployment waits in preStop, then has a grace period covering the wait and its drain, and spreads over nodes and zones', () => {
+    // The drain each process does on SIGTERM: the API's 5 s of in-flight requests
+    // (entrypoints/http-server.ts), the Temporal workers' 10 s shutdownGraceTime (workflows/temporal/worker.ts).
+    const drainSeconds: Record<string, number> = { 'relayer-api': 5, 'relayer-worker': 10, 'relayer-prover': 10 };
+    for (const deployment of objects().filter((o) => o.kind === 'Deployment')) {
+      const name = deployment.metadata.name;
+      const pod = deployment.spec.template.spec;
+      const wait = pod.containers[0].lifecycle?.preStop?.sleep?.seconds;
+      expect(wait, `${name} preStop sleep`).toBeGreaterThanOrEqual(5);
+      expect(pod.terminationGracePeriodSeconds, name).toBeGreaterThanOrEqual(wait + drainSeconds[name]! + 10);
+      const spread = pod.topologySpreadConstraints ?? [];
+      expect(spread.map((c: any) => c.topologyKey).sort(), name).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+      for (const constraint of spread) expect(constraint.labelSelector.matchLabels, name).toEqual(deployment.spec.selector.matchLabels);
+    }
+  });
+
+  it('denies all traffic by default and allows each role only what it talks to', () => {
+    const policies = objects().filter((o) => o.kind === 'NetworkPolicy');
+    const deny = policies.find((p) => Object.keys(p.spec.podSelector).length === 0 && !p.spec.ingress && !p.spec.egress);
+    expect(deny?.spec.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
+    /** The policies that select pods labelled `role`. */
+    const selecting = (role: string) => policies.filter((p) => {
+      const selector = p.spec.podSelector;
+      if (selector.matchLabels) return selector.matchLabels['app.kubernetes.io/name'] === role;
+      if (selector.matchExpressions) return selector.matchExpressions.some((e: any) => e.key === 'app.kubernetes.io/name' && e.operator === 'In' && e.values.includes(role));
+      return true;
+    });
+    const ports = (role: string, direction: 'egress' | 'ingress') =>
+      [...new Set(selecting(role).flatMap((p) => (p.spec[direction] ?? []).flatMap((rule: any) => (rule.ports ?? []).map((port: any) => `${port.protocol}/${port.port}`))))].sort();
+    // DNS, PostgreSQL, Temporal, chain RPC / webhooks over HTTPS (see networkpolicy.yaml for who uses what).
+    expect(ports('relayer-api', 'egress')).toEqual(['TCP/443', 'TCP/53', 'TCP/5432', 'TCP/7233', 'UDP/53']);
+    expect(ports('relayer-worker', 'egress')).toEqual(['TCP/443', 'TCP/53', 'TCP/5432', 'TCP/7233', 'UDP/53']);
+    expect(ports('relayer-prover', 'egress')).toEqual(['TCP/443', 'TCP/53', 'TCP/5432', 'TCP/7233', 'UDP/53']);
+    expect(ports('relayer-migrate', 'egress')).toEqual(['TCP/53', 'TCP/5432', 'UDP/53']);
+    expect(ports('relayer-api', 'ingress')).toEqual(['TCP/http', 'TCP/metrics']);
+    expect(ports('relayer-worker', 'ingress')).toEqual(['TCP/metrics']);
+    expect(ports('relayer-prover', 'ingress')).toEqual(['TCP/metrics']);
+    expect(ports('relayer-migrate', 'ingress')).toEqual([]);
+    // Temporal only in its namespace; the metrics port only from the monitoring namespace.
+    const temporal = policies.find((p) => p.spec.egress?.some((r: any) => r.ports?.some((port: any) => port.port === 7233)))!;
+    expect(temporal.spec.egress[0].to).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'temporal' } } }]);
+    const metrics = policies.find((p) => p.spec.ingress?.some((r: any) => r.ports?.some((port: any) => port.port === 'metrics')))!;
+    expect(metrics.spec.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+  });
+
+  it('keeps the sum of every process\'s PostgreSQL connections at its most pods (rollout surge included) under max_connections', () => {
+    const budget = connectionBudget(objects());
+    expect(budget.total, JSON.stringify(budget.roles)).toBeLessThanOrEqual(postgresMaxConnections - postgresReservedConnections);
+    // Each process sizes its own pool: none takes the one-size default from the ConfigMap.
+    expect(objects().find((o) => o.kind === 'ConfigMap')!.data).not.toHaveProperty('DB_POOL_MAX');
   });
 
   it('sizes the prover pool to the prover pod\'s CPU request', () => {
@@ -191,6 +257,107 @@ describe('monitoring with the Prometheus Operator', () => {
     const { status, output } = runTool('promtool', ['check', 'rules', file]);
     expect(output).toContain('SUCCESS');
     expect(status).toBe(0);
+  });
+});
+
+/** PostgreSQL's max_connections and superuser_reserved_connections as deploy/README.md "Connection budget" states them. */
+const deployReadme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const postgresMaxConnections = Number(/max_connections` of (\d+)/.exec(deployReadme)![1]);
+const postgresReservedConnections = Number(/(\d+) reserved for superusers/.exec(deployReadme)![1]);
+/**
+ * Connections a process holds beyond its knex pool (DB_POOL_MAX): the API's event-stream LISTEN
+ * (db/event-notifications.ts); the worker's pg-boss pools for webhooks (2) and the books audit (2)
+ * and the trade gauges' leader-lock session (1).
+ */
+const connectionsBeyondPool: Record<string, number> = { 'relayer-api': 1, 'relayer-worker': 5, 'relayer-prover': 0, 'relayer-migrate': 0 };
+
+/** PostgreSQL connections of each workload at its most pods (autoscaler maximum, plus the rollout's surge), and their sum. */
+function connectionBudget(objects: K8sObject[]): { total: number; roles: Record<string, { pods: number; each: number }> } {
+  const config = objects.find((o) => o.kind === 'ConfigMap')!.data!;
+  const roles: Record<string, { pods: number; each: number }> = {};
+  for (const workload of workloads(objects)) {
+    const name = workload.metadata.name;
+    const env = workload.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    const pool = Number(env.find((e) => e.name === 'DB_POOL_MAX')?.value ?? config.DB_POOL_MAX ?? 10);
+    const scaler = objects.find((o) => (o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler') && o.spec.scaleTargetRef.name === name);
+    let pods = workload.kind === 'Job' ? 1 : scaler ? (scaler.spec.maxReplicaCount ?? scaler.spec.maxReplicas) : (workload.spec.replicas ?? 1);
+    if (workload.kind === 'Deployment') {
+      const surge = workload.spec.strategy?.rollingUpdate?.maxSurge ?? '25%';
+      pods += typeof surge === 'number' ? surge : Math.ceil((pods * Number.parseInt(surge, 10)) / 100);
+    }
+    roles[name] = { pods, each: pool + connectionsBeyondPool[name]! };
+  }
+  return { total: Object.values(roles).reduce((sum, r) => sum + r.pods * r.each, 0), roles };
+}
+
+/** The production overlay with a component of deploy/k8s/components added, as an overlay would add it. */
+function renderWithComponent(component: string): K8sObject[] {
+  const dir = mkdtempSync(path.join(scratch, 'overlay-'));
+  const relative = (to: string) => path.relative(dir, path.resolve(to));
+  writeFileSync(path.join(dir, 'kustomization.yaml'), stringify({
+    apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', namespace: 'relayer',
+    resources: [relative('deploy/k8s/overlays/production')], components: [relative(`deploy/k8s/components/${component}`)],
+  }));
+  return render(dir);
+}
+
+describe('Temporal over TLS or with an API key (deploy/k8s/components)', () => {
+  const temporalPods = ['relayer-api', 'relayer-worker', 'relayer-prover'];
+
+  it('temporal-mtls mounts the client pair and CA in every Temporal client\'s pod, names them in the ConfigMap, and gives KEDA\'s trigger the same', () => {
+    const objects = renderWithComponent('temporal-mtls');
+    const config = objects.find((o) => o.kind === 'ConfigMap')!.data!;
+    expect(config).toMatchObject({ TEMPORAL_TLS: 'true', TEMPORAL_TLS_CA: '/etc/temporal-tls/ca.crt', TEMPORAL_TLS_CERT: '/etc/temporal-tls/tls.crt', TEMPORAL_TLS_KEY: '/etc/temporal-tls/tls.key' });
+    for (const key of Object.keys(config)) expect(knownSettings, key).toContain(key);
+    for (const name of temporalPods) {
+      const pod = named(objects, 'Deployment', name)!.spec.template.spec;
+      expect(pod.volumes, name).toContainEqual({ name: 'temporal-tls', secret: { secretName: 'relayer-temporal-mtls', defaultMode: 0o440 } });
+      expect(pod.containers[0].volumeMounts, name).toContainEqual({ name: 'temporal-tls', mountPath: '/etc/temporal-tls', readOnly: true });
+    }
+    const scaler = named(objects, 'ScaledObject', 'relayer-prover')!;
+    expect(scaler.spec.triggers[0].authenticationRef).toEqual({ name: 'relayer-temporal' });
+    const auth = named(objects, 'TriggerAuthentication', 'relayer-temporal')!;
+    expect(auth.metadata.namespace).toBe('relayer');
+    expect(auth.spec.secretTargetRef.map((r: any) => [r.parameter, r.name, r.key])).toEqual([
+      ['ca', 'relayer-temporal-mtls', 'ca.crt'], ['cert', 'relayer-temporal-mtls', 'tls.crt'], ['key', 'relayer-temporal-mtls', 'tls.key'],
+    ]);
+    expect(triggerAuthenticationProblems(auth)).toEqual([]);
+    const misspelt = structuredClone(auth);
+    misspelt.spec.secretTargetRef[0].paramter = 'ca';
+    expect(triggerAuthenticationProblems(misspelt)).toContain('TriggerAuthentication.spec.secretTargetRef[0].paramter: unknown field');
+    expect(scaledObjectProblems(scaler)).toEqual([]);
+    expect(strictProblems(builtIn(objects))).toEqual([]);
+  });
+
+  it('temporal-api-key gives every Temporal client\'s pod and KEDA\'s trigger the API key from its Secret, over TLS', () => {
+    const objects = renderWithComponent('temporal-api-key');
+    expect(objects.find((o) => o.kind === 'ConfigMap')!.data).toMatchObject({ TEMPORAL_TLS: 'true' });
+    for (const name of temporalPods) {
+      const env = named(objects, 'Deployment', name)!.spec.template.spec.containers[0].env;
+      expect(env, name).toContainEqual({ name: 'TEMPORAL_API_KEY', valueFrom: { secretKeyRef: { name: 'relayer-temporal-api-key', key: 'apiKey' } } });
+    }
+    expect(named(objects, 'ScaledObject', 'relayer-prover')!.spec.triggers[0].authenticationRef).toEqual({ name: 'relayer-temporal' });
+    const auth = named(objects, 'TriggerAuthentication', 'relayer-temporal')!;
+    expect(auth.spec.secretTargetRef).toEqual([{ parameter: 'apiKey', name: 'relayer-temporal-api-key', key: 'apiKey' }]);
+    expect(triggerAuthenticationProblems(auth)).toEqual([]);
+    expect(strictProblems(builtIn(objects))).toEqual([]);
+  });
+
+  it('the settings the components set become the SDK\'s connection options: the files read, TLS implied by an API key, a missing file named', () => {
+    const dir = mkdtempSync(path.join(scratch, 'tls-'));
+    for (const [file, text] of [['ca.crt', 'CA PEM'], ['tls.crt', 'CERT PEM'], ['tls.key', 'KEY PEM']] as const) writeFileSync(path.join(dir, file), text);
+    const address = 'temporal.example.org:7233';
+    const mtls = temporalConnectOptions(loadConfig({
+      TEMPORAL_ADDRESS: address, TEMPORAL_TLS: 'true', TEMPORAL_TLS_CA: path.join(dir, 'ca.crt'), TEMPORAL_TLS_CERT: path.join(dir, 'tls.crt'),
+      TEMPORAL_TLS_KEY: path.join(dir, 'tls.key'), TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal',
+    }));
+    expect(mtls).toEqual({
+      address, tls: { serverNameOverride: 'frontend.temporal', serverRootCACertificate: Buffer.from('CA PEM'), clientCertPair: { crt: Buffer.from('CERT PEM'), key: Buffer.from('KEY PEM') } },
+    });
+    expect(temporalConnectOptions(loadConfig({ TEMPORAL_ADDRESS: address, TEMPORAL_API_KEY: 'key-1' }))).toEqual({ address, tls: {}, apiKey: 'key-1' });
+    expect(temporalConnectOptions(loadConfig({ TEMPORAL_ADDRESS: address }))).toEqual({ address });
+    expect(() => loadConfig({ TEMPORAL_ADDRESS: address, TEMPORAL_TLS_CERT: path.join(dir, 'tls.crt') })).toThrow(/TEMPORAL_TLS_KEY: is required with TEMPORAL_TLS_CERT/);
+    expect(() => temporalConnectOptions(loadConfig({ TEMPORAL_ADDRESS: address, TEMPORAL_TLS_CA: path.join(dir, 'missing.crt') }))).toThrow(/^TEMPORAL_TLS_CA: cannot read .*missing\.crt \(ENOENT\)$/);
   });
 });
 

@@ -5,12 +5,16 @@ import {
 import { OrchestratorUnavailableError } from '../../trades/errors.ts';
 import { TradeStateError } from '../../trades/lifecycle-errors.ts';
 import type { AppliedEvent, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
+import type { TemporalTls } from './connection-options.ts';
 import { fromApplicationFailure } from './failures.ts';
 import { confirmUpdate, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
 
 export interface TemporalOrchestratorOptions {
   /** host:port of the Temporal frontend (TEMPORAL_ADDRESS), or a connection the caller owns. */
   address?: string;
+  /** TLS and API key for `address` (temporalConnectOptions). */
+  tls?: TemporalTls;
+  apiKey?: string;
   connection?: Connection;
   namespace?: string;
   /** Task queue of the trade workflow and its light activities (default `trade-lifecycle`). */
@@ -45,7 +49,7 @@ export interface TemporalOrchestrator extends Orchestrator {
  */
 export async function createTemporalOrchestrator(options: TemporalOrchestratorOptions): Promise<TemporalOrchestrator> {
   if (!options.connection && !options.address) throw new Error('createTemporalOrchestrator needs an address or a connection');
-  const connection = options.connection ?? (await Connection.connect({ address: options.address }));
+  const connection = options.connection ?? (await Connection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey }));
   const client = new Client({ connection, namespace: options.namespace ?? 'default' });
   const taskQueue = options.taskQueue ?? LIFECYCLE_TASK_QUEUE;
 

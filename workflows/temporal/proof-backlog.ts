@@ -1,6 +1,7 @@
 import { Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
+import type { TemporalTls } from './connection-options.ts';
 
 /** What the proofs queue's backlog read last: tasks waiting for a prover, and how long the oldest has waited. */
 export interface ProofBacklog {
@@ -42,13 +43,13 @@ export interface ProofBacklogSampler {
  * process: with several workers each reads the same figure, rules take `max`.
  */
 export async function startProofBacklogSampler(options: {
-  registry: Registry; address: string; namespace: string; taskQueue: string; intervalMs: number; logger: Logger;
+  registry: Registry; address: string; tls?: TemporalTls; apiKey?: string; namespace: string; taskQueue: string; intervalMs: number; logger: Logger;
 }): Promise<ProofBacklogSampler> {
   const { registry, namespace, taskQueue, logger } = options;
   const tasks = new Gauge({ name: 'relayer_proof_backlog_tasks', help: 'Proofs scheduled on the Temporal task queue that no prover has taken yet (Temporal\'s approximate backlog)', labelNames: ['task_queue'] as const, registers: [registry] });
   const oldest = new Gauge({ name: 'relayer_proof_backlog_oldest_seconds', help: 'How long the oldest proof in the Temporal task queue\'s backlog has waited', labelNames: ['task_queue'] as const, registers: [registry] });
   const readAt = new Gauge({ name: 'relayer_proof_backlog_read_timestamp_seconds', help: 'Unix time the proofs task queue\'s backlog was last read from Temporal', labelNames: ['task_queue'] as const, registers: [registry] });
-  const connection = await Connection.connect({ address: options.address });
+  const connection = await Connection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey });
   const sample = async () => {
     const backlog = await readProofBacklog(connection, namespace, taskQueue);
     tasks.set({ task_queue: taskQueue }, backlog.tasks);

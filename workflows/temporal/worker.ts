@@ -3,6 +3,7 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSo
 import type { Logger } from 'pino';
 import type { TradeEvent } from '../../trades/lifecycle.ts';
 import type { AppliedEvent, TradeActivities } from '../../trades/orchestrator.ts';
+import type { TemporalTls } from './connection-options.ts';
 import { reportingDomainErrors } from './failures.ts';
 import { LIFECYCLE_TASK_QUEUE } from './workflows.ts';
 
@@ -17,6 +18,9 @@ export function bundleTradeWorkflows(): Promise<WorkflowBundleWithSourceMap> {
 export interface WorkerConnectionOptions {
   /** host:port of the Temporal frontend, or a connection the caller owns. */
   address?: string;
+  /** TLS and API key for `address` (temporalConnectOptions). */
+  tls?: TemporalTls;
+  apiKey?: string;
   connection?: NativeConnection;
   namespace?: string;
 }
@@ -67,7 +71,7 @@ export async function runWorker(
   workerOptions: Omit<Parameters<typeof Worker.create>[0], 'connection' | 'namespace'>,
 ): Promise<RunningWorker> {
   if (!options.connection && !options.address) throw new Error('a Temporal worker needs an address or a connection');
-  const connection = options.connection ?? (await NativeConnection.connect({ address: options.address }));
+  const connection = options.connection ?? (await NativeConnection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey }));
   let worker: Worker;
   try {
     worker = await Worker.create({ connection, namespace: options.namespace ?? 'default', shutdownGraceTime: '10 s', ...workerOptions });
