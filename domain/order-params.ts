@@ -30,3 +30,16 @@ export interface OrderParams {
   refundTime: string;
 }
 
+
+/**
+ * An order as stored, in the shape every reader may rely on. Orders created before route pricing
+ * (migration 20261124_4001), and orders a pod of that release creates during a rollout after the
+ * migration's backfill ran, carry `amount` only: such an order moved `amount` on both chains (1:1
+ * in base units), so both amounts are `amount`, exactly as the migration derives them. An order
+ * that has its amounts keeps them.
+ */
+export function orderParamsFromStored<T extends { orderParams: OrderParams | null }>(record: T): T {
+  const stored = record.orderParams as (Omit<OrderParams, 'orderAmount' | 'adAmount'> & Partial<OrderParams>) | null;
+  if (!stored || (stored.orderAmount !== undefined && stored.adAmount !== undefined)) return record;
+  return { ...record, orderParams: { ...stored, orderAmount: stored.orderAmount ?? stored.amount, adAmount: stored.adAmount ?? stored.amount } };
+}

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { idPage, type IdPage, type IdPageResult } from '../pagination.ts';
-import type { OrderParams, TradeStatus } from '../../domain/index.ts';
+import { orderParamsFromStored, type OrderParams, type TradeStatus } from '../../domain/index.ts';
 
 /**
  * The trade as its lifecycle sees it (trades.ts holds the read model the API lists): the order,
@@ -44,6 +44,14 @@ const SELECT = [
   'secret', 'secret_commitment as secretCommitment', 'reservation_expires_at as reservationExpiresAt', 'lock_deadline as lockDeadline',
   'leaf_index as leafIndex', 'leaf', 'proof',
 ];
+
+// Every read goes through here: an order stored in the shape before route pricing (a pod of the
+// previous release writes it during a rollout, after the migration's backfill) gets its amounts.
+function read(row: TradeLifecycleRecord): TradeLifecycleRecord;
+function read(row: TradeLifecycleRecord | undefined): TradeLifecycleRecord | undefined;
+function read(row: TradeLifecycleRecord | undefined): TradeLifecycleRecord | undefined {
+  return row && orderParamsFromStored(row);
+}
 
 export interface NewTrade {
   id: string;
@@ -89,12 +97,12 @@ export async function insertTrade(trx: Knex.Transaction, trade: NewTrade): Promi
 
 /** One trade's lifecycle view, or undefined. */
 export async function findTradeLifecycle(knex: Knex, id: string): Promise<TradeLifecycleRecord | undefined> {
-  return knex('trades').select(SELECT).where({ id }).first();
+  return read(await knex('trades').select(SELECT).where({ id }).first());
 }
 
 /** The same, locked for the rest of `trx`: every state change goes through it. */
 export async function lockTrade(trx: Knex.Transaction, id: string): Promise<TradeLifecycleRecord | undefined> {
-  return trx('trades').select(SELECT).where({ id }).forUpdate().first();
+  return read(await trx('trades').select(SELECT).where({ id }).forUpdate().first());
 }
 
 /** Writes the machine's state (and the deposit's leaf when it is first known). */
@@ -121,10 +129,11 @@ export async function storeProof(knex: Knex, id: string, proof: StoredProof): Pr
 
 /** Trades not yet settled or expired, for an orchestrator resuming after a restart. */
 export async function openTrades(knex: Knex): Promise<TradeLifecycleRecord[]> {
-  return knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']);
+  return (await knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED'])).map(read);
 }
 
 /** One page (id order, after `page.after`) of the open trades, and how many follow it: the books audit's sweep. */
 export async function openTradesPage(knex: Knex, page: IdPage): Promise<IdPageResult<TradeLifecycleRecord>> {
-  return idPage(() => knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']), page);
+  const result = await idPage<TradeLifecycleRecord>(() => knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']), page);
+  return { ...result, rows: result.rows.map(read) };
 }
