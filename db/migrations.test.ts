@@ -46,3 +46,32 @@ describe('migrations', () => {
   });
 });
 
+
+describe('a migration behind a long transaction', () => {
+  let db: TestDatabase;
+  beforeAll(async () => { db = await createTestDatabase(); });
+  afterAll(async () => { await db.drop(); });
+
+  it('gives up after lock_timeout (5 s) instead of queueing every query on the table behind it, and runs once the lock is free', async () => {
+    const applied = async () => ((await db.knex.migrate.list())[0] as { name: string }[]).map((m) => m.name);
+    // The audit cursors migration creates an index on trades: it needs a SHARE lock, which any open write holds off.
+    while ((await applied()).includes('20261126_3301_audit_cursors')) await db.knex.migrate.down();
+    const route = await insertRouteWithChains(db.knex);
+    const adId = await insertAd(db.knex, route);
+    const writer = await db.knex.transaction();
+    try {
+      await writer('ads').where({ id: adId }).update({ pool_amount: '2000' });
+      await writer.raw(`LOCK TABLE trades IN ROW EXCLUSIVE MODE`);
+      const started = Date.now();
+      await expect(db.knex.migrate.latest()).rejects.toThrow(/lock timeout/);
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(4_500);
+      expect(waited).toBeLessThan(30_000);
+      expect(await db.knex.schema.hasTable('audit_cursors')).toBe(false);
+    } finally {
+      await writer.rollback();
+    }
+    await db.knex.migrate.latest();
+    expect(await db.knex.schema.hasTable('audit_cursors')).toBe(true);
+  }, 60_000);
+});

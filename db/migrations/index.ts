@@ -43,8 +43,29 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126_5001_quote_indexes': quoteIndexes,
 };
 
+/**
+ * How long a migration may wait for a table lock, and run one statement. A migration that waits
+ * behind a long transaction on a hot table (an ALTER wants ACCESS EXCLUSIVE, CREATE INDEX wants
+ * SHARE) holds every later query on that table in the lock queue behind it: the service stalls.
+ * With `lock_timeout` it fails fast instead, its transaction rolls back, and `npm run migrate` is
+ * run again (db/README "Rollouts"). `statement_timeout` bounds a backfill that grew with the table.
+ */
+export const MIGRATION_TIMEOUTS = { lockTimeout: '5s', statementTimeout: '10min' } as const;
+
+/** Runs `step` with the timeouts set for its transaction only (knex runs each migration in its own transaction). */
+function bounded(step: (knex: Knex) => Promise<void>): (knex: Knex) => Promise<void> {
+  return async (knex) => {
+    await knex.raw(`SET LOCAL lock_timeout = '${MIGRATION_TIMEOUTS.lockTimeout}'`);
+    await knex.raw(`SET LOCAL statement_timeout = '${MIGRATION_TIMEOUTS.statementTimeout}'`);
+    await step(knex);
+  };
+}
+
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations),
   getMigrationName: (name) => name,
-  getMigration: async (name) => migrations[name]!,
+  getMigration: async (name) => {
+    const migration = migrations[name]!;
+    return { up: bounded(migration.up), ...(migration.down ? { down: bounded(migration.down) } : {}) };
+  },
 };
