@@ -237,6 +237,21 @@ export const configSchema = z.object({
   /** Chain reads one audit phase keeps in flight at once. */
   BOOKS_AUDIT_READ_CONCURRENCY: intFromEnv(1, 64).default(8),
   /**
+   * When the retention job runs (pg-boss cron, UTC; retention/): rows past their window are
+   * deleted in bounded batches (root README "Operations: retention"). `off`: never.
+   */
+  RETENTION_CRON: z.string().regex(/^off$|^(\S+\s+){4}\S+$/, "must be a 5-field cron expression or 'off'").default('17 3 * * *'),
+  /** Days the pushed events of an ended trade (after it ended) and of ads stay for `Last-Event-ID` replay. */
+  RETENTION_PUSHED_EVENT_DAYS: intFromEnv(1, 3650).default(30),
+  /** Days the webhook delivery log keeps an attempt. */
+  RETENTION_WEBHOOK_DELIVERY_DAYS: intFromEnv(1, 3650).default(14),
+  /** Days the chain events of an ended trade (after it ended) or a settled ad request stay. */
+  RETENTION_CHAIN_EVENT_DAYS: intFromEnv(1, 3650).default(90),
+  /** Days a confirmed or expired ad request stays after it was made. */
+  RETENTION_AD_REQUEST_DAYS: intFromEnv(1, 3650).default(90),
+  /** Rows one retention delete takes at most (one short transaction each). */
+  RETENTION_BATCH_SIZE: intFromEnv(1, 100_000).default(1000),
+  /**
    * Ads one user may have PENDING (create signed, not yet confirmed on chain, not expired); beyond
    * it `POST /v1/ads/create` answers 429 naming the limit and records nothing.
    */

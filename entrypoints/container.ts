@@ -32,6 +32,9 @@ import { sessionLeaderLock } from '../db/leader-lock.ts';
 import { databaseUpProbe } from './database-up.ts';
 import { createAudit, type AuditReport } from '../audit/audit.ts';
 import { startAuditJob, type AuditJob } from '../audit/job.ts';
+import { startRetentionJob, type RetentionJob } from '../retention/job.ts';
+import { retentionMetrics } from '../retention/metrics.ts';
+import { runRetention } from '../retention/retention.ts';
 import { auditMetrics } from '../audit/metrics.ts';
 import { createTemporalOrchestrator } from '../workflows/temporal/client.ts';
 import { temporalConnectOptions } from '../workflows/temporal/connection-options.ts';
@@ -59,6 +62,8 @@ export interface Container {
   runAudit(): Promise<AuditReport>;
   /** Starts the audit's pg-boss cron job (BOOKS_AUDIT_CRON; nothing when `off`). Stopped by `close`. */
   startAuditJob(databaseUrl: string): Promise<void>;
+  /** Starts the retention job's pg-boss cron job (RETENTION_CRON; nothing when `off`), beside the audit's. Stopped by `close`. */
+  startRetentionJob(databaseUrl: string): Promise<void>;
   merkleStore: MerkleTreeStore;
   auth: AuthService;
   /**
@@ -171,6 +176,12 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     return report;
   };
   let auditJob: AuditJob | undefined;
+  const retained = retentionMetrics(metrics);
+  const retentionPolicy = {
+    pushedEventDays: config.RETENTION_PUSHED_EVENT_DAYS, webhookDeliveryDays: config.RETENTION_WEBHOOK_DELIVERY_DAYS,
+    chainEventDays: config.RETENTION_CHAIN_EVENT_DAYS, adRequestDays: config.RETENTION_AD_REQUEST_DAYS, batchSize: config.RETENTION_BATCH_SIZE,
+  };
+  let retentionJob: RetentionJob | undefined;
   let orchestrator: Orchestrator | undefined;
   const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
   let apiPort = config.PORT;
@@ -299,6 +310,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       this.startTradeGauges(databaseUrl);
       await startWebhooks(databaseUrl);
       await this.startAuditJob(databaseUrl);
+      await this.startRetentionJob(databaseUrl);
       logger.info('embedded trade orchestrator and webhook delivery started (pg-boss)');
     },
     prover,
@@ -307,7 +319,19 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       if (auditJob || config.BOOKS_AUDIT_CRON === 'off') return;
       auditJob = await startAuditJob({ databaseUrl, cron: config.BOOKS_AUDIT_CRON, logger, run: runAudit });
     },
+    async startRetentionJob(databaseUrl) {
+      if (retentionJob || config.RETENTION_CRON === 'off') return;
+      retentionJob = await startRetentionJob({
+        databaseUrl, cron: config.RETENTION_CRON, logger,
+        run: async () => {
+          const report = await runRetention(knex, retentionPolicy);
+          retained.observe(report);
+          return report;
+        },
+      });
+    },
     async close() {
+      await retentionJob?.stop();
       databaseUp.stop();
       await tradeGauges?.stop();
       await auditJob?.stop();

@@ -65,6 +65,8 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       });
       // The books audit runs beside the lifecycle (once per cron tick across workers).
       await container.startAuditJob(config.DATABASE_URL);
+      // So does retention (one run per cron tick across workers and embedded runners alike).
+      await container.startRetentionJob(config.DATABASE_URL);
     } else {
       const pool = container.prover();
       // Threads load their artifacts (and a native prover its tables) before the worker takes a task.

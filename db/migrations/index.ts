@@ -17,6 +17,7 @@ import * as idempotencyKeys from './20261126_2901_idempotency_keys.ts';
 import * as tradeTransactions from './20261126_2902_trade_transactions.ts';
 import * as auditCursors from './20261126_3301_audit_cursors.ts';
 import * as quoteIndexes from './20261126_5001_quote_indexes.ts';
+import * as retention from './20261126_5101_retention.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -41,6 +42,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126_2902_trade_transactions': tradeTransactions,
   '20261126_3301_audit_cursors': auditCursors,
   '20261126_5001_quote_indexes': quoteIndexes,
+  '20261126_5101_retention': retention,
 };
 
 /**
@@ -53,7 +55,7 @@ const migrations: Record<string, Knex.Migration> = {
 export const MIGRATION_TIMEOUTS = { lockTimeout: '5s', statementTimeout: '10min' } as const;
 
 /** Runs `step` with the timeouts set for its transaction only (knex runs each migration in its own transaction). */
-function bounded(step: (knex: Knex) => Promise<void>): (knex: Knex) => Promise<void> {
+function bounded(step: (knex: Knex) => PromiseLike<unknown>): (knex: Knex) => Promise<void> {
   return async (knex) => {
     await knex.raw(`SET LOCAL lock_timeout = '${MIGRATION_TIMEOUTS.lockTimeout}'`);
     await knex.raw(`SET LOCAL statement_timeout = '${MIGRATION_TIMEOUTS.statementTimeout}'`);

@@ -129,11 +129,11 @@ export async function storeProof(knex: Knex, id: string, proof: StoredProof): Pr
 
 /** Trades not yet settled or expired, for an orchestrator resuming after a restart. */
 export async function openTrades(knex: Knex): Promise<TradeLifecycleRecord[]> {
-  return (await knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED'])).map(read);
+  return (await knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED'])).map((row) => orderParamsFromStored(row));
 }
 
 /** One page (id order, after `page.after`) of the open trades, and how many follow it: the books audit's sweep. */
 export async function openTradesPage(knex: Knex, page: IdPage): Promise<IdPageResult<TradeLifecycleRecord>> {
   const result = await idPage<TradeLifecycleRecord>(() => knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']), page);
-  return { ...result, rows: result.rows.map(read) };
+  return { ...result, rows: result.rows.map((row) => orderParamsFromStored(row)) };
 }

@@ -31,6 +31,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     AUTH_RATE_LIMIT_MAX: '100000',
     // Tests run the books audit themselves (container.runAudit): no cron job acting behind their backs.
     BOOKS_AUDIT_CRON: 'off',
+    RETENTION_CRON: 'off',
     // The Stellar devnet only for the tests that ask for it (it deploys for about 10 s).
     STELLAR_DEVNET: 'off',
     ...env,

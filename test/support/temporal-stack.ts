@@ -63,7 +63,7 @@ export async function startServiceProcess(kind: 'worker' | 'prover' | 'api', env
   const child = spawn(process.execPath, ['--import', 'tsx', `entrypoints/${kind}-main.ts`], {
     cwd: root,
     // The books audit's cron job is off unless a test asks for it: nothing acts behind a test's back.
-    env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', BOOKS_AUDIT_CRON: 'off', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', BOOKS_AUDIT_CRON: 'off', RETENTION_CRON: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let buffered = '';
