@@ -12,12 +12,12 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts'
 import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { freeLoopbackPort as freePort } from '../entrypoints/free-port.ts';
 import { importRegistry } from '../registry/import.ts';
-import { devnetClient, eventually, type DevnetClient } from './support/devnet-client.ts';
+import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
 import { loginEvm, type JsonResponse } from './support/wallets.ts';
 
 /**
  * The backup and restore drill (root README "Operations: backup and restore"): a running service
- * with trades in several states is backed up online, the primary is lost, the backup is restored
+ * with trades EXPIRED, PENDING, DEPOSITED and LOCKED is backed up online, the primary is lost, the backup is restored
  * into a fresh cluster, and the service started on it resumes every open trade and its books audit
  * finds no drift.
  *
@@ -46,6 +46,7 @@ let chain: DevnetClient;
 interface Running { process: ChildProcess; url: string }
 
 /** `npm start`'s entry point as its own OS process over `databaseUrl`, with the books audit on; resolves once it listens. */
+// The service's secrets (DATA_DIR) are configuration, not data: the restored service keeps the same ones, as a deployment's secret store would.
 async function startService(databaseUrl: string, dataDir: string): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'entrypoints/main.ts'], {
     cwd: root,
@@ -145,14 +146,17 @@ afterAll(async () => {
 });
 
 describe('backup and restore drill', () => {
-  it('restores an online backup of a running service into a fresh cluster; the service there resumes every open trade and its audit finds no drift', async () => {
-    let service = await startService(databaseOf(primary!), path.join(work, 'data-primary'));
-    const ids: Record<'expired' | 'deposited' | 'pending', string> = { expired: '', deposited: '', pending: '' };
+  it('restores an online backup of a running service into a fresh cluster; the service there resumes every open trade (one to settlement) and its audit finds no drift', async () => {
+    let service = await startService(databaseOf(primary!), path.join(work, 'service-data'));
+    const ids: Record<'expired' | 'deposited' | 'locked' | 'pending', string> = { expired: '', deposited: '', locked: '', pending: '' };
+    let lockedOrder: any;
+    let makerToken = '';
+    let bridgerToken = '';
     let adId = '';
     try {
       const asClient = { request: (p: string, init?: RequestInit) => fetch(`${service.url}${p}`, init) } as never;
-      const makerToken = (await loginEvm(asClient, maker)).body.tokens.access;
-      const bridgerToken = (await loginEvm(asClient, bridger)).body.tokens.access;
+      makerToken = (await loginEvm(asClient, maker)).body.tokens.access;
+      bridgerToken = (await loginEvm(asClient, bridger)).body.tokens.access;
       const routes = await request(service, 'GET', '/v1/routes?adChainId=31338&orderChainId=31337&symbol=TUSD');
       const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
       const ad = await request(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '500' }, makerToken);
@@ -174,6 +178,15 @@ describe('backup and restore drill', () => {
       ids.deposited = deposited.tradeId;
       const depositTx = await chain.send('31337', 'orderPortal', bridgerKey!.privateKey, 'createOrder', deposited.reqContractDetails, { orderParams: deposited.reqContractDetails.orderParams });
       expect((await request(service, 'POST', `/v1/trades/${ids.deposited}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+      // LOCKED: funded, and the Maker locked on the ad chain; after the restore it settles (both unlocks).
+      lockedOrder = await create('40');
+      ids.locked = lockedOrder.tradeId;
+      const lockedDeposit = await chain.send('31337', 'orderPortal', bridgerKey!.privateKey, 'createOrder', lockedOrder.reqContractDetails, { orderParams: lockedOrder.reqContractDetails.orderParams });
+      expect((await request(service, 'POST', `/v1/trades/${ids.locked}/confirm`, { txHash: lockedDeposit }, bridgerToken)).status).toBe(200);
+      const lock = await request(service, 'POST', `/v1/trades/${ids.locked}/lock`, undefined, makerToken);
+      expect(lock.status, JSON.stringify(lock.body)).toBe(200);
+      const lockTx = await chain.send('31338', 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+      expect((await request(service, 'POST', `/v1/trades/${ids.locked}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
       await eventually('the first reservation expired', async () => (await request(service, 'GET', `/v1/trades/${ids.expired}`)).body.status, (s) => s === 'EXPIRED', 90_000);
       // PENDING: reserved just before the backup; its reservation must still expire on the restored service.
       ids.pending = (await create('20')).tradeId;
@@ -181,7 +194,7 @@ describe('backup and restore drill', () => {
       const probe = createKnex(databaseOf(primary!), 1);
       const before = Object.fromEntries((await probe('trades').select('id', 'status')).map((r) => [r.id, r.status]));
       await probe.destroy();
-      expect(before).toMatchObject({ [ids.expired]: 'EXPIRED', [ids.deposited]: 'DEPOSITED', [ids.pending]: 'PENDING' });
+      expect(before).toMatchObject({ [ids.expired]: 'EXPIRED', [ids.deposited]: 'DEPOSITED', [ids.locked]: 'LOCKED', [ids.pending]: 'PENDING' });
 
       // The backup, taken while the service runs; then the primary is lost with the service on it.
       const backupStarted = Date.now();
@@ -203,12 +216,22 @@ describe('backup and restore drill', () => {
       try {
         expect(Object.fromEntries((await knex('trades').select('id', 'status')).map((r) => [r.id, r.status]))).toEqual(before);
 
-        service = await startService(databaseOf(restored), path.join(work, 'data-restored'));
+        service = await startService(databaseOf(restored), path.join(work, 'service-data'));
         // Every open trade resumes: the deposited one gets its proof, the pending one expires at its deadline.
         await eventually('the deposited trade proof-ready', () => knex('trades').where({ id: ids.deposited }).first('status', 'proof_state'),
           (r) => r.proof_state === 'ready', 120_000);
         await eventually('the pending trade expired', () => knex('trades').where({ id: ids.pending }).first('status'), (r) => r.status === 'EXPIRED', 90_000);
         expect((await knex('trades').where({ id: ids.expired }).first('status')).status).toBe('EXPIRED');
+        // The locked trade settles on the restored service: the Maker's unlock with the proof, then the Bridger's.
+        const makerUnlock = await eventually('its proof', () => request(service, 'POST', `/v1/trades/${ids.locked}/unlock`, { signature: signOrderHash(makerKey!.privateKey, lockedOrder.reqContractDetails.orderHash) }, makerToken), (r) => r.status !== 409, 120_000);
+        expect(makerUnlock.status, JSON.stringify(makerUnlock.body)).toBe(200);
+        const adUnlockTx = await chain.send('31338', 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
+        expect((await request(service, 'POST', `/v1/trades/${ids.locked}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
+        const bridgerUnlock = await request(service, 'POST', `/v1/trades/${ids.locked}/unlock`, { signature: signOrderHash(bridgerKey!.privateKey, lockedOrder.reqContractDetails.orderHash) }, bridgerToken);
+        expect(bridgerUnlock.status, JSON.stringify(bridgerUnlock.body)).toBe(200);
+        const orderUnlockTx = await chain.send('31337', 'orderPortal', bridgerKey!.privateKey, 'unlock', bridgerUnlock.body, bridgerUnlock.body);
+        expect((await request(service, 'POST', `/v1/trades/${ids.locked}/unlock/confirm`, { txHash: orderUnlockTx }, bridgerToken)).status).toBe(200);
+        expect((await knex('trades').where({ id: ids.locked }).first('status')).status).toBe('SETTLED');
         // The books audit (at start and each minute) compares the restored books with the chains.
         const metrics = await eventually('an audit after the resumes', async () => (await fetch(`${service.url}/metrics`)).text(),
           (text) => Number(/relayer_audit_last_run_timestamp_seconds (\d+)/.exec(text)?.[1] ?? 0) * 1000 > Date.now() - 50_000, 120_000);
