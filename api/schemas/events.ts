@@ -55,6 +55,46 @@ export const pushedEventSchemas = [
 /** Any pushed event. */
 export const pushedEventSchema = z.union(pushedEventSchemas).openapi('PushedEvent');
 
+/** POST /v1/events/ticket's answer. */
+export const eventTicketSchema = z.object({
+  ticket: z.string().openapi({ description: 'Opens one stream: `GET /v1/events?ticket=<ticket>` (URL-safe, 43 characters).', example: 'q3F0Zr1o8mN2kVx9-_aB4cD5eF6gH7iJ8kL9mN0oP1q' }),
+  expiresAt: z.string().openapi({ description: 'When the ticket stops opening anything (ISO 8601): SSE_TICKET_TTL_SECONDS after it was issued, never past the access token that asked.', example: '2026-11-26T15:01:00.000Z' }),
+}).openapi('EventTicket');
+
+/**
+ * One item of a stream, as OpenAPI 3.2's `itemSchema` for `text/event-stream` describes it (carried
+ * here as the extension `x-itemSchema`: the document is 3.1): a frame's fields, `data` the JSON text
+ * of a PushedEvent.
+ */
+const streamItemSchema = {
+  type: 'object',
+  description: 'One server-sent event (a frame of `field: value` lines ending with a blank line). Comment lines (`: heartbeat`) and the first `retry:` frame carry no event.',
+  required: ['id', 'event', 'data'],
+  properties: {
+    id: { type: 'string', pattern: '^[0-9]+$', description: "The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume." },
+    event: { type: 'string', enum: [...PUSHED_EVENT_TYPES], description: 'The event type (equals `data.type`).' },
+    data: {
+      type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/PushedEvent' },
+      description: 'The event as one line of JSON: a PushedEvent (the same body webhooks deliver).',
+    },
+    retry: { type: 'integer', description: 'Milliseconds EventSource waits before reconnecting (the first frame only).' },
+  },
+};
+
+/**
+ * The streams' `200` content: `text/event-stream` whose body is text (a generated client must not
+ * parse it as JSON), each item described by `x-itemSchema` with `data` referencing PushedEvent.
+ */
+export const eventStreamContent = {
+  'text/event-stream': {
+    schema: {
+      type: 'string' as const,
+      description: 'A stream of server-sent events (https://html.spec.whatwg.org/multipage/server-sent-events.html), not JSON: read it with EventSource or an SSE parser; each event is described by `x-itemSchema`, its `data` being the JSON of a PushedEvent.',
+    },
+    'x-itemSchema': streamItemSchema,
+  },
+};
+
 /** How the stream is written, for the operations' descriptions. */
 export const SSE_FORMAT =
   'A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; ' +
