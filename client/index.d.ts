@@ -2,9 +2,14 @@ import type { Client, ClientOptions } from 'openapi-fetch';
 import type { components, operations, paths } from './schema.d.ts';
 
 export type { components, operations, paths };
+export { followEvents, followTrade, isTerminalEvent, StreamError } from './events.js';
+export type { FollowEnd, FollowEventsOptions, FollowOptions, PushedEvent, StreamEvent } from './events.js';
 
 /** Every schema of the document by name: `Schemas['Ad']`, `Schemas['Trade']`, `Schemas['Error']`. */
 export type Schemas = components['schemas'];
+
+/** The paths whose 200 answer is a `text/event-stream` (read as text by `GET` unless `parseAs` says otherwise). */
+export declare const EVENT_STREAM_PATHS: readonly string[];
 
 export interface RelayerClientOptions extends ClientOptions {
   /** The access token to send as `Authorization: Bearer`, asked before each request; none: no header. */
