@@ -4522,10 +4522,7 @@ export interface operations {
     createEventTicket: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4534,8 +4531,6 @@ export interface operations {
             /** @description The ticket */
             200: {
                 headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4560,17 +4555,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
-            409: {
-                headers: {
-                    /** @description Seconds to wait before asking again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Body too large (BODY_LIMIT) */
             413: {
                 headers: {
@@ -4582,15 +4566,6 @@ export interface operations {
             };
             /** @description Body is not JSON: Content-Type must be application/json */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Validation failed; message lists each offending field */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };
