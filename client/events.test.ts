@@ -72,13 +72,13 @@ describe('followTrade (Node)', () => {
     const end = await followed;
     await proxy.close();
     expect(steps(seen)).toEqual([
-      '1:trade.status_changed:DEPOSITED', '2:trade.status_changed:LOCKED', '3:trade.claimed:ad', '4:trade.unlock_due:order',
-      '5:trade.claimed:order', '6:trade.status_changed:SETTLED',
+      '1:trade.status_changed:DEPOSITED', '2:trade.status_changed:LOCKED', '3:trade.proof_ready:LOCKED', '4:trade.unlock_due:ad',
+      '5:trade.claimed:ad', '6:trade.unlock_due:order', '7:trade.claimed:order', '8:trade.status_changed:SETTLED',
     ]);
-    expect(end).toEqual({ lastEventId: 6, reason: 'terminal' });
+    expect(end).toEqual({ lastEventId: 8, reason: 'terminal' });
     expect(reconnects[0]).toMatchObject({ lastEventId: 1 });
     // Picked up later from where it stopped: nothing more (204).
-    expect(await followTrade(tradeId, { baseUrl: service.url, lastEventId: 6, onEvent: () => { throw new Error('nothing expected'); } })).toEqual({ lastEventId: 6, reason: 'ended' });
+    expect(await followTrade(tradeId, { baseUrl: service.url, lastEventId: 8, onEvent: () => { throw new Error('nothing expected'); } })).toEqual({ lastEventId: 8, reason: 'ended' });
   });
 
   it('rejects with StreamError for an unknown trade, and with the handler\'s error when onEvent throws', async () => {
