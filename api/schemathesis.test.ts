@@ -29,7 +29,7 @@ import { QUOTE_EXAMPLE } from './schemas/quotes.ts';
  * /v1/auth/logout (it would end the session the run uses) and GET /v1/events, whose answer to the
  * run's valid token is a stream that stays open until the token expires. The event streams get a
  * run of their own (issue 29): GET /v1/trades/{id}/events over an ended trade with events (a 200
- * stream that ends after the terminal status), and GET /v1/events with a token of a few seconds
+ * stream that ends after the terminal status), and GET /v1/events with a token of 20 seconds
  * (its stream ends with the token; later requests are the documented 401), each `text/event-stream`
  * answer checked against the document's string schema.
  * It runs in a directory of its own: schemathesis keeps a cache of past failures (`.schemathesis/`)
@@ -46,7 +46,8 @@ describe('schemathesis over the OpenAPI document', () => {
   let address: string;
   beforeAll(async () => {
     workDir = mkdtempSync(path.join(tmpdir(), 'relayer-schemathesis-'));
-    service = await startTestService({ METRICS_PORT: '0' });
+    // Heartbeats every 2 s: an open stream never idles past the run's 10 s read timeout.
+    service = await startTestService({ METRICS_PORT: '0', SSE_HEARTBEAT_SECONDS: '2' });
     const wallet = Wallet.createRandom();
     const challenge = await call(service, 'POST', '/v1/auth/challenge', { address: wallet.address, chainKind: 'EVM' });
     const login = await call(service, 'POST', '/v1/auth/login', { chainKind: 'EVM', message: challenge.body.message, signature: await wallet.signMessage(challenge.body.message) });
@@ -107,9 +108,9 @@ describe('schemathesis over the OpenAPI document', () => {
   }
 
   it('finds no schema violation in the event streams (text/event-stream answers of both streams, read to their end)', async () => {
-    // A token of a few seconds: GET /v1/events streams until it expires, so each request ends.
+    // A token of 20 s: GET /v1/events streams until it expires, so each request ends (later ones are the documented 401).
     const { sub, sid } = jwt.decode(token) as { sub: string; sid: string };
-    const brief = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 4 }, sub, sid);
+    const brief = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 20 }, sub, sid);
     const output = await schemathesis(['-H', `Authorization: Bearer ${brief}`, '--include-operation-id', 'streamEvents', '--include-operation-id', 'streamTradeEvents']);
     expect(output).toMatch(/No issues found/i);
     console.log(output.slice(output.indexOf('SUMMARY')));

@@ -134,6 +134,8 @@ describe('the typed client and the streams', () => {
     expect(error).toBeUndefined();
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(typeof data).toBe('string');
+    const text: string | undefined = data; // typed as the stream's text too
+    expect(text).toBe(data);
     expect(data).toMatch(/^retry: 2000\n\nid: 1\nevent: trade\.expired\n/);
     expect(data).toContain('id: 2\nevent: trade.status_changed\n');
     expect(TERMINAL_TRADE_STATUSES.has('EXPIRED')).toBe(true);

@@ -9,7 +9,18 @@ export type { FollowEnd, FollowEventsOptions, FollowOptions, PushedEvent, Stream
 export type Schemas = components['schemas'];
 
 /** The paths whose 200 answer is a `text/event-stream` (read as text by `GET` unless `parseAs` says otherwise). */
-export declare const EVENT_STREAM_PATHS: readonly string[];
+export declare const EVENT_STREAM_PATHS: readonly EventStreamPath[];
+
+/** The event streams' paths. */
+export type EventStreamPath = '/v1/events' | '/v1/trades/{id}/events';
+
+/** An operation whose 200 the client reads as the stream's text (the document describes one event of it). */
+type ReadAsText<Op> = Op extends { responses: infer R }
+  ? Omit<Op, 'responses'> & { responses: Omit<R, 200> & { 200: { headers: { [name: string]: unknown }; content: { 'text/event-stream': string } } } }
+  : Op;
+
+/** `paths` as this client answers them: a stream GET's data is the stream's text, not one event. */
+export type RelayerPaths = Omit<paths, EventStreamPath> & { [P in EventStreamPath]: Omit<paths[P], 'get'> & { get: ReadAsText<paths[P]['get']> } };
 
 export interface RelayerClientOptions extends ClientOptions {
   /** The access token to send as `Authorization: Bearer`, asked before each request; none: no header. */
@@ -17,4 +28,4 @@ export interface RelayerClientOptions extends ClientOptions {
 }
 
 /** A typed client of the API at `baseUrl`: `client.GET('/v1/ads/{id}', { params: { path: { id } } })`. */
-export function createRelayerClient(baseUrl: string, options?: RelayerClientOptions): Client<paths>;
+export function createRelayerClient(baseUrl: string, options?: RelayerClientOptions): Client<RelayerPaths>;

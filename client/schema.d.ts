@@ -4452,7 +4452,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
+                        data: string;
+                        /**
+                         * @description The event type (equals `data.type`).
+                         * @enum {string}
+                         */
+                        event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
+                        /** @description The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume. */
+                        id: string;
+                        /** @description Milliseconds EventSource waits before reconnecting. */
+                        retry?: number;
+                    };
                 };
             };
             /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
@@ -5126,7 +5138,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
+                        data: string;
+                        /**
+                         * @description The event type (equals `data.type`).
+                         * @enum {string}
+                         */
+                        event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
+                        /** @description The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume. */
+                        id: string;
+                        /** @description Milliseconds EventSource waits before reconnecting. */
+                        retry?: number;
+                    };
                 };
             };
             /** @description The trade ended and every event was read */

@@ -62,37 +62,32 @@ export const eventTicketSchema = z.object({
 }).openapi('EventTicket');
 
 /**
- * One item of a stream, as OpenAPI 3.2's `itemSchema` for `text/event-stream` describes it (carried
- * here as the extension `x-itemSchema`: the document is 3.1): a frame's fields, `data` the JSON text
- * of a PushedEvent.
+ * One item of a stream: a frame's fields, `data` the JSON text of a PushedEvent. Before OpenAPI 3.2
+ * (which adds `itemSchema`), the `schema` of a `text/event-stream` describes one event: that is how
+ * schemathesis (ST108 "SSE event violates schema") and other 3.1 tools read it, so a `type: string`
+ * schema there has every event flagged. This one validates each event, its `data` parsed as JSON
+ * against PushedEvent (`contentMediaType` + `contentSchema`, JSON Schema 2020-12).
  */
 const streamItemSchema = {
-  type: 'object',
-  description: 'One server-sent event (a frame of `field: value` lines ending with a blank line). Comment lines (`: heartbeat`) and the first `retry:` frame carry no event.',
+  type: 'object' as const,
+  description: 'One server-sent event of the stream (a frame of `field: value` lines ending with a blank line), not the JSON body of the response: '
+    + 'the response is `text/event-stream` text (read it with EventSource or an SSE parser; the client package\'s followTrade/followEvents do). '
+    + 'Comment lines (`: heartbeat`) and the first frame (`retry: 2000`) carry no event.',
   required: ['id', 'event', 'data'],
   properties: {
-    id: { type: 'string', pattern: '^[0-9]+$', description: "The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume." },
-    event: { type: 'string', enum: [...PUSHED_EVENT_TYPES], description: 'The event type (equals `data.type`).' },
+    id: { type: 'string' as const, pattern: '^[0-9]+$', description: "The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume." },
+    event: { type: 'string' as const, enum: [...PUSHED_EVENT_TYPES], description: 'The event type (equals `data.type`).' },
     data: {
-      type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/PushedEvent' },
+      type: 'string' as const, contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/PushedEvent' },
       description: 'The event as one line of JSON: a PushedEvent (the same body webhooks deliver).',
     },
-    retry: { type: 'integer', description: 'Milliseconds EventSource waits before reconnecting (the first frame only).' },
+    retry: { type: 'integer' as const, description: 'Milliseconds EventSource waits before reconnecting.' },
   },
 };
 
-/**
- * The streams' `200` content: `text/event-stream` whose body is text (a generated client must not
- * parse it as JSON), each item described by `x-itemSchema` with `data` referencing PushedEvent.
- */
+/** The streams' `200` content: `text/event-stream`, each item `{id, event, data}` with `data` the JSON of a PushedEvent. */
 export const eventStreamContent = {
-  'text/event-stream': {
-    schema: {
-      type: 'string' as const,
-      description: 'A stream of server-sent events (https://html.spec.whatwg.org/multipage/server-sent-events.html), not JSON: read it with EventSource or an SSE parser; each event is described by `x-itemSchema`, its `data` being the JSON of a PushedEvent.',
-    },
-    'x-itemSchema': streamItemSchema,
-  },
+  'text/event-stream': { schema: streamItemSchema },
 };
 
 /** How the stream is written, for the operations' descriptions. */
