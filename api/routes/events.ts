@@ -20,7 +20,7 @@ import { openSse } from '../streams/sse.ts';
 import { parseOrThrow } from '../validation.ts';
 
 const streamQueryDoc = z.strictObject({
-  lastEventId: z.string().optional().openapi({ description: 'Resume after this event id (the Last-Event-ID header wins when both are sent).' }),
+  lastEventId: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'Resume after this event id (the Last-Event-ID header wins when both are sent).' }),
 });
 const eventStream = (description: string) => ({ description, content: eventStreamContent });
 /** The streams' own meanings of 429 and 503 (api/streams/slots.ts). */
