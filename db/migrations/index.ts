@@ -17,7 +17,7 @@ import * as idempotencyKeys from './20261126_2901_idempotency_keys.ts';
 import * as tradeTransactions from './20261126_2902_trade_transactions.ts';
 import * as auditCursors from './20261126_3301_audit_cursors.ts';
 import * as quoteIndexes from './20261126_5001_quote_indexes.ts';
-import * as eventStreamTickets from './20261126_5101_event_stream_tickets.ts';
+import * as eventStreamTickets from './20261126_5201_event_stream_tickets.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -42,7 +42,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126_2902_trade_transactions': tradeTransactions,
   '20261126_3301_audit_cursors': auditCursors,
   '20261126_5001_quote_indexes': quoteIndexes,
-  '20261126_5101_event_stream_tickets': eventStreamTickets,
+  '20261126_5201_event_stream_tickets': eventStreamTickets,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
