@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { deleteStaleChallenges } from '../db/repositories/challenges.ts';
 import { deleteExpiredIdempotencyKeys } from '../db/repositories/idempotency-keys.ts';
+import { deleteExpiredEventStreamTickets } from '../db/repositories/event-stream-tickets.ts';
 import { deleteExpiredRateLimits } from '../db/repositories/rate-limits.ts';
 import { deleteEndedSessions } from '../db/repositories/sessions.ts';
 
@@ -13,10 +14,11 @@ export interface PurgeResult {
   rateLimitCounters: number;
   /** Idempotency-Key answers past their 24 hours (the API's request records, purged with these). */
   idempotencyKeys: number;
+  eventStreamTickets: number;
 }
 
 export interface AuthPurger {
-  /** Deletes expired challenges, ended sessions, expired refresh tokens, ended rate-limit windows and expired idempotency keys once. */
+  /** Deletes expired challenges, ended sessions, expired refresh tokens, ended rate-limit windows, expired idempotency keys and expired stream tickets once. */
   runOnce(): Promise<PurgeResult>;
   /** Runs `runOnce` every `intervalMs` until `stop` (a no-op when the interval is 0). */
   start(): void;
@@ -37,7 +39,8 @@ export function createAuthPurger(deps: { knex: Knex; logger: Logger; intervalMs:
     const { sessions, refreshTokens } = await deleteEndedSessions(deps.knex);
     const rateLimitCounters = await deleteExpiredRateLimits(deps.knex);
     const idempotencyKeys = await deleteExpiredIdempotencyKeys(deps.knex);
-    return { challenges, sessions, refreshTokens, rateLimitCounters, idempotencyKeys };
+    const eventStreamTickets = await deleteExpiredEventStreamTickets(deps.knex);
+    return { challenges, sessions, refreshTokens, rateLimitCounters, idempotencyKeys, eventStreamTickets };
   }
 
   return {

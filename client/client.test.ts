@@ -13,7 +13,7 @@ import { launchBrowser } from '../test/support/browser.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { evmTransaction } from './evm.js';
 import type { CallExtras, EvmAction, EvmTimeoutAction, EvmTransactionRequest, OrderParams, SignedResponse } from './evm.js';
-import { bundleEvmCalls, bundleOrderHash, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
+import { bundleEventHelpers, bundleEvmCalls, bundleOrderHash, declareEventHelpers, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
 import { orderHashOf, type OrderParams as ClientOrderParams } from './order.js';
 import { computeOrderHash } from '../chains/order.ts';
 import { createRelayerClient, type Schemas } from './index.js';
@@ -101,6 +101,13 @@ describe('the typed client package', () => {
     }
   }, 120_000);
 
+  it('carries the stream helpers bundled from client/events-entry.ts, importing nothing (else run npm run client:generate)', async () => {
+    const bundle = await bundleEventHelpers();
+    expect(committed('./events.js')).toBe(bundle);
+    expect(committed('./events.d.ts')).toBe(declareEventHelpers());
+    expect(bundle).not.toMatch(/^import |\brequire\(|node:|\bBuffer\b|\bprocess\./m);
+  }, 60_000);
+
   it('computes orderHashOf (client/order.js, standing alone) as the service and the Soroban contracts do, on orders of both chain kinds', async () => {
     const bundle = await bundleOrderHash();
     expect(committed('./order.js')).toBe(bundle);
@@ -156,7 +163,7 @@ describe('the typed client package', () => {
   it('declares types a dApp compiles with TypeScript 5, strict and checking the declarations themselves (no skipLibCheck)', async () => {
     // The workspace's own TypeScript 5 (client/node_modules), as a dApp's build has; the repository's tsc skips .d.ts files.
     const tsc = new URL('./node_modules/.bin/tsc', import.meta.url).pathname;
-    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', 'index.d.ts', 'evm.d.ts'];
+    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', '--lib', 'es2022,dom', 'index.d.ts', 'evm.d.ts', 'events.d.ts'];
     const { stdout } = await promisify(execFile)(tsc, args, { cwd: new URL('.', import.meta.url).pathname }).catch((error: { stdout?: string }) => ({ stdout: `failed: ${error.stdout}` }));
     expect(stdout).toBe('');
   }, 60_000);

@@ -474,11 +474,31 @@ export interface paths {
         };
         /**
          * Everything about the caller's ads and trades as server-sent events
-         * @description The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
+         * @description The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with `?ticket=` from POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket is 401 naming the ticket. The stream ends when the access token that opened it (or asked for its ticket) expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
          */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A single-use ticket that opens the caller's event stream without an Authorization header
+         * @description For a browser's `EventSource`, which cannot send an Authorization header: `new EventSource(`${api}/v1/events?ticket=${ticket}`)`. The ticket opens one stream (a second use is 401), within SSE_TICKET_TTL_SECONDS (60 s by default, never past the access token that asked); the stream it opens is the session's, like one opened with the token: it ends when that access token would expire and when the session is revoked (logout). EventSource reconnects on its own with the same URL, which a spent ticket refuses (401, and EventSource stops): to resume, ask a new ticket and open `?ticket=<new>&lastEventId=<last id seen>` (the client package's `followEvents` does this).
+         */
+        post: operations["createEventTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1260,6 +1280,18 @@ export interface components {
             message: string | string[];
             /** @example 422 */
             statusCode: number;
+        };
+        EventTicket: {
+            /**
+             * @description When the ticket stops opening anything (ISO 8601): SSE_TICKET_TTL_SECONDS after it was issued, never past the access token that asked.
+             * @example 2026-11-26T15:01:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * @description Opens one stream: `GET /v1/events?ticket=<ticket>` (URL-safe, 43 characters).
+             * @example q3F0Zr1o8mN2kVx9-_aB4cD5eF6gH7iJ8kL9mN0oP1q
+             */
+            ticket: string;
         };
         EvmChallenge: {
             /**
@@ -4420,7 +4452,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["PushedEvent"];
+                    "text/event-stream": {
+                        /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
+                        data: string;
+                        /**
+                         * @description The event type (equals `data.type`).
+                         * @enum {string}
+                         */
+                        event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
+                        /** @description The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume. */
+                        id: string;
+                        /** @description Milliseconds EventSource waits before reconnecting. */
+                        retry?: number;
+                    };
                 };
             };
             /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
@@ -4475,6 +4519,97 @@ export interface operations {
                 };
             };
             /** @description PostgreSQL is unavailable, or this API process already serves SSE_MAX_STREAMS streams; retry after Retry-After (another replica may have room) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createEventTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventTicket"];
+                };
+            };
+            /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed or expired access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON: Content-Type must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry with exponential backoff */
+            429: {
+                headers: {
+                    /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft 8: the policy, `"<policy>"; q=<limit>; w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before asking again. */
@@ -5003,7 +5138,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["PushedEvent"];
+                    "text/event-stream": {
+                        /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
+                        data: string;
+                        /**
+                         * @description The event type (equals `data.type`).
+                         * @enum {string}
+                         */
+                        event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
+                        /** @description The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume. */
+                        id: string;
+                        /** @description Milliseconds EventSource waits before reconnecting. */
+                        retry?: number;
+                    };
                 };
             };
             /** @description The trade ended and every event was read */

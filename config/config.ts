@@ -94,6 +94,8 @@ export const configSchema = z.object({
   SSE_MAX_STREAMS: intFromEnv(1, 1_000_000).default(10_000),
   /** How often an API process asks PostgreSQL whether the sessions behind its open /v1/events streams are still live; a revoked one's streams end then. */
   SSE_SESSION_CHECK_SECONDS: intFromEnv(1, 300).default(5),
+  /** Lifetime of a stream ticket (POST /v1/events/ticket): single use, for opening GET /v1/events?ticket= from a browser's EventSource. */
+  SSE_TICKET_TTL_SECONDS: intFromEnv(5, 600).default(60),
   /** One webhook delivery attempt's whole time (connect, send, answer); then it counts as failed. */
   WEBHOOK_TIMEOUT_SECONDS: intFromEnv(1, 60).default(10),
   /** Retry backoff after the n-th failure in a row: min(max, base * 2^(n-1)) seconds, times a random 0.5..1. */

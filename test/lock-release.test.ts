@@ -133,8 +133,8 @@ describe("a Maker's lock released on chain after lockExpiry", () => {
     // Its stream replays to the end and why, then closes (the body ends); read again from its last event it answers 204.
     const pushed = await service.knex('pushed_events').where({ trade_id: released.tradeId }).orderBy('trade_seq').select('type', 'data');
     expect(pushed.slice(-2)).toEqual([
-      { type: 'trade.status_changed', data: expect.objectContaining({ previousStatus: 'LOCKED', status: 'EXPIRED' }) },
       { type: 'trade.expired', data: expect.objectContaining({ reason: 'lock_released', status: 'EXPIRED', unlockDue: null }) },
+      { type: 'trade.status_changed', data: expect.objectContaining({ previousStatus: 'LOCKED', status: 'EXPIRED' }) },
     ]);
     const stream = await (await service.request(`/v1/trades/${released.tradeId}/events`)).text();
     expect(stream).toMatch(/event: trade\.expired\n(?:.*\n)*?data: .*"reason":"lock_released"/);

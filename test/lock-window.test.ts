@@ -107,7 +107,7 @@ describe('the lock window ends on the ad chain\'s clock', () => {
     await eventually('the closed window', async () => (await trade(unlocked.tradeId)).status, (s) => s !== 'DEPOSITED', 60_000);
     expect(await trade(unlocked.tradeId)).toMatchObject({ status: 'EXPIRED' });
     const pushed = await service.knex('pushed_events').where({ trade_id: unlocked.tradeId }).orderBy('trade_seq').select('type', 'data');
-    expect(pushed.at(-1)).toMatchObject({ type: 'trade.expired', data: { status: 'EXPIRED' } });
+    expect(pushed.slice(-2)).toMatchObject([{ type: 'trade.expired', data: { status: 'EXPIRED' } }, { type: 'trade.status_changed', data: { status: 'EXPIRED' } }]);
 
     // The books follow the chain: what the AdManager holds locked is locked in the books, the rest available.
     const onChain = await createChainStateReader().ad(

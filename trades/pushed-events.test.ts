@@ -26,8 +26,23 @@ describe('events a trade publishes', () => {
       ['trade.proof_ready'],
       ['trade.status_changed', 'due:ad:MAKER:MAKER+BRIDGER'],
       ['claimed:ad', 'due:order:BRIDGER:BRIDGER+MAKER'],
-      ['trade.status_changed', 'claimed:order'],
+      ['claimed:order', 'trade.status_changed'],
     ]);
+  });
+
+  it('ends a trade with its status change into the terminal state: every claim and the reason of an expiry come before it', () => {
+    const settling = publishedTypes([
+      { type: 'DEPOSIT_CONFIRMED' }, { type: 'PROOF_READY' }, { type: 'LOCK_CONFIRMED' },
+      { type: 'UNLOCK_CONFIRMED', side: 'ad' }, { type: 'UNLOCK_CONFIRMED', side: 'order' },
+    ]).flat();
+    // The status change to SETTLED is the last event: a client that stops there has seen both claims.
+    expect(settling.at(-1)).toBe('trade.status_changed');
+    expect(settling.filter((type) => type.startsWith('claimed:'))).toEqual(['claimed:ad', 'claimed:order']);
+    const locked: TradeState = { ...INITIAL_STATE, status: 'LOCKED', proof: 'ready', bridgerClaimed: true };
+    const settled = tradeEventsOf(trade, locked, { ...locked, status: 'SETTLED', adCreatorClaimed: true }, { type: 'UNLOCK_CONFIRMED', side: 'order' });
+    expect(settled.map((e) => [e.type, e.data.status])).toEqual([['trade.claimed', 'SETTLED'], ['trade.status_changed', 'SETTLED']]);
+    const expired = tradeEventsOf(trade, locked, { ...locked, status: 'EXPIRED' }, { type: 'LOCK_RELEASED' });
+    expect(expired.map((e) => e.type)).toEqual(['trade.expired', 'trade.status_changed']);
   });
 
   it('announces the unlock as due when the proof finishes after the lock', () => {
@@ -39,16 +54,16 @@ describe('events a trade publishes', () => {
     const before: TradeState = { ...INITIAL_STATE, status: 'DEPOSITED', proof: 'running' };
     const after: TradeState = { ...before, status: 'EXPIRED' };
     const events = tradeEventsOf(trade, before, after, { type: 'LOCK_WINDOW_CLOSED' });
-    expect(events.map((e) => e.type)).toEqual(['trade.status_changed', 'trade.expired']);
-    expect(events[1]!.data).toMatchObject({ reason: 'lock_window', status: 'EXPIRED', unlockDue: null });
-    expect(tradeEventsOf(trade, INITIAL_STATE, { ...INITIAL_STATE, status: 'EXPIRED' }, { type: 'RESERVATION_EXPIRED' })[1]!.data)
+    expect(events.map((e) => e.type)).toEqual(['trade.expired', 'trade.status_changed']);
+    expect(events[0]!.data).toMatchObject({ reason: 'lock_window', status: 'EXPIRED', unlockDue: null });
+    expect(tradeEventsOf(trade, INITIAL_STATE, { ...INITIAL_STATE, status: 'EXPIRED' }, { type: 'RESERVATION_EXPIRED' })[0]!.data)
       .toMatchObject({ reason: 'reservation' });
     // A released lock: LOCKED to EXPIRED, nothing due any more.
     const locked: TradeState = { ...INITIAL_STATE, status: 'LOCKED', proof: 'ready' };
     const released = tradeEventsOf(trade, locked, { ...locked, status: 'EXPIRED' }, { type: 'LOCK_RELEASED' });
-    expect(released.map((e) => e.type)).toEqual(['trade.status_changed', 'trade.expired']);
-    expect(released[1]!.data).toMatchObject({ reason: 'lock_released', status: 'EXPIRED', unlockDue: null });
-    expect(released[0]!.data).toMatchObject({ previousStatus: 'LOCKED', status: 'EXPIRED' });
+    expect(released.map((e) => e.type)).toEqual(['trade.expired', 'trade.status_changed']);
+    expect(released[0]!.data).toMatchObject({ reason: 'lock_released', status: 'EXPIRED', unlockDue: null });
+    expect(released[1]!.data).toMatchObject({ previousStatus: 'LOCKED', status: 'EXPIRED' });
   });
 
   it('publishes nothing for a proof that finishes on an expired trade', () => {

@@ -29,25 +29,31 @@ function expiryReason(event: TradeEvent): 'reservation' | 'lock_window' | 'lock_
 
 /**
  * What a transition publishes, in order: the status change (and why it expired), the proof, the
- * claims, then whose unlock is now due. Pure: the caller writes these in the transaction that
- * saves `after`. A proof finishing on an expired trade publishes nothing: no unlock can follow.
+ * claims, then whose unlock is now due. A transition into a terminal state (SETTLED, EXPIRED)
+ * publishes its status change last, after its claims and its `trade.expired`: a trade's last event
+ * is its `trade.status_changed` into a terminal state, so a client that stops there has seen every
+ * claim. Pure: the caller writes these in the transaction that saves `after`. A proof finishing on
+ * an expired trade publishes nothing: no unlock can follow.
  */
 export function tradeEventsOf(trade: TradeIdentity, before: TradeState, after: TradeState, event: TradeEvent): PushedEventData[] {
   const snapshot = tradeSnapshot(trade, after);
   const events: PushedEventData[] = [];
-  if (after.status !== before.status) {
-    events.push({ type: 'trade.status_changed', data: { ...snapshot, previousStatus: before.status } });
-    if (after.status === 'EXPIRED') {
-      events.push({ type: 'trade.expired', data: { ...snapshot, reason: expiryReason(event) } });
-    }
-  }
-  if (after.proof === 'ready' && before.proof !== 'ready' && !isTerminal(after)) events.push({ type: 'trade.proof_ready', data: snapshot });
+  const statusChange: PushedEventData[] = after.status === before.status
+    ? []
+    : [{ type: 'trade.status_changed', data: { ...snapshot, previousStatus: before.status } }];
+  const terminal = isTerminal(after);
+  if (!terminal) events.push(...statusChange);
+  if (after.proof === 'ready' && before.proof !== 'ready' && !terminal) events.push({ type: 'trade.proof_ready', data: snapshot });
   if (after.bridgerClaimed && !before.bridgerClaimed) events.push({ type: 'trade.claimed', data: { ...snapshot, side: 'ad' } });
   if (after.adCreatorClaimed && !before.adCreatorClaimed) events.push({ type: 'trade.claimed', data: { ...snapshot, side: 'order' } });
   // The unlock in turn, once askable (lifecycle.ts, the one unlock rule), with who may ask for it.
   const side = askableUnlock(after);
   if (side && side !== askableUnlock(before) && snapshot.unlockDue) {
     events.push({ type: 'trade.unlock_due', data: { ...snapshot, unlockDue: snapshot.unlockDue, side, unlockableBy: unlockableBy(after) } });
+  }
+  if (terminal && statusChange.length > 0) {
+    if (after.status === 'EXPIRED') events.push({ type: 'trade.expired', data: { ...snapshot, reason: expiryReason(event) } });
+    events.push(...statusChange);
   }
   return events;
 }

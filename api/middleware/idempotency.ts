@@ -10,7 +10,7 @@ import { principalOf } from './auth.ts';
 
 /**
  * `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header) on the POSTs that create,
- * reserve or sign: every POST under /v1 but sign-in's (`isIdempotentOperation`). The first request
+ * reserve or sign: every POST under /v1 but sign-in's and the stream ticket's (`isIdempotentOperation`). The first request
  * with a key claims (user, key) in PostgreSQL before it runs; its answer is stored and replayed to
  * the same user sending the same key with the same request for `ttlSeconds` (24 h). Rules:
  * - the key: 1..255 characters of letters, digits and `-._~+/=:`, bare or as a structured-field
@@ -33,9 +33,13 @@ const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 /** Set on a replayed answer, as Stripe and others do. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-/** True for the operations that honour `Idempotency-Key`: every POST under /v1 but sign-in's. */
+/**
+ * True for the operations that honour `Idempotency-Key`: every POST under /v1 but sign-in's and the
+ * stream ticket's (a credential: a stored answer would keep the ticket in plain text, where the
+ * service keeps only its hash; a lost one costs nothing, the client asks another).
+ */
 export function isIdempotentOperation(method: string, path: string): boolean {
-  return method.toLowerCase() === 'post' && path.startsWith('/v1/') && !path.startsWith('/v1/auth/');
+  return method.toLowerCase() === 'post' && path.startsWith('/v1/') && !path.startsWith('/v1/auth/') && path !== '/v1/events/ticket';
 }
 
 /** The key a header value carries (`abc` or `"abc"`), or undefined when it is not one. */

@@ -16,4 +16,12 @@ export const bearerAuth = registry.registerComponent('securitySchemes', 'bearerA
   bearerFormat: 'JWT',
 });
 
+/** A single-use stream ticket in the query (POST /v1/events/ticket), for EventSource, which cannot send a header. */
+export const eventTicketAuth = registry.registerComponent('securitySchemes', 'eventTicket', {
+  type: 'apiKey',
+  in: 'query',
+  name: 'ticket',
+  description: 'A single-use ticket from POST /v1/events/ticket (GET /v1/events only).',
+});
+
 export { z };

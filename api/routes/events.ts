@@ -1,15 +1,17 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { TERMINAL_TRADE_STATUSES, type TradeStatus } from '../../domain/index.ts';
 import { findTradeLifecycle } from '../../db/repositories/trade-lifecycle.ts';
 import { lastUserSeq, tradeEventsAfter } from '../../db/repositories/pushed-events.ts';
-import { AppError, notFound } from '../errors.ts';
+import { SignInRejected } from '../../auth/errors.ts';
+import type { StreamTickets } from '../../auth/stream-tickets.ts';
+import { AppError, notFound, unauthorized } from '../errors.ts';
 import { accessTokenExpiry, principalOf } from '../middleware/auth.ts';
-import { bearerAuth, registry } from '../openapi/operations.ts';
+import { bearerAuth, eventTicketAuth, registry } from '../openapi/operations.ts';
 import { errorResponses } from '../schemas/common.ts';
-import { pushedEventSchema, SSE_FORMAT } from '../schemas/events.ts';
+import { eventStreamContent, eventTicketSchema, SSE_FORMAT } from '../schemas/events.ts';
 import { idParams } from '../schemas/queries.ts';
 import type { PushedEventHub, StreamKey } from '../streams/event-hub.ts';
 import { SessionWatch } from '../streams/session-watch.ts';
@@ -18,9 +20,9 @@ import { openSse } from '../streams/sse.ts';
 import { parseOrThrow } from '../validation.ts';
 
 const streamQueryDoc = z.strictObject({
-  lastEventId: z.string().optional().openapi({ description: 'Resume after this event id (the Last-Event-ID header wins when both are sent).' }),
+  lastEventId: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'Resume after this event id (the Last-Event-ID header wins when both are sent).' }),
 });
-const eventStream = (description: string) => ({ description, content: { 'text/event-stream': { schema: pushedEventSchema } } });
+const eventStream = (description: string) => ({ description, content: eventStreamContent });
 /** The streams' own meanings of 429 and 503 (api/streams/slots.ts). */
 const streamLimits = {
   429: { ...errorResponses(429)[429], description: 'Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API process; retry after Retry-After' },
@@ -34,8 +36,18 @@ registry.registerPath({
   responses: { 200: eventStream('The trade\'s events, replayed from Last-Event-ID, then live'), 204: { description: 'The trade ended and every event was read' }, ...errorResponses(404, 422), ...streamLimits },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/events', operationId: 'streamEvents', tags: ['Events'], summary: "Everything about the caller's ads and trades as server-sent events", security: [{ [bearerAuth.name]: [] }],
-  description: `The caller's trades (as Maker or Bridger) and ads. The stream ends when the access token that opened it expires: reconnect with a fresh token and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
+  method: 'post', path: '/v1/events/ticket', operationId: 'createEventTicket', tags: ['Events'], summary: 'A single-use ticket that opens the caller\'s event stream without an Authorization header', security: [{ [bearerAuth.name]: [] }],
+  description: 'For a browser\'s `EventSource`, which cannot send an Authorization header: `new EventSource(`${api}/v1/events?ticket=${ticket}`)`. '
+    + 'The ticket opens one stream (a second use is 401), within SSE_TICKET_TTL_SECONDS (60 s by default, never past the access token that asked); '
+    + 'the stream it opens is the session\'s, like one opened with the token: it ends when that access token would expire and when the session is revoked (logout). '
+    + 'EventSource reconnects on its own with the same URL, which a spent ticket refuses (401, and EventSource stops): to resume, ask a new ticket and open '
+    + '`?ticket=<new>&lastEventId=<last id seen>` (the client package\'s `followEvents` does this).',
+  responses: { 200: { description: 'The ticket', content: { 'application/json': { schema: eventTicketSchema } } }, ...errorResponses(401) },
+});
+registry.registerPath({
+  method: 'get', path: '/v1/events', operationId: 'streamEvents', tags: ['Events'], summary: "Everything about the caller's ads and trades as server-sent events",
+  security: [{ [bearerAuth.name]: [] }, { [eventTicketAuth.name]: [] }],
+  description: `The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with \`?ticket=\` from POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket is 401 naming the ticket. The stream ends when the access token that opened it (or asked for its ticket) expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
   request: { query: streamQueryDoc },
   responses: { 200: eventStream('The caller\'s events, replayed from Last-Event-ID, then live'), ...errorResponses(401, 422), ...streamLimits },
 });
@@ -44,15 +56,18 @@ export interface EventsRouterDeps {
   knex: Knex;
   eventHub: PushedEventHub;
   requireAuth: RequestHandler;
+  /** Stream tickets (POST /v1/events/ticket, GET /v1/events?ticket=). */
+  tickets: StreamTickets;
   settings: { heartbeatSeconds: number; maxStreamsPerClient: number; maxStreams: number; sessionCheckSeconds: number };
   logger?: Logger;
 }
 
 const position = z.string().regex(/^\d{1,15}$/, 'must be a non-negative integer (an event id of this stream)');
-const streamQuery = z.strictObject({ lastEventId: position.optional() });
+const tradeStreamQuery = z.strictObject({ lastEventId: position.optional() });
+const userStreamQuery = z.strictObject({ lastEventId: position.optional(), ticket: z.string().optional() });
 
 /** Where the client resumes: the Last-Event-ID header (EventSource sends it on reconnect), else `?lastEventId=`, else the start. */
-function resumeFrom(req: Request): number {
+function resumeFrom(req: Request, streamQuery: typeof tradeStreamQuery | typeof userStreamQuery): number {
   const header = req.headers['last-event-id'];
   if (header !== undefined) {
     const parsed = position.safeParse(header);
@@ -104,7 +119,7 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
 
   router.get('/trades/:id/events', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
-    const lastSeq = resumeFrom(req);
+    const lastSeq = resumeFrom(req, tradeStreamQuery);
     slots.take(req, res); // before the first await: see StreamSlots
     const trade = await findTradeLifecycle(deps.knex, id);
     if (!trade) throw notFound(`trade ${id} not found`);
@@ -116,14 +131,34 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
     stream(req, res, { kind: 'trade', id }, lastSeq, { afterStatus: terminal });
   });
 
-  router.get('/events', deps.requireAuth, async (req, res) => {
-    const { userId, sessionId } = principalOf(req);
-    const lastSeq = resumeFrom(req);
+  router.post('/events/ticket', deps.requireAuth, async (req, res) => {
+    const expiry = accessTokenExpiry(req);
+    if (!expiry) throw unauthorized();
+    const issued = await deps.tickets.issue(principalOf(req), expiry);
+    res.status(200).json({ ticket: issued.ticket, expiresAt: issued.expiresAt.toISOString() });
+  });
+
+  // With `?ticket=` the ticket is the credential (EventSource sends no header); otherwise the Bearer token.
+  const ticketOrBearer = (req: Request, res: Response, next: NextFunction) => (req.query.ticket === undefined ? deps.requireAuth(req, res, next) : next());
+  router.get('/events', ticketOrBearer, async (req, res) => {
+    const lastSeq = resumeFrom(req, userStreamQuery);
+    const { ticket } = parseOrThrow(userStreamQuery, req.query);
     slots.take(req, res); // before the first await: see StreamSlots
-    if (lastSeq > await lastUserSeq(deps.knex, userId)) {
+    let holder: { userId: string; sessionId: string; until: Date | undefined };
+    if (ticket === undefined) {
+      const { userId, sessionId } = principalOf(req);
+      holder = { userId, sessionId, until: accessTokenExpiry(req) };
+    } else {
+      const redeemed = await deps.tickets.redeem(ticket).catch((error: unknown) => {
+        throw error instanceof SignInRejected ? unauthorized(error.message) : error;
+      });
+      holder = { userId: redeemed.userId, sessionId: redeemed.sessionId, until: redeemed.streamUntil };
+    }
+    if (lastSeq > await lastUserSeq(deps.knex, holder.userId)) {
       throw new AppError(422, [`Last-Event-ID must be an event id of your stream, received ${lastSeq}, beyond its last`]);
     }
-    stream(req, res, { kind: 'user', id: userId }, lastSeq, { at: accessTokenExpiry(req), sessionId });
+    // A ticket's stream is its session's, like a Bearer one: it ends at that token's expiry and with the session (SessionWatch, the hub's snapshot).
+    stream(req, res, { kind: 'user', id: holder.userId }, lastSeq, { at: holder.until, sessionId: holder.sessionId });
   });
   return router;
 }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { createStreamTickets } from '../../auth/stream-tickets.ts';
 import type { AppDeps } from '../deps.ts';
 import { createRequireAuth } from '../middleware/auth.ts';
 import { idempotency, isIdempotentOperation } from '../middleware/idempotency.ts';
@@ -31,6 +32,7 @@ export function v1Router(deps: AppDeps): Router {
   tradesRouter({ ...deps, requireAuth }, router);
   eventsRouter({
     knex: deps.knex, eventHub: deps.eventHub, requireAuth, logger: deps.logger,
+    tickets: createStreamTickets({ knex: deps.knex, ttlSeconds: deps.config.SSE_TICKET_TTL_SECONDS }),
     settings: {
       heartbeatSeconds: deps.config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: deps.config.SSE_MAX_STREAMS_PER_CLIENT,
       maxStreams: deps.config.SSE_MAX_STREAMS, sessionCheckSeconds: deps.config.SSE_SESSION_CHECK_SECONDS,

@@ -55,6 +55,41 @@ export const pushedEventSchemas = [
 /** Any pushed event. */
 export const pushedEventSchema = z.union(pushedEventSchemas).openapi('PushedEvent');
 
+/** POST /v1/events/ticket's answer. */
+export const eventTicketSchema = z.object({
+  ticket: z.string().openapi({ description: 'Opens one stream: `GET /v1/events?ticket=<ticket>` (URL-safe, 43 characters).', example: 'q3F0Zr1o8mN2kVx9-_aB4cD5eF6gH7iJ8kL9mN0oP1q' }),
+  expiresAt: z.string().openapi({ description: 'When the ticket stops opening anything (ISO 8601): SSE_TICKET_TTL_SECONDS after it was issued, never past the access token that asked.', example: '2026-11-26T15:01:00.000Z' }),
+}).openapi('EventTicket');
+
+/**
+ * One item of a stream: a frame's fields, `data` the JSON text of a PushedEvent. Before OpenAPI 3.2
+ * (which adds `itemSchema`), the `schema` of a `text/event-stream` describes one event: that is how
+ * schemathesis (ST108 "SSE event violates schema") and other 3.1 tools read it, so a `type: string`
+ * schema there has every event flagged. This one validates each event, its `data` parsed as JSON
+ * against PushedEvent (`contentMediaType` + `contentSchema`, JSON Schema 2020-12).
+ */
+const streamItemSchema = {
+  type: 'object' as const,
+  description: 'One server-sent event of the stream (a frame of `field: value` lines ending with a blank line), not the JSON body of the response: '
+    + 'the response is `text/event-stream` text (read it with EventSource or an SSE parser; the client package\'s followTrade/followEvents do). '
+    + 'Comment lines (`: heartbeat`) and the first frame (`retry: 2000`) carry no event.',
+  required: ['id', 'event', 'data'],
+  properties: {
+    id: { type: 'string' as const, pattern: '^[0-9]+$', description: "The event's position in this stream (1, 2, 3...): send the last one seen as Last-Event-ID to resume." },
+    event: { type: 'string' as const, enum: [...PUSHED_EVENT_TYPES], description: 'The event type (equals `data.type`).' },
+    data: {
+      type: 'string' as const, contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/PushedEvent' },
+      description: 'The event as one line of JSON: a PushedEvent (the same body webhooks deliver).',
+    },
+    retry: { type: 'integer' as const, description: 'Milliseconds EventSource waits before reconnecting.' },
+  },
+};
+
+/** The streams' `200` content: `text/event-stream`, each item `{id, event, data}` with `data` the JSON of a PushedEvent. */
+export const eventStreamContent = {
+  'text/event-stream': { schema: streamItemSchema },
+};
+
 /** How the stream is written, for the operations' descriptions. */
 export const SSE_FORMAT =
   'A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; ' +

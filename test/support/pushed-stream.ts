@@ -19,7 +19,7 @@ export const stepOf = (m: SseMessage): string => stepName(m.data);
 export function expectWholeTradeSteps(steps: string[]): void {
   expect(steps.slice(0, 2)).toEqual(['trade.created', 'trade.status_changed:DEPOSITED']);
   expect(new Set(steps.slice(2, 4))).toEqual(new Set(['trade.proof_ready', 'trade.status_changed:LOCKED']));
-  expect(steps.slice(4)).toEqual(['trade.unlock_due:ad', 'trade.claimed:ad', 'trade.unlock_due:order', 'trade.status_changed:SETTLED', 'trade.claimed:order']);
+  expect(steps.slice(4)).toEqual(['trade.unlock_due:ad', 'trade.claimed:ad', 'trade.unlock_due:order', 'trade.claimed:order', 'trade.status_changed:SETTLED']);
 }
 
 /**
