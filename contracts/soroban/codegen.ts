@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { artifacts } from '../../circuits/artifacts.ts';
+import type { VerificationKeyJson } from '../../circuits/verification-key.ts';
 import { zeroHashes } from '../../prover/commitments.ts';
 
 /**
@@ -20,14 +21,6 @@ import { zeroHashes } from '../../prover/commitments.ts';
 /** Path of the generated Rust file. */
 export const PARAMS_RS = join(dirname(fileURLToPath(import.meta.url)), 'shared', 'src', 'params.rs');
 
-interface VerificationKeyJson {
-  nPublic: number;
-  vk_alpha_1: string[];
-  vk_beta_2: string[][];
-  vk_gamma_2: string[][];
-  vk_delta_2: string[][];
-  IC: string[][];
-}
 
 const word = (value: bigint | string) => {
   const hex = BigInt(value).toString(16).padStart(64, '0');

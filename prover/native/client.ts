@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { VerificationKeyJson } from '../../circuits/verification-key.ts';
 import type { Groth16Proof } from '../solidity.ts';
 
 export interface NativeProverOptions {
@@ -26,15 +27,9 @@ export interface NativeProof {
 }
 
 /** The verification key the binary read from the zkey (snarkjs form, without `vk_alphabeta_12`). */
-export interface NativeVerificationKey {
+export interface NativeVerificationKey extends VerificationKeyJson {
   protocol: string;
   curve: string;
-  nPublic: number;
-  vk_alpha_1: string[];
-  vk_beta_2: string[][];
-  vk_gamma_2: string[][];
-  vk_delta_2: string[][];
-  IC: string[][];
 }
 
 interface Pending { resolve(value: Record<string, unknown>): void; reject(error: Error): void }
