@@ -21,9 +21,9 @@ const tomlString = (value: string) => `"${value.replace(/[\\"]/g, (c) => `\\${c}
  */
 export function stellarTomlRouter(deps: { auth: AuthService; production: boolean }): Router {
   const router = Router();
-  router.get('/.well-known/stellar.toml', (req, res) => {
+  router.get('/.well-known/stellar.toml', async (req, res) => {
     const host = req.get('host');
-    const server = deps.auth.sep10Server(host);
+    const server = await deps.auth.sep10Server(host);
     const origin = deps.production ? `https://${server.webAuthDomain}` : `${req.protocol}://${host ?? 'localhost'}`;
     // SEP-1: any web page may read it.
     res.setHeader('Access-Control-Allow-Origin', '*');

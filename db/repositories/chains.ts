@@ -62,3 +62,10 @@ export async function findChainByChainId(knex: Knex, chainId: string): Promise<C
   const row = await knex<ChainRow>('chains').where({ chain_id: chainId }).first();
   return row && toChain(row);
 }
+
+/** The network passphrases of the registry's Stellar chains, by ascending chain id (the first is the default network). */
+export async function stellarNetworkPassphrases(knex: Knex): Promise<string[]> {
+  const rows = await knex<ChainRow>('chains').where({ kind: 'STELLAR' }).whereNotNull('network_passphrase')
+    .orderByRaw('length(chain_id), chain_id').select('network_passphrase');
+  return [...new Set(rows.map((row) => row.network_passphrase!))];
+}
