@@ -1010,6 +1010,11 @@ export interface components {
             /** @enum {string} */
             kind: "EVM" | "STELLAR";
             name: string;
+            /**
+             * @description Stellar chains only: the network passphrase transactions for this chain are signed with.
+             * @example Standalone Network ; February 2017
+             */
+            networkPassphrase?: string;
             orderPortalAddress: string;
             /**
              * Format: date-time

@@ -11,6 +11,8 @@ export interface Chain {
   kind: ChainKind;
   adManagerAddress: string;
   orderPortalAddress: string;
+  /** A Stellar chain's network passphrase (what a client signs Soroban transactions for); null on EVM. */
+  networkPassphrase: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -38,6 +40,7 @@ function toChain(row: ChainRow): Chain {
     kind: row.kind,
     adManagerAddress: row.ad_manager_address,
     orderPortalAddress: row.order_portal_address,
+    networkPassphrase: row.network_passphrase,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
