@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * SEP-1 stellar.toml: how Stellar wallets sign in
-         * @description NETWORK_PASSPHRASE, SIGNING_KEY (the key that signs SEP-10 challenges) and WEB_AUTH_ENDPOINT (GET/POST /v1/auth/sep10), so a stock wallet SDK given this host as home domain signs in unmodified. In production publish the same at https://SEP10_HOME_DOMAIN/.well-known/stellar.toml (or route that domain here).
+         * @description NETWORK_PASSPHRASE (the registry's Stellar network), SIGNING_KEY (the key that signs SEP-10 challenges), WEB_AUTH_ENDPOINT (GET/POST /v1/auth/sep10) and the registry's Stellar tokens of that network as [[CURRENCIES]] (code, contract, name, display_decimals), so a stock wallet SDK given this host as home domain signs in unmodified. In production publish the same at https://SEP10_HOME_DOMAIN/.well-known/stellar.toml (or route that domain here).
          */
         get: operations["getStellarToml"];
         put?: never;

@@ -134,7 +134,12 @@ describe('SEP-10 on the network the registry names (the devnet registry: the loc
   afterAll(async () => { await service?.close(); });
 
   it('names the local network in stellar.toml and the challenge, and a wallet SDK on that network signs in', async () => {
-    expect(await (await service.request('/.well-known/stellar.toml')).text()).toContain(`NETWORK_PASSPHRASE="${LOCAL}"`);
+    const toml = await (await service.request('/.well-known/stellar.toml')).text();
+    expect(toml).toContain(`NETWORK_PASSPHRASE="${LOCAL}"`);
+    // SEP-1 [[CURRENCIES]]: the registry's Stellar tokens, each named by its contract.
+    expect(toml).toContain('[[CURRENCIES]]\ncode="TUSD"\ncontract="CD3XG34DX7S6KWMAJML5L4U6N4N5PSWXWTGIDXH6SUQZH44ZGR3XS4YX"\n');
+    expect(toml).toContain('[[CURRENCIES]]\ncode="XLM"\ncontract="CDMLFMKMMD7MWZP3FKUBZPVHTUEDLSX4BYGYKH4GCESXYHS3IHQ4EIG4"\n');
+    expect(toml).toMatch(/display_decimals=7/);
     const account = Keypair.random();
     // The SDK's Sep10 itself, configured for the local network (its `anchor()` allows http on the testnet only).
     const cfg = new Config({

@@ -72,3 +72,23 @@ export async function stellarNetworkPassphrases(knex: Knex): Promise<string[]> {
     .orderByRaw('length(chain_id), chain_id').select('network_passphrase');
   return [...new Set(rows.map((row) => row.network_passphrase!))];
 }
+
+/** A token of a Stellar chain, as stellar.toml's [[CURRENCIES]] lists it. */
+export interface StellarCurrency {
+  symbol: string;
+  name: string;
+  /** The token's contract (a SEP-41 token or a Stellar Asset Contract). */
+  contract: string;
+  decimals: number;
+}
+
+/** The tokens of the registry's Stellar chains on the network `networkPassphrase`, by symbol. */
+export async function stellarCurrencies(knex: Knex, networkPassphrase: string): Promise<StellarCurrency[]> {
+  const rows = await knex('tokens').join('chains', 'chains.id', 'tokens.chain_id')
+    .where({ 'chains.kind': 'STELLAR', 'chains.network_passphrase': networkPassphrase })
+    .orderBy(['tokens.symbol', 'tokens.address'])
+    .select('tokens.symbol', 'tokens.name', 'tokens.address', 'tokens.decimals');
+  return rows.map((row: { symbol: string; name: string; address: string; decimals: number }) => (
+    { symbol: row.symbol, name: row.name, contract: row.address, decimals: Number(row.decimals) }
+  ));
+}
