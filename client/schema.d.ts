@@ -1915,7 +1915,7 @@ export interface components {
              * @enum {string}
              */
             side?: "ad" | "order";
-            /** @description Your wallet's signature over the 32 bytes of the order hash: EIP-191 personal_sign on EVM, SEP-53 on Stellar. */
+            /** @description Your wallet's signature over the order hash, either its 32 bytes or its lowercase 0x hex as text (what Freighter's signMessage and text-only wallets sign): EIP-191 personal_sign on EVM, SEP-53 on Stellar (0x hex or base64). */
             signature: string;
         };
         UnlockTradeResponse: {
