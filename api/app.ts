@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(jsonBodies(deps.config.BODY_LIMIT, ['/v1/auth/sep10']));
 
   app.use('/v1', rememberMountPath, v1Router(deps));
-  app.use(stellarTomlRouter({ auth: deps.auth, production: deps.config.NODE_ENV === 'production' }));
+  app.use(stellarTomlRouter({ auth: deps.auth, knex: deps.knex, production: deps.config.NODE_ENV === 'production' }));
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT }));
 
   app.use(notFoundHandler);

@@ -19,6 +19,8 @@ export function presentChain(chain: Chain) {
     kind: chain.kind,
     adManagerAddress: chain.adManagerAddress,
     orderPortalAddress: chain.orderPortalAddress,
+    // Stellar only: the network a wallet signs for (never an RPC URL: those are the operator's).
+    ...(chain.kind === 'STELLAR' && chain.networkPassphrase !== null ? { networkPassphrase: chain.networkPassphrase } : {}),
     createdAt: chain.createdAt.toISOString(),
     updatedAt: chain.updatedAt.toISOString(),
   };

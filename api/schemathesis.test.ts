@@ -109,8 +109,8 @@ describe('schemathesis over the OpenAPI document', () => {
 
   it('finds no schema violation in the event streams (text/event-stream answers of both streams, read to their end)', async () => {
     // A token of 60 s (schemathesis takes a while to start under load): GET /v1/events streams until it expires, so each request ends (later ones are the documented 401).
-    const { sub, sid } = jwt.decode(token) as { sub: string; sid: string };
-    const brief = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 60 }, sub, sid);
+    const { sub, uid, sid } = jwt.decode(token) as { sub: string; uid: string; sid: string };
+    const brief = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 60 }, { userId: uid, account: sub }, sid);
     const output = await schemathesis(['-H', `Authorization: Bearer ${brief}`, '--include-operation-id', 'streamEvents', '--include-operation-id', 'streamTradeEvents']);
     expect(output).toMatch(/No issues found/i);
     console.log(output.slice(output.indexOf('SUMMARY')));

@@ -6,6 +6,7 @@ import { type ChainKind } from '../domain/index.ts';
 import type { StellarAccountReader } from '../chains/stellar/horizon.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
 import { insertChallenge } from '../db/repositories/challenges.ts';
+import { stellarNetworkPassphrases } from '../db/repositories/chains.ts';
 import {
   createSession, findLiveSessionPrincipal, insertRefreshToken, revokeSession, rotateRefreshToken, type RefreshTokenState,
 } from '../db/repositories/sessions.ts';
@@ -17,7 +18,10 @@ import { SignInRejected, WalletConflict } from './errors.ts';
 import { consumeProof, verifyWalletProof, type WalletProof } from './proof.ts';
 import { buildStellarChallenge, sep10Domains, type Sep10Settings } from './sep10.ts';
 import { buildSiweMessage, type SiweSettings } from './siwe.ts';
-import { hashRefreshToken, issueAccessToken, issueRefreshToken, verifyToken, type TokenSettings } from './tokens.ts';
+import { hashRefreshToken, issueAccessToken, issueRefreshToken, verifyToken, type TokenSettings, type TokenSubject } from './tokens.ts';
+
+/** The network SEP-10 names when neither STELLAR_NETWORK_PASSPHRASE nor the registry gives one. */
+export const DEFAULT_STELLAR_NETWORK_PASSPHRASE = 'Test SDF Network ; September 2015';
 
 export interface AuthDeps {
   config: Config;
@@ -72,24 +76,35 @@ export function createAuthService(deps: AuthDeps) {
   let serverKeypair: Keypair | undefined;
   // Decoded on first use: the secret was validated at start-up (resolveSecrets), and an app built
   // for something else (a health check without secrets) must not fail here.
-  const sep10: Sep10Settings = {
+  const sep10Base: Omit<Sep10Settings, 'networkPassphrase'> = {
     get serverKeypair() {
       return (serverKeypair ??= Keypair.fromSecret(deps.secrets.sep10SigningSecret));
     },
     homeDomain: config.SEP10_HOME_DOMAIN,
     webAuthDomain: config.SEP10_WEB_AUTH_DOMAIN,
-    networkPassphrase: config.STELLAR_NETWORK_PASSPHRASE,
     accounts: deps.stellarAccounts,
   };
+  /**
+   * The SEP-10 settings now: the network is STELLAR_NETWORK_PASSPHRASE if set, else the registry's
+   * Stellar chain's (read each time: the registry may be imported after start-up), so a challenge
+   * names the network the contracts live on; no Stellar chain: the public test network.
+   */
+  async function sep10Now(): Promise<Sep10Settings> {
+    const networkPassphrase = config.STELLAR_NETWORK_PASSPHRASE
+      ?? (await stellarNetworkPassphrases(knex))[0] ?? DEFAULT_STELLAR_NETWORK_PASSPHRASE;
+    return Object.defineProperties({ networkPassphrase }, Object.getOwnPropertyDescriptors(sep10Base)) as Sep10Settings;
+  }
 
-  async function openSession(trx: Knex.Transaction, userId: string): Promise<TokenPair> {
+  /** Opens a session of `who.userId`; its tokens name `who.account` (the wallet that signed in) as `sub`. */
+  async function openSession(trx: Knex.Transaction, who: TokenSubject): Promise<TokenPair> {
+    const { userId } = who;
     // Whole seconds, as JWT `exp` counts them: a session's tokens can then live exactly up to its end.
     const now = new Date();
     const end = new Date((Math.floor(now.getTime() / 1000) + config.SESSION_MAX_AGE_SECONDS) * 1000);
     const sessionId = await createSession(trx, userId, end);
-    const refresh = issueRefreshToken(tokens, userId, sessionId, end, now);
+    const refresh = issueRefreshToken(tokens, who, sessionId, end, now);
     await insertRefreshToken(trx, { id: refresh.id, sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
-    return { access: issueAccessToken(tokens, userId, sessionId, end, now), refresh: refresh.token };
+    return { access: issueAccessToken(tokens, who, sessionId, end, now), refresh: refresh.token };
   }
 
   async function userOrFail(userId: string): Promise<UserRecord> {
@@ -114,6 +129,7 @@ export function createAuthService(deps: AuthDeps) {
         await insertChallenge(knex, { chainKind: 'EVM', address, nonce, message, expiresAt });
         return { chainKind: 'EVM', address, nonce, domain: siwe.domain, uri: siwe.uri, message, expiresAt };
       }
+      const sep10 = await sep10Now();
       const challenge = buildStellarChallenge(sep10, address, config.CHALLENGE_TTL_SECONDS, reachedHost);
       await insertChallenge(knex, { chainKind: 'STELLAR', address, nonce: challenge.nonce, message: challenge.transaction, expiresAt: challenge.expiresAt });
       return { chainKind: 'STELLAR', address, transaction: challenge.transaction, networkPassphrase: sep10.networkPassphrase, expiresAt: challenge.expiresAt };
@@ -121,18 +137,18 @@ export function createAuthService(deps: AuthDeps) {
 
     /** Verifies the signed challenge, creates the user on a wallet's first login, opens a session. */
     async login(proof: WalletProof): Promise<{ user: UserRecord; tokens: TokenPair }> {
-      const verified = await verifyWalletProof({ siwe: siweNow(), sep10 }, proof);
+      const verified = await verifyWalletProof({ siwe: siweNow(), sep10: await sep10Now() }, proof);
       const { userId, pair } = await knex.transaction(async (trx) => {
         const wallet = await consumeProof(trx, verified);
         const userId = await findOrCreateUserByWallet(trx, wallet.chainKind, wallet.address);
-        return { userId, pair: await openSession(trx, userId) };
+        return { userId, pair: await openSession(trx, { userId, account: wallet.address }) };
       });
       return { user: await userOrFail(userId), tokens: pair };
     },
 
     /** Records a proven wallet of another chain kind on the caller's user; existing tokens now cover it. */
     async link(principal: Principal, proof: WalletProof): Promise<UserRecord> {
-      const verified = await verifyWalletProof({ siwe: siweNow(), sep10 }, proof);
+      const verified = await verifyWalletProof({ siwe: siweNow(), sep10: await sep10Now() }, proof);
       await knex.transaction(async (trx) => {
         const wallet = await consumeProof(trx, verified);
         const current = await findUserById(trx, principal.userId);
@@ -171,9 +187,11 @@ export function createAuthService(deps: AuthDeps) {
           return { ok: false as const, state: rotated.state };
         }
         const end = rotated.sessionExpiresAt;
-        const refresh = issueRefreshToken(tokens, rotated.userId, rotated.sessionId, end);
+        // The new pair names the same account as the spent token (a token of before `uid`: the user id).
+        const who = { userId: rotated.userId, account: claims.account };
+        const refresh = issueRefreshToken(tokens, who, rotated.sessionId, end);
         await insertRefreshToken(trx, { id: refresh.id, sessionId: rotated.sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
-        return { ok: true as const, pair: { access: issueAccessToken(tokens, rotated.userId, rotated.sessionId, end), refresh: refresh.token } };
+        return { ok: true as const, pair: { access: issueAccessToken(tokens, who, rotated.sessionId, end), refresh: refresh.token } };
       });
       // Thrown after commit, so a reuse revocation is kept.
       if (!outcome.ok) throw new SignInRejected(REFRESH_FAILURES[outcome.state]);
@@ -201,7 +219,8 @@ export function createAuthService(deps: AuthDeps) {
     currentUser: userOrFail,
 
     /** What stellar.toml publishes for SEP-10, for a request that reached `reachedHost`. */
-    sep10Server(reachedHost?: string): { signingKey: string; networkPassphrase: string; homeDomain: string; webAuthDomain: string } {
+    async sep10Server(reachedHost?: string): Promise<{ signingKey: string; networkPassphrase: string; homeDomain: string; webAuthDomain: string }> {
+      const sep10 = await sep10Now();
       return { signingKey: sep10.serverKeypair.publicKey(), networkPassphrase: sep10.networkPassphrase, ...sep10Domains(sep10, reachedHost) };
     },
 

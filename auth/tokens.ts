@@ -14,9 +14,22 @@ export interface TokenSettings {
   refreshTtlSeconds: number;
 }
 
+/**
+ * Who a token speaks for. `sub` is the wallet address that signed in (a SEP-10 token's `sub` is the
+ * Stellar account, as SEP-10 requires; a SIWE token's the EVM address), so a wallet SDK reads its own
+ * account back; the internal user id travels in a claim of its own, `uid`, for both kinds.
+ */
+export interface TokenSubject {
+  userId: string;
+  /** The address that signed in: G-/M-address or 0x address. */
+  account: string;
+}
+
 /** What a verified token says: who, which session (refresh-token family), which token. */
 export interface TokenClaims {
   userId: string;
+  /** The `sub`: the address that signed in (a token of before `uid` existed: the user id). */
+  account: string;
   sessionId: string;
   tokenId: string;
   /** The token's `exp`: a response that outlives the request (an event stream) ends then. */
@@ -45,11 +58,11 @@ function verifyOptions(settings: TokenSettings): jwt.VerifyOptions & { algorithm
   return { algorithms: JWT_ALGORITHMS, issuer: settings.issuer, audience: settings.audience };
 }
 
-function sign(settings: TokenSettings, typ: TokenType, userId: string, sessionId: string, tokenId: string, ttl: number, now: Date): string {
+function sign(settings: TokenSettings, typ: TokenType, who: TokenSubject, sessionId: string, tokenId: string, ttl: number, now: Date): string {
   const iat = Math.floor(now.getTime() / 1000);
-  return jwt.sign({ typ, sid: sessionId, iat, exp: iat + ttl }, settings.secret, {
+  return jwt.sign({ typ, uid: who.userId, sid: sessionId, iat, exp: iat + ttl }, settings.secret, {
     algorithm: 'HS256',
-    subject: userId,
+    subject: who.account,
     issuer: settings.issuer,
     audience: settings.audience,
     jwtid: tokenId,
@@ -69,18 +82,18 @@ function lifetime(ttlSeconds: number, sessionEnd: Date | undefined, now: Date): 
 }
 
 /** A short-lived access token for the session, expiring no later than `sessionEnd`. */
-export function issueAccessToken(settings: TokenSettings, userId: string, sessionId: string, sessionEnd?: Date, now = new Date()): string {
-  return sign(settings, 'access', userId, sessionId, randomUUID(), lifetime(settings.accessTtlSeconds, sessionEnd, now), now);
+export function issueAccessToken(settings: TokenSettings, who: TokenSubject, sessionId: string, sessionEnd?: Date, now = new Date()): string {
+  return sign(settings, 'access', who, sessionId, randomUUID(), lifetime(settings.accessTtlSeconds, sessionEnd, now), now);
 }
 
 /**
  * A long-lived refresh token for the session, expiring no later than `sessionEnd` (so rotation
  * cannot extend a session); the caller stores `id` and `hash`, never `token`.
  */
-export function issueRefreshToken(settings: TokenSettings, userId: string, sessionId: string, sessionEnd?: Date, now = new Date()): IssuedRefreshToken {
+export function issueRefreshToken(settings: TokenSettings, who: TokenSubject, sessionId: string, sessionEnd?: Date, now = new Date()): IssuedRefreshToken {
   const id = randomUUID();
   const ttl = lifetime(settings.refreshTtlSeconds, sessionEnd, now);
-  const token = sign(settings, 'refresh', userId, sessionId, id, ttl, now);
+  const token = sign(settings, 'refresh', who, sessionId, id, ttl, now);
   // Whole seconds from the same `now` as the token's `iat`: the stored expiry is the token's `exp`.
   const expiresAt = new Date((Math.floor(now.getTime() / 1000) + ttl) * 1000);
   return { token, id, hash: hashRefreshToken(token), expiresAt };
@@ -93,11 +106,13 @@ export function issueRefreshToken(settings: TokenSettings, userId: string, sessi
 export function readClaims(payload: unknown, expected: TokenType): TokenClaims {
   const claims = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
   if (claims.typ !== expected) throw new SignInRejected(expected === 'access' ? 'not an access token' : 'not a refresh token');
-  const { sub, sid, jti, exp } = claims;
-  if (!isUuid(sub) || !isUuid(sid) || !isUuid(jti) || typeof exp !== 'number') {
+  const { sub, uid, sid, jti, exp } = claims;
+  // Tokens issued before `uid` carried the user id as `sub`: they stay valid until they expire.
+  const userId = uid === undefined ? sub : uid;
+  if (!isUuid(userId) || typeof sub !== 'string' || !isUuid(sid) || !isUuid(jti) || typeof exp !== 'number') {
     throw new SignInRejected(`${expected} token is malformed`);
   }
-  return { userId: sub, sessionId: sid, tokenId: jti, expiresAt: new Date(exp * 1000) };
+  return { userId, account: sub, sessionId: sid, tokenId: jti, expiresAt: new Date(exp * 1000) };
 }
 
 /** Verifies signature (HS256 only), issuer, audience, expiry and type. Throws `SignInRejected` saying why. */

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * SEP-1 stellar.toml: how Stellar wallets sign in
-         * @description NETWORK_PASSPHRASE, SIGNING_KEY (the key that signs SEP-10 challenges) and WEB_AUTH_ENDPOINT (GET/POST /v1/auth/sep10), so a stock wallet SDK given this host as home domain signs in unmodified. In production publish the same at https://SEP10_HOME_DOMAIN/.well-known/stellar.toml (or route that domain here).
+         * @description NETWORK_PASSPHRASE (the registry's Stellar network), SIGNING_KEY (the key that signs SEP-10 challenges), WEB_AUTH_ENDPOINT (GET/POST /v1/auth/sep10) and the registry's Stellar tokens of that network as [[CURRENCIES]] (code, contract, name, display_decimals), so a stock wallet SDK given this host as home domain signs in unmodified. In production publish the same at https://SEP10_HOME_DOMAIN/.well-known/stellar.toml (or route that domain here).
          */
         get: operations["getStellarToml"];
         put?: never;
@@ -1010,6 +1010,11 @@ export interface components {
             /** @enum {string} */
             kind: "EVM" | "STELLAR";
             name: string;
+            /**
+             * @description Stellar chains only: the network passphrase transactions for this chain are signed with.
+             * @example Standalone Network ; February 2017
+             */
+            networkPassphrase?: string;
             orderPortalAddress: string;
             /**
              * Format: date-time
@@ -1910,7 +1915,7 @@ export interface components {
              * @enum {string}
              */
             side?: "ad" | "order";
-            /** @description Your wallet's signature over the 32 bytes of the order hash: EIP-191 personal_sign on EVM, SEP-53 on Stellar. */
+            /** @description Your wallet's signature over the order hash, either its 32 bytes or its lowercase 0x hex as text (what Freighter's signMessage and text-only wallets sign): EIP-191 personal_sign on EVM, SEP-53 on Stellar (0x hex or base64). */
             signature: string;
         };
         UnlockTradeResponse: {

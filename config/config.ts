@@ -148,8 +148,11 @@ export const configSchema = z.object({
    * threshold there (an account Horizon does not know signs with its master key). Unset: master key only.
    */
   STELLAR_HORIZON_URL: z.string().url().optional(),
-  /** Stellar network passphrase for SEP-10 challenges (default: the public test network). */
-  STELLAR_NETWORK_PASSPHRASE: z.string().min(1).default('Test SDF Network ; September 2015'),
+  /**
+   * Stellar network passphrase for SEP-10 challenges and stellar.toml. Unset: the network of the
+   * registry's Stellar chain (the lowest chain id if several), else the public test network.
+   */
+  STELLAR_NETWORK_PASSPHRASE: z.string().min(1).optional(),
 
   // --- Relayer signing of contract call data ---
   /** 0x-prefixed secp256k1 private key that signs EIP-712 requests. Generated into DATA_DIR outside production. */

@@ -298,7 +298,7 @@ export function createTradesService(deps: TradesDeps) {
       const orderChain = await chainOf(trade.orderChainId);
       const [kind, address] = role === 'maker' ? [adChain.kind, trade.adCreatorAddress] : [orderChain.kind, trade.bridgerAddress];
       if (!isWalletSignature(kind, address, Buffer.from(trade.orderHash.slice(2), 'hex'), signature)) {
-        throw new TradeInputError('signature', `must be your wallet's signature (${address}) over the 32 bytes of the order hash ${trade.orderHash}`);
+        throw new TradeInputError('signature', `must be your wallet's signature (${address}) over the order hash ${trade.orderHash} (its 32 bytes or its 0x hex text)`);
       }
       const due = unlockDue(stateOf(trade), role, side);
       if ('missing' in due) throw new (due.awaited ? TradeAwaitingError : TradeNotReadyError)(`trade ${tradeId}: ${due.missing}`);

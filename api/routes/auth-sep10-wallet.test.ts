@@ -1,5 +1,9 @@
 import { Keypair } from '@stellar/stellar-sdk';
-import { SigningKeypair, Wallet } from '@stellar/typescript-wallet-sdk';
+import { readFileSync } from 'node:fs';
+import { ApplicationConfiguration, Config, Sep10, SigningKeypair, StellarConfiguration, Wallet } from '@stellar/typescript-wallet-sdk';
+import axios from 'axios';
+import jwt from 'jsonwebtoken';
+import { importRegistry } from '../../registry/import.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/service.ts';
 import { call, coSign } from '../../test/support/wallets.ts';
@@ -25,7 +29,7 @@ describe('SEP-10 for stock Stellar wallets (development: domains follow the host
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     const toml = await res.text();
     expect(toml).toContain(`WEB_AUTH_ENDPOINT="http://${host}/v1/auth/sep10"`);
-    expect(toml).toContain('NETWORK_PASSPHRASE="Test SDF Network ; September 2015"');
+    expect(toml).toContain('NETWORK_PASSPHRASE="Test SDF Network ; September 2015"'); // no Stellar chain in the registry
     expect(toml).toMatch(/^SIGNING_KEY="G[A-Z2-7]{55}"$/m);
   });
 
@@ -37,6 +41,21 @@ describe('SEP-10 for stock Stellar wallets (development: domains follow the host
     const me = await call(service, 'GET', '/v1/auth/me', undefined, authToken.token);
     expect(me.status).toBe(200);
     expect(me.body.wallets).toEqual([expect.objectContaining({ chainKind: 'STELLAR', address: account.publicKey() })]);
+    // SEP-10: `sub` is the account; the user id has a claim of its own.
+    expect(authToken.account).toBe(account.publicKey());
+    expect((jwt.decode(authToken.token) as { uid: string }).uid).toBe(me.body.id);
+  });
+
+  it('keeps the account as `sub` across a refresh', async () => {
+    const account = Keypair.random();
+    const challenge = await call(service, 'GET', `/v1/auth/sep10?account=${account.publicKey()}`);
+    const signed = coSign(challenge.body.transaction, challenge.body.network_passphrase, account);
+    const { refresh } = (await call(service, 'POST', '/v1/auth/sep10', { transaction: signed })).body;
+    const renewed = await call(service, 'POST', '/v1/auth/refresh', { refresh });
+    expect(renewed.status).toBe(200);
+    const access = renewed.body.tokens?.access ?? renewed.body.token ?? renewed.body.access;
+    expect((jwt.decode(access) as { sub: string }).sub).toBe(account.publicKey());
+    expect((await call(service, 'GET', '/v1/auth/me', undefined, access)).status).toBe(200);
   });
 
   it('answers the standard shapes, takes the token request as a form too, and spends each challenge once', async () => {
@@ -100,5 +119,36 @@ describe('SEP-10 with fixed domains (as production sets them)', () => {
     const token = await call(service, 'POST', '/v1/auth/sep10', { transaction: coSign(challenge.body.transaction, challenge.body.network_passphrase, account) });
     expect(token.status).toBe(200);
     expect((await (await service.request('/.well-known/stellar.toml')).text())).toContain('WEB_AUTH_ENDPOINT="http://');
+  });
+});
+
+describe('SEP-10 on the network the registry names (the devnet registry: the local network)', () => {
+  const LOCAL = 'Standalone Network ; February 2017';
+  let service: TestService;
+  let host: string;
+  beforeAll(async () => {
+    service = await startTestService();
+    host = new URL(service.url).host;
+    await importRegistry(service.db.knex, JSON.parse(readFileSync('devnet/registry.json', 'utf8')));
+  });
+  afterAll(async () => { await service?.close(); });
+
+  it('names the local network in stellar.toml and the challenge, and a wallet SDK on that network signs in', async () => {
+    const toml = await (await service.request('/.well-known/stellar.toml')).text();
+    expect(toml).toContain(`NETWORK_PASSPHRASE="${LOCAL}"`);
+    // SEP-1 [[CURRENCIES]]: the registry's Stellar tokens, each named by its contract.
+    expect(toml).toContain('[[CURRENCIES]]\ncode="TUSD"\ncontract="CD3XG34DX7S6KWMAJML5L4U6N4N5PSWXWTGIDXH6SUQZH44ZGR3XS4YX"\n');
+    expect(toml).toContain('[[CURRENCIES]]\ncode="XLM"\ncontract="CDMLFMKMMD7MWZP3FKUBZPVHTUEDLSX4BYGYKH4GCESXYHS3IHQ4EIG4"\n');
+    expect(toml).toMatch(/display_decimals=7/);
+    const account = Keypair.random();
+    // The SDK's Sep10 itself, configured for the local network (its `anchor()` allows http on the testnet only).
+    const cfg = new Config({
+      stellarConfiguration: new StellarConfiguration({ network: LOCAL as never, horizonUrl: 'https://horizon.invalid' }),
+      applicationConfiguration: new ApplicationConfiguration(),
+    });
+    const sep10 = new Sep10({ cfg, webAuthEndpoint: `${service.url}/v1/auth/sep10`, homeDomain: host, httpClient: axios.create() as never });
+    const authToken = await sep10.authenticate({ accountKp: SigningKeypair.fromSecret(account.secret()) });
+    expect(authToken.account).toBe(account.publicKey());
+    expect((await call(service, 'GET', '/v1/auth/me', undefined, authToken.token)).status).toBe(200);
   });
 });

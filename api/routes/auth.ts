@@ -85,7 +85,7 @@ export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAu
   }));
   router.get('/auth/sep10', (async (req, res) => {
     const query = parseOrThrow(sep10ChallengeQuery, req.query);
-    const server = auth.sep10Server(reachedHost(req));
+    const server = await auth.sep10Server(reachedHost(req));
     const unsupported = [
       ...(query.home_domain !== undefined && query.home_domain.toLowerCase() !== server.homeDomain ? [`home_domain must be ${server.homeDomain}, this service's home domain`] : []),
       ...(query.client_domain !== undefined ? ['client_domain is not supported: this service verifies no client domain'] : []),

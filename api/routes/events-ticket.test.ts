@@ -138,8 +138,8 @@ describe('POST /v1/events/ticket and GET /v1/events?ticket=', () => {
     survivor.abort();
 
     // A ticket asked with an access token that expires in 3 s: it lives no longer, nor does its stream.
-    const { sub, sid } = jwt.decode(other) as { sub: string; sid: string };
-    const shortLived = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 3 }, sub, sid);
+    const { sub, uid, sid } = jwt.decode(other) as { sub: string; uid: string; sid: string };
+    const shortLived = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 3 }, { userId: uid, account: sub }, sid);
     const short = (await ticketFor(shortLived)).body;
     expect(Date.parse(short.expiresAt)).toBeLessThanOrEqual(Date.now() + 3_000);
     const brief = await byTicket(short.ticket);

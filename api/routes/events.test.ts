@@ -173,8 +173,8 @@ describe('GET /v1/events', () => {
 
   it('ends when the access token that opened it expires', async () => {
     const user = newEvmAccount();
-    const { sub, sid } = jwt.decode((await loginEvm(a, user)).body.tokens.access) as { sub: string; sid: string };
-    const shortLived = issueAccessToken({ ...a.container.auth.tokens, accessTtlSeconds: 2 }, sub, sid);
+    const { sub, uid, sid } = jwt.decode((await loginEvm(a, user)).body.tokens.access) as { sub: string; uid: string; sid: string };
+    const shortLived = issueAccessToken({ ...a.container.auth.tokens, accessTtlSeconds: 2 }, { userId: uid, account: sub }, sid);
     const feed = await openSse(`${a.url}/v1/events`, { authorization: `Bearer ${shortLived}` });
     expect(feed.status).toBe(200);
     await feed.ended; // the server ended it; the client never aborts here

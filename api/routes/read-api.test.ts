@@ -28,7 +28,14 @@ describe('GET /v1/chains', () => {
       name: 'Filter Stellar', chain_id: '148', kind: 'STELLAR',
       ad_manager_address: 'CAAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQC526',
       order_portal_address: 'CABAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAFNSZ',
+      network_passphrase: 'Standalone Network ; February 2017', rpc_url: 'http://secret-soroban.internal:8000',
     });
+  });
+
+  it('shows a Stellar chain\'s network passphrase (and still no RPC URL)', async () => {
+    const { body } = await getJson('/v1/chains/148');
+    expect(body.networkPassphrase).toBe('Standalone Network ; February 2017');
+    expect(JSON.stringify(body)).not.toContain('secret-soroban');
   });
 
   it('filters by exact name and by chainId', async () => {

@@ -13,6 +13,10 @@ export const chainSchema = z
     kind: z.enum(['EVM', 'STELLAR']),
     adManagerAddress: addressOut,
     orderPortalAddress: addressOut,
+    networkPassphrase: z.string().optional().openapi({
+      description: 'Stellar chains only: the network passphrase transactions for this chain are signed with.',
+      example: 'Standalone Network ; February 2017',
+    }),
     createdAt: timestamp,
     updatedAt: timestamp,
   })

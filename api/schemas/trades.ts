@@ -53,7 +53,7 @@ export const lockTradeResponse = z
 
 export const unlockTradeBody = z
   .strictObject({
-    signature: shortText(256).openapi({ description: "Your wallet's signature over the 32 bytes of the order hash: EIP-191 personal_sign on EVM, SEP-53 on Stellar." }),
+    signature: shortText(256).openapi({ description: "Your wallet's signature over the order hash, either its 32 bytes or its lowercase 0x hex as text (what Freighter's signMessage and text-only wallets sign): EIP-191 personal_sign on EVM, SEP-53 on Stellar (0x hex or base64)." }),
     side: z.enum(['ad', 'order'], { error: 'must be ad or order' }).optional().openapi({
       description: 'Beside the spec: which unlock to get. `ad`: AdManager.unlock on the ad chain (pays the Bridger\'s recipient whoever sends it); `order`: OrderPortal.unlock on the order chain (pays the Maker\'s). Default per role, as the spec routes them: the Bridger\'s `order`, the Maker\'s `ad` (`order` once the ad side is confirmed). A Bridger whose Maker does not unlock asks for `ad`.',
     }),

@@ -11,6 +11,8 @@ export interface Chain {
   kind: ChainKind;
   adManagerAddress: string;
   orderPortalAddress: string;
+  /** A Stellar chain's network passphrase (what a client signs Soroban transactions for); null on EVM. */
+  networkPassphrase: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -38,6 +40,7 @@ function toChain(row: ChainRow): Chain {
     kind: row.kind,
     adManagerAddress: row.ad_manager_address,
     orderPortalAddress: row.order_portal_address,
+    networkPassphrase: row.network_passphrase,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -61,4 +64,31 @@ export async function listChains(knex: Knex, filter: ChainFilter, limit: number,
 export async function findChainByChainId(knex: Knex, chainId: string): Promise<Chain | undefined> {
   const row = await knex<ChainRow>('chains').where({ chain_id: chainId }).first();
   return row && toChain(row);
+}
+
+/** The network passphrases of the registry's Stellar chains, by ascending chain id (the first is the default network). */
+export async function stellarNetworkPassphrases(knex: Knex): Promise<string[]> {
+  const rows = await knex<ChainRow>('chains').where({ kind: 'STELLAR' }).whereNotNull('network_passphrase')
+    .orderByRaw('length(chain_id), chain_id').select('network_passphrase');
+  return [...new Set(rows.map((row) => row.network_passphrase!))];
+}
+
+/** A token of a Stellar chain, as stellar.toml's [[CURRENCIES]] lists it. */
+export interface StellarCurrency {
+  symbol: string;
+  name: string;
+  /** The token's contract (a SEP-41 token or a Stellar Asset Contract). */
+  contract: string;
+  decimals: number;
+}
+
+/** The tokens of the registry's Stellar chains on the network `networkPassphrase`, by symbol. */
+export async function stellarCurrencies(knex: Knex, networkPassphrase: string): Promise<StellarCurrency[]> {
+  const rows = await knex('tokens').join('chains', 'chains.id', 'tokens.chain_id')
+    .where({ 'chains.kind': 'STELLAR', 'chains.network_passphrase': networkPassphrase })
+    .orderBy(['tokens.symbol', 'tokens.address'])
+    .select('tokens.symbol', 'tokens.name', 'tokens.address', 'tokens.decimals');
+  return rows.map((row: { symbol: string; name: string; address: string; decimals: number }) => (
+    { symbol: row.symbol, name: row.name, contract: row.address, decimals: Number(row.decimals) }
+  ));
 }

@@ -170,6 +170,13 @@ export const tusdForTusd = (world: StellarTradeWorld): EvmAdStellarOrderTokens =
   orderBalance: async (holder) => sorobanView(world, world.stellar.deployment.testToken, 'balance', [new Address(holder).toScVal()]),
 });
 
+/**
+ * What Freighter's `signMessage(orderHash)` returns: SEP-53 over the order hash's `0x` hex as UTF-8
+ * text, base64 (POST /unlock takes it beside the raw-bytes form).
+ */
+export const signOrderHashTextStellar = (key: Keypair, text: string): string =>
+  key.sign(sep53Digest(Buffer.from(text, 'utf8'))).toString('base64');
+
 /** A Stellar wallet's SEP-53 signature over the 32 bytes of an order hash (what POST /unlock takes). */
 export const signOrderHashStellar = (key: Keypair, orderHash: string): string =>
   key.sign(sep53Digest(Buffer.from(orderHash.slice(2), 'hex'))).toString('base64');
@@ -274,8 +281,12 @@ export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: b
   expect(await tokens.adBalance(bridger.address)).toBe(bridgerBefore + adAmount);
   expect(await tradeOf(world, tradeId)).toMatchObject({ status: 'LOCKED', bridgerClaimed: true, adCreatorClaimed: false });
 
-  // The Bridger's unlock on Soroban pays the Maker's Stellar account; the Stellar wallet signs SEP-53.
-  const bridgerUnlock = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHashStellar(world.bridgerStellar, orderHash) }, bridgerToken);
+  // The Bridger's unlock on Soroban pays the Maker's Stellar account; the Stellar wallet signs SEP-53
+  // the way Freighter's signMessage does: over the order hash's 0x hex text. Another text is refused.
+  const wrongText = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHashTextStellar(world.bridgerStellar, orderHash.toUpperCase()) }, bridgerToken);
+  expect(wrongText.status).toBe(422);
+  expect(wrongText.body.message).toEqual([expect.stringMatching(/^signature /)]);
+  const bridgerUnlock = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHashTextStellar(world.bridgerStellar, orderHash) }, bridgerToken);
   expect(bridgerUnlock.status).toBe(200);
   expect(bridgerUnlock.body).toMatchObject({ chainId: STELLAR, chainKind: 'STELLAR', contractAddress: world.stellar.deployment.orderPortal, nullifierHash: makerUnlock.body.nullifierHash });
   const makerBefore = await tokens.orderBalance(world.makerStellar.publicKey());
