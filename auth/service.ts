@@ -53,10 +53,16 @@ const REFRESH_FAILURES: Record<RefreshTokenState, string> = {
   session_ended: 'session reached its maximum age: sign in again',
 };
 
+/** `value`, or an error naming `name` when this process's role holds no such secret (config/secrets.ts SECRETS_OF_ROLE). */
+function heldSecret(value: string | undefined, name: string): string {
+  if (value === undefined) throw new Error(`${name} is not held by this process: only the api (and embedded) process signs and verifies tokens`);
+  return value;
+}
+
 /** The token settings of a deployment (shared with the `requireAuth` middleware). */
 export function tokenSettings(config: Config, secrets: Secrets): TokenSettings {
   return {
-    secret: secrets.jwtSecret,
+    secret: heldSecret(secrets.jwtSecret, 'JWT_SECRET'),
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
     accessTtlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
@@ -78,7 +84,7 @@ export function createAuthService(deps: AuthDeps) {
   // for something else (a health check without secrets) must not fail here.
   const sep10Base: Omit<Sep10Settings, 'networkPassphrase'> = {
     get serverKeypair() {
-      return (serverKeypair ??= Keypair.fromSecret(deps.secrets.sep10SigningSecret));
+      return (serverKeypair ??= Keypair.fromSecret(heldSecret(deps.secrets.sep10SigningSecret, 'SEP10_SIGNING_SECRET')));
     },
     homeDomain: config.SEP10_HOME_DOMAIN,
     webAuthDomain: config.SEP10_WEB_AUTH_DOMAIN,

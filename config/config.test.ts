@@ -8,7 +8,7 @@ import { HDNodeWallet, Wallet } from 'ethers';
 import { describe, expect, it } from 'vitest';
 import { DEVNET_CHAINS } from '../devnet/index.ts';
 import { ConfigError, configSchema, loadConfig, siweSettingsOf } from './config.ts';
-import { resolveSecrets, WELL_KNOWN_DEV_KEYS } from './secrets.ts';
+import { resolveSecrets, SECRETS_OF_ROLE, WELL_KNOWN_DEV_KEYS, type ProcessRole } from './secrets.ts';
 
 /** Public sign-in domains, which production requires. */
 const PUBLIC_DOMAINS = {
@@ -91,7 +91,7 @@ describe('secrets', () => {
     const first = resolveSecrets(loadConfig({ DATA_DIR: dir }));
     const second = resolveSecrets(loadConfig({ DATA_DIR: dir }));
     expect(second).toEqual(first);
-    expect(first.jwtSecret.length).toBeGreaterThanOrEqual(32);
+    expect(first.jwtSecret!.length).toBeGreaterThanOrEqual(32);
     expect(first.relayerEvmPrivateKey).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
@@ -100,6 +100,44 @@ describe('secrets', () => {
     const jwt = 'j'.repeat(10) + 'abcdefghijklmnopqrstuvwxyz0123456789';
     resolveSecrets(loadConfig({ DATA_DIR: dir, JWT_SECRET: jwt }));
     expect(readFileSync(path.join(dir, 'secrets.json'), 'utf8')).not.toContain(jwt);
+  });
+});
+
+describe('secrets per process role', () => {
+  const dataDir = () => mkdtempSync(path.join(tmpdir(), 'secrets-role-'));
+  const base = () => ({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
+  const keyed = { jwtSecret: 'JWT_SECRET', sep10SigningSecret: 'SEP10_SIGNING_SECRET', relayerEvmPrivateKey: 'RELAYER_EVM_PRIVATE_KEY', relayerStellarSecret: 'RELAYER_STELLAR_SECRET' } as const;
+
+  it('the worker, prover and migrate hold no signing, SEP-10 or JWT key; the api all four', () => {
+    expect(SECRETS_OF_ROLE.worker).toEqual([]);
+    expect(SECRETS_OF_ROLE.prover).toEqual([]);
+    expect(SECRETS_OF_ROLE.migrate).toEqual([]);
+    expect([...SECRETS_OF_ROLE.api].sort()).toEqual(Object.keys(keyed).sort());
+  });
+
+  it('in production each role starts with only its own secrets', () => {
+    for (const role of ['worker', 'prover', 'migrate'] as ProcessRole[]) {
+      expect(resolveSecrets(loadConfig(base()), role), role).toEqual({});
+    }
+    const { NODE_ENV: _n, RELAYER_SIGNER_ALLOW_ENV: _a, DATA_DIR: _d, ...apiSecrets } = productionEnv();
+    const api = resolveSecrets(loadConfig({ ...base(), ...apiSecrets }), 'api');
+    expect(Object.keys(api).sort()).toEqual(Object.keys(keyed).sort());
+  });
+
+  it('in production a process given a secret its role does not use refuses to start naming it', () => {
+    const all = productionEnv();
+    for (const role of ['worker', 'prover', 'migrate'] as ProcessRole[]) {
+      for (const envName of Object.values(keyed)) {
+        expect(() => resolveSecrets(loadConfig({ ...base(), [envName]: all[envName]! }), role), `${role} ${envName}`)
+          .toThrow(new RegExp(`${envName}: the ${role} process does not use it and must not hold it in production`));
+      }
+    }
+  });
+
+  it('outside production a worker ignores a secret it does not use and generates none', () => {
+    const dir = dataDir();
+    const secrets = resolveSecrets(loadConfig({ DATA_DIR: dir, JWT_SECRET: randomBytes(32).toString('hex') }), 'worker');
+    expect(secrets).toEqual({});
   });
 });
 

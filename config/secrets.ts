@@ -5,16 +5,53 @@ import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { ConfigError, type Config } from './config.ts';
 
-/** Every secret the service holds. None has a built-in default. */
+/**
+ * The secrets a process holds: only those of its role (`SECRETS_OF_ROLE`). None has a built-in
+ * default. A process whose role does not use one has it undefined.
+ */
 export interface Secrets {
-  jwtSecret: string;
-  sep10SigningSecret: string;
+  /** api and embedded only: signs and verifies access tokens. */
+  jwtSecret?: string;
+  /** api and embedded only: signs SEP-10 challenges. */
+  sep10SigningSecret?: string;
   /** Absent with RELAYER_SIGNER=pkcs11: the relayer's keys are in the token, not here. */
   relayerEvmPrivateKey?: string;
   relayerStellarSecret?: string;
 }
 
 type SecretName = keyof Secrets;
+
+/**
+ * What a process runs as: `api`, `worker` (trade lifecycle, webhooks, audit), `prover` (proofs),
+ * `migrate` (the schema Job), or `embedded` (`npm start`: everything in one process).
+ */
+export type ProcessRole = 'api' | 'worker' | 'prover' | 'migrate' | 'embedded';
+
+/**
+ * The secrets each role uses. Only the API signs (requests, unlocks, ad actions: the relayer keys;
+ * access tokens: JWT; sign-in challenges: SEP-10) and verifies (JWT); the worker's activities read
+ * chains, prove through the prover and write state, and its webhook deliveries are signed with each
+ * endpoint's own secret kept in PostgreSQL; the prover proves; migrate changes the schema.
+ */
+export const SECRETS_OF_ROLE: Record<ProcessRole, readonly SecretName[]> = {
+  api: ['jwtSecret', 'sep10SigningSecret', 'relayerEvmPrivateKey', 'relayerStellarSecret'],
+  embedded: ['jwtSecret', 'sep10SigningSecret', 'relayerEvmPrivateKey', 'relayerStellarSecret'],
+  worker: [],
+  prover: [],
+  migrate: [],
+};
+
+/** Whether a process of `role` signs relayer requests (and so builds a relayer signer). */
+export function roleSignsRequests(role: ProcessRole): boolean {
+  return SECRETS_OF_ROLE[role].includes('relayerEvmPrivateKey');
+}
+
+/** The environment variables holding the secrets a process of `role` must not hold. */
+export function secretsForeignTo(role: ProcessRole): (keyof Config)[] {
+  return (Object.keys(ENV_NAMES) as SecretName[])
+    .filter((name) => !SECRETS_OF_ROLE[role].includes(name))
+    .map((name) => ENV_NAMES[name]);
+}
 
 const ENV_NAMES: Record<SecretName, keyof Config> = {
   jwtSecret: 'JWT_SECRET',
@@ -131,22 +168,32 @@ export function jwtSecretWeakness(value: string): string | null {
 }
 
 /**
- * Resolves every secret from config. In production each must be set and strong, else start-up
+ * Resolves the secrets of `role` (`SECRETS_OF_ROLE`) from config. In production a process given a
+ * secret its role does not use refuses to start naming it (ConfigError, exit 78): the point of one
+ * Secret per role is that a worker, prover or migrate pod cannot hold a signing key, so a mounted
+ * one is a deployment error, not something to ignore. Outside production it is ignored. In production each must be set and strong, else start-up
  * fails naming it (ConfigError; the process exits 78): anvil's ten public development keys, a
  * SEP-10 key that is also the relayer's Stellar key, and a JWT key below 256 bits or of an obvious
  * pattern are refused. With RELAYER_SIGNER=pkcs11 the relayer's two keys are not secrets of the
  * process (they stay in the token) and are left out. Outside production a missing secret is generated once and kept in
  * `DATA_DIR/secrets.json` (mode 0600), so sessions and keys survive restarts.
  */
-export function resolveSecrets(config: Config): Secrets {
+export function resolveSecrets(config: Config, role: ProcessRole = 'embedded'): Secrets {
   const file = path.join(config.DATA_DIR, 'secrets.json');
   const stored: Partial<Secrets> =
     config.NODE_ENV !== 'production' && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
   const problems: string[] = [];
+  if (config.NODE_ENV === 'production') {
+    for (const envName of secretsForeignTo(role)) {
+      if (config[envName] !== undefined) {
+        problems.push(`${envName}: the ${role} process does not use it and must not hold it in production (README "Secrets per process"): remove it from this process's environment`);
+      }
+    }
+  }
   const resolved = {} as Secrets;
   const generated: Partial<Secrets> = {};
   // With an HSM the relayer's keys live in the token: none is asked for, generated or kept here.
-  const wanted = (Object.keys(ENV_NAMES) as SecretName[])
+  const wanted = SECRETS_OF_ROLE[role]
     .filter((name) => config.RELAYER_SIGNER !== 'pkcs11' || (name !== 'relayerEvmPrivateKey' && name !== 'relayerStellarSecret'));
   for (const name of wanted) {
     const envName = ENV_NAMES[name];

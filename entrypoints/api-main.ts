@@ -6,5 +6,5 @@ import { start } from './service.ts';
 // (`npm run migrate`), and never starts a database or chains of its own.
 void runProcess('api', (config, logger) => {
   if (!config.DATABASE_URL) throw new ConfigError('DATABASE_URL is required for the api process (npm start runs the embedded service)');
-  return start({ ...config, DEVNET: 'off' }, logger, { migrate: false });
+  return start({ ...config, DEVNET: 'off' }, logger, { migrate: false, role: 'api' });
 });

@@ -5,7 +5,7 @@ import { createAdsService, type AdsService } from '../ads/service.ts';
 import { createAuthPurger, type AuthPurger } from '../auth/purge.ts';
 import { createAuthService, type AuthService } from '../auth/service.ts';
 import type { RelayerSigners } from '../chains/signers.ts';
-import { relayerSignerFromConfig } from '../chains/signer/from-config.ts';
+import { noRelayerSigner, relayerSignerFromConfig } from '../chains/signer/from-config.ts';
 import { createHorizonAccountReader } from '../chains/stellar/horizon.ts';
 import { createChainStateReader, type ChainStateReader } from '../chains/state.ts';
 import { createOrderChainReader } from '../chains/order-chain.ts';
@@ -20,7 +20,7 @@ import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { proverMetrics } from '../prover/metrics.ts';
 import { defaultProverPoolSize, ProverPool } from '../prover/pool.ts';
-import { resolveSecrets, type Secrets } from '../config/secrets.ts';
+import { resolveSecrets, roleSignsRequests, type ProcessRole, type Secrets } from '../config/secrets.ts';
 import { createTradesService, type TradesService } from '../trades/service.ts';
 import { createActivities } from '../trades/activities.ts';
 import { createTradeStarts, type TradeStarts } from '../trades/start-reconciler.ts';
@@ -117,6 +117,8 @@ export interface Container {
 export interface ContainerOptions {
   /** Secrets already resolved (entry points resolve them before anything starts, to fail fast). */
   secrets?: Secrets;
+  /** What this process runs as (default `embedded`): decides which secrets it resolves and whether it builds a relayer signer. */
+  role?: ProcessRole;
 }
 
 /** A value made on first call, then the same one. */
@@ -127,13 +129,15 @@ function once<T>(make: () => T): () => T {
 
 /** Builds the container over an open, migrated database. */
 export function buildContainer(config: Config, logger: Logger, knex: Knex, options: ContainerOptions = {}): Container {
-  const secrets = options.secrets ?? resolveSecrets(config);
+  const role = options.role ?? 'embedded';
+  const secrets = options.secrets ?? resolveSecrets(config, role);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   proverMetrics(metrics);
   let pool: ProverPool | undefined;
   const signers: RelayerSigners = {
-    signer: relayerSignerFromConfig(config, secrets),
+    // A worker or prover signs nothing: it holds no relayer key and opens no token.
+    signer: roleSignsRequests(role) ? relayerSignerFromConfig(config, secrets) : noRelayerSigner(role),
     domain: { name: config.EIP712_DOMAIN_NAME, version: config.EIP712_DOMAIN_VERSION },
   };
   const registryCache = new RegistryCache(knex);

@@ -43,6 +43,8 @@ export interface StartOptions {
    * processes take the binary as they find it.
    */
   buildNativeProver?: boolean;
+  /** `api` (a deployment's API process) or `embedded` (`npm start`, the default): which secrets it holds (config/secrets.ts). */
+  role?: 'api' | 'embedded';
 }
 
 /**
@@ -56,13 +58,14 @@ export async function start(
   options: StartOptions = {},
 ): Promise<RunningService> {
   // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
-  const secrets = resolveSecrets(config);
+  const role = options.role ?? 'embedded';
+  const secrets = resolveSecrets(config, role);
   const notBuiltReason = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger }).unavailable : undefined;
   const proverBackend = announceProverBackendOrStop(config, logger, notBuiltReason);
   // This process signs unlocks (and, on the embedded runner, proves): production refuses a key it cannot trust.
   const provingKey = await trustProvingKey(config, logger);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
-  const container = buildContainer(config, logger, database.knex, { secrets });
+  const container = buildContainer(config, logger, database.knex, { secrets, role });
   let devnet: Devnet | undefined;
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {

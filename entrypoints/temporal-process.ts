@@ -8,6 +8,7 @@ import { startProverWorker } from '../workflows/temporal/prover-worker.ts';
 import { startLifecycleWorker, type RunningWorker } from '../workflows/temporal/worker.ts';
 import { temporalConnectOptions } from '../workflows/temporal/connection-options.ts';
 import { startProofBacklogSampler, type ProofBacklogSampler } from '../workflows/temporal/proof-backlog.ts';
+import { resolveSecrets } from '../config/secrets.ts';
 import { buildContainer } from './container.ts';
 import { openDatabase } from './database.ts';
 import { freeLoopbackPort } from './free-port.ts';
@@ -30,6 +31,8 @@ export type TemporalProcessKind = 'worker' | 'prover';
 export async function startTemporalProcess(kind: TemporalProcessKind, config: Config, logger: Logger): Promise<Stoppable & { metricsUrl: string }> {
   if (!config.DATABASE_URL) throw new ConfigError(`DATABASE_URL is required for the ${kind} process`);
   if (!config.TEMPORAL_ADDRESS) throw new ConfigError(`TEMPORAL_ADDRESS is required for the ${kind} process`);
+  // Only this role's secrets (none: neither signs): one it must not hold stops it here, before anything connects.
+  const secrets = resolveSecrets(config, kind);
   // The prover proves, the worker drives the unlocks: production refuses a key it cannot trust.
   const provingKey = await trustProvingKey(config, logger);
   const sdkMetricsPort = await freeLoopbackPort();
@@ -39,7 +42,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
   });
 
   const database = await openDatabase(config, logger, { migrate: false });
-  const container = buildContainer(config, logger, database.knex);
+  const container = buildContainer(config, logger, database.knex, { secrets, role: kind });
   // Read before anything opens: a TLS file that cannot be read stops the process here, naming its setting.
   const temporal = temporalConnectOptions(config);
   const connection = { ...temporal, namespace: config.TEMPORAL_NAMESPACE, logger };

@@ -6,6 +6,15 @@ import { createEnvSigner, type RelayerSigner } from '../signers.ts';
 import { createPkcs11Signer } from './pkcs11.ts';
 
 /**
+ * The signer of a process that holds no relayer key (worker, prover): every call fails naming the
+ * role, so a code path that would sign outside the API shows up as an error, never as a signature.
+ */
+export function noRelayerSigner(role: string): RelayerSigner {
+  const refuse = () => Promise.reject(new Error(`the ${role} process holds no relayer key: only the api process signs requests`));
+  return { backend: 'env', evmAddress: refuse, signEvmDigest: refuse, stellarPublicKey: refuse, signStellar: refuse, close: async () => {} };
+}
+
+/**
  * The relayer signer RELAYER_SIGNER names: `env` over the resolved secrets' raw keys, `pkcs11`
  * over the token the PKCS11_* settings name (validated by loadConfig). The PKCS#11 child process
  * starts on first use; `RelayerSigner.evmAddress()` at start-up checks the token early.
