@@ -113,14 +113,32 @@ describe.each(overlays)('%s', (overlay) => {
       expect(container.envFrom).toEqual([{ configMapRef: { name: configMaps[0]!.metadata.name } }]);
       const names = container.env.map((e: { name: string }) => e.name);
       for (const name of names) expect(knownSettings, `${workload.metadata.name} env ${name}`).toContain(name);
-      for (const secret of ['DATABASE_URL', 'JWT_SECRET', 'RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET', 'SEP10_SIGNING_SECRET']) {
-        expect(container.env.find((e: any) => e.name === secret)?.valueFrom, `${workload.metadata.name} ${secret}`).toEqual({ secretKeyRef: { name: 'relayer-secrets', key: secret } });
-      }
+      expect(container.env.find((e: any) => e.name === 'DATABASE_URL')?.valueFrom, `${workload.metadata.name} DATABASE_URL`)
+        .toEqual({ secretKeyRef: { name: `${workload.metadata.name}-secrets`, key: 'DATABASE_URL' } });
     }
     expect(configMaps[0]!.data).toMatchObject({ NODE_ENV: 'production', TEMPORAL_ADDRESS: expect.stringMatching(/:7233$/) });
-    // No secret value in a ConfigMap, and no Secret object rendered at all: it is created out of band.
+    // No secret value in a ConfigMap, and no Secret object rendered at all: each is created out of band.
     expect(objects().some((o) => o.kind === 'Secret')).toBe(false);
     for (const key of Object.keys(configMaps[0]!.data!)) expect(key).not.toMatch(/SECRET|PRIVATE_KEY|PASSWORD|DATABASE_URL/);
+  });
+
+  it('mounts in each workload only its own role\'s Secret, and no signing, SEP-10 or JWT key outside the api', () => {
+    const signingKeys = ['JWT_SECRET', 'RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET', 'SEP10_SIGNING_SECRET'];
+    const all = workloads(objects());
+    expect(all.map((w) => w.metadata.name).sort()).toEqual(['relayer-api', 'relayer-migrate', 'relayer-prover', 'relayer-worker']);
+    for (const workload of all) {
+      const spec = workload.spec.template.spec;
+      const own = `${workload.metadata.name}-secrets`;
+      // Every reference to a relayer-*-secrets Secret, wherever in the pod (env, envFrom, volumes), names the workload's own.
+      const referenced = [...JSON.stringify(spec).matchAll(/"(relayer-[a-z]+-secrets)"/g)].map((m) => m[1]);
+      expect(new Set(referenced), workload.metadata.name).toEqual(new Set([own]));
+      const env = spec.containers[0].env as { name: string; valueFrom?: unknown }[];
+      for (const key of signingKeys) {
+        const held = env.find((e) => e.name === key);
+        if (workload.metadata.name === 'relayer-api') expect(held?.valueFrom, key).toEqual({ secretKeyRef: { name: own, key } });
+        else expect(held, `${workload.metadata.name} ${key}`).toBeUndefined();
+      }
+    }
   });
 
   it('checks the api\'s liveness on /live of its metrics port, which touches no database (api/database-outage.test.ts sees it 200 with PostgreSQL stopped)', () => {
