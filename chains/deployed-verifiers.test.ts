@@ -104,14 +104,18 @@ describe('deployed verifiers against the proving key', () => {
       PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'info', DATA_DIR: scratch,
       DATABASE_URL: 'postgres://127.0.0.1:1/never', TEMPORAL_ADDRESS: '127.0.0.1:1', METRICS_PORT: '0', HOST: '127.0.0.1',
       SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
-      JWT_SECRET: randomBytes(32).toString('hex'), RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
-      RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',
+      PROVER_POOL_SIZE: '1',
       ...extra,
+    });
+    /** The api's own secrets: the worker and prover hold none (a production one given any exits 78, config/secrets.ts). */
+    const apiSecrets = () => ({
+      JWT_SECRET: randomBytes(32).toString('hex'), RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
+      RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),
     });
     const prover = (env: Record<string, string>) => spawnSync(process.execPath, ['--import', 'tsx', 'entrypoints/prover-main.ts'], { env, encoding: 'utf8', timeout: 90_000 });
 
     it.each(['prover', 'worker', 'api'])('the %s process exits 78 naming the proving key when its manifest says development', (name) => {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', `entrypoints/${name}-main.ts`], { env: productionEnv({ PROVING_KEY_VK_SHA256: vkSha256 }), encoding: 'utf8', timeout: 90_000 });
+      const run = spawnSync(process.execPath, ['--import', 'tsx', `entrypoints/${name}-main.ts`], { env: productionEnv({ PROVING_KEY_VK_SHA256: vkSha256, ...(name === 'api' ? apiSecrets() : {}) }), encoding: 'utf8', timeout: 90_000 });
       expect(run.status).toBe(78);
       expect(run.stderr).toMatch(/proving key circuits\/build\/deposit_final\.zkey: manifest\.json says it comes from a development ceremony/);
     });

@@ -44,10 +44,15 @@ async function podman(args: string[]): Promise<{ stdout: string; stderr: string 
   return run('podman', args, { env, maxBuffer: 64 * 1024 * 1024 });
 }
 
+/** The secrets only the api process holds (config/secrets.ts SECRETS_OF_ROLE); any other refuses them in production. */
+const API_ONLY_SECRETS = ['JWT_SECRET', 'SEP10_SIGNING_SECRET', 'RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET'];
+
 /** Starts the image's `command` detached, on the host's network (PostgreSQL and Temporal are on loopback), as production runs it. */
 async function startContainer(command: string, extraEnv: Record<string, string> = {}): Promise<string> {
   const name = `relayer-test-${command}-${randomBytes(4).toString('hex')}`;
-  const extra = Object.entries(extraEnv).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
+  // Only the api holds the signing, SEP-10 and JWT keys: blanked (empty is unset) for the others, as compose does.
+  const blanked = command === 'api' ? {} : Object.fromEntries(API_ONLY_SECRETS.map((key) => [key, '']));
+  const extra = Object.entries({ ...blanked, ...extraEnv }).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
   await podman(['run', '--detach', '--name', name, '--network', 'host', '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL',
     '--security-opt', 'no-new-privileges', '--env-file', envFile, ...extra, IMAGE, command]);
   started.push(name);

@@ -48,12 +48,16 @@ const productionEnv = (): Record<string, string> => ({
   NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info',
   // Production wants the public site's names (a wallet shows them); nothing resolves them here.
   SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
-  JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
-  RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),
   RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',
   // The committed development proving key in a production-mode test stack (README, "Proving key").
   PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256,
 });
+
+/** The api's own secrets: only it signs and verifies; the worker, provers and migrate get none (README "Secrets per process"). */
+const apiSecrets = {
+  JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
+  RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),
+};
 
 async function request(method: string, route: string, body?: unknown, token?: string): Promise<JsonResponse> {
   const headers: Record<string, string> = {};
@@ -113,11 +117,12 @@ beforeAll(async () => {
   await knex.destroy();
   chain = await devnetClient(devnet.rpcUrls, devnet.deployments);
 
-  // One configuration for all, as the compose file and the ConfigMap give it.
+  // One configuration for all, as the compose file and the ConfigMap give it; the secrets each role's own
+  // (one Secret per role on Kubernetes): the worker and provers start holding no signing, SEP-10 or JWT key.
   const env = { ...productionEnv(), TEMPORAL_ADDRESS: temporal.address };
   worker = await startServed('worker', env);
   provers = await Promise.all([startServed('prover', env), startServed('prover', env)]);
-  const started = await startServed('api', env);
+  const started = await startServed('api', { ...env, ...apiSecrets });
   api = { ...started, url: started.url! };
   // /metrics only on its own port (METRICS_PORT), as in the compose stack and the manifests.
   expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
@@ -144,6 +149,20 @@ afterAll(async () => {
 });
 
 describe('the local stack: Temporal, api, worker and two provers as processes, a real Prometheus, one trade', () => {
+  it('each process started in production with only its own secrets; a worker, prover or migrate given a signing, SEP-10 or JWT key refuses naming it', async () => {
+    // The stack above runs: migrate, worker and provers with DATABASE_URL alone, the api with its four keys.
+    expect(worker.metrics).toBeTruthy();
+    expect((await fetch(`${api.url}/health`)).status).toBe(200);
+    const env = { ...productionEnv(), TEMPORAL_ADDRESS: temporal.address };
+    const cases = [['worker', 'JWT_SECRET'], ['prover', 'RELAYER_EVM_PRIVATE_KEY'], ['migrate', 'SEP10_SIGNING_SECRET']] as const;
+    const runs = cases.map(([script, key]) => ({ script, key, run: runScript(script, { ...env, [key]: apiSecrets[key] }) }));
+    for (const { script, key, run } of runs) {
+      expect(await exited(run.child), `${script} given ${key}`).toBe(78);
+      expect(run.output()).toContain(`${key}: the ${script} process does not use it and must not hold it in production`);
+      expect(run.output()).not.toContain(apiSecrets[key]);
+    }
+  }, 120_000);
+
   it('Prometheus scrapes every job of the compose config (api, worker, both provers, Temporal) and loads the alert rules', async () => {
     expect(scrapeJobs.dropped).toEqual([]);
     const up = await eventually('every target up', () => query('up == 1'), (r) => r.data?.result.length === 5, 30_000);
