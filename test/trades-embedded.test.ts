@@ -196,7 +196,7 @@ describe('a reservation never deposited', () => {
     expect((await call(short, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
     await watching.ended;
     expect(watching.messages.map(stepOf)).toEqual(['trade.created', 'trade.expired', 'trade.status_changed:EXPIRED']);
-    expect(watching.messages[2]!.data.data).toMatchObject({ status: 'EXPIRED', reason: 'reservation' });
+    expect(watching.messages[1]!.data.data).toMatchObject({ status: 'EXPIRED', reason: 'reservation' });
   });
 });
 
