@@ -1,10 +1,15 @@
 import { STATUS_CODES } from 'node:http';
+import { genericCode, type ErrorCode } from './error-codes.ts';
 
-/** The spec's error body. `message` is a list for validation failures. */
+/**
+ * The spec's error body, plus `code`: a stable machine code from api/error-codes.ts that clients
+ * branch on. `message` is a list for validation failures.
+ */
 export interface ErrorBody {
   statusCode: number;
   message: string | string[];
   error: string;
+  code: ErrorCode;
 }
 
 /**
@@ -14,21 +19,27 @@ export interface ErrorBody {
 export class AppError extends Error {
   readonly status: number;
   readonly messages: string | string[];
+  readonly code: ErrorCode;
 
-  constructor(status: number, message: string | string[], options?: { cause?: unknown }) {
+  /** `options.code` defaults to the status's generic code. */
+  constructor(status: number, message: string | string[], options?: { cause?: unknown; code?: ErrorCode }) {
     super(Array.isArray(message) ? message.join('; ') : message, options);
     this.status = status;
     this.messages = message;
+    this.code = options?.code ?? genericCode(status);
   }
 
   toBody(): ErrorBody {
-    return errorBody(this.status, this.messages);
+    return errorBody(this.status, this.messages, this.code);
   }
 }
 
-/** Builds the spec's error body for a status; `error` is the standard status name. */
-export function errorBody(status: number, message: string | string[]): ErrorBody {
-  return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error' };
+/**
+ * Builds the spec's error body for a status; `error` is the standard status name, `code` the given
+ * one or the status's generic code, so every error body carries one.
+ */
+export function errorBody(status: number, message: string | string[], code: ErrorCode = genericCode(status)): ErrorBody {
+  return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error', code };
 }
 
 export const badRequest = (message: string | string[]) => new AppError(400, message);
@@ -36,4 +47,4 @@ export const unauthorized = (message = 'authentication required') => new AppErro
 export const forbidden = (message: string) => new AppError(403, message);
 export const notFound = (message: string) => new AppError(404, message);
 export const conflict = (message: string) => new AppError(409, message);
-export const unprocessable = (messages: string[]) => new AppError(422, messages);
+export const unprocessable = (messages: string[], options?: { code?: ErrorCode }) => new AppError(422, messages, options);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueAccessToken } from '../auth/tokens.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 
 /** Every error the HTTP layer itself produces, in the spec's body. */
@@ -13,14 +14,14 @@ describe('HTTP error handling', () => {
   it('answers an unknown path with 404 in the spec body', async () => {
     const res = await service.request('/v1/nothing-here');
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /v1/nothing-here', error: 'Not Found' });
+    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /v1/nothing-here', error: 'Not Found', code: 'ROUTE_NOT_FOUND' });
   });
 
   it('answers a wrong method on a known path with 405 and Allow', async () => {
     const res = await service.request('/v1/chains', { method: 'DELETE' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
-    expect((await res.json()).error).toBe('Method Not Allowed');
+    expect(await res.json()).toMatchObject({ error: 'Method Not Allowed', code: 'METHOD_NOT_ALLOWED' });
     // /docs too (Swagger UI's handler answers any method with the page): 405, and the page on GET.
     for (const [method, path] of [['PUT', '/docs'], ['DELETE', '/docs/'], ['POST', '/docs/']]) {
       const other = await service.request(path!, { method });
@@ -42,7 +43,7 @@ describe('HTTP error handling', () => {
   it('answers malformed JSON with 400', async () => {
     const res = await post('/v1/ads/create', '{"routeId": ');
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ statusCode: 400, message: 'body is not valid JSON', error: 'Bad Request' });
+    expect(await res.json()).toEqual({ statusCode: 400, message: 'body is not valid JSON', error: 'Bad Request', code: 'INVALID_JSON' });
   });
 
   it('answers a JSON body that is not an object with 422 naming body, on public and authenticated endpoints', async () => {
@@ -50,7 +51,7 @@ describe('HTTP error handling', () => {
       for (const path of ['/v1/auth/challenge', '/v1/ads/create']) {
         const res = await post(path, body!);
         expect(res.status, `${path} ${body}`).toBe(422);
-        expect(await res.json()).toEqual({ statusCode: 422, message: [`body must be a JSON object, received ${received}`], error: 'Unprocessable Entity' });
+        expect(await res.json()).toEqual({ statusCode: 422, message: [`body must be a JSON object, received ${received}`], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED' });
       }
     }
   });
@@ -59,7 +60,7 @@ describe('HTTP error handling', () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
       const res = await post('/v1/auth/challenge', '{"address":"0x2c7536E3605D9C16a7a3D7b1898e529396a65c23","chainKind":"EVM"}', type);
       expect(res.status, type).toBe(415);
-      expect(await res.json()).toEqual({ statusCode: 415, message: `Content-Type must be application/json (received "${type}")`, error: 'Unsupported Media Type' });
+      expect(await res.json()).toEqual({ statusCode: 415, message: `Content-Type must be application/json (received "${type}")`, error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE' });
     }
     const untyped = await service.request('/v1/auth/challenge', { method: 'POST', body: new Uint8Array([123, 125]) });
     expect(untyped.status).toBe(415);
@@ -72,13 +73,29 @@ describe('HTTP error handling', () => {
   it('answers an oversized body with 413', async () => {
     const res = await post('/v1/ads/create', JSON.stringify({ metadata: 'x'.repeat(5000) }));
     expect(res.status).toBe(413);
-    expect((await res.json()).error).toBe('Payload Too Large');
+    expect(await res.json()).toMatchObject({ error: 'Payload Too Large', code: 'PAYLOAD_TOO_LARGE' });
   });
 
   it('answers a malformed percent-encoding in the path with 4xx, never 500', async () => {
     const res = await service.request('/v1/ads/%E0%A4%A');
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
+    expect((await res.json()).code).toBe('BAD_REQUEST');
+  });
+
+  it('gives 401 UNAUTHENTICATED without a token and TOKEN_EXPIRED for an expired one, and 404 NOT_FOUND / AD_NOT_FOUND by what is missing', async () => {
+    const noToken = await service.request('/v1/auth/logout', { method: 'POST' });
+    expect(await noToken.json()).toMatchObject({ statusCode: 401, code: 'UNAUTHENTICATED' });
+    // A real access token, signed with the service's key, that expired an hour ago.
+    const expired = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 60 },
+      '00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000001', undefined, new Date(Date.now() - 3_600_000));
+    const late = await service.request('/v1/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${expired}` } });
+    expect(late.status).toBe(401);
+    expect((await late.json()).code).toBe('TOKEN_EXPIRED');
+    const garbage = await service.request('/v1/auth/logout', { method: 'POST', headers: { authorization: 'Bearer not.a.token' } });
+    expect((await garbage.json()).code).toBe('UNAUTHENTICATED');
+    const ad = await service.request('/v1/ads/00000000-0000-4000-8000-000000000000');
+    expect(await ad.json()).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
   });
 
   it('builds every endpoint of the spec: none is left planned or answers 501', async () => {
@@ -131,7 +148,7 @@ describe('rate limits', () => {
     expect(last!.headers.get('ratelimit-policy')).toContain('q=5');
     expect(last!.headers.get('ratelimit')).toContain('r=0');
     expect(await last!.json()).toEqual({
-      statusCode: 429, message: 'too many general requests; retry later with exponential backoff', error: 'Too Many Requests',
+      statusCode: 429, message: 'too many general requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED',
     });
   });
 
@@ -141,6 +158,8 @@ describe('rate limits', () => {
       const statuses = [];
       for (let i = 0; i < 3; i += 1) statuses.push((await fresh.request('/v1/auth/challenge', { method: 'POST' })).status);
       expect(statuses[2]).toBe(429);
+      // express-rate-limit's own handler answers in the same body, code included.
+      expect((await (await fresh.request('/v1/auth/challenge', { method: 'POST' })).json()).code).toBe('RATE_LIMITED');
       expect((await fresh.request('/v1/chains')).status).toBe(200);
     } finally {
       await fresh.close();

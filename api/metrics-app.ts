@@ -19,7 +19,7 @@ export function createMetricsApp(registry: Registry): Express {
     res.json({ status: 'ok' });
   });
   app.use((req, res) => {
-    res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
+    res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`, 'ROUTE_NOT_FOUND'));
   });
   return app;
 }

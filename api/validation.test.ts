@@ -22,6 +22,15 @@ describe('parseOrThrow', () => {
     expect(messages({ amount: 5 })).toEqual(['amount must be a string']);
   });
 
+  it('gives a validation failure the VALIDATION_FAILED code in a 422 body', () => {
+    try {
+      parseOrThrow(schema, {});
+      expect.unreachable();
+    } catch (error) {
+      expect((error as AppError).toBody()).toEqual({ statusCode: 422, message: ['amount is required'], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED' });
+    }
+  });
+
   it('names unknown fields', () => {
     expect(messages({ amount: '1', sneaky: true })).toEqual(['unknown field sneaky']);
   });

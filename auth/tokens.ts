@@ -121,7 +121,7 @@ export function verifyToken(settings: TokenSettings, token: string, expected: To
   try {
     payload = jwt.verify(token, settings.secret, verifyOptions(settings));
   } catch (error) {
-    if (error instanceof jwt.TokenExpiredError) throw new SignInRejected(`${expected} token expired`);
+    if (error instanceof jwt.TokenExpiredError) throw new SignInRejected(`${expected} token expired`, { code: 'TOKEN_EXPIRED' });
     throw new SignInRejected(`${expected} token is invalid`);
   }
   return readClaims(payload, expected);

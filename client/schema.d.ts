@@ -1275,6 +1275,12 @@ export interface components {
             url: string;
         };
         Error: {
+            /**
+             * @description A stable machine code for the failure (the README lists each with its status and meaning); branch on it, not on `message`.
+             * @example VALIDATION_FAILED
+             * @enum {string}
+             */
+            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
             /** @example Unprocessable Entity */
             error: string;
             /**

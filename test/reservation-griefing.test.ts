@@ -219,6 +219,8 @@ describe('one balance cycled through many wallets', () => {
     const turnedAway = await reserve(await tokenOf(asker.account), adId, 100n);
     expect(turnedAway.status).toBe(409);
     expect(turnedAway.body.message).toMatch(new RegExp(`^ad ${adId} cannot cover 100 `));
+    // "The ad cannot cover it" by code, not by its English.
+    expect(turnedAway.body.code).toBe('INSUFFICIENT_LIQUIDITY');
     for (const trade of [first, second]) expect((await call(service, 'GET', `/v1/trades/${trade.tradeId}`)).body.status).toBe('PENDING');
     expect(await adOf(adId)).toMatchObject({ availableAmount: '0' });
   });

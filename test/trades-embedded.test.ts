@@ -129,9 +129,14 @@ describe('a whole trade with the embedded orchestrator', () => {
     const big = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '201', bridgerDstAddress: bridger.address }, bridgerToken);
     expect(big.status).toBe(422);
     expect(big.body.message).toEqual([expect.stringMatching(/^amount must lie within the ad's bounds \[10, 200\]/)]);
+    // Which bound by code: a client tells "raise the amount" from "lower it" without reading English.
+    expect(big.body.code).toBe('AMOUNT_ABOVE_MAXIMUM');
+    const small = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '9', bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(small.body).toMatchObject({ statusCode: 422, code: 'AMOUNT_BELOW_MINIMUM' });
+    expect(own.body.code).toBe('NOT_TRADE_PARTY');
     const otherRoute = (await call(service, 'GET', `/v1/routes?adChainId=${ORDER_CHAIN}`)).body.data[0].id;
     const wrong = await call(service, 'POST', '/v1/trades/create', { adId, routeId: otherRoute, amount: '50', bridgerDstAddress: bridger.address }, bridgerToken);
-    expect(wrong.status).toBe(422);
+    expect(wrong.body).toMatchObject({ statusCode: 422, code: 'TRADE_INPUT' });
     expect((await adOf(adId)).availableAmount).toBe('500');
   });
 

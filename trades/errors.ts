@@ -10,10 +10,12 @@ export class NotTradePartyError extends DomainError {
 
 /** A field is valid on its own but not for this ad or route; `field` names it. */
 export class TradeInputError extends DomainError {
-  readonly code = 'TRADE_INPUT';
+  /** TRADE_INPUT, or a more specific code a client acts on (AMOUNT_BELOW_MINIMUM, ...; api/error-codes.ts). */
+  readonly code: string;
   readonly kind = 'invalid';
-  constructor(field: string, problem: string) {
+  constructor(field: string, problem: string, options?: { code?: string }) {
     super(`${field} ${problem}`, { field });
+    this.code = options?.code ?? 'TRADE_INPUT';
   }
 }
 

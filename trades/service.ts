@@ -156,10 +156,15 @@ export function createTradesService(deps: TradesDeps) {
       const amount = BigInt(input.amount);
       // The same terms a quote previews (trades/create-terms.ts).
       const outOfBounds = boundsProblem(ad, amount);
-      if (outOfBounds !== null) throw new TradeInputError('amount', outOfBounds);
+      if (outOfBounds !== null) {
+        const below = ad.minAmount !== null && amount < BigInt(ad.minAmount);
+        throw new TradeInputError('amount', outOfBounds, { code: below ? 'AMOUNT_BELOW_MINIMUM' : 'AMOUNT_ABOVE_MAXIMUM' });
+      }
       const route = (await registryCache.route(ad.routeId))!;
       const priced = priceDeposit(route, amount);
-      if (!priced.ok) throw new TradeInputError(priced.field, priced.problem);
+      if (!priced.ok) {
+        throw new TradeInputError(priced.field, priced.problem, { code: priced.reason === 'INEXACT_CONVERSION' ? 'AMOUNT_NOT_CONVERTIBLE' : 'ROUTE_NOT_PRICED' });
+      }
       const { adAmount } = priced;
       const createdAt = nowSeconds();
       const depositTtl = depositTtlSeconds(settings);

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { SignInRejected } from '../../auth/errors.ts';
 import type { AuthService, Principal } from '../../auth/service.ts';
-import { unauthorized } from '../errors.ts';
+import { AppError, unauthorized } from '../errors.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -44,7 +44,8 @@ export function createRequireAuth(auth: Pick<AuthService, 'authenticate'>): Requ
         req.accessTokenExpiresAt = expiresAt;
         next();
       },
-      (error: unknown) => next(error instanceof SignInRejected ? unauthorized(error.message) : error),
+      // An expired access token keeps its own code: the client refreshes rather than signs in again.
+      (error: unknown) => next(error instanceof SignInRejected ? new AppError(401, error.message, { code: error.code === 'TOKEN_EXPIRED' ? 'TOKEN_EXPIRED' : 'UNAUTHENTICATED' }) : error),
     );
   };
 }

@@ -2,12 +2,13 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailableError } from '../../db/unavailable.ts';
 import { DomainError, type ErrorKind } from '../../domain/index.ts';
+import { isErrorCode, type ErrorCode } from '../error-codes.ts';
 import { AppError, errorBody } from '../errors.ts';
 import { allowedMethods, literalPathMethods } from '../openapi/paths.ts';
 
 function methodNotAllowed(req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], allowed: string[]): void {
   res.setHeader('Allow', allowed.join(', '));
-  res.status(405).json(errorBody(405, `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`));
+  res.status(405).json(errorBody(405, `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`, 'METHOD_NOT_ALLOWED'));
 }
 
 /**
@@ -28,7 +29,7 @@ export const notFoundHandler: RequestHandler = (req, res) => {
     methodNotAllowed(req, res, allowed);
     return;
   }
-  res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
+  res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`, 'ROUTE_NOT_FOUND'));
 };
 
 /** The one place domain errors become HTTP statuses. */
@@ -44,8 +45,8 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
 };
 
 /** body-parser's error types and the status each maps to. */
-const BODY_ERRORS: Record<string, { status: number; message: string }> = {
-  'entity.parse.failed': { status: 400, message: 'body is not valid JSON' },
+const BODY_ERRORS: Record<string, { status: number; message: string; code?: ErrorCode }> = {
+  'entity.parse.failed': { status: 400, message: 'body is not valid JSON', code: 'INVALID_JSON' },
   'entity.too.large': { status: 413, message: 'body is too large' },
   'encoding.unsupported': { status: 415, message: 'body encoding is not supported' },
   'charset.unsupported': { status: 415, message: 'body charset is not supported' },
@@ -75,19 +76,21 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       const status = STATUS_OF_KIND[err.kind];
       if (status >= 500) logger.warn({ err, reqId: req.id }, 'dependency unavailable');
       if (err.retryable || err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds ?? 2));
-      res.status(status).json(errorBody(status, err.kind === 'invalid' ? [err.message] : err.message));
+      // The domain's own code when registered (a client acts on it), else the status's generic one.
+      const code = isErrorCode(err.code) ? err.code : undefined;
+      res.status(status).json(errorBody(status, err.kind === 'invalid' ? [err.message] : err.message, code));
       return;
     }
     // PostgreSQL down or restarting: retry later, as for any unavailable dependency.
     if (isDatabaseUnavailableError(err)) {
       logger.warn({ err, reqId: req.id }, 'database unavailable');
       res.setHeader('Retry-After', '2');
-      res.status(503).json(errorBody(503, 'the database is unavailable; retry later'));
+      res.status(503).json(errorBody(503, 'the database is unavailable; retry later', 'DATABASE_UNAVAILABLE'));
       return;
     }
     const bodyError = typeof err?.type === 'string' ? BODY_ERRORS[err.type] : undefined;
     if (bodyError) {
-      res.status(bodyError.status).json(errorBody(bodyError.status, bodyError.message));
+      res.status(bodyError.status).json(errorBody(bodyError.status, bodyError.message, bodyError.code));
       return;
     }
     // URIError from a malformed percent-encoding in the path, reported by the router.
@@ -96,6 +99,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     logger.error({ err, reqId: req.id }, 'unhandled error');
-    res.status(500).json(errorBody(500, 'internal server error'));
+    res.status(500).json(errorBody(500, 'internal server error', 'INTERNAL'));
   };
 }

@@ -126,7 +126,7 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
         return next();
       }
       if (found.kind === 'mismatch') {
-        throw unprocessable([`${IDEMPOTENCY_HEADER} '${key}' was used for another request (another method, path or body) in the last 24 hours: send a new key for a new request`]);
+        throw unprocessable([`${IDEMPOTENCY_HEADER} '${key}' was used for another request (another method, path or body) in the last 24 hours: send a new key for a new request`], { code: 'IDEMPOTENCY_KEY_REUSED' });
       }
       if (found.kind === 'completed') {
         res.status(found.response.statusCode);
@@ -137,7 +137,7 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
       }
       if (Date.now() >= deadline) {
         res.setHeader('Retry-After', '1');
-        throw new AppError(409, `${IDEMPOTENCY_HEADER} '${key}': the first request with this key is still running; retry to get its answer`);
+        throw new AppError(409, `${IDEMPOTENCY_HEADER} '${key}': the first request with this key is still running; retry to get its answer`, { code: 'IDEMPOTENCY_KEY_IN_USE' });
       }
       await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
     }

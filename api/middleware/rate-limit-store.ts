@@ -65,7 +65,7 @@ export class PostgresRateLimitStore implements Store {
     try {
       return await operation();
     } catch (error) {
-      throw new AppError(503, 'rate limit counters are unavailable; retry later', { cause: error });
+      throw new AppError(503, 'rate limit counters are unavailable; retry later', { cause: error, code: 'DATABASE_UNAVAILABLE' });
     }
   }
 }

@@ -45,7 +45,7 @@ describe('the sign-in budget', () => {
     expect([refusedOnA.status, refusedOnB.status]).toEqual([429, 429]);
     expect(refusedOnB.headers.get('ratelimit-policy')).toContain('q=4');
     expect(refusedOnB.headers.get('ratelimit')).toContain('r=0');
-    expect(await refusedOnB.json()).toEqual({ statusCode: 429, message: 'too many auth requests; retry later with exponential backoff', error: 'Too Many Requests' });
+    expect(await refusedOnB.json()).toEqual({ statusCode: 429, message: 'too many auth requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED' });
   });
 
   it('keeps its counters in PostgreSQL, where the scheduled purge removes them once their window ends', async () => {
@@ -80,6 +80,6 @@ describe('the general budget', () => {
     for (const stream of open) stream.abort();
     expect(open.map((s) => s.status)).toEqual([200, 200]);
     expect(refused.status).toBe(429);
-    expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
+    expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED' });
   });
 });

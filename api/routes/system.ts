@@ -85,7 +85,7 @@ export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThi
     // An explicit 404: the generic handler would answer GET with 405 for a path the OpenAPI document
     // lists. (Other methods never get here: wrongMethodOnLiteralPath answers them 405.)
     router.get('/metrics', (req, res) => {
-      res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`));
+      res.status(404).json(errorBody(404, `no route for ${req.method} ${req.path}`, 'ROUTE_NOT_FOUND'));
     });
   }
   return router;

@@ -1,4 +1,5 @@
 import { CHAIN_KINDS, DECIMAL_INTEGER, MAX_UINT256, UUID_PATTERN } from '../../domain/index.ts';
+import { ERROR_CODE_LIST, type ErrorCode } from '../error-codes.ts';
 import { z } from '../openapi/operations.ts';
 
 /**
@@ -87,6 +88,10 @@ export const errorBodySchema = z
     statusCode: z.number().int().openapi({ example: 422 }),
     message: z.union([z.string(), z.array(z.string())]).openapi({ example: ['limit must be between 1 and 100'] }),
     error: z.string().openapi({ example: 'Unprocessable Entity' }),
+    code: z.enum(ERROR_CODE_LIST as [ErrorCode, ...ErrorCode[]]).openapi({
+      description: 'A stable machine code for the failure (the README lists each with its status and meaning); branch on it, not on `message`.',
+      example: 'VALIDATION_FAILED',
+    }),
   })
   .openapi('Error');
 
