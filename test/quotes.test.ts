@@ -173,7 +173,7 @@ describe('GET /v1/quotes', () => {
     const inexact = (await quote(routeId, '10000005')).body;
     expect(inexact).toMatchObject({ quotes: [], adAmount: null });
     const refused = await createAs(adId, routeId, '10000005');
-    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ statusCode: 422, code: 'AMOUNT_NOT_CONVERTIBLE' });
     expect(inexact.unavailable).toEqual([{ reason: 'INEXACT_CONVERSION', adCount: 0, bound: '10', message: refused.body.message[0] }]);
     // Converts to 0.5 base unit: also inexact, never a quote of 0.
     expect((await quote(routeId, '5')).body.unavailable[0]).toMatchObject({ reason: 'INEXACT_CONVERSION', bound: '10' });
@@ -185,7 +185,7 @@ describe('GET /v1/quotes', () => {
     const unpricedAd = await insertAd(service.knex, { routeId: unpriced, adTokenId: xlm, orderTokenId: eth, adChainId: adChain.chainId, orderChainId: orderChain.chainId });
     const answer = (await quote(unpriced, '1000')).body;
     const refusedUnpriced = await createAs(unpricedAd, unpriced, '1000');
-    expect(refusedUnpriced.status).toBe(422);
+    expect(refusedUnpriced.body).toMatchObject({ statusCode: 422, code: 'ROUTE_NOT_PRICED' });
     expect(answer).toMatchObject({ quotes: [], adAmount: null, unavailable: [{ reason: 'ROUTE_NOT_PRICED', adCount: 0, bound: null, message: refusedUnpriced.body.message[0] }] });
   });
 
