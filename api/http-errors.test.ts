@@ -88,7 +88,7 @@ describe('HTTP error handling', () => {
     expect(await noToken.json()).toMatchObject({ statusCode: 401, code: 'UNAUTHENTICATED' });
     // A real access token, signed with the service's key, that expired an hour ago.
     const expired = issueAccessToken({ ...service.container.auth.tokens, accessTtlSeconds: 60 },
-      '00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000001', undefined, new Date(Date.now() - 3_600_000));
+      { userId: '00000000-0000-4000-8000-000000000000', account: '0x2c7536E3605D9C16a7a3D7b1898e529396a65c23' }, '00000000-0000-4000-8000-000000000001', undefined, new Date(Date.now() - 3_600_000));
     const late = await service.request('/v1/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${expired}` } });
     expect(late.status).toBe(401);
     expect((await late.json()).code).toBe('TOKEN_EXPIRED');
