@@ -83,7 +83,7 @@ describe('HTTP error handling', () => {
     expect((await res.json()).code).toBe('BAD_REQUEST');
   });
 
-  it('gives 401 UNAUTHENTICATED without a token and TOKEN_EXPIRED for an expired one, and 404 NOT_FOUND / AD_NOT_FOUND by what is missing', async () => {
+  it('gives 401 UNAUTHENTICATED without a token and TOKEN_EXPIRED for an expired one, and 404 NOT_FOUND for a missing ad', async () => {
     const noToken = await service.request('/v1/auth/logout', { method: 'POST' });
     expect(await noToken.json()).toMatchObject({ statusCode: 401, code: 'UNAUTHENTICATED' });
     // A real access token, signed with the service's key, that expired an hour ago.
