@@ -234,26 +234,35 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect(await killed(survivor.child, 'SIGTERM')).toBe(0);
   }, 300_000);
 
-  it('settles a trade whose Maker locks and never unlocks: the Bridger takes the ad-side unlock (side "ad"), confirms it through the workflow, then the order side; zero drift', async () => {
-    const worker = await startProcess('worker');
-    const prover = await startProcess('prover');
-    const makerToken = (await loginEvm(api, maker)).body.tokens.access;
-    const bridgerToken = (await loginEvm(api, bridger)).body.tokens.access;
+  /**
+   * A TUSD ad funded with `fund` on the ad chain, a trade of `amount` deposited on the order chain and
+   * locked by the Maker, each step confirmed through the API as a dApp would.
+   */
+  async function lockedTrade(fund: bigint, amount: bigint) {
+    const makerToken: string = (await loginEvm(api, maker)).body.tokens.access;
+    const bridgerToken: string = (await loginEvm(api, bridger)).body.tokens.access;
     const routes = await call(api, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
     const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
-    const ad = await call(api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '300' }, makerToken);
-    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 300n);
+    const ad = await call(api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: fund.toString() }, makerToken);
+    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', fund);
     const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
     expect((await call(api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
     const adId: string = ad.body.adId;
-    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 60n);
-    const created = await call(api, 'POST', '/v1/trades/create', { adId, routeId, amount: '60', bridgerDstAddress: bridger.address }, bridgerToken);
+    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', amount);
+    const created = await call(api, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
     const { tradeId, reqContractDetails: order } = created.body;
     const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
     expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
     const lock = await call(api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
     const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
     expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    return { tradeId: tradeId as string, order, lockParams: lock.body.orderParams, adId, makerToken, bridgerToken };
+  }
+
+  it('settles a trade whose Maker locks and never unlocks: the Bridger takes the ad-side unlock (side "ad"), confirms it through the workflow, then the order side; zero drift', async () => {
+    const worker = await startProcess('worker');
+    const prover = await startProcess('prover');
+    const { tradeId, order, adId, bridgerToken } = await lockedTrade(300n, 60n);
     // The Maker is gone from here on.
 
     const signature = signOrderHash(bridgerKey!.privateKey, order.orderHash);
@@ -285,32 +294,15 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
   it("ends a LOCKED trade EXPIRED when the Maker reports its lock released after lockExpiry: the workflow closes its state, the amount is back in the ad", async () => {
     const worker = await startProcess('worker');
     const prover = await startProcess('prover');
-    const makerToken = (await loginEvm(api, maker)).body.tokens.access;
-    const bridgerToken = (await loginEvm(api, bridger)).body.tokens.access;
-    const routes = await call(api, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-    const routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
-    const ad = await call(api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '500' }, makerToken);
-    await chain.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 500n);
-    const adTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
-    expect((await call(api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
-    const adId: string = ad.body.adId;
-
-    await chain.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
-    const created = await call(api, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
-    const { tradeId, reqContractDetails: order } = created.body;
-    const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
-    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
-    const lock = await call(api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
-    const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
-    expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    const { tradeId, lockParams, adId, makerToken, bridgerToken } = await lockedTrade(500n, 100n);
     expect((await call(api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '400', lockedAmount: '100' });
 
     // No ad-side unlock before lockExpiry: the Maker takes the lock back on chain and reports it through /confirm.
     const adChain = chain.provider(AD_CHAIN);
     const now = (await adChain.getBlock('latest'))!.timestamp;
-    await adChain.send('evm_increaseTime', [Number(lock.body.orderParams.lockExpiry) - now + 1]);
+    await adChain.send('evm_increaseTime', [Number(lockParams.lockExpiry) - now + 1]);
     await adChain.send('evm_mine', []);
-    const { functionName, args } = evmTimeoutCall('releaseLock', lock.body.orderParams);
+    const { functionName, args } = evmTimeoutCall('releaseLock', lockParams);
     const releaseTx = await mined(chain.contract(AD_CHAIN, 'adManager', makerKey!.privateKey).getFunction(functionName)(...args));
     expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: releaseTx }, makerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
     expect((await call(api, 'GET', `/v1/trades/${tradeId}`)).body).toMatchObject({ status: 'EXPIRED', bridgerClaimed: false });
