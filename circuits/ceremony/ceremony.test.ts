@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Contract, ContractFactory, JsonRpcProvider, Wallet } from 'ethers';
+import { Contract, ContractFactory, JsonRpcProvider, NonceManager, Wallet } from 'ethers';
 import * as snarkjs from 'snarkjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSolidity } from '../../contracts/evm/compile.ts';
@@ -197,7 +197,9 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
     });
 
     it('the regenerated Verifier.sol accepts the proof on anvil; the committed verifier and a changed signal do not', async () => {
-      const wallet = new Wallet(DEV_KEY, provider);
+      // Counted locally: ethers caches eth_getTransactionCount for a moment, so a second deploy right
+      // after the first could be sent with the first one's nonce ("nonce too low").
+      const wallet = new NonceManager(new Wallet(DEV_KEY, provider));
       const deploy = async (baseDir: string, file: string) => {
         const compiled = (await compileSolidity([file], { baseDir, cacheDir: join(dir, 'solc-cache') })).Groth16Verifier!;
         return (await (await new ContractFactory(compiled.abi as never, compiled.bytecode, wallet).deploy()).waitForDeployment()) as Contract;
