@@ -64,9 +64,11 @@ describe('/docs in headless Chromium', () => {
   it('sends the Bearer token once authorized, so status=PENDING lists the caller\'s own pending ads', async () => {
     await page.locator('.auth-wrapper button.authorize').click();
     const dialog = page.locator('.dialog-ux');
-    await dialog.locator('input').first().fill(token);
-    await dialog.locator('button.authorize').click();
-    await dialog.locator('button.btn-done').click();
+    // The dialog lists every security scheme (bearerAuth, and eventTicket for the browser stream): fill the Bearer one.
+    const bearer = dialog.locator('form').filter({ hasText: 'bearerAuth' });
+    await bearer.locator('input').first().fill(token);
+    await bearer.locator('button.authorize').click();
+    await dialog.locator('button.btn-done').first().click();
     const { url, authorization, status, body } = await tryListAds(async (operation) => {
       await operation.locator('tr[data-param-name="status"] select').selectOption('PENDING');
     });
