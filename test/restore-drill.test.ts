@@ -13,7 +13,8 @@ import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { freeLoopbackPort as freePort } from '../entrypoints/free-port.ts';
 import { importRegistry } from '../registry/import.ts';
 import { devnetClient, eventually, signOrderHash, type DevnetClient } from './support/devnet-client.ts';
-import { loginEvm, type JsonResponse } from './support/wallets.ts';
+import { killed, readyUrl, requestService, type RunningService } from './support/service-process.ts';
+import { loginEvm } from './support/wallets.ts';
 
 /**
  * The backup and restore drill (root README "Operations: backup and restore"): a running service
@@ -43,7 +44,7 @@ let restored: EmbeddedDatabase | undefined;
 let devnet: Devnet;
 let chain: DevnetClient;
 
-interface Running { process: ChildProcess; url: string }
+type Running = RunningService;
 
 /** `npm start`'s entry point as its own OS process over `databaseUrl`, with the books audit on; resolves once it listens. */
 // The service's secrets (DATA_DIR) are configuration, not data: the restored service keeps the same ones, as a deployment's secret store would.
@@ -58,31 +59,11 @@ async function startService(databaseUrl: string, dataDir: string): Promise<Runni
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const ready = /"msg":"ready: (http:\/\/[^ "]+)/.exec(buffered);
-      if (ready) resolve(ready[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));
-  });
-  return { process: child, url };
+  return { process: child, url: await readyUrl(child) };
 }
 
-async function request(service: Running, method: string, route: string, body?: unknown, token?: string): Promise<JsonResponse> {
-  const headers: Record<string, string> = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(`${service.url}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
+const request = requestService;
 
-const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
-  if (child.exitCode !== null || child.signalCode !== null) return resolve();
-  child.once('exit', () => resolve());
-  child.kill('SIGKILL');
-});
 
 /**
  * An online base backup of `cluster` into `target`: pg_backup_start, a copy of the data directory

@@ -12,7 +12,8 @@ import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { importRegistry } from '../registry/import.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 import { devnetClient, eventually, type DevnetClient } from './support/devnet-client.ts';
-import { loginEvm, type JsonResponse } from './support/wallets.ts';
+import { killed, readyUrl, requestService, type RunningService } from './support/service-process.ts';
+import { loginEvm } from './support/wallets.ts';
 
 /**
  * The embedded run killed (SIGKILL) while a proof is under way: after a restart over the same
@@ -31,7 +32,7 @@ let devnet: Devnet;
 let chain: DevnetClient;
 let dataDir: string;
 
-interface Running { process: ChildProcess; url: string }
+type Running = RunningService;
 
 /** `npm start`'s entry point as its own OS process over the test database; resolves once it listens. */
 async function startService(): Promise<Running> {
@@ -46,31 +47,11 @@ async function startService(): Promise<Running> {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const ready = /"msg":"ready: (http:\/\/[^ "]+)/.exec(buffered);
-      if (ready) resolve(ready[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`service exited with ${code} before it was ready`)));
-  });
-  return { process: child, url };
+  return { process: child, url: await readyUrl(child) };
 }
 
-async function request(service: Running, method: string, route: string, body?: unknown, token?: string): Promise<JsonResponse> {
-  const headers: Record<string, string> = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(`${service.url}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
+const request = requestService;
 
-const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
-  if (child.exitCode !== null || child.signalCode !== null) return resolve();
-  child.once('exit', () => resolve());
-  child.kill('SIGKILL');
-});
 
 beforeAll(async () => {
   db = await createTestDatabase();
