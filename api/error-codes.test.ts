@@ -59,8 +59,8 @@ describe('error codes', () => {
     expect(schema.required).toContain('code');
   });
 
-  it('the README has one row per registered code, and no row for any other', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  it('docs/api.md has one row per registered code, and no row for any other', () => {
+    const readme = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8');
     const rows = [...readme.matchAll(/^\s*\| `([A-Z][A-Z0-9_]+)` \| (\d{3}) \| (.+) \|$/gm)].map((m) => ({ code: m[1]!, status: Number(m[2]) }));
     expect(rows.map((r) => r.code).sort()).toEqual([...ERROR_CODE_LIST].sort());
     for (const row of rows) expect(row.status, row.code).toBe(ERROR_CODES[row.code as keyof typeof ERROR_CODES].status);

@@ -1,7 +1,7 @@
 /**
  * Every `code` an error body can carry: its HTTP status and what it means to a client. Clients
  * branch on `code`, never on `message` (English, may change). The OpenAPI `Error.code` enum and
- * the README's table are this list (api/error-codes.test.ts holds them equal, and holds every code
+ * docs/api.md's table are this list (api/error-codes.test.ts holds them equal, and holds every code
  * a domain error declares to be listed here).
  */
 export const ERROR_CODES = {

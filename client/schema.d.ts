@@ -1276,7 +1276,7 @@ export interface components {
         };
         Error: {
             /**
-             * @description A stable machine code for the failure (the README lists each with its status and meaning); branch on it, not on `message`.
+             * @description A stable machine code for the failure (docs/api.md lists each with its status and meaning); branch on it, not on `message`.
              * @example VALIDATION_FAILED
              * @enum {string}
              */

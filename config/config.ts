@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The one configuration of the service, read from the environment and validated at start-up.
- * Every key is documented here with its default; README's configuration table mirrors it.
+ * Every key is documented here with its default; docs/configuration.md's table mirrors it.
  * A bad value stops start-up with an error naming the variable.
  */
 const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -160,7 +160,7 @@ export const configSchema = z.object({
   /** Secret seed (S...) of the ed25519 key that signs Stellar requests. Generated into DATA_DIR outside production. */
   RELAYER_STELLAR_SECRET: z.string().optional(),
   /**
-   * Where the relayer's signing keys live (README "Relayer keys in an HSM"): `env` holds them in memory
+   * Where the relayer's signing keys live (docs/security.md "Relayer keys in an HSM"): `env` holds them in memory
    * from RELAYER_EVM_PRIVATE_KEY / RELAYER_STELLAR_SECRET (development; refused in production unless
    * RELAYER_SIGNER_ALLOW_ENV=true), `pkcs11` signs inside a PKCS#11 token (HSM) with the PKCS11_* settings.
    */
@@ -243,7 +243,7 @@ export const configSchema = z.object({
   BOOKS_AUDIT_READ_CONCURRENCY: intFromEnv(1, 64).default(8),
   /**
    * When the retention job runs (pg-boss cron, UTC; retention/): rows past their window are
-   * deleted in bounded batches (root README "Operations: retention"). `off`: never.
+   * deleted in bounded batches (docs/operations.md "Retention"). `off`: never.
    */
   RETENTION_CRON: z.string().regex(/^off$|^(\S+\s+){4}\S+$/, "must be a 5-field cron expression or 'off'").default('17 3 * * *'),
   /** Days the pushed events of an ended trade (after it ended) and of ads stay for `Last-Event-ID` replay. */
@@ -342,7 +342,7 @@ export const configSchema = z.object({
   if (config.NODE_ENV !== 'production') return;
   // Raw keys in every pod's environment are the first thing an intruder takes: production signs in an HSM.
   if (config.RELAYER_SIGNER === 'env' && !config.RELAYER_SIGNER_ALLOW_ENV) {
-    ctx.addIssue({ code: 'custom', path: ['RELAYER_SIGNER'], message: 'is env (raw keys in the environment): production wants RELAYER_SIGNER=pkcs11 (README "Relayer keys in an HSM"), or RELAYER_SIGNER_ALLOW_ENV=true to accept the risk' });
+    ctx.addIssue({ code: 'custom', path: ['RELAYER_SIGNER'], message: 'is env (raw keys in the environment): production wants RELAYER_SIGNER=pkcs11 (docs/security.md "Relayer keys in an HSM"), or RELAYER_SIGNER_ALLOW_ENV=true to accept the risk' });
   }
   // Any origin in production would let every web page spend a signed-in user's token it obtained.
   if (config.CORS_ORIGINS?.includes('*')) {

@@ -186,7 +186,7 @@ export function resolveSecrets(config: Config, role: ProcessRole = 'embedded'): 
   if (config.NODE_ENV === 'production') {
     for (const envName of secretsForeignTo(role)) {
       if (config[envName] !== undefined) {
-        problems.push(`${envName}: the ${role} process does not use it and must not hold it in production (README "Secrets per process"): remove it from this process's environment`);
+        problems.push(`${envName}: the ${role} process does not use it and must not hold it in production (docs/configuration.md "Secrets per process"): remove it from this process's environment`);
       }
     }
   }

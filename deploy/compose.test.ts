@@ -179,7 +179,7 @@ beforeAll(async () => {
     RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',
     // The committed development proving key in a production-mode test stack (README, "Proving key").
     PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256,
-    // Raw relayer keys from the env file, as the image test runs them (README "Relayer keys in an HSM").
+    // Raw relayer keys from the env file, as the image test runs them (docs/security.md "Relayer keys in an HSM").
     RELAYER_SIGNER_ALLOW_ENV: 'true',
   };
   writeFileSync(envFile, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n'), { mode: 0o600 });

@@ -141,7 +141,7 @@ describe('retention', () => {
     const text = await registry.metrics();
     expect(text).toMatch(/relayer_retention_deleted_rows_total\{table="chain_events"\} 20000/);
     expect(text).toMatch(/relayer_retention_last_run_timestamp_seconds \d+/);
-    // The figures the root README quotes ("Operations: retention").
+    // The figures docs/operations.md quotes ("Retention").
     console.log(JSON.stringify({ before, after, batches: report.batches, durationMs: report.durationMs }, null, 1));
     for (const table of RETAINED_TABLES) expect(after[table]!.rows).toBeLessThan(10);
     expect(after.trades!.rows).toBe(3);

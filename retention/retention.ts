@@ -4,7 +4,7 @@ import {
 } from '../db/repositories/retention.ts';
 
 /**
- * The retention policy (root README "Operations: retention"): how long each growing table keeps a
+ * The retention policy (docs/operations.md "Retention"): how long each growing table keeps a
  * row after it can no longer change. Days are counted from the row's own time (pushed and chain
  * events: also from the end of their trade, since an open trade keeps everything).
  */

@@ -53,7 +53,7 @@ const productionEnv = (): Record<string, string> => ({
   PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256,
 });
 
-/** The api's own secrets: only it signs and verifies; the worker, provers and migrate get none (README "Secrets per process"). */
+/** The api's own secrets: only it signs and verifies; the worker, provers and migrate get none (docs/configuration.md "Secrets per process"). */
 const apiSecrets = {
   JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
   RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(),

@@ -17,7 +17,7 @@ import { killed, readyUrl, requestService, type RunningService } from './support
 import { loginEvm } from './support/wallets.ts';
 
 /**
- * The backup and restore drill (root README "Operations: backup and restore"): a running service
+ * The backup and restore drill (docs/operations.md "Backup and restore"): a running service
  * with trades EXPIRED, PENDING, DEPOSITED and LOCKED is backed up online, the primary is lost, the backup is restored
  * into a fresh cluster, and the service started on it resumes every open trade and its books audit
  * finds no drift.

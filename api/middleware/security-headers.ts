@@ -9,7 +9,7 @@ interface HeaderRecorder {
 /**
  * helmet's security headers, worked out once. With a static configuration (no per-request CSP
  * nonces) helmet sets the same headers on every response, yet running its dozen middlewares
- * cost about 40 µs of CPU per request (`npm run bench:api`, README "Read path"). The headers
+ * cost about 40 µs of CPU per request (`npm run bench:api`, docs/benchmarks.md "Read path"). The headers
  * are helmet's own: it runs once, at start-up, against a response that records them.
  */
 export function securityHeaders(options: Readonly<HelmetOptions>): RequestHandler {

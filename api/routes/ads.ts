@@ -106,7 +106,7 @@ export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Route
       creators = Object.values(principal.wallets);
     }
     // The page's ids and row versions first: enough to answer 304, and to reuse the text of every
-    // ad version already presented (README "Read path").
+    // ad version already presented (docs/benchmarks.md "Read path").
     const generation = await deps.registryCache.current();
     const versions = await listAdVersions(deps.knex, filter, limit, cursor, creators);
     if (creators) privateRead(res);

@@ -127,7 +127,7 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
     for (const key of ['adCreatorAddress', 'bridgerAddress'] as const) {
       if (filter[key] !== undefined) filter[key] = canonicalAddressLoose(filter[key]);
     }
-    // Versions first, texts of known trade versions reused, as GET /v1/ads (README "Read path").
+    // Versions first, texts of known trade versions reused, as GET /v1/ads (docs/benchmarks.md "Read path").
     const generation = await deps.registryCache.current();
     const versions = await listTradeVersions(deps.knex, filter, limit, cursor);
     if (answeredNotModified(req, res, pageEtag(generation, versions))) return;

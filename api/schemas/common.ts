@@ -89,7 +89,7 @@ export const errorBodySchema = z
     message: z.union([z.string(), z.array(z.string())]).openapi({ example: ['limit must be between 1 and 100'] }),
     error: z.string().openapi({ example: 'Unprocessable Entity' }),
     code: z.enum(ERROR_CODE_LIST as [ErrorCode, ...ErrorCode[]]).openapi({
-      description: 'A stable machine code for the failure (the README lists each with its status and meaning); branch on it, not on `message`.',
+      description: 'A stable machine code for the failure (docs/api.md lists each with its status and meaning); branch on it, not on `message`.',
       example: 'VALIDATION_FAILED',
     }),
   })
