@@ -24,7 +24,7 @@ export async function seedAdsAndTrades(knex: Knex, count: number): Promise<{ rou
              1000, NULL, CASE WHEN i % 7 = 0 THEN 'PAUSED' WHEN i % 13 = 0 THEN 'CLOSED' ELSE 'ACTIVE' END,
              jsonb_build_object('name', 'seed ' || i), now() - make_interval(secs => i)
       FROM generate_series(1, ?) AS i JOIN seed_routes r ON r.n = i % ?`, [count, routes.length]);
-    // Every column a real create writes (trades/service.ts): a service started over these rows
+    // Every column a real create writes (trades/use-cases/create-trade.ts): a service started over these rows
     // resumes the open ones (trades/resume.ts), which needs their deadlines. The deadlines are a
     // month away, so no timer fires during a bench; the order is well-formed but never on chain.
     await knex.raw(`

@@ -3,7 +3,7 @@ import { runStatement, statement } from '../prepared.ts';
 
 /**
  * The reads behind GET /v1/quotes: which of a route's ads would take a deposit now, judged by the
- * conditions trade creation checks under the ad row lock (trades/service.ts `create`): ACTIVE, no
+ * conditions trade creation checks under the ad row lock (trades/use-cases/create-trade.ts): ACTIVE, no
  * live close request (db/repositories/ad-requests.ts `hasLiveClose`), the amount within the ad's
  * bounds, `adAmount` available, fewer than the per-ad cap of unfunded reservations open.
  */

@@ -1,0 +1,77 @@
+import type { Knex } from 'knex';
+import { ChainUnavailableError } from '../../ads/errors.ts';
+import type { OrderChainReader } from '../../chains/order-chain.ts';
+import type { RelayerSigners } from '../../chains/signers.ts';
+import type { ChainStateReader } from '../../chains/state.ts';
+import type { OrderTimingPolicy } from '../../chains/timing.ts';
+import type { TransactionVerifier } from '../../chains/verify.ts';
+import type { ChainConnection, RegistryCache } from '../../db/repositories/registry-cache.ts';
+import type { Orchestrator } from '../orchestrator.ts';
+import type { TradeStarts } from '../start-reconciler.ts';
+
+export interface TradesSettings {
+  signedRequestTtlSeconds: number;
+  confirmGraceSeconds: number;
+  /** TRADE_RESERVATION_TTL_SECONDS: the deposit request and its reservation live at most this long. */
+  reservationTtlSeconds: number;
+  /** MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD: unfunded reservations at once. */
+  maxOpenReservationsPerWallet: number;
+  maxOpenReservationsPerAd: number;
+  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (trades/unbacked-reservations.ts); 10 when unset. */
+  unbackedRecheckSeconds?: number;
+  /** How long a new trade's start is left to its creating request before the reconciler may take it. */
+  startGraceSeconds: number;
+  /** How far apart an order's times are placed (ORDER_LOCK_EXPIRY_SECONDS); chains/timing.ts DEFAULT_ORDER_TIMING when unset. */
+  orderTiming?: OrderTimingPolicy;
+}
+
+export interface TradesDeps {
+  knex: Knex;
+  registryCache: RegistryCache;
+  signers: RelayerSigners;
+  verifier: TransactionVerifier;
+  /** Asked before a withdraw's or close's hold is given back: did the chain carry it out? */
+  chainState: ChainStateReader;
+  orchestrator: () => Orchestrator;
+  /** The durable start (trades/start-reconciler.ts): the outbox row written with the reservation is cleared once started. */
+  starts: TradeStarts;
+  /** Reads the Bridger's balance and allowance on the order chain before reserving. */
+  orderChainReader: OrderChainReader;
+  /** Ends a reservation now, as its timer would (trades/unbacked-reservations.ts): the lifecycle's RESERVATION_EXPIRED step. */
+  expireReservation(tradeId: string): Promise<unknown>;
+  settings: TradesSettings;
+  now?: () => number;
+}
+
+/** What every trade use case is built with: the dependencies, the clock and the chain registry's look-up. */
+export interface TradeContext {
+  deps: TradesDeps;
+  knex: Knex;
+  settings: TradesSettings;
+  nowMs(): number;
+  nowSeconds(): number;
+  /** The registered chain, or `ChainUnavailableError` (503). */
+  chainOf(chainId: string): Promise<ChainConnection>;
+}
+
+/** Builds the context the use cases share; the clock is `deps.now` when given (tests), else the wall clock. */
+export function tradeContext(deps: TradesDeps): TradeContext {
+  const nowMs = () => deps.now?.() ?? Date.now();
+  return {
+    deps,
+    knex: deps.knex,
+    settings: deps.settings,
+    nowMs,
+    nowSeconds: () => Math.floor(nowMs() / 1000),
+    async chainOf(chainId) {
+      const chain = await deps.registryCache.chain(chainId);
+      if (!chain) throw new ChainUnavailableError(`chain ${chainId} is not registered`);
+      return chain;
+    },
+  };
+}
+
+/** The contract a signed call is addressed to, in the shape `buildSignedCallData` takes. */
+export function callTarget(chain: ChainConnection, contractAddress: string) {
+  return { kind: chain.kind, chainId: chain.chainId, contractAddress, networkPassphrase: chain.networkPassphrase ?? undefined };
+}
