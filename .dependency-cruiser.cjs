@@ -32,7 +32,7 @@ module.exports = {
     forbid('webhooks-apart', 'webhooks/ delivers what the outbox holds (db); it imports no other use case, and none imports it.', '^webhooks/', '^(auth|ads|trades)/'),
     forbid('use-cases-not-webhooks', 'No other use case or orchestrator imports webhooks/.', '^(auth|ads|trades|workflows|chains|prover|registry)/', '^webhooks/'),
     forbid('ads-not-trades', 'ads/ never imports trades/.', '^ads/', '^(auth|trades)/'),
-    forbid('trades-only-ad-ledger', 'trades/ may use only the ad ledger of ads/ (ledger.ts, its balance operations; lapsed-holds.ts, which gives lapsed holds back through it; and errors.ts), not its use cases.', '^trades/', '^(auth/|ads/(?!(ledger|lapsed-holds|errors)\\.ts))'),
+    forbid('trades-only-ad-ledger', 'trades/ reach ads only through the ads port (ads/port.ts: the ad locked, its lapsed holds settled, a reservation, a trade\'s ledger operations), with the pure ledger (ledger.ts) and errors.ts; never its use cases, request machine or repositories\' wrappers.', '^trades/', '^(auth/|ads/(?!(port|ledger|errors)\\.ts))'),
     forbid('audit-beside-use-cases', 'audit/ (the books against the chains) builds on the ads and trades use cases, chains and db; it knows no HTTP, orchestrator or process.', '^audit/', '^(api|entrypoints|tools|auth|workflows|contracts|devnet|deploy)/'),
     forbid('nothing-below-imports-audit', 'Only the entry points (which schedule it) and tools use audit/.', '^(?!entrypoints/|tools/|audit/)', '^audit/'),
     forbid('orchestrators-carry-out', 'workflows/ (the orchestrators) carry out the lifecycle of trades/; they know no HTTP, process, ads or auth.', '^workflows/', '^(api|entrypoints|tools|auth|ads|contracts|devnet|deploy)/'),

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import { requestExecutedCheck, type ChainStateReader } from '../chains/state.ts';
-import { lapsedRequests, settleLapsedRequests } from '../db/repositories/ad-requests.ts';
+import { lapsedRequests, lockAdRequests } from '../db/repositories/ad-requests.ts';
 import type { ChainConnection } from '../db/repositories/registry-cache.ts';
-import { changeLockedAd } from '../db/repositories/ads.ts';
-import { applyOperation, balancesOf, type AdBalances } from './ledger.ts';
+import type { LedgerOperation } from './ledger.ts';
+import { moveRequests } from './request-moves.ts';
+import { statusesMovedBy } from './request-machine.ts';
 
 /** What the chain said of an ad's lapsed requests: request id -> carried out. Unanswered ones are absent. */
 export interface LapsedAnswers {
@@ -37,24 +38,13 @@ export async function askLapsedRequests(
 
 /**
  * Applies `lapsed` (asked by `askLapsedRequests` before the lock) inside `trx`, where the caller
- * holds the ad row lock, and returns `balances` with the holds of the requests that never ran given
- * back through the ledger. Requests confirmed in between keep what their confirmation did.
+ * (ads/port.ts `withAdLocked`) holds the ad row lock, through the request machine: a request still
+ * PENDING that never ran becomes EXPIRED and its hold goes back (the `free` operations returned),
+ * one that ran becomes EXECUTED and keeps it (the money left on chain: giving it back would be
+ * phantom liquidity). Requests confirmed or settled in between keep what was done to them.
  */
-export async function freeLapsedHolds(trx: Knex.Transaction, balances: AdBalances, lapsed: LapsedAnswers): Promise<AdBalances> {
-  if (lapsed.answers.size === 0) return balances;
-  const released = await settleLapsedRequests(trx, lapsed.adId, lapsed.answers);
-  return released > 0n ? applyOperation(balances, { op: 'free', amount: released }) : balances;
-}
-
-/**
- * Settles `lapsed` on its own, for a caller with no change of its own to make to the ad (the books
- * audit): one transaction under the ad row lock, the same rule a Maker action applies first
- * (`freeLapsedHolds`): a request still PENDING that never ran becomes EXPIRED and its hold goes
- * back to the available balance, one that ran becomes EXECUTED and keeps it.
- */
-export async function settleLapsedHolds(knex: Knex, lapsed: LapsedAnswers): Promise<void> {
-  if (lapsed.answers.size === 0) return;
-  await knex.transaction(async (trx) => {
-    await changeLockedAd(trx, lapsed.adId, async (ad) => ({ balances: await freeLapsedHolds(trx, balancesOf(ad), lapsed) }));
-  });
+export async function settleLapsedInLock(trx: Knex.Transaction, lapsed: LapsedAnswers): Promise<LedgerOperation[]> {
+  if (lapsed.answers.size === 0) return [];
+  const requests = await lockAdRequests(trx, lapsed.adId, { ids: [...lapsed.answers.keys()], statuses: statusesMovedBy({ type: 'LAPSED', ran: false }) });
+  return moveRequests(trx, requests, (request) => ({ type: 'LAPSED', ran: lapsed.answers.get(request.id)! }));
 }

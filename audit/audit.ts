@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { applyAnsweredRequests } from '../ads/apply-request.ts';
 import { findAnsweredRequests } from '../ads/confirm.ts';
-import { settleLapsedHolds } from '../ads/lapsed-holds.ts';
+import { settleLapsedHolds } from '../ads/port.ts';
 import type { BridgeEventName } from '../chains/evm/abi.ts';
 import { searchStart } from '../chains/timing.ts';
 import type { ChainStateReader } from '../chains/state.ts';

@@ -79,29 +79,32 @@ export async function markAdRequestConfirmed(trx: Knex.Transaction, id: string, 
 
 /**
  * The ad's pending requests whose confirmation window closed before `cutoff` (read without a lock:
- * the chain is asked about them before the ad row is locked, see `settleLapsedRequests`).
+ * the chain is asked about them before the ad row is locked; ads/lapsed-holds.ts applies the answers
+ * under it to the requests still pending then).
  */
 export async function lapsedRequests(knex: Knex, adId: string, cutoff: Date): Promise<AdRequestRecord[]> {
   return knex('ad_requests').select(SELECT).where({ ad_id: adId, status: 'PENDING' }).andWhere('deadline', '<=', cutoff).orderBy('created_at');
 }
 
 /**
- * Applies what the chain answered about lapsed requests (request id -> carried out), inside `trx`
- * while the caller holds the ad row lock: a request still PENDING that never ran becomes EXPIRED
- * and its hold is returned in the total, for the caller to free; one that ran becomes EXECUTED and
- * keeps its hold (the money left on chain: giving it back would be phantom liquidity). A request
- * confirmed (or settled) since the chain was asked is left as it is: only PENDING rows change.
+ * The ad's requests in `statuses` (only `ids` when given; never `exceptId`), locked for the rest of
+ * `trx`, oldest first. The caller holds the ad row lock; what happens to them is the request
+ * machine's to say (ads/request-machine.ts).
  */
-export async function settleLapsedRequests(trx: Knex.Transaction, adId: string, answers: ReadonlyMap<string, boolean>): Promise<bigint> {
-  const ran = [...answers].filter(([, executed]) => executed).map(([id]) => id);
-  const neverRan = [...answers].filter(([, executed]) => !executed).map(([id]) => id);
-  if (ran.length > 0) await trx('ad_requests').where({ ad_id: adId, status: 'PENDING' }).whereIn('id', ran).update({ status: 'EXECUTED' });
-  if (neverRan.length === 0) return 0n;
-  const rows: { held_amount: string }[] = await trx('ad_requests')
-    .where({ ad_id: adId, status: 'PENDING' }).whereIn('id', neverRan)
-    .update({ status: 'EXPIRED' })
-    .returning('held_amount');
-  return rows.reduce((sum, row) => sum + BigInt(row.held_amount), 0n);
+export async function lockAdRequests(
+  trx: Knex.Transaction, adId: string, filter: { statuses: readonly AdRequestRecord['status'][]; ids?: readonly string[]; exceptId?: string },
+): Promise<AdRequestRecord[]> {
+  if (filter.ids?.length === 0) return [];
+  const query = trx('ad_requests').select(SELECT).where({ ad_id: adId }).whereIn('status', [...filter.statuses]);
+  if (filter.ids) query.whereIn('id', [...filter.ids]);
+  if (filter.exceptId !== undefined) query.whereNot({ id: filter.exceptId });
+  return query.orderBy('created_at').forUpdate();
+}
+
+/** Sets the status of the requests `ids` (locked by the caller), as the request machine decided. */
+export async function setAdRequestStatus(trx: Knex.Transaction, ids: readonly string[], status: AdRequestRecord['status']): Promise<void> {
+  if (ids.length === 0) return;
+  await trx('ad_requests').whereIn('id', [...ids]).update({ status });
 }
 
 /**
@@ -113,15 +116,6 @@ export async function hasLiveClose(knex: Knex, adId: string, notBefore: Date): P
     .andWhere((q) => q.where('status', 'EXECUTED').orWhere((p) => p.where('status', 'PENDING').andWhere('deadline', '>', notBefore)))
     .first('id');
   return row !== undefined;
-}
-
-/**
- * Marks every other pending request of the ad expired (a confirmed close makes them impossible on
- * chain from now on; one that ran before it stays answerable by its transaction, as every
- * unconfirmed request does).
- */
-export async function voidOtherRequests(trx: Knex.Transaction, adId: string, keepId: string): Promise<void> {
-  await trx('ad_requests').where({ ad_id: adId }).whereIn('status', ['PENDING', 'EXECUTED']).whereNot({ id: keepId }).update({ status: 'EXPIRED' });
 }
 
 /**

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { AdNotFoundError, AdStateError, InsufficientLiquidityError } from '../../ads/errors.ts';
-import { askLapsedRequests, freeLapsedHolds, type LapsedAnswers } from '../../ads/lapsed-holds.ts';
-import { applyOperation, available, balancesOf } from '../../ads/ledger.ts';
+import { available, balancesOf } from '../../ads/ledger.ts';
+import { adForTrade, askLapsedHolds, reserve } from '../../ads/port.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { canonicalAddress, isRecipientAddress } from '../../chains/address.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../../chains/order.ts';
@@ -10,8 +9,7 @@ import type { DepositFunding } from '../../chains/order-chain.ts';
 import { RequestFieldError } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { computeOrderTimes, lockDeadline } from '../../chains/timing.ts';
-import { hasLiveClose } from '../../db/repositories/ad-requests.ts';
-import { changeLockedAd, findAd, type AdRecord } from '../../db/repositories/ads.ts';
+import type { AdRecord } from '../../db/repositories/ads.ts';
 import { lockWalletReservations, openReservations } from '../../db/repositories/reservations.ts';
 import type { ChainConnection, RouteWithTokens } from '../../db/repositories/registry-cache.ts';
 import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
@@ -99,8 +97,7 @@ export function createTrade(ctx: TradeContext, unbackedRecheck: ReturnType<typeo
 
 /** Step 1: the ad (live), the chains, the caller as Bridger (not the ad's Maker), the recipient, the amount in bounds and priced. */
 async function readTerms(ctx: TradeContext, principal: Principal, input: CreateTradeInput): Promise<TradeTerms> {
-  const ad = await findAd(ctx.knex, input.adId);
-  if (!ad || ad.status === 'PENDING') throw new AdNotFoundError(input.adId);
+  const ad = await adForTrade(ctx.knex, input.adId);
   if (ad.routeId !== input.routeId) throw new TradeInputError('routeId', `must be the ad's route ${ad.routeId}, received '${input.routeId}'`);
   const adChain = await ctx.chainOf(ad.adChainId);
   const orderChain = await ctx.chainOf(ad.orderChainId);
@@ -194,10 +191,13 @@ async function reserveAndRecord(ctx: TradeContext, terms: TradeTerms, deposit: S
   const deadline = new Date(Number(lockDeadline(orderParams)) * 1000);
   const cutoff = new Date(ctx.nowMs() - ctx.settings.confirmGraceSeconds * 1000);
   // Abandoned withdraw and close requests give their holds back first: they block nothing. The
-  // chain is asked about them before the ad row is locked (ads/lapsed-holds.ts).
-  const lapsed = await askLapsedRequests(ctx.knex, ctx.deps.chainState, adChain, ad.id, cutoff, ctx.settings.signedRequestTtlSeconds);
+  // chain is asked about them before the ad row is locked (ads/port.ts).
+  const lapsed = await askLapsedHolds(ctx.knex, ctx.deps.chainState, adChain, ad.id, cutoff, ctx.settings.signedRequestTtlSeconds);
   await ctx.knex.transaction(async (trx) => {
-    await reserveOnAd(ctx, trx, terms, funding, lapsed, cutoff);
+    await reserve(trx, {
+      adId: ad.id, amount: terms.adAmount, what: `${terms.amountText} (${terms.adAmount} ${terms.route.adToken.symbol} base units)`, lapsed, closeCutoff: cutoff,
+      admit: () => admitWallet(ctx, trx, terms, funding),
+    });
     await insertTrade(trx, {
       id: tradeId, routeId: ad.routeId, adId: ad.id, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
       bridgerDstAddress: terms.bridgerDst, adChainId: adChain.chainId, orderChainId: orderChain.chainId, adTokenId: ad.adTokenId,
@@ -217,27 +217,16 @@ async function reserveAndRecord(ctx: TradeContext, terms: TradeTerms, deposit: S
 }
 
 /**
- * Under the ad row lock: lapsed holds given back, then the ad must be ACTIVE, not closing, cover
- * the amount, and the caller's funding and the ad's open reservations must still allow it.
+ * The caller's own checks under the ad row lock, once the ad's own rules (ads/port.ts `reserve`)
+ * passed: its funding judged again under its wallet's lock (the count and sum may have moved since),
+ * and the ad's cap of unfunded reservations.
  */
-async function reserveOnAd(
-  ctx: TradeContext, trx: Knex.Transaction, terms: TradeTerms, { funding, own, query }: OwnFunding,
-  lapsed: LapsedAnswers, cutoff: Date,
-): Promise<void> {
-  const { ad, adAmount, route } = terms;
-  await changeLockedAd(trx, ad.id, async (current) => {
-    const freed = await freeLapsedHolds(trx, balancesOf(current), lapsed);
-    if (current.baseStatus !== 'ACTIVE') throw new AdStateError(`ad ${ad.id} is ${current.status}: it takes no trades`);
-    if (await hasLiveClose(trx, ad.id, cutoff)) throw new AdStateError(`ad ${ad.id} is closing: it takes no trades`);
-    if (available(freed) < adAmount) {
-      throw new InsufficientLiquidityError(`ad ${ad.id} cannot cover ${terms.amountText} (${adAmount} ${route.adToken.symbol} base units): ${available(freed)} available`);
-    }
-    await lockWalletReservations(trx, terms.bridger);
-    const open = await openReservations(trx, { ...query, now: new Date(ctx.nowMs()) });
-    assertOwnFunding(funding, open, own); // again under the locks: the count and sum may have moved since
-    if (open.adCount >= ctx.settings.maxOpenReservationsPerAd) {
-      throw new TooManyReservationsError(`ad ${ad.id} already has ${open.adCount} trades awaiting their deposit (at most ${ctx.settings.maxOpenReservationsPerAd}): try again when one is deposited or runs out`);
-    }
-    return { balances: applyOperation(freed, { op: 'reserve', amount: adAmount }) };
-  });
+async function admitWallet(ctx: TradeContext, trx: Knex.Transaction, terms: TradeTerms, { funding, own, query }: OwnFunding): Promise<void> {
+  const { ad } = terms;
+  await lockWalletReservations(trx, terms.bridger);
+  const open = await openReservations(trx, { ...query, now: new Date(ctx.nowMs()) });
+  assertOwnFunding(funding, open, own);
+  if (open.adCount >= ctx.settings.maxOpenReservationsPerAd) {
+    throw new TooManyReservationsError(`ad ${ad.id} already has ${open.adCount} trades awaiting their deposit (at most ${ctx.settings.maxOpenReservationsPerAd}): try again when one is deposited or runs out`);
+  }
 }
