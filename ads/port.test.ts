@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertAdRequest } from '../db/repositories/ad-requests.ts';
@@ -102,5 +104,26 @@ describe('the ads port', () => {
       throw new Error('the trade step failed');
     })).rejects.toThrow('the trade step failed');
     expect((await findAd(knex, open))!.reservedAmount).toBe('0');
+  });
+});
+
+describe('who reaches an ad row', () => {
+  it('is the ads port alone: no runtime file outside ads/ locks an ad (changeLockedAd) or settles lapsed requests itself', () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        if (['node_modules', 'target', '.git', '.data', 'test'].includes(name) || name.startsWith('.')) continue;
+        const file = path.join(dir, name);
+        if (statSync(file).isDirectory()) walk(file);
+        else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) {
+          const relative = path.relative(root, file);
+          if (relative.startsWith('ads/') || relative.startsWith('db/')) continue;
+          if (/\b(changeLockedAd|askLapsedRequests|settleLapsedInLock)\b/.test(readFileSync(file, 'utf8'))) offenders.push(relative);
+        }
+      }
+    };
+    walk(root);
+    expect(offenders).toEqual([]);
   });
 });

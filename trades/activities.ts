@@ -4,8 +4,8 @@ import type { Web3 } from 'web3';
 import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../chains/errors.ts';
 import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
-import { applyOperations, balancesOf, type LedgerOperation } from '../ads/ledger.ts';
-import { changeLockedAd } from '../db/repositories/ads.ts';
+import type { LedgerOperation } from '../ads/ledger.ts';
+import { applyTradeOperations } from '../ads/port.ts';
 import { ChainEventTakenError, findSubjectEventsInTransactions, recordChainEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import {
@@ -116,9 +116,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       }
       // The ad's ledger is in the ad token's units: the order's adAmount, not the deposit.
       if (result.commands.some((command) => command.type in BALANCE_COMMANDS)) {
-        await changeLockedAd(trx, trade.adId, (ad) => ({
-          balances: applyOperations(balancesOf(ad), ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.baseStatus === 'CLOSED')),
-        }));
+        await applyTradeOperations(trx, trade.adId, (ad) => ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.closed));
       }
       // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
       const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
