@@ -29,11 +29,13 @@ export async function applyAnsweredRequests(trx: Knex.Transaction, adId: string,
     for (const { request, event } of [...answered].sort((a, b) => a.event.logIndex - b.event.logIndex)) {
       const locked = (await lockAdRequest(trx, request.id))!;
       const amount = BigInt(event.args.amount ?? '0');
-      const step = stepRequest({ action: locked.action, status: locked.status, held: BigInt(locked.heldAmount) }, { type: 'CONFIRMED', amount }, { baseStatus, balances });
+      const facts = { action: locked.action, status: locked.status, held: BigInt(locked.heldAmount) };
+      const step = stepRequest(facts, { type: 'CONFIRMED', amount }, { baseStatus, balances });
       if (step.kind === 'ignored') continue; // a concurrent confirm of the same transaction won the race
       await recordEvent(trx, locked, event);
       if (step.kind === 'refused') {
-        throw new AdStateError(`ad ${adId} paid out ${amount} on chain in ${txHash} but only ${step.free} is free in the books: the audit reports it to the operators`);
+        const problem = `paid out ${amount} on chain in ${txHash} but only ${step.free} is free in the books`;
+        throw new AdStateError(`ad ${adId} ${problem}: the audit reports it to the operators`);
       }
       // The contract refuses every other request after a close: the machine ends them.
       if (step.voidOthers) await voidOtherRequests(trx, adId, locked.id);

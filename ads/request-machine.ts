@@ -120,7 +120,8 @@ export function admitRequest(ad: AdFacts & { id: string }, ask: RequestAsk): Adm
     }
     case 'closeAd':
       if (ad.balances.reserved > 0n) {
-        return refuse('STATE', `ad ${ad.id} has ${ad.balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire (an unfunded reservation ends with its deposit request, within TRADE_RESERVATION_TTL_SECONDS; pause the ad first so that no new one is made)`);
+        return refuse('STATE', `ad ${ad.id} has ${ad.balances.reserved} reserved for trades awaiting their lock: close it after they lock or expire `
+          + '(an unfunded reservation ends with its deposit request, within TRADE_RESERVATION_TTL_SECONDS; pause the ad first so that no new one is made)');
       }
       return { ok: true, hold: available(ad.balances) };
   }

@@ -68,13 +68,15 @@ export async function assertRequestRoom(ctx: AdContext, trx: Knex.Transaction, p
     : 1;
   if (creating && open.pendingAds >= settings.maxPendingAdsPerUser) {
     throw new AdRequestLimitError(
-      `too many pending ads: ${open.pendingAds} of yours await their create confirmation (MAX_PENDING_ADS_PER_USER is ${settings.maxPendingAdsPerUser}); confirm one, or wait until its signed request lapses`,
+      `too many pending ads: ${open.pendingAds} of yours await their create confirmation `
+        + `(MAX_PENDING_ADS_PER_USER is ${settings.maxPendingAdsPerUser}); confirm one, or wait until its signed request lapses`,
       retryAfter(),
     );
   }
   if (open.openRequests >= settings.maxOpenAdRequestsPerUser) {
     throw new AdRequestLimitError(
-      `too many open ad requests: ${open.openRequests} of yours are unconfirmed (MAX_OPEN_AD_REQUESTS_PER_USER is ${settings.maxOpenAdRequestsPerUser}); confirm one, or wait until its signed request lapses`,
+      `too many open ad requests: ${open.openRequests} of yours are unconfirmed `
+        + `(MAX_OPEN_AD_REQUESTS_PER_USER is ${settings.maxOpenAdRequestsPerUser}); confirm one, or wait until its signed request lapses`,
       retryAfter(),
     );
   }

@@ -195,7 +195,8 @@ async function reserveAndRecord(ctx: TradeContext, terms: TradeTerms, deposit: S
   const lapsed = await askLapsedHolds(ctx.knex, ctx.deps.chainState, adChain, ad.id, cutoff, ctx.settings.signedRequestTtlSeconds);
   await ctx.knex.transaction(async (trx) => {
     await reserve(trx, {
-      adId: ad.id, amount: terms.adAmount, what: `${terms.amountText} (${terms.adAmount} ${terms.route.adToken.symbol} base units)`, lapsed, closeCutoff: cutoff,
+      adId: ad.id, amount: terms.adAmount, lapsed, closeCutoff: cutoff,
+      what: `${terms.amountText} (${terms.adAmount} ${terms.route.adToken.symbol} base units)`,
       admit: () => admitWallet(ctx, trx, terms, funding),
     });
     await insertTrade(trx, {
@@ -227,6 +228,7 @@ async function admitWallet(ctx: TradeContext, trx: Knex.Transaction, terms: Trad
   const open = await openReservations(trx, { ...query, now: new Date(ctx.nowMs()) });
   assertOwnFunding(funding, open, own);
   if (open.adCount >= ctx.settings.maxOpenReservationsPerAd) {
-    throw new TooManyReservationsError(`ad ${ad.id} already has ${open.adCount} trades awaiting their deposit (at most ${ctx.settings.maxOpenReservationsPerAd}): try again when one is deposited or runs out`);
+    throw new TooManyReservationsError(`ad ${ad.id} already has ${open.adCount} trades awaiting their deposit `
+      + `(at most ${ctx.settings.maxOpenReservationsPerAd}): try again when one is deposited or runs out`);
   }
 }

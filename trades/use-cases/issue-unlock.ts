@@ -50,6 +50,7 @@ export function issueUnlock(ctx: TradeContext) {
 function assertPartySignature(trade: TradeLifecycleRecord, role: Role, kind: ChainKind, signature: string): void {
   const address = role === 'maker' ? trade.adCreatorAddress : trade.bridgerAddress;
   if (!isWalletSignature(kind, address, Buffer.from(trade.orderHash.slice(2), 'hex'), signature)) {
-    throw new TradeInputError('signature', `must be your wallet's signature (${address}) over the order hash ${trade.orderHash} (its 32 bytes or its 0x hex text)`);
+    const problem = `must be your wallet's signature (${address}) over the order hash ${trade.orderHash} (its 32 bytes or its 0x hex text)`;
+    throw new TradeInputError('signature', problem);
   }
 }
