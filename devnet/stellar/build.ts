@@ -29,7 +29,7 @@ export const SOROBAN_WASM = {
 
 const WASM_TARGET = 'wasm32v1-none';
 
-function run(command: string, args: string[], quiet: boolean): void {
+function run(command: string, args: readonly string[], quiet: boolean): void {
   const result = spawnSync(command, args, { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
   if (result.error) throw new Error(`${command} could not start: ${result.error.message} (the Stellar devnet needs Rust: cargo and rustup)`);
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status}); see its output above`);
@@ -55,10 +55,18 @@ export function ensureRustToolchain({ quiet = false }: { quiet?: boolean } = {})
  */
 export function buildStellarDevnet({ quiet = false }: { quiet?: boolean } = {}): void {
   ensureRustToolchain({ quiet });
-  run('cargo', ['build', '--locked', '--release', '--target-dir', WASM_TARGET_DIR, '--target', WASM_TARGET,
-    '-p', 'relayer-soroban-ad-manager', '-p', 'relayer-soroban-order-portal', '-p', 'relayer-soroban-test-token'], quiet);
-  run('cargo', ['build', '--locked', '--profile', 'devnet', '--target-dir', 'target', '-p', 'relayer-stellar-devnet'], quiet);
+  run('cargo', STELLAR_WASM_BUILD, quiet);
+  run('cargo', STELLAR_DEVNET_BUILD, quiet);
 }
+
+/**
+ * The two cargo builds of `buildStellarDevnet` (run from the repository root), for a caller that
+ * runs them beside other builds (the test setup): the wasm lives in its own target directory, so
+ * its build never waits for the `devnet`/`prover` profiles' locks.
+ */
+export const STELLAR_WASM_BUILD: readonly string[] = ['build', '--locked', '--release', '--target-dir', WASM_TARGET_DIR, '--target', WASM_TARGET,
+  '-p', 'relayer-soroban-ad-manager', '-p', 'relayer-soroban-order-portal', '-p', 'relayer-soroban-test-token'];
+export const STELLAR_DEVNET_BUILD: readonly string[] = ['build', '--locked', '--profile', 'devnet', '--target-dir', 'target', '-p', 'relayer-stellar-devnet'];
 
 /** True when the binary and every wasm exist. */
 export function stellarDevnetBuilt(): boolean {
