@@ -18,7 +18,7 @@ function carriesBody(headers: Record<string, string | string[] | undefined>): bo
  * (api/middleware/errors.ts). `formPaths` also take application/x-www-form-urlencoded. In place of
  * a bare `express.json()`.
  */
-export function jsonBodies(limit: string, formPaths: readonly string[] = []): RequestHandler[] {
+export function jsonBodies(limit: string, formPaths: readonly string[] = []): RequestHandler {
   const forms = new Set(formPaths);
   const mediaType: RequestHandler = (req, _res, next) => {
     if (forms.has(req.path) && req.is('application/x-www-form-urlencoded')) {
@@ -44,5 +44,24 @@ export function jsonBodies(limit: string, formPaths: readonly string[] = []): Re
     }
     next();
   };
-  return [mediaType, parse, form, objectOnly];
+  const steps = [mediaType, parse, form, objectOnly];
+  // One layer, not four: every request walks the app's layers, and the read path's requests carry
+  // no body. Without body bytes (type-is's `hasBody`, which the parsers ask) no step would act.
+  return (req, res, next) => {
+    if (!hasBody(req.headers)) {
+      next();
+      return;
+    }
+    let index = 0;
+    const step = (error?: unknown): void => {
+      if (error !== undefined || index === steps.length) return next(error);
+      steps[index++]!(req, res, step);
+    };
+    step();
+  };
+}
+
+/** type-is's `hasBody`, which body-parser asks before reading: a Transfer-Encoding, or any Content-Length (0 included). */
+function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  return headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(headers['content-length'] ?? Number.NaN));
 }
