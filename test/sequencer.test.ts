@@ -2,8 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TestSpecification, Vitest } from 'vitest/node';
-import config from '../vitest.config.ts';
-import { LongestFirstSequencer } from './sequencer.ts';
+import config, { LongestFirstSequencer } from '../vitest.config.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
 const MEASURED: Record<string, number> = JSON.parse(readFileSync(path.join(ROOT, 'test', 'durations.json'), 'utf8'));
