@@ -1,11 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TestSpecification, Vitest } from 'vitest/node';
 import config, { LongestFirstSequencer } from '../vitest.config.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
-const MEASURED: Record<string, number> = JSON.parse(readFileSync(path.join(ROOT, 'test', 'durations.json'), 'utf8'));
 
 /** A vitest context with a results cache holding `cached` (file -> ms) and no file stats. */
 function sequencer(cached: Record<string, number> = {}) {
@@ -37,11 +35,6 @@ describe('test run order and parallelism (CI time)', () => {
   it("prefers this checkout's own previous run (vitest's results cache) over the table", async () => {
     const given = ['test/chaos.test.ts', 'api/quick.test.ts'];
     expect(files(await sequencer({ 'api/quick.test.ts': 500_000 }).sort(given.map(spec)))).toEqual(['api/quick.test.ts', 'test/chaos.test.ts']);
-  });
-
-  it('names only test files that exist (a renamed file would silently lose its place)', () => {
-    const missing = Object.keys(MEASURED).filter((file) => file !== '//' && !existsSync(path.join(ROOT, file)));
-    expect(missing).toEqual([]);
   });
 
   it('runs several files at once on a 2-core machine, longest first (vitest alone would run one file at a time there)', () => {
