@@ -45,6 +45,7 @@ export function errorBody(status: number, message: string | string[], code: Erro
 export const badRequest = (message: string | string[]) => new AppError(400, message);
 export const unauthorized = (message = 'authentication required') => new AppError(401, message);
 export const forbidden = (message: string) => new AppError(403, message);
-export const notFound = (message: string) => new AppError(404, message);
+/** 404; `code` the resource's own (AD_NOT_FOUND, TRADE_NOT_FOUND, ...) where a client tells them apart. */
+export const notFound = (message: string, code?: ErrorCode) => new AppError(404, message, code ? { code } : undefined);
 export const conflict = (message: string) => new AppError(409, message);
 export const unprocessable = (messages: string[], options?: { code?: ErrorCode }) => new AppError(422, messages, options);

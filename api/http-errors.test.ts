@@ -83,7 +83,7 @@ describe('HTTP error handling', () => {
     expect((await res.json()).code).toBe('BAD_REQUEST');
   });
 
-  it('gives 401 UNAUTHENTICATED without a token and TOKEN_EXPIRED for an expired one, and 404 NOT_FOUND for a missing ad', async () => {
+  it('gives 401 UNAUTHENTICATED without a token and TOKEN_EXPIRED for an expired one, and 404 AD_NOT_FOUND / TRADE_NOT_FOUND / CHAIN_NOT_FOUND / TOKEN_ROUTE_NOT_FOUND for what is missing', async () => {
     const noToken = await service.request('/v1/auth/logout', { method: 'POST' });
     expect(await noToken.json()).toMatchObject({ statusCode: 401, code: 'UNAUTHENTICATED' });
     // A real access token, signed with the service's key, that expired an hour ago.
@@ -95,7 +95,13 @@ describe('HTTP error handling', () => {
     const garbage = await service.request('/v1/auth/logout', { method: 'POST', headers: { authorization: 'Bearer not.a.token' } });
     expect((await garbage.json()).code).toBe('UNAUTHENTICATED');
     const ad = await service.request('/v1/ads/00000000-0000-4000-8000-000000000000');
-    expect(await ad.json()).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
+    expect(await ad.json()).toMatchObject({ statusCode: 404, code: 'AD_NOT_FOUND' });
+    const none = '00000000-0000-4000-8000-000000000000';
+    for (const [path, code] of [[`/v1/trades/${none}`, 'TRADE_NOT_FOUND'], [`/v1/trades/${none}/events`, 'TRADE_NOT_FOUND'], ['/v1/chains/999999999', 'CHAIN_NOT_FOUND'],
+      [`/v1/routes/${none}`, 'TOKEN_ROUTE_NOT_FOUND'], [`/v1/quotes?routeId=${none}&amount=1`, 'TOKEN_ROUTE_NOT_FOUND'], ['/v1/nothing-here', 'ROUTE_NOT_FOUND']] as const) {
+      const res = await service.request(path);
+      expect(await res.json(), path).toMatchObject({ statusCode: 404, code });
+    }
   });
 
   it('builds every endpoint of the spec: none is left planned or answers 501', async () => {

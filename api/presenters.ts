@@ -19,8 +19,10 @@ export function presentChain(chain: Chain) {
     kind: chain.kind,
     adManagerAddress: chain.adManagerAddress,
     orderPortalAddress: chain.orderPortalAddress,
-    // Stellar only: the network a wallet signs for (never an RPC URL: those are the operator's).
+    // Stellar only: the network a wallet signs for, and the RPC URL the operator publishes for
+    // clients (never the service's own rpc_url).
     ...(chain.kind === 'STELLAR' && chain.networkPassphrase !== null ? { networkPassphrase: chain.networkPassphrase } : {}),
+    ...(chain.kind === 'STELLAR' && chain.publicRpcUrl !== null ? { publicRpcUrl: chain.publicRpcUrl } : {}),
     createdAt: chain.createdAt.toISOString(),
     updatedAt: chain.updatedAt.toISOString(),
   };

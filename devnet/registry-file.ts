@@ -17,6 +17,7 @@ export interface RegistryChain {
   rpcUrl?: string;
   confirmations?: number;
   networkPassphrase?: string;
+  publicRpcUrl?: string;
 }
 
 export interface RegistryToken {
@@ -137,6 +138,8 @@ export function withStellarDevnet(registry: RegistryFile, stellar: StellarDevnet
       name: 'Stellar Devnet', chainId, kind: 'STELLAR',
       adManagerAddress: stellar.deployment.adManager, orderPortalAddress: stellar.deployment.orderPortal,
       rpcUrl: stellar.rpcUrl, networkPassphrase: stellar.networkPassphrase,
+      // The local network's RPC is the one a local dApp uses too: published as it is.
+      publicRpcUrl: stellar.rpcUrl,
       // One validator closing final ledgers: the including ledger suffices (as on the public network).
       confirmations: 1,
     }],

@@ -35,3 +35,30 @@ describe('registry file confirmations', () => {
     expect(() => validateRegistryFile(demo, new Map())).not.toThrow();
   });
 });
+
+describe('registry file publicRpcUrl', () => {
+  const stellar = (publicRpcUrl?: string) => ({
+    name: 'Stellar', chainId: '148', kind: 'STELLAR', networkPassphrase: 'Standalone Network ; February 2017',
+    adManagerAddress: 'CAAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQC526',
+    orderPortalAddress: 'CABAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAFNSZ',
+    ...(publicRpcUrl === undefined ? {} : { publicRpcUrl }),
+  });
+  const problems = (input: unknown) => {
+    try {
+      validateRegistryFile(input, new Map());
+      return [];
+    } catch (caught) {
+      return (caught as RegistryFileError).problems;
+    }
+  };
+
+  it('takes an http(s) URL on a Stellar chain, and none at all', () => {
+    expect(validateRegistryFile({ chains: [stellar('https://soroban-testnet.stellar.org')] }, new Map()).chains[0]!.publicRpcUrl).toBe('https://soroban-testnet.stellar.org');
+    expect(validateRegistryFile({ chains: [stellar()] }, new Map()).chains[0]!.publicRpcUrl).toBeUndefined();
+  });
+
+  it('refuses one on an EVM chain, and a URL of another scheme, naming the field', () => {
+    expect(problems({ chains: [{ ...chain(1), publicRpcUrl: 'https://rpc.example.org' }] })).toEqual(['chains.0.publicRpcUrl: only a STELLAR chain publishes one']);
+    expect(problems({ chains: [stellar('ftp://rpc.example.org')] })).toEqual([expect.stringMatching(/^chains\.0\.publicRpcUrl: /)]);
+  });
+});

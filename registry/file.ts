@@ -18,6 +18,8 @@ const chainEntry = z.strictObject({
   // A depth of 0 would accept a transaction still pending: at least the including block.
   confirmations: z.number().int().min(1, 'must be at least 1 (0 would accept a pending transaction)').max(10_000).optional(),
   networkPassphrase: z.string().min(1).optional(),
+  // Stellar: the RPC URL clients are told to use (GET /v1/chains); rpcUrl stays the service's own, never shown.
+  publicRpcUrl: z.string().url().refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL').optional(),
 });
 
 const tokenRef = z.strictObject({ chainId: z.string().min(1), address: z.string().min(1) });
@@ -105,6 +107,9 @@ export function validateRegistryFile(input: unknown, knownChainKinds: Map<string
     }
     if (chain.kind === 'STELLAR' && chain.networkPassphrase === undefined) {
       problems.push(`chains.${i}.networkPassphrase: required for a STELLAR chain`);
+    }
+    if (chain.kind !== 'STELLAR' && chain.publicRpcUrl !== undefined) {
+      problems.push(`chains.${i}.publicRpcUrl: only a STELLAR chain publishes one`);
     }
   });
   const tokenKey = (chainId: string, address: string) => `${chainId}/${address.toLowerCase()}`;

@@ -39,6 +39,7 @@ export async function importRegistry(knex: Knex, input: unknown): Promise<Import
         rpc_url: chain.rpcUrl ?? null,
         confirmations: chain.confirmations ?? 1,
         network_passphrase: chain.networkPassphrase ?? null,
+        public_rpc_url: chain.publicRpcUrl ?? null,
       }));
     }
     const chainUuids = await chainRowIds(trx);

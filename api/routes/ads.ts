@@ -126,12 +126,12 @@ export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Route
   router.get('/ads/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const ad = await findAd(deps.knex, id);
-    if (!ad) throw notFound(`ad ${id} not found`);
+    if (!ad) throw notFound(`ad ${id} not found`, 'AD_NOT_FOUND');
     const tokens = await deps.registryCache.tokensById([ad.adTokenId, ad.orderTokenId]);
     const generation = deps.registryCache.version;
     if (ad.status === 'PENDING') {
       const principal = await caller(req);
-      if (!principal || !Object.values(principal.wallets).includes(ad.creatorAddress)) throw notFound(`ad ${id} not found`);
+      if (!principal || !Object.values(principal.wallets).includes(ad.creatorAddress)) throw notFound(`ad ${id} not found`, 'AD_NOT_FOUND');
       privateRead(res);
     } else if (answeredNotModified(req, res, weakEtag([generation, ad.id, ad.version]))) return;
     sendJsonText(res, adTexts.text(ad, generation, (row) => presentAd(row, tokens)));

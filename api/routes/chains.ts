@@ -32,7 +32,7 @@ export function chainsRouter(deps: { knex: Knex }, router: Router = Router()): R
   router.get('/chains/:chainId', async (req, res) => {
     const { chainId } = parseOrThrow(chainIdParams, req.params);
     const chain = await findChainByChainId(deps.knex, chainId);
-    if (!chain) throw notFound(`chain ${chainId} not found`);
+    if (!chain) throw notFound(`chain ${chainId} not found`, 'CHAIN_NOT_FOUND');
     res.json(presentChain(chain));
   });
   return router;

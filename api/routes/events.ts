@@ -122,7 +122,7 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
     const lastSeq = resumeFrom(req, tradeStreamQuery);
     slots.take(req, res); // before the first await: see StreamSlots
     const trade = await findTradeLifecycle(deps.knex, id);
-    if (!trade) throw notFound(`trade ${id} not found`);
+    if (!trade) throw notFound(`trade ${id} not found`, 'TRADE_NOT_FOUND');
     const terminal = (status: TradeStatus) => TERMINAL_TRADE_STATUSES.has(status);
     if (terminal(trade.status) && (await tradeEventsAfter(deps.knex, id, lastSeq, 1)).length === 0) {
       res.status(204).end(); // nothing more will come
@@ -150,12 +150,12 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
       holder = { userId, sessionId, until: accessTokenExpiry(req) };
     } else {
       const redeemed = await deps.tickets.redeem(ticket).catch((error: unknown) => {
-        throw error instanceof SignInRejected ? unauthorized(error.message) : error;
+        throw error instanceof SignInRejected ? new AppError(401, error.message, { code: 'EVENT_TICKET_REJECTED' }) : error;
       });
       holder = { userId: redeemed.userId, sessionId: redeemed.sessionId, until: redeemed.streamUntil };
     }
     if (lastSeq > await lastUserSeq(deps.knex, holder.userId)) {
-      throw new AppError(422, [`Last-Event-ID must be an event id of your stream, received ${lastSeq}, beyond its last`]);
+      throw new AppError(422, [`Last-Event-ID must be an event id of your stream, received ${lastSeq}, beyond its last`], { code: 'LAST_EVENT_ID_UNKNOWN' });
     }
     // A ticket's stream is its session's, like a Bearer one: it ends at that token's expiry and with the session (SessionWatch, the hub's snapshot).
     stream(req, res, { kind: 'user', id: holder.userId }, lastSeq, { at: holder.until, sessionId: holder.sessionId });

@@ -22,7 +22,7 @@ export function quotesRouter(deps: { trades: TradesService }, router: Router = R
   router.get('/quotes', async (req, res) => {
     const { routeId, amount } = parseOrThrow(quoteQuery, req.query);
     const quote = await deps.trades.quote(routeId, amount);
-    if (!quote) throw notFound(`route ${routeId} not found`);
+    if (!quote) throw notFound(`route ${routeId} not found`, 'TOKEN_ROUTE_NOT_FOUND');
     res.json(quote);
   });
   return router;

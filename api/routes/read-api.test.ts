@@ -29,12 +29,14 @@ describe('GET /v1/chains', () => {
       ad_manager_address: 'CAAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQC526',
       order_portal_address: 'CABAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAFNSZ',
       network_passphrase: 'Standalone Network ; February 2017', rpc_url: 'http://secret-soroban.internal:8000',
+      public_rpc_url: 'https://soroban.example.org',
     });
   });
 
-  it('shows a Stellar chain\'s network passphrase (and still no RPC URL)', async () => {
+  it('shows a Stellar chain\'s network passphrase and the RPC URL its operator publishes (and still not the service\'s own)', async () => {
     const { body } = await getJson('/v1/chains/148');
     expect(body.networkPassphrase).toBe('Standalone Network ; February 2017');
+    expect(body.publicRpcUrl).toBe('https://soroban.example.org');
     expect(JSON.stringify(body)).not.toContain('secret-soroban');
   });
 

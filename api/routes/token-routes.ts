@@ -33,7 +33,7 @@ export function routesRouter(deps: { knex: Knex; registryCache: RegistryCache },
   router.get('/routes/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const route = await findRoute(deps.registryCache, id);
-    if (!route) throw notFound(`route ${id} not found`);
+    if (!route) throw notFound(`route ${id} not found`, 'TOKEN_ROUTE_NOT_FOUND');
     res.json(presentRoute(route));
   });
   return router;

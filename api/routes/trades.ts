@@ -145,7 +145,7 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
   router.get('/trades/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     const trade = await findTrade(deps.knex, id);
-    if (!trade) throw notFound(`trade ${id} not found`);
+    if (!trade) throw notFound(`trade ${id} not found`, 'TRADE_NOT_FOUND');
     const routes = await deps.registryCache.routesById([trade.routeId]);
     const generation = deps.registryCache.version;
     if (answeredNotModified(req, res, weakEtag([generation, trade.id, trade.version]))) return;

@@ -17,6 +17,10 @@ export const chainSchema = z
       description: 'Stellar chains only: the network passphrase transactions for this chain are signed with.',
       example: 'Standalone Network ; February 2017',
     }),
+    publicRpcUrl: z.string().url().optional().openapi({
+      description: 'Stellar chains only, where the operator publishes one: the Soroban RPC URL a client simulates and submits its transactions through (with `networkPassphrase`). Absent: bring your own RPC.',
+      example: 'https://soroban-testnet.stellar.org',
+    }),
     createdAt: timestamp,
     updatedAt: timestamp,
   })

@@ -63,7 +63,7 @@ export class StreamSlots {
     const open = this.perClient.get(key) ?? 0;
     if (open >= this.limits.perClient) {
       res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
-      throw new AppError(429, `too many open event streams (${open}): at most ${this.limits.perClient} per client; close one first`);
+      throw new AppError(429, `too many open event streams (${open}): at most ${this.limits.perClient} per client; close one first`, { code: 'STREAM_LIMIT' });
     }
     if (this.total >= this.limits.perProcess) {
       // 503, not 429: not this client's doing; another replica (or this one, shortly) can serve it.

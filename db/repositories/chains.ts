@@ -13,6 +13,8 @@ export interface Chain {
   orderPortalAddress: string;
   /** A Stellar chain's network passphrase (what a client signs Soroban transactions for); null on EVM. */
   networkPassphrase: string | null;
+  /** The RPC URL the operator publishes for a Stellar chain's clients (registry `publicRpcUrl`); null when none. */
+  publicRpcUrl: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -27,6 +29,7 @@ interface ChainRow {
   rpc_url: string | null;
   confirmations: number;
   network_passphrase: string | null;
+  public_rpc_url: string | null;
   created_at: Date;
   updated_at: Date;
   cursor_created_at: string;
@@ -41,6 +44,7 @@ function toChain(row: ChainRow): Chain {
     adManagerAddress: row.ad_manager_address,
     orderPortalAddress: row.order_portal_address,
     networkPassphrase: row.network_passphrase,
+    publicRpcUrl: row.public_rpc_url,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -112,6 +112,7 @@ export class RegistryCache {
         rpcUrl: row.rpc_url,
         confirmations: row.confirmations,
         networkPassphrase: row.network_passphrase,
+        publicRpcUrl: row.public_rpc_url ?? null,
       });
     }
     const tokenRows = await this.knex('tokens')

@@ -19,6 +19,7 @@ export interface ChainColumns {
   rpc_url: string | null;
   confirmations: number;
   network_passphrase: string | null;
+  public_rpc_url: string | null;
 }
 
 /** Takes the registry tables for one import at a time (readers are not blocked) for the rest of `trx`. */
