@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Address, Keypair, nativeToScVal, Operation } from '@stellar/stellar-sdk';
+import { Address, authorizeEntry, Keypair, nativeToScVal, Operation } from '@stellar/stellar-sdk';
+import { sendStellarTransaction, signUnlockMessage, stellarTransaction, stellarTransactionWithFeePayer, unlockMessage } from '../client/stellar.js';
+import { orderHashOf } from '../client/order.js';
+import { AD_CHAIN, eventually, signOrderHash } from './support/devnet-client.ts';
 import { fund, submitOperation } from '../devnet/stellar/client.ts';
 import { uuidToBytes32 } from '../chains/address.ts';
 import { mintTestToken } from '../devnet/stellar/deploy.ts';
 import { stellarContractCall } from '../chains/stellar/call-args.ts';
 import { submitStarved } from './support/soroban-network.ts';
-import { call, loginStellar } from './support/wallets.ts';
+import { call, loginEvm, loginStellar } from './support/wallets.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import {
-  advanceLedgerTo, createEvmAdForStellarOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
-  stellarAdBridgerAlone, stellarAdEvmDeposit, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
+  advanceLedgerTo, createEvmAdForStellarOrders, createStellarAdForEvmOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
+  approveWxlm, stellarAdBridgerAlone, stellarAdEvmDeposit, wxlmForXlm, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from './support/stellar-trades.ts';
 
 /**
@@ -77,6 +80,92 @@ describe('reported Stellar transactions that prove no deposit of this trade', ()
     });
     // evmAdStellarDeposit then deposits with the same signed request and confirms it (200, DEPOSITED):
     // the failed transaction consumed neither its authToken nor the Bridger's XLM.
+  });
+});
+
+describe('a whole trade driven by the client package\'s ./stellar helpers (issue 29)', () => {
+  it('settles: the deposit built with a fee payer and the Bridger\'s authorizeEntry, the unlock from the Bridger\'s own account after a Freighter-style text signature; the network read from GET /v1/chains', async () => {
+    const amount = 6_000_000n;
+    const tokens = wxlmForXlm(world);
+    const { makerKey, bridger } = world.evmParties;
+    const bridgerKp = world.bridgerStellar;
+    const feePayer = Keypair.random();
+    await fund(world.server, feePayer.publicKey());
+    // What a dApp reads first: the chain's RPC and passphrase, published by the operator (the devnet publishes its own RPC).
+    const chain = (await call(world.api, 'GET', '/v1/chains/148')).body;
+    expect(chain).toMatchObject({ kind: 'STELLAR', networkPassphrase: world.passphrase, publicRpcUrl: world.stellar.node.rpcUrl });
+    const network = { rpc: chain.publicRpcUrl as string, networkPassphrase: chain.networkPassphrase as string };
+
+    const { adId, routeId, makerToken } = await createEvmAdForStellarOrders(world, tokens, amount * 5n);
+    const bridgerToken = (await loginStellar(world.api, bridgerKp)).body.tokens.access;
+    const created = await call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(created.status).toBe(200);
+    const { tradeId, reqContractDetails: order } = created.body;
+
+    // The deposit: the fee payer is the source and pays the fee; the Bridger only authorises its create_order (and the pull it makes).
+    const bridgerBefore = await tokens.orderBalance(bridgerKp.publicKey());
+    const payerBefore = await tokens.orderBalance(feePayer.publicKey());
+    const deposit = await stellarTransactionWithFeePayer('createOrder', order, {
+      feePayer: feePayer.publicKey(), caller: bridgerKp.publicKey(),
+      authorize: (entry, validUntil) => authorizeEntry(entry, bridgerKp, validUntil, network.networkPassphrase),
+    }, network);
+    deposit.sign(feePayer);
+    const sentDeposit = await sendStellarTransaction(deposit, network);
+    expect(await tokens.orderBalance(bridgerKp.publicKey())).toBe(bridgerBefore - amount); // exactly the deposit: no fee
+    expect(await tokens.orderBalance(feePayer.publicKey())).toBeLessThan(payerBefore);
+    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: sentDeposit.hash }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
+
+    // The Maker's side on anvil, as any EVM dApp runs it.
+    const lock = await call(world.api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+    const lockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+    const orderHash = order.orderHash as string;
+    const makerUnlock = await eventually('the proof', () => call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, orderHash) }, makerToken), (r) => r.status !== 409, 120_000);
+    expect(makerUnlock.status).toBe(200);
+    const adUnlockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
+    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
+
+    // The Bridger's unlock, as a Freighter dApp that lost the create response makes it: the order hash
+    // computed from /params, Freighter's signMessage over its 0x hex text, the transaction from its own account.
+    const params = (await call(world.api, 'GET', `/v1/trades/${tradeId}/params`, undefined, bridgerToken)).body;
+    expect(orderHashOf(params)).toBe(orderHash);
+    expect(unlockMessage(orderHashOf(params))).toBe(orderHash.toLowerCase());
+    const unlock = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signUnlockMessage(bridgerKp, orderHashOf(params)) }, bridgerToken);
+    expect(unlock.status).toBe(200);
+    const makerBefore = await tokens.orderBalance(world.makerStellar.publicKey());
+    const orderUnlock = await stellarTransaction('unlock', unlock.body, bridgerKp.publicKey(), network);
+    orderUnlock.sign(bridgerKp);
+    const sentUnlock = await sendStellarTransaction(orderUnlock, network);
+    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: sentUnlock.hash }, bridgerToken)).status).toBe(200);
+    expect(await tokens.orderBalance(world.makerStellar.publicKey())).toBe(makerBefore + amount);
+    expect((await call(world.api, 'GET', `/v1/trades/${tradeId}`)).body).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
+    expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, orderHash)).toEqual({ state: ORDER_STATE.unlocked });
+  });
+});
+
+describe('a Stellar recipient that cannot receive the ad token (issue 29)', () => {
+  it('is refused at create with 422 naming bridgerDstAddress (RECIPIENT_CANNOT_RECEIVE), changing nothing: a fresh G-address is no account, and XLM can only be paid to one', async () => {
+    const { bridgerKey, bridger } = world.evmParties;
+    const { adId, routeId } = await createStellarAdForEvmOrders(world, 5_000_000n);
+    const bridgerToken = (await loginEvm(world.api, bridger)).body.tokens.access;
+    await approveWxlm(world, '31337', bridgerKey!.privateKey, 'orderPortal', 1_000_000n);
+    const before = (await call(world.api, 'GET', `/v1/ads/${adId}`)).body;
+    const trades = async () => (await call(world.api, 'GET', `/v1/trades/all?adId=${adId}`)).body.data;
+    const create = (bridgerDstAddress: string) => call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: '1000000', bridgerDstAddress }, bridgerToken);
+
+    const fresh = Keypair.random().publicKey();
+    const refused = await create(fresh);
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ statusCode: 422, error: 'Unprocessable Entity', code: 'RECIPIENT_CANNOT_RECEIVE' });
+    expect(refused.body.message).toEqual([expect.stringMatching(new RegExp(`^bridgerDstAddress cannot receive the ad token: ${fresh} is no account on this network`))]);
+    expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: before.availableAmount, poolAmount: before.poolAmount });
+    expect(await trades()).toEqual([]);
+
+    // The same address once it exists is paid: the reservation is made.
+    await fund(world.server, fresh);
+    const taken = await create(fresh);
+    expect(taken.status).toBe(200);
+    expect(taken.body.reqContractDetails.orderParams).toMatchObject({ adRecipient: fresh });
   });
 });
 

@@ -1,7 +1,9 @@
 import { Address, nativeToScVal, Operation, xdr } from '@stellar/stellar-sdk';
 import { addressToBytes32, uuidToBytes32 } from '../address.ts';
 import { CallArgsError, type TimeoutAction } from '../evm/call-args.ts';
-import { encodeOrderParams, ORDER_FIELDS, type OrderParams } from '../order.ts';
+import type { OrderParams } from '../../domain/order-params.ts';
+// Not ../order.ts (node:crypto): the client package bundles this file for browsers (client/stellar.js).
+import { encodeOrderParams, ORDER_FIELDS } from '../order-struct.ts';
 import type { ActionName } from '../request-schema.ts';
 import type { SignedCallData } from '../signed-call-data.ts';
 
@@ -15,7 +17,16 @@ export interface StellarCallExtras {
   proof?: string;
 }
 
-const bytes = (hex: string): xdr.ScVal => nativeToScVal(Buffer.from(hex.replace(/^0x/, ''), 'hex'), { type: 'bytes' });
+/** Hex (with or without 0x) as bytes, without Node's Buffer (browsers have none). */
+function hexBytes(hex: string): Uint8Array {
+  const digits = hex.replace(/^0x/, '');
+  if (digits.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(digits)) throw new CallArgsError(`not hex bytes: '${hex.slice(0, 80)}'`);
+  const out = new Uint8Array(digits.length / 2);
+  for (let i = 0; i < out.length; i += 1) out[i] = parseInt(digits.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+const bytes = (hex: string): xdr.ScVal => nativeToScVal(hexBytes(hex), { type: 'bytes' });
 const i128 = (value: string | bigint): xdr.ScVal => nativeToScVal(BigInt(value), { type: 'i128' });
 const u256 = (value: string | bigint): xdr.ScVal => nativeToScVal(BigInt(value), { type: 'u256' });
 const u64 = (value: string | bigint): xdr.ScVal => nativeToScVal(BigInt(value), { type: 'u64' });

@@ -307,23 +307,26 @@ export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: b
   return run;
 }
 
+/** The Stellar Maker's XLM ad of `pool` stroops on the Soroban AdManager for WXLM orders on anvil 31337, created and confirmed through HTTP. */
+export async function createStellarAdForEvmOrders(world: StellarTradeWorld, pool: bigint): Promise<{ adId: string; routeId: string; makerToken: string }> {
+  const makerToken = (await loginStellar(world.api, world.makerStellar)).body.tokens.access;
+  const routeId = await routeBetween(world, STELLAR, world.stellar.deployment.xlm, ORDER_CHAIN);
+  const ad = await call(world.api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: world.evmParties.maker.address, fundAmount: pool.toString() }, makerToken);
+  expect(ad.status).toBe(200);
+  expect(ad.body).toMatchObject({ chainKind: 'STELLAR', contractAddress: world.stellar.deployment.adManager });
+  const adTx = await submitStellar(world, world.makerStellar, 'createAd', ad.body);
+  expect((await call(world.api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx.hash }, makerToken)).status).toBe(200);
+  return { adId: ad.body.adId, routeId, makerToken };
+}
+
 /**
  * The Maker's XLM ad on Stellar paid out in WXLM on anvil 31337, and the Bridger's WXLM deposit
  * into the EVM OrderPortal (DEPOSITED).
  */
 export async function stellarAdEvmDeposit(world: StellarTradeWorld, amount: bigint): Promise<TradeRun & { makerToken: string; bridgerToken: string }> {
   const { bridgerKey, maker, bridger } = world.evmParties;
-  const makerToken = (await loginStellar(world.api, world.makerStellar)).body.tokens.access;
   const bridgerToken = (await loginEvm(world.api, bridger)).body.tokens.access;
-  const routeId = await routeBetween(world, STELLAR, world.stellar.deployment.xlm, ORDER_CHAIN);
-
-  const pool = amount * 5n;
-  const ad = await call(world.api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: pool.toString() }, makerToken);
-  expect(ad.status).toBe(200);
-  expect(ad.body).toMatchObject({ chainKind: 'STELLAR', contractAddress: world.stellar.deployment.adManager });
-  const adTx = await submitStellar(world, world.makerStellar, 'createAd', ad.body);
-  expect((await call(world.api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx.hash }, makerToken)).status).toBe(200);
-  const adId: string = ad.body.adId;
+  const { adId, routeId, makerToken } = await createStellarAdForEvmOrders(world, amount * 5n);
 
   await approveWxlm(world, ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', amount);
   const created = await call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: world.bridgerStellar.publicKey() }, bridgerToken);

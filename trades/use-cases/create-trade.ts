@@ -95,7 +95,7 @@ export function createTrade(ctx: TradeContext, unbackedRecheck: ReturnType<typeo
   };
 }
 
-/** Step 1: the ad (live), the chains, the caller as Bridger (not the ad's Maker), the recipient, the amount in bounds and priced. */
+/** Step 1: the ad (live), the chains, the caller as Bridger (not the ad's Maker), the amount in bounds and priced, the recipient payable on the ad chain. */
 async function readTerms(ctx: TradeContext, principal: Principal, input: CreateTradeInput): Promise<TradeTerms> {
   const ad = await adForTrade(ctx.knex, input.adId);
   if (ad.routeId !== input.routeId) throw new TradeInputError('routeId', `must be the ad's route ${ad.routeId}, received '${input.routeId}'`);
@@ -120,6 +120,9 @@ async function readTerms(ctx: TradeContext, principal: Principal, input: CreateT
   if (!priced.ok) {
     throw new TradeInputError(priced.field, priced.problem, { code: priced.reason === 'INEXACT_CONVERSION' ? 'AMOUNT_NOT_CONVERTIBLE' : 'ROUTE_NOT_PRICED' });
   }
+  // A recipient the ad chain cannot pay would leave the trade LOCKED for good after the deposit (issue 29).
+  const unpayable = await ctx.deps.orderChainReader.recipientProblem(adChain, route.adToken.address, bridgerDst, priced.adAmount);
+  if (unpayable !== null) throw new TradeInputError('bridgerDstAddress', `cannot receive the ad token: ${unpayable}`, { code: 'RECIPIENT_CANNOT_RECEIVE' });
   return { ad, adChain, orderChain, route, bridger, bridgerDst, amount, amountText: input.amount, adAmount: priced.adAmount };
 }
 
