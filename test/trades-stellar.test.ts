@@ -140,7 +140,7 @@ describe('a whole trade driven by the client package\'s ./stellar helpers (issue
     expect(await tokens.orderBalance(world.makerStellar.publicKey())).toBe(makerBefore + amount);
     expect((await call(world.api, 'GET', `/v1/trades/${tradeId}`)).body).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
     expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, orderHash)).toEqual({ state: ORDER_STATE.unlocked });
-  });
+  }, 240_000); // a whole trade with a proof: about a minute on a loaded 2-core machine
 });
 
 describe('a Stellar recipient that cannot receive the ad token (issue 29)', () => {
@@ -166,7 +166,7 @@ describe('a Stellar recipient that cannot receive the ad token (issue 29)', () =
     const taken = await create(fresh);
     expect(taken.status).toBe(200);
     expect(taken.body.reqContractDetails.orderParams).toMatchObject({ adRecipient: fresh });
-  });
+  }, 120_000);
 });
 
 describe('reservations against a Stellar order chain, backed by what the Bridger holds there', () => {
