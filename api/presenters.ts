@@ -1,5 +1,5 @@
 import { orderAmountStep, routePricing } from '../domain/index.ts';
-import { unlockableBy, whoseUnlockIsDue } from '../trades/lifecycle.ts';
+import { unlockableBy, whoseUnlockIsDue } from '../trades/lifecycle/index.ts';
 import type { AdRecord } from '../db/repositories/ads.ts';
 import type { Chain } from '../db/repositories/chains.ts';
 import type { RouteWithTokens, TokenWithChain } from '../db/repositories/registry-cache.ts';

@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import { applyAnsweredRequests } from '../ads/apply-request.ts';
 import { findAnsweredRequests } from '../ads/confirm.ts';
 import { settleLapsedHolds } from '../ads/port.ts';
-import type { BridgeEventName } from '../chains/evm/abi.ts';
 import { searchStart } from '../chains/timing.ts';
 import type { ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier, VerifiableChain } from '../chains/verify.ts';
@@ -13,6 +12,7 @@ import type { IdPage, IdPageResult } from '../db/pagination.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import { findTradeLifecycle, openTradesPage, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import type { Confirmation } from '../trades/orchestrator.ts';
+import { orderStateName, stateOf, unreportedOnChain, type ChainDrift, type ChainFact } from '../trades/lifecycle/index.ts';
 
 /** What the audit found the books and the chains disagreeing on, and could not explain by an event. */
 export type DriftKind =
@@ -166,26 +166,26 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
       await deps.chainState.orderState(adChain, manager, trade.orderHash),
     ];
     if (portalState === undefined || managerState === undefined) return (report.unchecked++, false);
-    const drift = (detail: string) => report.drifts.push({ kind: 'trade-state', subject: trade.id, detail });
-    // OrderPortal: 0 None, 1 Deposited, 2 Unlocked, 3 Refunded. AdManager: 0 None, 1 Locked, 2 Unlocked, 3 Released.
-    const missing: [VerifiableChain, string, BridgeEventName, Confirmation['kind']][] = [];
-    if (trade.status === 'PENDING' && portalState >= 1) missing.push([orderChain, portal, 'OrderCreated', 'deposit-or-lock']);
-    if (trade.status === 'DEPOSITED' && managerState >= 1) missing.push([adChain, manager, 'OrderLocked', 'deposit-or-lock']);
-    if (trade.status === 'LOCKED' && !trade.bridgerClaimed && managerState === 2) missing.push([adChain, manager, 'OrderUnlocked', 'unlock']);
-    if (trade.status === 'LOCKED' && !trade.adCreatorClaimed && portalState === 2) missing.push([orderChain, portal, 'OrderUnlocked', 'unlock']);
-    // The Maker's lock released after lockExpiry, the Bridger's unlock never made: the trade ends
-    // and the lock is back in the ad (the Maker reports it through /confirm, as a lock).
-    if (trade.status === 'LOCKED' && !trade.bridgerClaimed && managerState === 3) missing.push([adChain, manager, 'LockReleased', 'deposit-or-lock']);
-    if (missing.length > 0) return deliver(trade, missing[0]!, report);
-    if (trade.status !== 'PENDING' && portalState === 0) drift(`the deposit of order ${trade.orderHash} is not on chain ${orderChain.chainId}`);
-    if (trade.status === 'LOCKED' && managerState === 0) drift(`the lock of order ${trade.orderHash} is not on chain ${adChain.chainId}`);
-    if ((trade.status === 'DEPOSITED' || trade.status === 'LOCKED') && portalState === 3) drift(`the deposit of order ${trade.orderHash} was refunded to the Bridger on chain`);
+    // Which step the chain shows that the books lack, or what the books cannot reach: the lifecycle
+    // decides it from the named order states (trades/lifecycle/unreported.ts, over its chain-facts table).
+    const found = unreportedOnChain(stateOf(trade), { OrderPortal: orderStateName('OrderPortal', portalState), AdManager: orderStateName('AdManager', managerState) });
+    if ('deliver' in found) {
+      const { deliver: fact } = found;
+      const [chain, contract] = fact.contract === 'AdManager' ? [adChain, manager] : [orderChain, portal];
+      return deliver(trade, chain, contract, fact, report);
+    }
+    const detail: Record<ChainDrift, string> = {
+      'deposit-missing': `the deposit of order ${trade.orderHash} is not on chain ${orderChain.chainId}`,
+      'lock-missing': `the lock of order ${trade.orderHash} is not on chain ${adChain.chainId}`,
+      'deposit-refunded': `the deposit of order ${trade.orderHash} was refunded to the Bridger on chain`,
+    };
+    for (const drift of found.drifts) report.drifts.push({ kind: 'trade-state', subject: trade.id, detail: detail[drift] });
     return false;
   }
 
-  async function deliver(
-    trade: TradeLifecycleRecord, [chain, contract, event, kind]: [VerifiableChain, string, BridgeEventName, Confirmation['kind']], report: AuditReport,
-  ): Promise<boolean> {
+  /** Finds the transaction of the step `fact` by order hash and delivers it through the step's endpoint, as its party would have. */
+  async function deliver(trade: TradeLifecycleRecord, chain: VerifiableChain, contract: string, fact: ChainFact, report: AuditReport): Promise<boolean> {
+    const { event, confirmation: kind } = fact;
     const txHash = await deps.chainState.findEventTransaction(chain, {
       contractAddress: contract, event, topics: { key: trade.orderHash }, since: searchStart(trade.reservationExpiresAt, deps.signedRequestTtlSeconds),
     });

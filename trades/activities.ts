@@ -4,7 +4,6 @@ import type { Web3 } from 'web3';
 import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../chains/errors.ts';
 import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
-import type { LedgerOperation } from '../ads/ledger.ts';
 import { applyTradeOperations } from '../ads/port.ts';
 import { ChainEventTakenError, findSubjectEventsInTransactions, recordChainEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
@@ -16,15 +15,16 @@ import { leafOf } from '../prover/commitments.ts';
 import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
 import type { ProverPool } from '../prover/pool.ts';
 import { buildProofInput } from '../prover/proof-input.ts';
-import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle-errors.ts';
+import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle/errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 import {
-  LOCK_WINDOW_RECHECK_MAX_SECONDS, awaitedAction, eventOf, followUpsOf, lockWindowVerdict, recordedActionFits, transition,
-  type LockWindowReading, type TradeAction, type TradeCommand, type TradeEvent, type TradeState, type UnlockSide,
-} from './lifecycle.ts';
+  LOCK_WINDOW_RECHECK_MAX_SECONDS, awaitedAction, chainFact, chainFactOf, eventOf, followUpsOf, ledgerOperationsOf, lockWindowReading,
+  lockWindowVerdict, movesAdBalances, orderStateName, recordedAction, recordedActionFits, reservationExpiryVerdict, stateOf, transition,
+  type ChainFact, type DepositReading, type LockWindowReading, type TradeEvent,
+} from './lifecycle/index.ts';
 import { lockDeadline, searchStart } from '../chains/timing.ts';
 import type { ChainStateReader } from '../chains/state.ts';
-import { depositOnChain } from './reservation-expiry.ts';
+import { depositReading } from './reservation-expiry.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
 import { tradeEventsOf } from './pushed-events.ts';
 import type { AppliedEvent, ChainEventRef, OrderFacts, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
@@ -50,19 +50,8 @@ export interface ActivityDeps {
   signedRequestTtlSeconds?: number;
 }
 
-/** The machine's view of a stored trade. */
-export function stateOf(trade: Pick<TradeLifecycleRecord, 'status' | 'proofState' | 'bridgerClaimed' | 'adCreatorClaimed'>): TradeState {
-  return { status: trade.status, proof: trade.proofState, bridgerClaimed: trade.bridgerClaimed, adCreatorClaimed: trade.adCreatorClaimed };
-}
-
-/** The trade action a recorded chain event (by its name, on the ad or the order chain) stands for. */
-function recordedAction(event: string, side: UnlockSide): TradeAction | undefined {
-  if (event === 'OrderCreated' && side === 'order') return { name: 'createOrder', side };
-  if (event === 'OrderLocked' && side === 'ad') return { name: 'lockForOrder', side };
-  if (event === 'LockReleased' && side === 'ad') return { name: 'releaseLock', side };
-  if (event === 'OrderUnlocked') return { name: 'unlock', side };
-  return undefined;
-}
+/** The machine's view of a stored trade (trades/lifecycle/ `stateOf`). */
+export { stateOf };
 
 /**
  * The lifecycle steps both orchestrators run, each idempotent on (trade, step): verification of a
@@ -78,16 +67,17 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   }
 
   /**
-   * The action's event for this order in `txHash`. Events that move money must move this order's
-   * amount on that chain (the contract moves what the hashed order says; checked anyway): the
-   * AdManager's lock, unlock and release the ad amount, the OrderPortal's unlock the order amount.
+   * The step's event for this order in `txHash`, on the step's contract (its row of
+   * trades/lifecycle/chain-facts.ts). Events that move money must move the order's amount the row
+   * names (the contract moves what the hashed order says; checked anyway).
    */
-  async function verifyOn(target: ChainConnection & { rpcUrl: string }, side: UnlockSide, contractAddress: string, action: TradeAction['name'], txHash: string, order: OrderFacts): Promise<VerifiedAction> {
+  async function verifyOn(target: ChainConnection & { rpcUrl: string }, fact: ChainFact, txHash: string, order: OrderFacts): Promise<VerifiedAction> {
     const args: Record<string, string> = { orderHash: order.orderHash };
-    if (action !== 'createOrder') args.amount = side === 'ad' ? order.adAmount : order.orderAmount;
+    if (fact.amount) args.amount = order[fact.amount];
+    const contractAddress = fact.contract === 'AdManager' ? order.adManager : order.orderPortal;
     return deps.verifier.verify(
       { kind: target.kind, chainId: target.chainId, rpcUrl: target.rpcUrl, confirmations: target.confirmations },
-      { txHash: normalizeTxHash(target, txHash), contractAddress, action, args },
+      { txHash: normalizeTxHash(target, txHash), contractAddress, action: fact.name, args },
     );
   }
 
@@ -114,8 +104,8 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
           throw error;
         }
       }
-      // The ad's ledger is in the ad token's units: the order's adAmount, not the deposit.
-      if (result.commands.some((command) => command.type in BALANCE_COMMANDS)) {
+      // The machine's ledger moves (trades/lifecycle/ad-ledger.ts), in the ad token's units, through the ads port.
+      if (movesAdBalances(result.commands)) {
         await applyTradeOperations(trx, trade.adId, (ad) => ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.closed));
       }
       // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
@@ -162,8 +152,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       const chainTime = await chainState.finalTime(adChain);
       const orderState = chainTime === undefined ? undefined : await chainState.orderState(adChain, adManager, trade.orderHash);
       if (chainTime === undefined || orderState === undefined) throw new RpcUnavailableError(`chain ${adChain.chainId} cannot be read: the lock window of trade ${tradeId} is decided later`);
-      // AdManager: 0 None, 1 Locked, 2 Unlocked, 3 Released: anything but None was locked.
-      reading = { readable: true, locked: orderState !== 0, chainTime };
+      reading = lockWindowReading(orderStateName('AdManager', orderState), chainTime);
     }
     const verdict = lockWindowVerdict(state, reading, BigInt(lockDeadline(trade.orderParams)));
     const later = (seconds: number): AppliedEvent => ({
@@ -173,11 +162,12 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     if (verdict.do === 'close') return undefined;
     if (verdict.do === 'wait') return later(verdict.seconds);
     const since = searchStart(trade.reservationExpiresAt, deps.signedRequestTtlSeconds ?? 86_400);
-    const txHash = await chainState.findEventTransaction(adChain!, { contractAddress: adManager, event: 'OrderLocked', topics: { key: trade.orderHash }, since });
+    const lock = chainFact('lock');
+    const txHash = await chainState.findEventTransaction(adChain!, { contractAddress: adManager, event: lock.event, topics: { key: trade.orderHash }, since });
     if (!txHash) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
     let verified: VerifiedAction;
     try {
-      verified = await verifyOn(adChain!, 'ad', adManager, 'lockForOrder', txHash, {
+      verified = await verifyOn(adChain!, lock, txHash, {
         orderHash: trade.orderHash, adChainId: trade.adChainId, orderChainId: trade.orderChainId, adManager, orderPortal: trade.orderParams.orderPortal,
         orderAmount: trade.orderParams.orderAmount, adAmount: trade.orderParams.adAmount,
       });
@@ -186,7 +176,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       if (error instanceof ChainVerificationError) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
       throw error;
     }
-    return { ...(await applyInTransaction(tradeId, { type: 'LOCK_CONFIRMED' }, toRef(verified))), appliedAs: { type: 'LOCK_CONFIRMED' } };
+    return { ...(await applyInTransaction(tradeId, lock.machineEvent, toRef(verified))), appliedAs: lock.machineEvent };
   }
 
   return {
@@ -225,11 +215,10 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         if (otherKind) throw wrongKind();
         throw new TradeStateError(`trade ${tradeId}: ${awaited.reason}`);
       }
-      const { action } = awaited;
-      const contract = action.side === 'ad' ? order.adManager : order.orderPortal;
+      const fact = chainFactOf(awaited.action);
       try {
-        const verified = await verifyOn(chains[action.side], action.side, contract, action.name, confirmation.txHash, order);
-        return { event: eventOf(action), chainEvent: toRef(verified) };
+        const verified = await verifyOn(chains[fact.side], fact, confirmation.txHash, order);
+        return { event: fact.machineEvent, chainEvent: toRef(verified) };
       } catch (error) {
         if (otherKind && error instanceof ChainVerificationError && !(error instanceof NotFinalError || error instanceof RpcUnavailableError)) throw wrongKind();
         throw error;
@@ -246,8 +235,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         if (!trade) throw new TradeNotFoundError(tradeId);
         // Not `chain()`: a chain with no RPC URL is one this service cannot ask (the reader says null), not an outage to retry.
         const orderChain = await deps.registryCache.chain(trade.orderChainId);
-        // The deposit happened (confirmed or not): the reservation stays, the timer is stale.
-        if (orderChain && (await depositOnChain(deps.orderChainReader, orderChain, trade))) {
+        const reading: DepositReading = orderChain ? await depositReading(deps.orderChainReader, orderChain, trade) : { readable: false };
+        // The deposit happened (confirmed or not): the reservation stays, the timer is stale (trades/lifecycle/expiry-veto.ts).
+        if (reservationExpiryVerdict(stateOf(trade), reading).do === 'keep') {
           return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
         }
       }
@@ -269,25 +259,6 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       await storeProof(knex, tradeId, { proof, publicSignals, targetRoot: publicSignals[0]!, nullifierHash: publicSignals[3]! });
     },
   };
-}
-
-/** The machine's commands that move an ad's balances. */
-const BALANCE_COMMANDS = { RELEASE_RESERVATION: true, RESERVATION_TO_LOCK: true, PAY_OUT_LOCK: true, RETURN_LOCK: true } as const;
-
-/**
- * The ad ledger's operations for the machine's balance commands on a trade whose ad side moves
- * `amount` (ad token units). A released lock goes back to the ad, or, the ad being closed, to its
- * Maker (the contract pays it out: AdManager.releaseLock, Soroban `release_lock`).
- */
-function ledgerOperationsOf(commands: readonly TradeCommand[], amount: bigint, adClosed: boolean): LedgerOperation[] {
-  const operations: LedgerOperation[] = [];
-  for (const command of commands) {
-    if (command.type === 'RELEASE_RESERVATION') operations.push({ op: 'release', amount });
-    if (command.type === 'RESERVATION_TO_LOCK') operations.push({ op: 'lock', amount });
-    if (command.type === 'PAY_OUT_LOCK') operations.push({ op: 'payOut', amount });
-    if (command.type === 'RETURN_LOCK') operations.push({ op: adClosed ? 'payOut' : 'returnLock', amount });
-  }
-  return operations;
 }
 
 /** The transaction hash as stored for the chain, or a `TradeTransactionMismatchError` naming txHash. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { secondsSinceDeposit } from '../db/repositories/trade-stats.ts';
-import type { TimerEvent, TradeEvent } from './lifecycle.ts';
+import type { TimerEvent, TradeEvent } from './lifecycle/index.ts';
 import type { AppliedEvent } from './orchestrator.ts';
 import type { StartedBy } from './start-reconciler.ts';
 

@@ -1,6 +1,6 @@
-import type { ConfirmationKind, FollowUp, TradeEvent, TradeState } from './lifecycle.ts';
+import type { ConfirmationKind, FollowUp, TradeEvent, TradeState } from './lifecycle/index.ts';
 
-export type { ConfirmationKind } from './lifecycle.ts';
+export type { ConfirmationKind } from './lifecycle/index.ts';
 
 /**
  * What the API asks of whoever drives trades (architecture.md "Processes"): start a trade's

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { openTrades } from '../db/repositories/trade-lifecycle.ts';
 import { stateOf } from './activities.ts';
-import { followUpsOf, resume, type FollowUp } from './lifecycle.ts';
+import { followUpsOf, resume, type FollowUp } from './lifecycle/index.ts';
 
 /** A trade that may still move, with what an orchestrator carries out again after a restart. */
 export interface ResumableTrade {

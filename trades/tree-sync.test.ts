@@ -6,7 +6,7 @@ import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { depositOnPortal, startSorobanTestNetwork, type PortalDeposit, type SorobanTestNetwork } from '../test/support/soroban-network.ts';
 import { startSorobanRpcProxy, type SorobanRpcProxy } from '../test/support/soroban-rpc-proxy.ts';
-import { TreeOutOfSyncError } from './lifecycle-errors.ts';
+import { TreeOutOfSyncError } from './lifecycle/errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 
 /**

@@ -5,7 +5,7 @@ import { readPortalDeposits, readPortalRoot } from '../chains/evm/portal.ts';
 import { readStellarPortalDeposits, readStellarPortalRoot } from '../chains/stellar/portal.ts';
 import type { ChainConnection } from '../db/repositories/registry-cache.ts';
 import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
-import { TreeOutOfSyncError } from './lifecycle-errors.ts';
+import { TreeOutOfSyncError } from './lifecycle/errors.ts';
 
 export interface TreeSyncInput {
   store: MerkleTreeStore;

@@ -1,9 +1,9 @@
 import { NotFinalError } from '../../chains/errors.ts';
-import { TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from '../../trades/lifecycle-errors.ts';
+import { TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from '../../trades/lifecycle/errors.ts';
 import {
   INITIAL_STATE, awaitedAction, eventOf, followUpsOf, lockWindowVerdict, recordedActionFits, transition, type LockWindowReading, type TradeAction,
   type TradeDeadlines, type TradeEvent, type TradeState,
-} from '../../trades/lifecycle.ts';
+} from '../../trades/lifecycle/index.ts';
 import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from '../../trades/orchestrator.ts';
 
 /** One recorded activity call. */

@@ -1,7 +1,7 @@
 import type { Principal } from '../../domain/principal.ts';
 import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import { stateOf } from '../activities.ts';
-import { TradeNotFoundError } from '../lifecycle-errors.ts';
+import { TradeNotFoundError } from '../lifecycle/errors.ts';
 import type { AppliedEvent, ConfirmationKind, ConfirmingTrade } from '../orchestrator.ts';
 import type { TradeContext } from './context.ts';
 import { partyTrade } from './party.ts';

@@ -16,7 +16,7 @@ import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
 import { insertTrade } from '../../db/repositories/trade-lifecycle.ts';
 import { recordTradeStart } from '../../db/repositories/trade-starts.ts';
 import { randomSecret, secretCommitment } from '../../prover/commitments.ts';
-import { INITIAL_STATE } from '../lifecycle.ts';
+import { INITIAL_STATE } from '../lifecycle/index.ts';
 import { tradeSnapshot } from '../pushed-events.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeInputError } from '../errors.ts';
 import { assertOwnFunding, type OwnFundingRequest } from '../own-funding.ts';

@@ -6,7 +6,7 @@ import type { ChainKind } from '../../domain/index.ts';
 import type { TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import { encodeProof, type Groth16Proof } from '../../prover/solidity.ts';
 import { stateOf } from '../activities.ts';
-import { unlockDue, type Role, type UnlockSide } from '../lifecycle.ts';
+import { unlockDue, unlockWindowEnd, type Role, type UnlockSide } from '../lifecycle/index.ts';
 import { TradeAwaitingError, TradeInputError, TradeNotReadyError } from '../errors.ts';
 import { callTarget, type TradeContext } from './context.ts';
 import { assertDepositCanonical, partyTrade } from './party.ts';
@@ -28,11 +28,9 @@ export function issueUnlock(ctx: TradeContext) {
     if ('missing' in due) throw new (due.awaited ? TradeAwaitingError : TradeNotReadyError)(`trade ${tradeId}: ${due.missing}`);
     const proof = trade.proof!;
     await assertDepositCanonical(ctx, trade);
-    // Each side's unlock is valid until its own cap: the lock's expiry on the ad chain, the refund time on the order chain.
-    const [chain, contract, cap] = due.side === 'ad'
-      ? [adChain, trade.orderParams.adManager, trade.orderParams.lockExpiry]
-      : [orderChain, trade.orderParams.orderPortal, trade.orderParams.refundTime];
-    const ttl = ttlWithin(cap, ctx.nowSeconds(), ctx.settings.signedRequestTtlSeconds);
+    // Never valid past the side's window (trades/lifecycle/unlock-order.ts: the ad side closes at lockExpiry, the order side at refundTime).
+    const [chain, contract] = due.side === 'ad' ? [adChain, trade.orderParams.adManager] : [orderChain, trade.orderParams.orderPortal];
+    const ttl = ttlWithin(unlockWindowEnd(due.side, trade.orderParams), ctx.nowSeconds(), ctx.settings.signedRequestTtlSeconds);
     if (ttl <= 0) throw new TradeNotReadyError(`the ${due.side}-chain unlock window of trade ${tradeId} has closed`);
     const signed = await buildSignedCallData({
       target: callTarget(chain, contract),

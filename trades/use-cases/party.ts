@@ -1,8 +1,8 @@
 import type { Principal } from '../../domain/principal.ts';
 import { findSubjectEvent } from '../../db/repositories/chain-events.ts';
 import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
-import { TradeNotFoundError } from '../lifecycle-errors.ts';
-import type { Role } from '../lifecycle.ts';
+import { TradeNotFoundError } from '../lifecycle/errors.ts';
+import type { Role } from '../lifecycle/index.ts';
 import { NotTradePartyError, TradeNotReadyError } from '../errors.ts';
 import type { TradeContext } from './context.ts';
 

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { followUpsOf, INITIAL_STATE, isTerminal, resume } from '../../trades/lifecycle.ts';
+import { followUpsOf, INITIAL_STATE, isTerminal, resume } from '../../trades/lifecycle/index.ts';
 import type { Orchestrator, TradeActivities } from '../../trades/orchestrator.ts';
 import type { ResumableTrade } from '../../trades/resume.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';

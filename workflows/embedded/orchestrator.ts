@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
 import type { Logger } from 'pino';
-import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle.ts';
+import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
 import type {
   AppliedEvent, ChainEventRef, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade, TradeActivities,
 } from '../../trades/orchestrator.ts';

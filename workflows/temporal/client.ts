@@ -3,7 +3,7 @@ import {
   WorkflowUpdateFailedError, ApplicationFailure, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
 } from '@temporalio/client';
 import { OrchestratorUnavailableError } from '../../trades/errors.ts';
-import { TradeStateError } from '../../trades/lifecycle-errors.ts';
+import { TradeStateError } from '../../trades/lifecycle/errors.ts';
 import type { AppliedEvent, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
 import type { TemporalTls } from './connection-options.ts';
 import { fromApplicationFailure } from './failures.ts';

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/client';
 import * as chainErrors from '../../chains/errors.ts';
 import { DomainError, type ErrorKind } from '../../domain/index.ts';
 import * as proverErrors from '../../prover/errors.ts';
-import * as lifecycleErrors from '../../trades/lifecycle-errors.ts';
+import * as lifecycleErrors from '../../trades/lifecycle/errors.ts';
 
 /**
  * How domain errors cross Temporal and come back typed. An activity's error leaves the worker as an

@@ -3,7 +3,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { INITIAL_STATE } from '../../trades/lifecycle.ts';
+import { INITIAL_STATE } from '../../trades/lifecycle/index.ts';
 import { memoryActivities } from '../../test/support/memory-activities.ts';
 import { eventually } from '../../test/support/devnet-client.ts';
 import { startTemporalDevServer, stopped, type DevServer } from '../../test/support/temporal-stack.ts';

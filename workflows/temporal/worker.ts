@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import type { TradeEvent } from '../../trades/lifecycle.ts';
+import type { TradeEvent } from '../../trades/lifecycle/index.ts';
 import type { AppliedEvent, TradeActivities } from '../../trades/orchestrator.ts';
 import type { TemporalTls } from './connection-options.ts';
 import { reportingDomainErrors } from './failures.ts';

@@ -7,8 +7,8 @@ import { DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@tempo
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { NotFinalError } from '../../chains/errors.ts';
-import { TradeStateError, TradeTransactionMismatchError } from '../../trades/lifecycle-errors.ts';
-import { INITIAL_STATE, type TradeState } from '../../trades/lifecycle.ts';
+import { TradeStateError, TradeTransactionMismatchError } from '../../trades/lifecycle/errors.ts';
+import { INITIAL_STATE, type TradeState } from '../../trades/lifecycle/index.ts';
 import { memoryActivities } from '../../test/support/memory-activities.ts';
 import { createTemporalOrchestrator, type TemporalOrchestrator } from './client.ts';
 import { startProverWorker } from './prover-worker.ts';

@@ -8,10 +8,10 @@ import {
   ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, log, proxyActivities,
   setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { NON_RETRYABLE_ERRORS } from '../../trades/lifecycle-errors.ts';
+import { NON_RETRYABLE_ERRORS } from '../../trades/lifecycle/errors.ts';
 import {
   INITIAL_STATE, followUpsOf, isTerminal, start, type FollowUp, type TimerEvent, type TradeEvent, type TradeState,
-} from '../../trades/lifecycle.ts';
+} from '../../trades/lifecycle/index.ts';
 import type { AppliedEvent, ChainEventRef, Confirmation, OrderFacts, TradeActivities } from '../../trades/orchestrator.ts';
 
 /** Task queues: the light lifecycle steps, and the proofs (served by the prover processes). */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { TRADE_STATUSES } from '../domain/index.ts';
+import { TRADE_STATUSES } from '../../domain/index.ts';
 import {
   INITIAL_STATE, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, awaitedAction, eventOf, followUpsOf, isTerminal, lockDue,
   lockWindowVerdict, recordedActionFits, resume, start, transition, askableUnlock, unlockableBy, unlockDue, unlockInTurn, whoseUnlockIsDue,
   type TradeAction, type TradeCommand, type TradeEvent, type TradeState,
-} from './lifecycle.ts';
+} from './index.ts';
 
 const EVENTS: TradeEvent[] = [
   { type: 'DEPOSIT_CONFIRMED' }, { type: 'RESERVATION_EXPIRED' }, { type: 'LOCK_WINDOW_CLOSED' }, { type: 'PROOF_READY' },

@@ -1,4 +1,4 @@
-import { DomainError } from '../domain/index.ts';
+import { DomainError } from '../../domain/index.ts';
 
 /** Errors of the trade lifecycle; the API maps them by `kind`, Temporal's retry policy by `retryable`. */
 

@@ -1,0 +1,24 @@
+/**
+ * The trade lifecycle (README.md here): every decision about a trade's next state. Pure: it imports
+ * only the domain vocabulary and itself (the import rules check it), so Temporal's workflow sandbox
+ * can run it. Importers take the public surface from here.
+ */
+export {
+  INITIAL_STATE, isTerminal, lockDue, resume, start, stateOf, timerCommands, timerOf, transition,
+  type TimerEvent, type TradeCommand, type TradeEvent, type TradeState, type Transition, type UnlockSide,
+} from './machine.ts';
+export {
+  CHAIN_FACTS, MANAGER_ORDER_STATES, PORTAL_ORDER_STATES, actionOf, chainFact, chainFactOf, eventOf, orderStateName, recordedAction, recordedActionFits,
+  type ChainFact, type ConfirmationKind, type ManagerOrderState, type OrderStates, type PortalOrderState, type TradeAction, type TradeContract,
+} from './chain-facts.ts';
+export { awaitedAction, type AwaitedAction } from './awaited.ts';
+export { PARTY_OF, UNLOCK_SIDES, unlockDue, unlockInTurn, unlockWindowEnd, type Role, type UnlockClaims } from './unlock-order.ts';
+export { askableUnlock, unlockableBy, whoseUnlockIsDue } from './views.ts';
+export {
+  LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, lockWindowReading, lockWindowVerdict,
+  type LockWindowReading, type LockWindowVerdict,
+} from './lock-window.ts';
+export { reservationExpiryVerdict, type DepositReading } from './expiry-veto.ts';
+export { ledgerOperationsOf, movesAdBalances, type AdLedgerMove } from './ad-ledger.ts';
+export { unreportedOnChain, type ChainDrift } from './unreported.ts';
+export { followUpsOf, type FollowUp, type TradeDeadlines } from './follow-ups.ts';
