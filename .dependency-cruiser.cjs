@@ -1,5 +1,6 @@
-// The import rules the README states ("Layout" and "Imports flow one way"), checked by
-// test/architecture.test.ts. Test files and test/support are exempt: tests may reach anywhere.
+// The import rules the README states ("Layout" and "Imports flow one way": entry points -> api -> use
+// cases -> workflows -> prover, chains, db -> domain, config), checked by test/architecture.test.ts and
+// `npm run lint:imports`. Test files and test/support are exempt: tests may reach anywhere.
 const notTest = '(^test/|\\.test\\.ts$)';
 
 /** A rule: modules matching `from` may import nothing matching `to`. */
@@ -59,6 +60,22 @@ module.exports = {
       severity: 'error',
       from: { path: '^workflows/temporal/workflows[^/]*\\.ts$', pathNot: notTest },
       to: { dependencyTypes: ['core'] },
+    },
+    forbid('nothing-imports-api', 'api/ is HTTP only: only the entry points build on it (and the build tools: tools/, the client generator that reads the OpenAPI document).', '^(?!api/|entrypoints/|tools/|client/generate\\.ts$)', '^api/'),
+    {
+      name: 'lifecycle-is-pure',
+      comment: 'trades/lifecycle/ (every decision of a trade) imports only the domain and itself: no package, no Node built-in, no chain, db or use case, so both orchestrators and Temporal\'s sandbox run the same decisions.',
+      severity: 'error',
+      from: { path: '^trades/lifecycle/', pathNot: notTest },
+      to: { pathNot: '^(domain|trades/lifecycle)/' },
+    },
+    forbid('workflows-through-the-port', 'workflows/ reach trades only through the lifecycle (trades/lifecycle/) and the orchestrator port (trades/orchestrator.ts): no use case, activity or repository of trades.', '^workflows/', '^trades/(?!lifecycle/|orchestrator\\.ts$)'),
+    {
+      name: 'sql-only-in-db',
+      comment: 'The PostgreSQL drivers (pg, pg-boss) are db/\'s alone (tools may use them): all SQL lives in db/. (Outside db/, knex is imported for its types only; the SQL text itself is checked by test/architecture.test.ts.)',
+      severity: 'error',
+      from: { pathNot: `${notTest}|^(db|tools)/` },
+      to: { path: '(^|/)node_modules/(pg|pg-boss)/', dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     forbid('nothing-imports-entrypoints', 'entrypoints/ is the top: only tools may build on it.', '^(?!entrypoints/|tools/)', '^entrypoints/'),
     forbid('runtime-code-no-tests', 'Runtime folders never import test helpers or fixtures.', '^(?!tools/)', '^test/'),

@@ -1,35 +1,24 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { cruise, type ICruiseResult } from 'dependency-cruiser';
+import { importViolations } from '../scripts/lint-imports.ts';
 
-const rules = createRequire(import.meta.url)('../.dependency-cruiser.cjs');
 const root = new URL('..', import.meta.url);
 const IGNORED = new Set(['node_modules', '.data', '.git', 'target']);
 
 describe('the import rules of the README', () => {
   it('hold for every top-level folder: one direction, no cycles', async () => {
-    const entries = readdirSync(root, { withFileTypes: true })
-      .filter((e) => (e.isDirectory() && !IGNORED.has(e.name) && !e.name.startsWith('.')) || (e.isFile() && /\.ts$/.test(e.name)))
-      .map((e) => e.name);
-    const cwd = process.cwd();
-    process.chdir(root.pathname);
-    let result: ICruiseResult;
-    try {
-      result = (await cruise(entries, { ruleSet: rules, ...rules.options, validate: true })).output as ICruiseResult;
-    } finally {
-      process.chdir(cwd);
-    }
-    const violations = result.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (cycle ${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`);
+    // The same cruise as `npm run lint:imports` (scripts/lint-imports.ts).
+    const { violations, result } = await importViolations(root.pathname);
     expect(violations).toEqual([]);
     // Not vacuous: the whole tree was read, the service's modules included.
     expect(result.summary.totalCruised).toBeGreaterThan(150);
     expect(result.modules.some((m) => m.source === 'entrypoints/container.ts')).toBe(true);
+    expect(result.modules.some((m) => m.source === 'trades/lifecycle/machine.ts')).toBe(true);
   });
 
-  it('fail on planted violations: a use case importing HTTP, trades importing an ads use case, an impure domain, a workflow using Node, an orchestrator deciding with an ads use case, db knowing trades, contracts knowing db, anything but tools building on the entry points, a cycle', async () => {
+  it('fail on planted violations: a use case importing HTTP, trades importing an ads use case, an impure domain, a workflow using Node, an orchestrator deciding with an ads use case, db knowing trades, contracts knowing db, anything but tools building on the entry points, a cycle, an impure lifecycle, a workflow reaching a trade internal, SQL drivers outside db', async () => {
     // A small tree of the same rooms in a temporary directory, cruised with the same rules: each
     // planted import must be reported by the rule that forbids it.
     const dir = mkdtempSync(path.join(tmpdir(), 'planted-imports-'));
@@ -45,6 +34,12 @@ describe('the import rules of the README', () => {
       'workflows/embedded/orchestrator.ts': "import { service } from '../../ads/service.ts';\nexport const o = service;\n",
       'db/repositories/trades.ts': "import { t } from '../../trades/lifecycle/index.ts';\nexport const r = t;\n",
       'trades/lifecycle/index.ts': 'export const t = 1;\n',
+      // The lifecycle reaching a repository, a package and a Node built-in; a workflow a trade activity; ads/ the api; trades pg.
+      'trades/lifecycle/machine.ts': "import { r } from '../../db/repositories/trades.ts';\nimport { randomUUID } from 'node:crypto';\nimport { z } from 'zod';\nexport const m = [r, randomUUID, z];\n",
+      'trades/activities.ts': 'export const activities = 1;\n',
+      'trades/orchestrator.ts': 'export const port = 1;\n',
+      'workflows/embedded/runner.ts': "import { activities } from '../../trades/activities.ts';\nimport { port } from '../../trades/orchestrator.ts';\nimport { t } from '../../trades/lifecycle/index.ts';\nexport const run = [activities, port, t];\n",
+      'ads/confirm.ts': "import { app } from '../api/app.ts';\nimport pg from 'pg';\nexport const confirm = [app, pg];\n",
       'contracts/evm/compile.ts': "import { a } from '../../db/a.ts';\nexport const c = a;\n",
       'entrypoints/container.ts': 'export const container = 1;\n',
       'api/deps.ts': "import { container } from '../entrypoints/container.ts';\nexport const deps = container;\n",
@@ -53,16 +48,15 @@ describe('the import rules of the README', () => {
       mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
       writeFileSync(path.join(dir, file), text);
     }
-    const cwd = process.cwd();
-    process.chdir(dir);
-    let result: ICruiseResult;
+    // The packages resolve from the repository's node_modules, as in the tree.
+    symlinkSync(new URL('../node_modules', import.meta.url).pathname, path.join(dir, 'node_modules'));
+    let violations: string[];
     try {
-      result = (await cruise(['api', 'ads', 'trades', 'domain', 'db', 'workflows', 'contracts', 'entrypoints'], { ruleSet: rules, ...rules.options, validate: true })).output as ICruiseResult;
+      ({ violations } = await importViolations(dir, ['api', 'ads', 'trades', 'domain', 'db', 'workflows', 'contracts', 'entrypoints']));
     } finally {
-      process.chdir(cwd);
       rmSync(dir, { recursive: true, force: true });
     }
-    const found = new Set(result.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`));
+    const found = new Set(violations.map((v) => v.replace(/ \(cycle .*\)$/, '')));
     for (const expected of [
       'use-cases-no-http: trades/service.ts -> api/app.ts',
       'trades-only-ad-ledger: trades/service.ts -> ads/service.ts',
@@ -73,7 +67,17 @@ describe('the import rules of the README', () => {
       'contracts-alone: contracts/evm/compile.ts -> db/a.ts',
       'nothing-imports-entrypoints: api/deps.ts -> entrypoints/container.ts',
       'api-no-processes: api/deps.ts -> entrypoints/container.ts',
+      'lifecycle-is-pure: trades/lifecycle/machine.ts -> db/repositories/trades.ts',
+      'lifecycle-is-pure: trades/lifecycle/machine.ts -> crypto',
+      'workflows-through-the-port: workflows/embedded/runner.ts -> trades/activities.ts',
+      'nothing-imports-api: ads/confirm.ts -> api/app.ts',
     ]) expect([...found], expected).toContain(expected);
+    // A package from the lifecycle, the PostgreSQL driver outside db/ (resolved into node_modules).
+    expect([...found].some((v) => /^lifecycle-is-pure: trades\/lifecycle\/machine\.ts -> .*node_modules\/zod\//.test(v)), [...found].join('\n')).toBe(true);
+    expect([...found].some((v) => /^sql-only-in-db: ads\/confirm\.ts -> .*node_modules\/pg\//.test(v)), [...found].join('\n')).toBe(true);
+    // The port and the lifecycle stay open to the workflows, the domain and itself to the lifecycle.
+    expect([...found].some((v) => /^workflows-through-the-port: .* -> trades\/(orchestrator\.ts|lifecycle\/)/.test(v))).toBe(false);
+    expect([...found].some((v) => /^lifecycle-is-pure: .* -> trades\/lifecycle\//.test(v))).toBe(false);
     expect([...found].some((v) => v.startsWith('no-cycles: db/'))).toBe(true);
     // The ad ledger stays allowed.
     expect([...found].some((v) => v.includes('-> ads/ledger.ts'))).toBe(false);

@@ -1,6 +1,6 @@
 import { DomainError } from '../domain/index.ts';
 
-/** Use-case errors of trades; the lifecycle's own are in trades/lifecycle-errors.ts. */
+/** Use-case errors of trades; the lifecycle's own are in trades/lifecycle/errors.ts. */
 
 /** The caller is not a party of the trade, or not the party the action is for. */
 export class NotTradePartyError extends DomainError {
@@ -35,12 +35,8 @@ export class TradeAwaitingError extends DomainError {
   override readonly retryable = true;
 }
 
-/** The orchestrator (the Temporal frontend) cannot be reached: nothing was decided, retry later (503). */
-export class OrchestratorUnavailableError extends DomainError {
-  readonly code = 'ORCHESTRATOR_UNAVAILABLE';
-  readonly kind = 'unavailable';
-  override readonly retryable = true;
-}
+/** The orchestrator cannot be reached (503): the port's own error, declared with it in orchestrator.ts. */
+export { OrchestratorUnavailableError } from './orchestrator.ts';
 
 /**
  * The wallet or the ad already has as many unfunded reservations open as allowed

@@ -1,11 +1,30 @@
+import { DomainError } from '../domain/index.ts';
 import type { ConfirmationKind, FollowUp, TradeEvent, TradeState } from './lifecycle/index.ts';
 
 export type { ConfirmationKind } from './lifecycle/index.ts';
 
 /**
+ * The orchestrator (the Temporal frontend) cannot be reached: nothing was decided, retry later
+ * (503). Declared with the port so that an orchestrator reports it importing nothing of trades but
+ * the port and the lifecycle (the import rules).
+ */
+export class OrchestratorUnavailableError extends DomainError {
+  readonly code = 'ORCHESTRATOR_UNAVAILABLE';
+  readonly kind = 'unavailable';
+  override readonly retryable = true;
+}
+
+/** A trade that may still move, with what an orchestrator carries out again after a restart (trades/resume.ts lists them). */
+export interface ResumableTrade {
+  tradeId: string;
+  /** The machine's `resume` commands: the timer of its state armed, its proof run if unfinished. */
+  followUps: FollowUp[];
+}
+
+/**
  * What the API asks of whoever drives trades (architecture.md "Processes"): start a trade's
  * lifecycle, deliver a confirmation and get its verdict, stop. Two implementations share the
- * machine (lifecycle.ts) and the activities (activities.ts): Temporal (`TEMPORAL_ADDRESS` set) and
+ * machine (lifecycle/) and the activities (activities.ts): Temporal (`TEMPORAL_ADDRESS` set) and
  * the embedded pg-boss runner (the default). The API never runs lifecycle steps itself.
  */
 export interface Orchestrator {

@@ -1,14 +1,9 @@
 import type { Knex } from 'knex';
 import { openTrades } from '../db/repositories/trade-lifecycle.ts';
-import { stateOf } from './activities.ts';
-import { followUpsOf, resume, type FollowUp } from './lifecycle/index.ts';
+import { followUpsOf, resume, stateOf } from './lifecycle/index.ts';
+import type { ResumableTrade } from './orchestrator.ts';
 
-/** A trade that may still move, with what an orchestrator carries out again after a restart. */
-export interface ResumableTrade {
-  tradeId: string;
-  /** The machine's `resume` commands: the timer of its state armed, its proof run if unfinished. */
-  followUps: FollowUp[];
-}
+export type { ResumableTrade } from './orchestrator.ts';
 
 /** Every open trade (PENDING, DEPOSITED, LOCKED) with its `resume` follow-ups. */
 export async function resumableTrades(knex: Knex): Promise<ResumableTrade[]> {

@@ -5,7 +5,7 @@ import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } f
 import type {
   AppliedEvent, ChainEventRef, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade, TradeActivities,
 } from '../../trades/orchestrator.ts';
-import type { ResumableTrade } from '../../trades/resume.ts';
+import type { ResumableTrade } from '../../trades/orchestrator.ts';
 
 /** Queues of the embedded runner (pg-boss jobs in the service's own PostgreSQL). */
 const QUEUES = {

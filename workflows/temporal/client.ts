@@ -2,7 +2,7 @@ import {
   Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
   WorkflowUpdateFailedError, ApplicationFailure, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
 } from '@temporalio/client';
-import { OrchestratorUnavailableError } from '../../trades/errors.ts';
+import { OrchestratorUnavailableError } from '../../trades/orchestrator.ts';
 import { TradeStateError } from '../../trades/lifecycle/errors.ts';
 import type { AppliedEvent, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
 import type { TemporalTls } from './connection-options.ts';
