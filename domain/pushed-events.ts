@@ -11,7 +11,7 @@ export const PUSHED_EVENT_TYPES = [
 export type PushedEventType = (typeof PUSHED_EVENT_TYPES)[number];
 
 /**
- * A party as the unlock order (architecture.md "Unlock order", trades/lifecycle.ts
+ * A party as the unlock order (architecture.md "Unlock order", trades/lifecycle/unlock-order.ts and views.ts
  * `whoseUnlockIsDue`, `unlockableBy`) names it: `MAKER` is the party whose call data targets the
  * ad-chain unlock by default (AdManager, pays the Bridger), `BRIDGER` the order-chain one
  * (OrderPortal, pays the Maker); either may take the unlock in turn.
