@@ -2,7 +2,7 @@ import type { Principal } from '../../domain/principal.ts';
 import { findSubjectEvent } from '../../db/repositories/chain-events.ts';
 import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
-import type { Role } from '../lifecycle/index.ts';
+import { chainFact, type Role } from '../lifecycle/index.ts';
 import { NotTradePartyError, TradeNotReadyError } from '../errors.ts';
 import type { TradeContext } from './context.ts';
 
@@ -24,7 +24,7 @@ export async function partyTrade(ctx: TradeContext, principal: Principal, tradeI
 /** Before signing on a deposit, it must still be in the order chain's canonical history: `TradeNotReadyError` otherwise. */
 export async function assertDepositCanonical(ctx: TradeContext, trade: TradeLifecycleRecord): Promise<void> {
   const orderChain = await ctx.chainOf(trade.orderChainId);
-  const deposit = await findSubjectEvent(ctx.knex, 'trade', trade.id, orderChain.chainId, 'OrderCreated');
+  const deposit = await findSubjectEvent(ctx.knex, 'trade', trade.id, orderChain.chainId, chainFact('deposit').event);
   if (!deposit || !orderChain.rpcUrl) return;
   const canonical = await ctx.deps.verifier.isCanonical(
     { kind: orderChain.kind, chainId: orderChain.chainId, rpcUrl: orderChain.rpcUrl },
