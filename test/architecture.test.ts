@@ -2,14 +2,14 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importViolations } from '../scripts/lint-imports.ts';
+import { importViolations } from '../tools/lint-imports.ts';
 
 const root = new URL('..', import.meta.url);
 const IGNORED = new Set(['node_modules', '.data', '.git', 'target']);
 
 describe('the import rules of the README', () => {
   it('hold for every top-level folder: one direction, no cycles', async () => {
-    // The same cruise as `npm run lint:imports` (scripts/lint-imports.ts).
+    // The same cruise as `npm run lint:imports` (tools/lint-imports.ts).
     const { violations, result } = await importViolations(root.pathname);
     expect(violations).toEqual([]);
     // Not vacuous: the whole tree was read, the service's modules included.
