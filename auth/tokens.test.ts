@@ -10,7 +10,7 @@ import { tokenSettings } from './service.ts';
 import { issueAccessToken, issueRefreshToken, jwtKeyId, verifyToken, type TokenSettings } from './tokens.ts';
 
 /**
- * JWT key rotation (root README "Rotating keys"): tokens carry a `kid`; after JWT_KEY_SWITCH_AT the
+ * JWT key rotation (docs/security.md "Rotating keys"): tokens carry a `kid`; after JWT_KEY_SWITCH_AT the
  * new key signs and the previous key's tokens stay valid for one token lifetime, so nobody is
  * logged out; a key the service does not hold is refused.
  */

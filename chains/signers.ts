@@ -29,7 +29,7 @@ export interface RelayerSigner {
 }
 
 /**
- * Key rotation without downtime (root README "Rotating the relayer keys"): `previous` signs every
+ * Key rotation without downtime (docs/security.md "Rotating keys"): `previous` signs every
  * request made before `switchAtMs` (Unix milliseconds, RELAYER_KEY_SWITCH_AT), `current` every one
  * made from then on. The contracts must trust `current` before the switch (the admin's
  * `rotateRelayer`) and keep accepting `previous` for a grace period longer than the switch's

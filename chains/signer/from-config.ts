@@ -19,7 +19,7 @@ export function noRelayerSigner(role: string): RelayerSigner {
  * over the token the PKCS11_* settings name (validated by loadConfig; the PIN is the signing
  * process's secret, `secrets.pkcs11Pin`). The PKCS#11 child process starts on first use;
  * `RelayerSigner.evmAddress()` at start-up checks the token early. With RELAYER_KEY_SWITCH_AT set
- * (key rotation, README "Rotating keys"), a rotating signer: the previous keys sign before that
+ * (key rotation, docs/security.md "Rotating keys"), a rotating signer: the previous keys sign before that
  * moment, the current ones from it on; a key with no previous one set is its own previous.
  */
 export function relayerSignerFromConfig(config: Config, secrets: Secrets): RelayerSigner {

@@ -10,7 +10,7 @@ import { startAnvil, type AnvilInstance } from '../../devnet/anvil.ts';
 import { loadDevnetArtifacts, type DevnetArtifacts } from './artifacts.ts';
 
 /**
- * Relayer key rotation without downtime on anvil (root README "Rotating keys"): the admin's
+ * Relayer key rotation without downtime on anvil (docs/security.md "Rotating keys"): the admin's
  * rotateRelayer makes the new key the relayer and keeps the previous one for a grace period; the
  * service's rotating signer (RELAYER_KEY_SWITCH_AT) signs with the old key before its switch and the
  * new one from it. A request signed by the old key before the switch executes within the grace

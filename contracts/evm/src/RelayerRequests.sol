@@ -101,7 +101,7 @@ abstract contract RelayerRequests {
         versionHash = keccak256(bytes(version));
     }
 
-    /// Key rotation without downtime (root README "Rotating keys"): `next` becomes the relayer and the
+    /// Key rotation without downtime (docs/security.md "Rotating keys"): `next` becomes the relayer and the
     /// key it replaces stays accepted for `graceSeconds` from now, so requests the service signed with it
     /// before switching keep executing until their deadline. Admin only; refuses the zero address.
     function rotateRelayer(address next, uint256 graceSeconds) external {

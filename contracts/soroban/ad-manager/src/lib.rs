@@ -335,7 +335,7 @@ impl AdManager {
     }
 
     /// Rotates the relayer key (the admin's authorisation required): `next` signs from now on, the
-    /// replaced key stays accepted for `grace_seconds` (root README "Rotating keys").
+    /// replaced key stays accepted for `grace_seconds` (docs/security.md "Rotating keys").
     pub fn rotate_relayer(env: Env, next: BytesN<32>, grace_seconds: u64) {
         let previous = requests::rotate_relayer(&env, next.clone(), grace_seconds);
         RelayerRotated { previous: previous.key, current: next, previousUntil: previous.until }.publish(&env);
