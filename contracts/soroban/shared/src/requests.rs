@@ -95,8 +95,8 @@ pub fn rotate_relayer(env: &Env, next: BytesN<32>, grace_seconds: u64) -> Previo
 }
 
 /// Moves the end of the previous key's grace period (admin only): now or earlier ends it (a leaked
-/// old key), later extends it. No rotation yet: nothing to set (`Error::InvalidSignature` is not
-/// apt; the call simply records nothing and returns None).
+/// old key), later extends it. Before any rotation there is no previous key: nothing is stored and
+/// None is returned.
 pub fn set_previous_relayer_until(env: &Env, until: u64) -> Option<PreviousRelayer> {
     admin(env).require_auth();
     let mut previous = previous_relayer(env)?;
