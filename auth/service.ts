@@ -63,6 +63,9 @@ function heldSecret(value: string | undefined, name: string): string {
 export function tokenSettings(config: Config, secrets: Secrets): TokenSettings {
   return {
     secret: heldSecret(secrets.jwtSecret, 'JWT_SECRET'),
+    ...(config.JWT_KEY_SWITCH_AT !== undefined
+      ? { previous: { secret: heldSecret(secrets.jwtPreviousSecret, 'JWT_PREVIOUS_SECRET'), switchAt: config.JWT_KEY_SWITCH_AT } }
+      : {}),
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
     accessTtlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,

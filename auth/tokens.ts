@@ -7,7 +7,13 @@ import { isUuid } from '../domain/index.ts';
 export type TokenType = 'access' | 'refresh';
 
 export interface TokenSettings {
+  /** The current key (JWT_SECRET): signs from `previous.switchAt` on (always, without a rotation). */
   secret: string;
+  /**
+   * JWT key rotation (JWT_PREVIOUS_SECRET, JWT_KEY_SWITCH_AT): the replaced key signs before
+   * `switchAt` (Unix ms) and its tokens verify for one token lifetime after it.
+   */
+  previous?: { secret: string; switchAt: number };
   issuer: string;
   audience: string;
   accessTtlSeconds: number;
@@ -48,6 +54,35 @@ export interface IssuedRefreshToken {
 const JWT_ALGORITHMS: jwt.Algorithm[] = ['HS256'];
 
 
+/**
+ * The `kid` header of tokens signed with `secret`: a fingerprint that names the key without
+ * revealing it (the first 16 hex digits of SHA-256 over a fixed label and the key).
+ */
+export function jwtKeyId(secret: string): string {
+  return createHash('sha256').update('relayer jwt kid\0').update(secret).digest('hex').slice(0, 16);
+}
+
+/** The key that signs at `now`: the previous one before the switch, the current one from it. */
+function signingSecret(settings: TokenSettings, now: Date): string {
+  return settings.previous && now.getTime() < settings.previous.switchAt ? settings.previous.secret : settings.secret;
+}
+
+/**
+ * The key a token's `kid` names, if the token may be verified with it at `now`: the current key;
+ * the previous key for a token issued before the switch (`iat`), until one lifetime of its kind after
+ * the switch (so a rotation logs nobody out, and a leaked old key mints nothing new); a token
+ * without `kid` (issued before kids existed) against the current key. Else undefined.
+ */
+function verifyingSecret(settings: TokenSettings, header: { kid?: unknown }, payload: { iat?: unknown }, expected: TokenType, now: Date): string | undefined {
+  const { kid } = header;
+  if (kid === undefined || kid === jwtKeyId(settings.secret)) return settings.secret;
+  const previous = settings.previous;
+  if (!previous || kid !== jwtKeyId(previous.secret)) return undefined;
+  const lifetimeMs = (expected === 'access' ? settings.accessTtlSeconds : settings.refreshTtlSeconds) * 1000;
+  if (typeof payload.iat !== 'number' || payload.iat * 1000 >= previous.switchAt) return undefined;
+  return now.getTime() < previous.switchAt + lifetimeMs ? previous.secret : undefined;
+}
+
 /** SHA-256 of a refresh token, hex: what the database stores instead of the token. */
 export function hashRefreshToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -60,8 +95,10 @@ function verifyOptions(settings: TokenSettings): jwt.VerifyOptions & { algorithm
 
 function sign(settings: TokenSettings, typ: TokenType, who: TokenSubject, sessionId: string, tokenId: string, ttl: number, now: Date): string {
   const iat = Math.floor(now.getTime() / 1000);
-  return jwt.sign({ typ, uid: who.userId, sid: sessionId, iat, exp: iat + ttl }, settings.secret, {
+  const secret = signingSecret(settings, now);
+  return jwt.sign({ typ, uid: who.userId, sid: sessionId, iat, exp: iat + ttl }, secret, {
     algorithm: 'HS256',
+    keyid: jwtKeyId(secret),
     subject: who.account,
     issuer: settings.issuer,
     audience: settings.audience,
@@ -115,11 +152,20 @@ export function readClaims(payload: unknown, expected: TokenType): TokenClaims {
   return { userId, account: sub, sessionId: sid, tokenId: jti, expiresAt: new Date(exp * 1000) };
 }
 
-/** Verifies signature (HS256 only), issuer, audience, expiry and type. Throws `SignInRejected` saying why. */
-export function verifyToken(settings: TokenSettings, token: string, expected: TokenType): TokenClaims {
+/**
+ * Verifies the key (`kid`: the current key, or the previous one within its window after a rotation),
+ * signature (HS256 only), issuer, audience, expiry and type. Throws `SignInRejected` saying why; a
+ * token of a key the service does not hold (an unknown `kid`, or the previous key's after its window)
+ * is invalid. `now` is for tests.
+ */
+export function verifyToken(settings: TokenSettings, token: string, expected: TokenType, now = new Date()): TokenClaims {
+  const decoded = jwt.decode(token, { complete: true });
+  if (!decoded || typeof decoded.payload !== 'object') throw new SignInRejected(`${expected} token is invalid`);
+  const secret = verifyingSecret(settings, decoded.header, decoded.payload, expected, now);
+  if (secret === undefined) throw new SignInRejected(`${expected} token is signed by a key this service does not accept`);
   let payload: unknown;
   try {
-    payload = jwt.verify(token, settings.secret, verifyOptions(settings));
+    payload = jwt.verify(token, secret, { ...verifyOptions(settings), clockTimestamp: Math.floor(now.getTime() / 1000) });
   } catch (error) {
     if (error instanceof jwt.TokenExpiredError) throw new SignInRejected(`${expected} token expired`, { code: 'TOKEN_EXPIRED' });
     throw new SignInRejected(`${expected} token is invalid`);

@@ -6,7 +6,7 @@ import { computeOrderHash, type OrderParams } from './order.ts';
 import { RequestFieldError, structFields } from './request-schema.ts';
 import { stellarRequestMessage } from './stellar/request-layout.ts';
 import { buildSignedCallData, CallTargetError } from './signed-call-data.ts';
-import { createRelayerSigners } from './signers.ts';
+import { createRelayerSigners, createRotatingSigner } from './signers.ts';
 
 const evmWallet = Wallet.createRandom();
 const stellarKey = Keypair.random();
@@ -307,5 +307,42 @@ describe('Stellar amounts', () => {
         ttlSeconds: 300,
       }),
     ).rejects.toThrow(RequestFieldError);
+  });
+});
+
+describe('buildSignedCallData with a rotating signer (RELAYER_KEY_SWITCH_AT)', () => {
+  const next = createRelayerSigners(
+    { relayerEvmPrivateKey: Wallet.createRandom().privateKey, relayerStellarSecret: Keypair.random().secret() },
+    { name: 'ProofBridge', version: '1' },
+  );
+  const rotating = { signer: createRotatingSigner(signers.signer, next.signer, NOW + 1_000), domain: signers.domain };
+  const build = (kind: 'EVM' | 'STELLAR', now: number) =>
+    buildSignedCallData({
+      target: kind === 'EVM'
+        ? { kind, chainId: '31337', contractAddress: adManager }
+        : { kind, chainId: '148', contractAddress: stellarContract, networkPassphrase: 'Standalone Network ; February 2017' },
+      action: 'fundAd',
+      fields: { adId, amount: 1_000n },
+      signers: rotating,
+      ttlSeconds: 600,
+      now,
+    });
+
+  it('signs with the previous keys before the switch and the current ones from it, per request time', async () => {
+    const before = await build('EVM', NOW + 999);
+    const after = await build('EVM', NOW + 1_000);
+    expect(recoverAddress(before.reqHash, before.signature)).toBe(signers.evmAddress);
+    expect(recoverAddress(after.reqHash, after.signature)).toBe(next.evmAddress);
+  });
+
+  it("names the Stellar key that signed (signerPublicKey) on each side of the switch, so the contract checks the right one", async () => {
+    const before = await build('STELLAR', NOW + 999);
+    const after = await build('STELLAR', NOW + 1_000);
+    expect(before.signerPublicKey).toBe(stellarKey.publicKey());
+    expect(after.signerPublicKey).toBe(next.stellar.publicKey());
+    const verify = (data: typeof before) =>
+      Keypair.fromPublicKey(data.signerPublicKey!).verify(Buffer.from(data.reqHash.slice(2), 'hex'), Buffer.from(data.signature.slice(2), 'hex'));
+    expect(verify(before)).toBe(true);
+    expect(verify(after)).toBe(true);
   });
 });

@@ -72,7 +72,10 @@ export async function buildSignedCallData<A extends ActionName>(
     throw new RangeError(`ttlSeconds must be a positive integer, received ${input.ttlSeconds}`);
   }
   if (!/^\d+$/.test(target.chainId)) throw new CallTargetError(`chainId must be a numeric string, received '${target.chainId}'`);
-  const nowSeconds = Math.floor((input.now ?? Date.now()) / 1000);
+  const nowMs = input.now ?? Date.now();
+  const nowSeconds = Math.floor(nowMs / 1000);
+  // A rotating signer picks the key of this request's moment once, for the signature and the key shown.
+  const signer = signers.signer.at?.(nowMs) ?? signers.signer;
   const deadline = String(nowSeconds + input.ttlSeconds);
   if (input.authToken !== undefined && !/^0x[0-9a-f]{64}$/.test(input.authToken)) {
     throw new RangeError(`authToken must be 0x and 64 lower-case hex digits, received '${input.authToken}'`);
@@ -95,7 +98,7 @@ export async function buildSignedCallData<A extends ActionName>(
       ...returned,
       ...common,
       contractAddress: target.contractAddress,
-      signature: await signers.signer.signEvmDigest(reqHash),
+      signature: await signer.signEvmDigest(reqHash),
       reqHash,
     };
   }
@@ -117,8 +120,8 @@ export async function buildSignedCallData<A extends ActionName>(
     ...returned,
     ...common,
     contractAddress: target.contractAddress,
-    signature: `0x${(await signers.signer.signStellar(hash)).toString('hex')}`,
-    signerPublicKey: await signers.signer.stellarPublicKey(),
+    signature: `0x${(await signer.signStellar(hash)).toString('hex')}`,
+    signerPublicKey: await signer.stellarPublicKey(),
     reqHash: `0x${hash.toString('hex')}`,
   };
 }

@@ -20,6 +20,41 @@ export interface RelayerSigner {
   signStellar(hash: Buffer): Promise<Buffer>;
   /** Releases the backend (ends the PKCS#11 child process); a later call starts it again. */
   close(): Promise<void>;
+  /**
+   * The signer whose keys sign a request made at `nowMs` (Unix milliseconds). Present on a
+   * rotating signer (`createRotatingSigner`): one request's signature and `signerPublicKey` then
+   * come from the same key even when the switch falls between the two calls.
+   */
+  at?(nowMs: number): RelayerSigner;
+}
+
+/**
+ * Key rotation without downtime (docs/security.md "Rotating keys"): `previous` signs every
+ * request made before `switchAtMs` (Unix milliseconds, RELAYER_KEY_SWITCH_AT), `current` every one
+ * made from then on. The contracts must trust `current` before the switch (the admin's
+ * `rotateRelayer`) and keep accepting `previous` for a grace period longer than the switch's
+ * distance plus the longest request TTL, so a request signed just before the switch still executes.
+ * `clock` is for tests; the signed call data's own `now` decides per request (`at`).
+ */
+export function createRotatingSigner(
+  previous: RelayerSigner,
+  current: RelayerSigner,
+  switchAtMs: number,
+  clock: () => number = Date.now,
+): RelayerSigner {
+  const at = (nowMs: number): RelayerSigner => (nowMs < switchAtMs ? previous : current);
+  const now = () => at(clock());
+  return {
+    backend: current.backend,
+    evmAddress: () => now().evmAddress(),
+    signEvmDigest: (digest) => now().signEvmDigest(digest),
+    stellarPublicKey: () => now().stellarPublicKey(),
+    signStellar: (hash) => now().signStellar(hash),
+    close: async () => {
+      await Promise.all([previous.close(), current.close()]);
+    },
+    at,
+  };
 }
 
 /** The relayer's signer and the EIP-712 domain name/version its requests are signed under. */

@@ -43,6 +43,8 @@ export interface SignedResponse {
     authToken: string;
     deadline: string;
     signature: string;
+    /** The G... key that signed: the contract checks it is its relayer key (or, during a key rotation, the previous one). */
+    signerPublicKey: string;
     orderParams?: OrderParams;
     proof?: string;
     [field: string]: unknown;
@@ -57,7 +59,7 @@ export interface CallExtras {
 /**
  * The Soroban operation (`invokeHostFunction`) that submits `signed`, the API's response for
  * `action`, to its AdManager or OrderPortal: the contract's arguments then `auth_token, deadline,
- * signature`. Throws when a field or extra is missing.
+ * signer, signature` (`signer`: the response's `signerPublicKey`). Throws when a field or extra is missing.
  */
 export declare function stellarOperation(action: StellarAction, signed: SignedResponse, extras?: CallExtras): xdr.Operation;
 /** The timeout call for an order on Soroban: `refund` (OrderPortal, from refundTime on) or `releaseLock` (AdManager, from lockExpiry on). */

@@ -20,10 +20,10 @@ var __privateWrapper = (obj, member, setter, getter) => ({
 });
 
 // client/stellar-entry.ts
-import { Account, hash, rpc, StrKey, TransactionBuilder, xdr as xdr2 } from "@stellar/stellar-sdk";
+import { Account, hash, rpc, StrKey as StrKey2, TransactionBuilder, xdr as xdr2 } from "@stellar/stellar-sdk";
 
 // chains/stellar/call-args.ts
-import { Address, nativeToScVal, Operation, xdr } from "@stellar/stellar-sdk";
+import { Address, nativeToScVal, Operation, StrKey, xdr } from "@stellar/stellar-sdk";
 
 // node_modules/ethers/lib.esm/_version.js
 var version = "6.17.0";
@@ -5276,7 +5276,8 @@ function stellarContractCall(action, signed, extras = {}) {
     return extras.orderParams;
   };
   const adId = () => bytes2(uuidToBytes32(field("adId")));
-  const tail = () => [bytes2(field("authToken")), u64(field("deadline")), bytes2(field("signature"))];
+  const signer = () => nativeToScVal(StrKey.decodeEd25519PublicKey(field("signerPublicKey")), { type: "bytes" });
+  const tail = () => [bytes2(field("authToken")), u64(field("deadline")), signer(), bytes2(field("signature"))];
   const invoke = (fn, args) => Operation.invokeContractFunction({ contract: field("contractAddress"), function: fn, args: [...args, ...tail()] });
   switch (action) {
     case "createAd":
@@ -5335,7 +5336,7 @@ function entryAddress(entry) {
   if (entry.credentials().switch() !== xdr2.SorobanCredentialsType.sorobanCredentialsAddress()) return null;
   const address2 = entry.credentials().address().address();
   if (address2.switch() !== xdr2.ScAddressType.scAddressTypeAccount()) return null;
-  return StrKey.encodeEd25519PublicKey(address2.accountId().ed25519());
+  return StrKey2.encodeEd25519PublicKey(address2.accountId().ed25519());
 }
 async function stellarTransactionWithFeePayer(action, signed, payer, network, extras = {}) {
   const server = serverOf(network);

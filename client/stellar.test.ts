@@ -23,7 +23,7 @@ const committed = (file: string) => readFileSync(new URL(file, import.meta.url),
 const maker = Keypair.fromRawEd25519Seed(Buffer.alloc(32, 3));
 const contract = StrKey.encodeContract(Buffer.alloc(32, 9));
 const token = StrKey.encodeContract(Buffer.alloc(32, 8));
-const signed = { contractAddress: contract, authToken: `0x${'ab'.repeat(32)}`, deadline: '1999999999', signature: `0x${'11'.repeat(64)}` };
+const signed = { contractAddress: contract, authToken: `0x${'ab'.repeat(32)}`, deadline: '1999999999', signature: `0x${'11'.repeat(64)}`, signerPublicKey: Keypair.fromRawEd25519Seed(Buffer.alloc(32, 5)).publicKey() };
 const orderParams = {
   orderChainToken: token, adChainToken: '0x5FbDB2315678afecb367f032d93F642f64180aa3', amount: '100', orderAmount: '100', adAmount: '95',
   bridger: maker.publicKey(), orderRecipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', adId: '0b5c2a6e-8f0e-4f7a-9a51-3c1d2e4f5a6b',

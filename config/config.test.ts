@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
@@ -108,11 +108,12 @@ describe('secrets per process role', () => {
   const base = () => ({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
   const keyed = { jwtSecret: 'JWT_SECRET', sep10SigningSecret: 'SEP10_SIGNING_SECRET', relayerEvmPrivateKey: 'RELAYER_EVM_PRIVATE_KEY', relayerStellarSecret: 'RELAYER_STELLAR_SECRET' } as const;
 
-  it('the worker, prover and migrate hold no signing, SEP-10 or JWT key; the api all four', () => {
+  it('the worker, prover and migrate hold no signing, SEP-10 or JWT key nor the PKCS#11 PIN; the api all of them', () => {
     expect(SECRETS_OF_ROLE.worker).toEqual([]);
     expect(SECRETS_OF_ROLE.prover).toEqual([]);
     expect(SECRETS_OF_ROLE.migrate).toEqual([]);
-    expect([...SECRETS_OF_ROLE.api].sort()).toEqual(Object.keys(keyed).sort());
+    const rotation = ['jwtPreviousSecret', 'relayerEvmPreviousPrivateKey', 'relayerStellarPreviousSecret'];
+    expect([...SECRETS_OF_ROLE.api].sort()).toEqual([...Object.keys(keyed), ...rotation, 'pkcs11Pin'].sort());
   });
 
   it('in production each role starts with only its own secrets', () => {
@@ -252,12 +253,52 @@ describe('the relayer signer setting (RELAYER_SIGNER)', () => {
 
   it('with pkcs11 names every missing PKCS11_* setting, wants one PIN source, and asks no raw relayer key in production', () => {
     expect(() => loadConfig({ RELAYER_SIGNER: 'pkcs11' }))
-      .toThrow(/PKCS11_MODULE: must be set[\s\S]*PKCS11_TOKEN_LABEL[\s\S]*PKCS11_EVM_KEY_LABEL[\s\S]*PKCS11_STELLAR_KEY_LABEL[\s\S]*PKCS11_PIN: set exactly one/);
-    expect(() => loadConfig({ ...pkcs11, PKCS11_PIN_FILE: '/run/secrets/pin' })).toThrow(/PKCS11_PIN: set exactly one of PKCS11_PIN and PKCS11_PIN_FILE/);
+      .toThrow(/PKCS11_MODULE: must be set[\s\S]*PKCS11_TOKEN_LABEL[\s\S]*PKCS11_EVM_KEY_LABEL[\s\S]*PKCS11_STELLAR_KEY_LABEL/);
+    // The PIN is the signing process's secret: checked per role by resolveSecrets, not by loadConfig.
+    expect(() => resolveSecrets(loadConfig({ ...pkcs11, PKCS11_PIN_FILE: '/run/secrets/pin' }), 'api')).toThrow(/PKCS11_PIN: set exactly one of PKCS11_PIN and PKCS11_PIN_FILE/);
     expect(() => loadConfig({ RELAYER_SIGNER: 'kms' })).toThrow(/RELAYER_SIGNER: must be env or pkcs11/);
     const { RELAYER_SIGNER_ALLOW_ENV: _allowed, RELAYER_EVM_PRIVATE_KEY: _evm, RELAYER_STELLAR_SECRET: _stellar, ...noKeys } = productionEnv();
     const secrets = resolveSecrets(loadConfig({ ...noKeys, ...pkcs11 }));
     expect(secrets.relayerEvmPrivateKey).toBeUndefined();
     expect(secrets.relayerStellarSecret).toBeUndefined();
+    expect(secrets.pkcs11Pin).toBe('1234');
+  });
+
+  it('gives the PKCS#11 PIN to signing processes only: a worker, prover or migrate given one exits naming it in production', () => {
+    const { PKCS11_PIN: _pin, ...noPin } = pkcs11;
+    const { RELAYER_SIGNER_ALLOW_ENV: _allowed, RELAYER_EVM_PRIVATE_KEY: _evm, RELAYER_STELLAR_SECRET: _stellar, JWT_SECRET: _jwt, SEP10_SIGNING_SECRET: _sep10, ...shared } = productionEnv();
+    const pinFile = path.join(mkdtempSync(path.join(tmpdir(), 'pin-')), 'pin');
+    writeFileSync(pinFile, '5678\n');
+    expect(resolveSecrets(loadConfig({ ...shared, ...noPin, PKCS11_PIN_FILE: pinFile, JWT_SECRET: _jwt!, SEP10_SIGNING_SECRET: _sep10! }), 'api').pkcs11Pin).toBe('5678');
+    for (const role of ['worker', 'prover', 'migrate'] as const) {
+      expect(resolveSecrets(loadConfig({ ...shared, ...noPin }), role).pkcs11Pin, role).toBeUndefined();
+      expect(() => resolveSecrets(loadConfig({ ...shared, ...pkcs11 }), role), role).toThrow(/PKCS11_PIN: the \w+ process does not use it/);
+      expect(() => resolveSecrets(loadConfig({ ...shared, ...noPin, PKCS11_PIN_FILE: pinFile }), role), role).toThrow(/PKCS11_PIN_FILE: the \w+ process does not use it/);
+    }
+    expect(() => resolveSecrets(loadConfig({ ...shared, ...noPin, JWT_SECRET: _jwt!, SEP10_SIGNING_SECRET: _sep10! }), 'api')).toThrow(/PKCS11_PIN: set exactly one/);
+  });
+});
+
+describe('key rotation settings', () => {
+  it('wants RELAYER_KEY_SWITCH_AT with a previous relayer key and the reverse, as an ISO time', () => {
+    const previous = Wallet.createRandom().privateKey;
+    expect(() => loadConfig({ RELAYER_EVM_PREVIOUS_PRIVATE_KEY: previous })).toThrow(/RELAYER_KEY_SWITCH_AT: must be set with RELAYER_EVM_PREVIOUS_PRIVATE_KEY/);
+    expect(() => loadConfig({ RELAYER_KEY_SWITCH_AT: '2026-12-01T12:00:00Z' })).toThrow(/RELAYER_KEY_SWITCH_AT: is set but no previous relayer key is/);
+    expect(() => loadConfig({ RELAYER_EVM_PREVIOUS_PRIVATE_KEY: previous, RELAYER_KEY_SWITCH_AT: 'tomorrow' })).toThrow(/RELAYER_KEY_SWITCH_AT: must be an ISO 8601 time/);
+    expect(loadConfig({ RELAYER_EVM_PREVIOUS_PRIVATE_KEY: previous, RELAYER_KEY_SWITCH_AT: '2026-12-01T12:00:00Z' }).RELAYER_KEY_SWITCH_AT).toBe(Date.parse('2026-12-01T12:00:00Z'));
+    expect(() => loadConfig({ JWT_PREVIOUS_SECRET: randomBytes(32).toString('hex') })).toThrow(/JWT_KEY_SWITCH_AT: set JWT_PREVIOUS_SECRET and JWT_KEY_SWITCH_AT together/);
+  });
+
+  it('checks a previous key as strictly as the current one and gives it to the signing roles only', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rotation-secrets-'));
+    expect(() => resolveSecrets(loadConfig({ DATA_DIR: dir, RELAYER_EVM_PREVIOUS_PRIVATE_KEY: '0x12', RELAYER_KEY_SWITCH_AT: '2026-12-01T12:00:00Z' }), 'api'))
+      .toThrow(/RELAYER_EVM_PREVIOUS_PRIVATE_KEY: must be a 0x-prefixed 32-byte hex private key/);
+    const previous = Keypair.random().secret();
+    const env = { DATA_DIR: dir, RELAYER_STELLAR_PREVIOUS_SECRET: previous, RELAYER_KEY_SWITCH_AT: '2026-12-01T12:00:00Z' };
+    expect(resolveSecrets(loadConfig(env), 'api').relayerStellarPreviousSecret).toBe(previous);
+    expect(resolveSecrets(loadConfig(env), 'worker').relayerStellarPreviousSecret).toBeUndefined();
+    const { RELAYER_EVM_PRIVATE_KEY: _evm, RELAYER_STELLAR_SECRET: _stellar, JWT_SECRET: _jwt, SEP10_SIGNING_SECRET: _sep10, ...shared } = productionEnv();
+    expect(() => resolveSecrets(loadConfig({ ...shared, RELAYER_STELLAR_PREVIOUS_SECRET: previous, RELAYER_KEY_SWITCH_AT: '2026-12-01T12:00:00Z' }), 'worker'))
+      .toThrow(/RELAYER_STELLAR_PREVIOUS_SECRET: the worker process does not use it/);
   });
 });

@@ -6,6 +6,13 @@ import { z } from 'zod';
  * A bad value stops start-up with an error naming the variable.
  */
 const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** An ISO 8601 time with its offset (2026-12-01T12:00:00Z), as Unix milliseconds. */
+const isoTime = z
+  .string()
+  .refine((value) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value)), {
+    message: 'must be an ISO 8601 time with its offset, e.g. 2026-12-01T12:00:00Z',
+  })
+  .transform((value) => Date.parse(value));
 
 export const configSchema = z.object({
   /** `production` forbids generated/default secrets; anything else is a development run. */
@@ -112,6 +119,15 @@ export const configSchema = z.object({
   // --- Sign-in (SIWE, SEP-10) and sessions ---
   /** HMAC key for JWTs (HS256), at least 32 bytes. Generated into DATA_DIR outside production. */
   JWT_SECRET: z.string().optional(),
+  /**
+   * JWT key rotation (docs/security.md "Rotating keys"): the key JWT_SECRET replaces. Tokens carry a `kid`
+   * (a fingerprint of their key); before JWT_KEY_SWITCH_AT this key signs, from then on JWT_SECRET,
+   * and tokens of this key stay valid for one token lifetime after the switch (access:
+   * ACCESS_TOKEN_TTL_SECONDS, refresh: REFRESH_TOKEN_TTL_SECONDS), so the rotation logs nobody out.
+   */
+  JWT_PREVIOUS_SECRET: z.string().optional(),
+  /** ISO 8601 time from which JWT_SECRET signs tokens; set with JWT_PREVIOUS_SECRET. */
+  JWT_KEY_SWITCH_AT: isoTime.optional(),
   /** Lifetime of an access token, seconds. */
   ACCESS_TOKEN_TTL_SECONDS: intFromEnv(30, 86_400).default(900),
   /** Lifetime of a refresh token, seconds. */
@@ -159,6 +175,21 @@ export const configSchema = z.object({
   RELAYER_EVM_PRIVATE_KEY: z.string().optional(),
   /** Secret seed (S...) of the ed25519 key that signs Stellar requests. Generated into DATA_DIR outside production. */
   RELAYER_STELLAR_SECRET: z.string().optional(),
+  /**
+   * Relayer key rotation without downtime (docs/security.md "Rotating keys"): the keys being replaced. Before
+   * RELAYER_KEY_SWITCH_AT the service signs with these (or, with RELAYER_SIGNER=pkcs11, the
+   * PKCS11_*_PREVIOUS_KEY_LABEL keys), from then on with RELAYER_EVM_PRIVATE_KEY / RELAYER_STELLAR_SECRET
+   * (the PKCS11_*_KEY_LABEL keys). A key with no previous one set did not change. The contracts must
+   * already trust the new key (admin `rotateRelayer` / `rotate_relayer`) with a grace period covering
+   * the switch plus SIGNED_REQUEST_TTL_SECONDS.
+   */
+  RELAYER_EVM_PREVIOUS_PRIVATE_KEY: z.string().optional(),
+  RELAYER_STELLAR_PREVIOUS_SECRET: z.string().optional(),
+  /** RELAYER_SIGNER=pkcs11 rotation: labels of the key pairs being replaced, in the same token. */
+  PKCS11_EVM_PREVIOUS_KEY_LABEL: z.string().min(1).optional(),
+  PKCS11_STELLAR_PREVIOUS_KEY_LABEL: z.string().min(1).optional(),
+  /** ISO 8601 time from which the relayer signs with its current keys; required with any previous key. */
+  RELAYER_KEY_SWITCH_AT: isoTime.optional(),
   /**
    * Where the relayer's signing keys live (docs/security.md "Relayer keys in an HSM"): `env` holds them in memory
    * from RELAYER_EVM_PRIVATE_KEY / RELAYER_STELLAR_SECRET (development; refused in production unless
@@ -331,13 +362,21 @@ export const configSchema = z.object({
   if (config.METRICS_ON_API_PORT && config.METRICS_PORT !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['METRICS_ON_API_PORT'], message: 'must not be true when METRICS_PORT is set: /metrics is served on one port' });
   }
+  const previousRelayerKeys = (['RELAYER_EVM_PREVIOUS_PRIVATE_KEY', 'RELAYER_STELLAR_PREVIOUS_SECRET', 'PKCS11_EVM_PREVIOUS_KEY_LABEL', 'PKCS11_STELLAR_PREVIOUS_KEY_LABEL'] as const)
+    .filter((key) => config[key] !== undefined);
+  if ((previousRelayerKeys.length > 0) !== (config.RELAYER_KEY_SWITCH_AT !== undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['RELAYER_KEY_SWITCH_AT'], message: previousRelayerKeys.length > 0
+      ? `must be set with ${previousRelayerKeys.join(', ')}: the moment the current keys take over`
+      : 'is set but no previous relayer key is (RELAYER_EVM_PREVIOUS_PRIVATE_KEY, RELAYER_STELLAR_PREVIOUS_SECRET or PKCS11_*_PREVIOUS_KEY_LABEL)' });
+  }
+  if ((config.JWT_PREVIOUS_SECRET !== undefined) !== (config.JWT_KEY_SWITCH_AT !== undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['JWT_KEY_SWITCH_AT'], message: 'set JWT_PREVIOUS_SECRET and JWT_KEY_SWITCH_AT together (JWT key rotation)' });
+  }
   if (config.RELAYER_SIGNER === 'pkcs11') {
     for (const key of ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_EVM_KEY_LABEL', 'PKCS11_STELLAR_KEY_LABEL'] as const) {
       if (config[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must be set when RELAYER_SIGNER=pkcs11' });
     }
-    if ((config.PKCS11_PIN === undefined) === (config.PKCS11_PIN_FILE === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['PKCS11_PIN'], message: 'set exactly one of PKCS11_PIN and PKCS11_PIN_FILE when RELAYER_SIGNER=pkcs11' });
-    }
+    // The PIN is a secret of the signing process alone (config/secrets.ts resolveSecrets checks it per role).
   }
   if (config.NODE_ENV !== 'production') return;
   // Raw keys in every pod's environment are the first thing an intruder takes: production signs in an HSM.

@@ -17,6 +17,15 @@ export interface Secrets {
   /** Absent with RELAYER_SIGNER=pkcs11: the relayer's keys are in the token, not here. */
   relayerEvmPrivateKey?: string;
   relayerStellarSecret?: string;
+  /** Key rotation only (optional, never generated): the keys being replaced (docs/security.md "Rotating keys"). */
+  jwtPreviousSecret?: string;
+  relayerEvmPreviousPrivateKey?: string;
+  relayerStellarPreviousSecret?: string;
+  /**
+   * RELAYER_SIGNER=pkcs11 only: the token's user PIN (PKCS11_PIN, or the first line of
+   * PKCS11_PIN_FILE). Only a process that signs relayer requests holds it.
+   */
+  pkcs11Pin?: string;
 }
 
 type SecretName = keyof Secrets;
@@ -33,9 +42,14 @@ export type ProcessRole = 'api' | 'worker' | 'prover' | 'migrate' | 'embedded';
  * chains, prove through the prover and write state, and its webhook deliveries are signed with each
  * endpoint's own secret kept in PostgreSQL; the prover proves; migrate changes the schema.
  */
+const SIGNING_SECRETS: readonly SecretName[] = [
+  'jwtSecret', 'sep10SigningSecret', 'relayerEvmPrivateKey', 'relayerStellarSecret',
+  'jwtPreviousSecret', 'relayerEvmPreviousPrivateKey', 'relayerStellarPreviousSecret', 'pkcs11Pin',
+];
+
 export const SECRETS_OF_ROLE: Record<ProcessRole, readonly SecretName[]> = {
-  api: ['jwtSecret', 'sep10SigningSecret', 'relayerEvmPrivateKey', 'relayerStellarSecret'],
-  embedded: ['jwtSecret', 'sep10SigningSecret', 'relayerEvmPrivateKey', 'relayerStellarSecret'],
+  api: SIGNING_SECRETS,
+  embedded: SIGNING_SECRETS,
   worker: [],
   prover: [],
   migrate: [],
@@ -48,19 +62,25 @@ export function roleSignsRequests(role: ProcessRole): boolean {
 
 /** The environment variables holding the secrets a process of `role` must not hold. */
 export function secretsForeignTo(role: ProcessRole): (keyof Config)[] {
-  return (Object.keys(ENV_NAMES) as SecretName[])
-    .filter((name) => !SECRETS_OF_ROLE[role].includes(name))
-    .map((name) => ENV_NAMES[name]);
+  const names = (Object.keys(ENV_NAMES) as SecretName[]).filter((name) => !SECRETS_OF_ROLE[role].includes(name));
+  return names.flatMap((name) => (name === 'pkcs11Pin' ? ['PKCS11_PIN', 'PKCS11_PIN_FILE'] : [ENV_NAMES[name]]));
 }
+
+/** Secrets only a key rotation (or an HSM) sets: never required, never generated, checked when present. */
+const OPTIONAL_SECRETS: ReadonlySet<SecretName> = new Set(['jwtPreviousSecret', 'relayerEvmPreviousPrivateKey', 'relayerStellarPreviousSecret']);
 
 const ENV_NAMES: Record<SecretName, keyof Config> = {
   jwtSecret: 'JWT_SECRET',
   sep10SigningSecret: 'SEP10_SIGNING_SECRET',
   relayerEvmPrivateKey: 'RELAYER_EVM_PRIVATE_KEY',
   relayerStellarSecret: 'RELAYER_STELLAR_SECRET',
+  jwtPreviousSecret: 'JWT_PREVIOUS_SECRET',
+  relayerEvmPreviousPrivateKey: 'RELAYER_EVM_PREVIOUS_PRIVATE_KEY',
+  relayerStellarPreviousSecret: 'RELAYER_STELLAR_PREVIOUS_SECRET',
+  pkcs11Pin: 'PKCS11_PIN',
 };
 
-const generators: Record<SecretName, () => string> = {
+const generators: Partial<Record<SecretName, () => string>> = {
   jwtSecret: () => randomBytes(48).toString('base64url'),
   sep10SigningSecret: () => Keypair.random().secret(),
   relayerEvmPrivateKey: () => Wallet.createRandom().privateKey,
@@ -71,13 +91,18 @@ const generators: Record<SecretName, () => string> = {
 function weakness(name: SecretName, value: string, production: boolean): string | null {
   switch (name) {
     case 'jwtSecret':
+    case 'jwtPreviousSecret':
       if (Buffer.byteLength(value) < 32) return 'must be at least 32 bytes';
       if (new Set(value).size < 10) return 'is too repetitive to be a secret';
       return production ? jwtSecretWeakness(value) : null;
     case 'sep10SigningSecret':
     case 'relayerStellarSecret':
+    case 'relayerStellarPreviousSecret':
       return StrKey.isValidEd25519SecretSeed(value) ? null : 'must be a Stellar secret seed (S...)';
-    case 'relayerEvmPrivateKey': {
+    case 'pkcs11Pin':
+      return null;
+    case 'relayerEvmPrivateKey':
+    case 'relayerEvmPreviousPrivateKey': {
       if (!/^0x[0-9a-fA-F]{64}$/.test(value)) return 'must be a 0x-prefixed 32-byte hex private key';
       const scalar = BigInt(value);
       const order = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -192,19 +217,34 @@ export function resolveSecrets(config: Config, role: ProcessRole = 'embedded'): 
   }
   const resolved = {} as Secrets;
   const generated: Partial<Secrets> = {};
-  // With an HSM the relayer's keys live in the token: none is asked for, generated or kept here.
-  const wanted = SECRETS_OF_ROLE[role]
-    .filter((name) => config.RELAYER_SIGNER !== 'pkcs11' || (name !== 'relayerEvmPrivateKey' && name !== 'relayerStellarSecret'));
+  // With an HSM the relayer's keys live in the token: none is asked for, generated or kept here;
+  // the token's PIN is asked for instead (a signing role only). Without one, no PIN.
+  const hsm = config.RELAYER_SIGNER === 'pkcs11';
+  const envKeys: ReadonlySet<SecretName> = new Set(['relayerEvmPrivateKey', 'relayerStellarSecret', 'relayerEvmPreviousPrivateKey', 'relayerStellarPreviousSecret']);
+  const wanted = SECRETS_OF_ROLE[role].filter((name) => (hsm ? !envKeys.has(name) : name !== 'pkcs11Pin'));
   for (const name of wanted) {
     const envName = ENV_NAMES[name];
+    if (name === 'pkcs11Pin') {
+      const pin = pkcs11Pin(config);
+      if (typeof pin === 'string') resolved.pkcs11Pin = pin;
+      else problems.push(pin.problem);
+      continue;
+    }
     const fromEnv = config[envName] as string | undefined;
+    if (OPTIONAL_SECRETS.has(name)) {
+      if (fromEnv === undefined) continue;
+      const problem = weakness(name, fromEnv, config.NODE_ENV === 'production');
+      if (problem) problems.push(`${envName}: ${problem}`);
+      resolved[name] = fromEnv;
+      continue;
+    }
     let value = fromEnv ?? stored[name];
     if (value === undefined) {
       if (config.NODE_ENV === 'production') {
         problems.push(`${envName}: required in production`);
         continue;
       }
-      value = generators[name]();
+      value = generators[name]!();
       generated[name] = value;
     }
     const problem = weakness(name, value, config.NODE_ENV === 'production');
@@ -223,4 +263,19 @@ export function resolveSecrets(config: Config, role: ProcessRole = 'embedded'): 
     writeFileSync(file, JSON.stringify({ ...stored, ...generated }, null, 2), { mode: 0o600 });
   }
   return resolved;
+}
+
+/** The PKCS#11 user PIN of a signing process: PKCS11_PIN, or the first line of PKCS11_PIN_FILE (exactly one). */
+function pkcs11Pin(config: Config): string | { problem: string } {
+  if ((config.PKCS11_PIN === undefined) === (config.PKCS11_PIN_FILE === undefined)) {
+    return { problem: 'PKCS11_PIN: set exactly one of PKCS11_PIN and PKCS11_PIN_FILE in a process that signs with RELAYER_SIGNER=pkcs11' };
+  }
+  if (config.PKCS11_PIN !== undefined) return config.PKCS11_PIN;
+  let pin: string | undefined;
+  try {
+    pin = readFileSync(config.PKCS11_PIN_FILE!, 'utf8').split(/\r?\n/)[0]?.trim();
+  } catch (error) {
+    return { problem: `PKCS11_PIN_FILE: cannot read ${config.PKCS11_PIN_FILE}: ${(error as Error).message}` };
+  }
+  return pin ? pin : { problem: `PKCS11_PIN_FILE: ${config.PKCS11_PIN_FILE} holds no PIN on its first line` };
 }

@@ -65,6 +65,14 @@ describe('deploy/Dockerfile', () => {
     }
   });
 
+  it('builds the PKCS#11 signer with the command of its package script and ships its binary where the signer seam starts it', () => {
+    const script = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts['build:signer'];
+    const signerStage = dockerfile.slice(dockerfile.indexOf(' AS signer'), dockerfile.indexOf(' AS build'));
+    expect(dockerfile).toMatch(/^FROM native AS signer$/m);
+    expect(signerStage).toContain(`\n && ${script}\n`);
+    expect(finalStage).toContain('COPY --from=signer --chown=0:0 /app/target/devnet/relayer-pkcs11-signer /app/target/devnet/relayer-pkcs11-signer');
+  });
+
   it('builds the native prover with the command of its package script and ships only its binary', () => {
     const script = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts['build:native'];
     const nativeStage = dockerfile.slice(dockerfile.indexOf(' AS native'), dockerfile.indexOf(' AS build'));

@@ -139,6 +139,11 @@ describe('the image (deploy/Dockerfile, built with podman)', () => {
     expect(built.sizeBytes).toBeLessThanOrEqual(400e6);
   });
 
+  it('carries the PKCS#11 signer that RELAYER_SIGNER=pkcs11 starts (target/devnet/relayer-pkcs11-signer), runnable as its user', async () => {
+    const { stdout, stderr } = await podman(['run', '--rm', '--read-only', '--entrypoint', '/app/target/devnet/relayer-pkcs11-signer', IMAGE]);
+    expect(`${stdout}${stderr}`).toMatch(/usage: relayer-pkcs11-signer serve \| generate/);
+  });
+
   it('migrate brings an empty database to the latest schema and exits 0, also when SIGTERM arrives mid-way', async () => {
     const name = await startContainer('migrate');
     await new Promise((r) => setTimeout(r, 1_000));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { computeAddress, JsonRpcProvider, SigningKey } from 'ethers';
@@ -71,6 +72,9 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
   const stop = async () => {
     await Promise.all(nodes.map((node) => node.stop()));
   };
+  // The contracts' code: a persisted chain deployed from other code (before a contract change, such
+  // as the key rotation's new functions) is deployed again rather than reused.
+  const code = createHash('sha256').update(artifacts.adManager.bytecode).update(artifacts.orderPortal.bytecode).digest('hex');
   try {
     const chains = await Promise.all(
       DEVNET_CHAINS.map(async (chain, i) => {
@@ -78,9 +82,9 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
         const node = await startAnvil({ chainId: chain.chainId, port: options.ports?.[i] ?? chain.port, statePath: files?.state });
         nodes.push(node);
         const deployment =
-          (files && (await previousDeployment(node.rpcUrl, files.deployment, relayer))) ??
+          (files && (await previousDeployment(node.rpcUrl, files.deployment, relayer, code))) ??
           (await deployBridgeContracts({ rpcUrl: node.rpcUrl, artifacts, relayer, domain }));
-        if (files) writeFileSync(files.deployment, `${JSON.stringify({ relayer, deployment }, null, 2)}\n`);
+        if (files) writeFileSync(files.deployment, `${JSON.stringify({ relayer, code, deployment }, null, 2)}\n`);
         return { name: chain.name, rpcUrl: node.rpcUrl, deployment };
       }),
     );
@@ -126,13 +130,14 @@ function stateFiles(stateDir: string, chainId: number) {
 }
 
 /**
- * The deployment recorded beside a persisted chain, when the chain still holds its contracts
- * and they trust the same relayer; otherwise undefined (deploy again).
+ * The deployment recorded beside a persisted chain, when the chain still holds its contracts,
+ * deployed from the same code (`code`, a hash of the creation bytecode) and trusting the same
+ * relayer; otherwise undefined (deploy again).
  */
-async function previousDeployment(rpcUrl: string, file: string, relayer: string): Promise<BridgeDeployment | undefined> {
+async function previousDeployment(rpcUrl: string, file: string, relayer: string, code: string): Promise<BridgeDeployment | undefined> {
   if (!existsSync(file)) return undefined;
-  const recorded = JSON.parse(readFileSync(file, 'utf8')) as { relayer: string; deployment: BridgeDeployment };
-  if (recorded.relayer.toLowerCase() !== relayer.toLowerCase()) return undefined;
+  const recorded = JSON.parse(readFileSync(file, 'utf8')) as { relayer: string; code?: string; deployment: BridgeDeployment };
+  if (recorded.relayer.toLowerCase() !== relayer.toLowerCase() || recorded.code !== code) return undefined;
   const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
   try {
     const codes = await Promise.all([recorded.deployment.adManager, recorded.deployment.orderPortal].map((a) => provider.getCode(a)));

@@ -6,7 +6,14 @@ import { Signature, recoverAddress } from 'ethers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildSignedCallData } from '../signed-call-data.ts';
 import type { RelayerSigner } from '../signers.ts';
-import { createPkcs11Signer, type Pkcs11Settings } from './pkcs11.ts';
+import { createPkcs11Signer, PKCS11_SIGNER_BINARY, type Pkcs11Settings } from './pkcs11.ts';
+import { relayerSignerFromConfig } from './from-config.ts';
+import { loadConfig } from '../../config/config.ts';
+import { resolveSecrets } from '../../config/secrets.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { computeAddress } from 'ethers';
 import { createSoftHsmToken, type SoftHsmToken } from '../../test/support/softhsm.ts';
 
 /**
@@ -103,5 +110,48 @@ describe('the PKCS#11 signer on SoftHSM2', () => {
     await expect(noToken.stellarPublicKey()).rejects.toThrow(/PKCS11_TOKEN_LABEL: no token labelled 'elsewhere'/);
     // The working signer is untouched by the others' failures.
     expect(await signer.evmAddress()).toBe(token.evmAddress);
+  });
+});
+
+describe('key rotation with the keys in the token (PKCS11_*_PREVIOUS_KEY_LABEL, RELAYER_KEY_SWITCH_AT)', () => {
+  it('signs with the previous labels before the switch and the new ones from it, the PIN read by the signing role alone', async () => {
+    const generate = (curve: string, label: string) =>
+      execFileSync(PKCS11_SIGNER_BINARY, ['generate', '--curve', curve, '--label', label], { env: { ...process.env, ...token.env }, encoding: 'utf8' }).trim();
+    const nextEvm = computeAddress(`0x${generate('secp256k1', 'relayer-evm-next')}`);
+    const nextStellar = StrKey.encodeEd25519PublicKey(Buffer.from(generate('ed25519', 'relayer-stellar-next'), 'hex'));
+    const switchAt = Date.now() + 3_600_000;
+    const config = loadConfig({
+      ...token.env,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'pkcs11-rotation-')),
+      PKCS11_EVM_KEY_LABEL: 'relayer-evm-next', PKCS11_STELLAR_KEY_LABEL: 'relayer-stellar-next',
+      PKCS11_EVM_PREVIOUS_KEY_LABEL: token.env.PKCS11_EVM_KEY_LABEL!, PKCS11_STELLAR_PREVIOUS_KEY_LABEL: token.env.PKCS11_STELLAR_KEY_LABEL!,
+      RELAYER_KEY_SWITCH_AT: new Date(switchAt).toISOString(),
+    });
+    const secrets = resolveSecrets(config, 'api');
+    expect(secrets.pkcs11Pin).toBe('246810');
+    const rotating = relayerSignerFromConfig(config, secrets);
+    try {
+      const build = (kind: 'EVM' | 'STELLAR', now: number) => buildSignedCallData({
+        target: kind === 'EVM'
+          ? { kind, chainId: '31337', contractAddress: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }
+          : { kind, chainId: '148', contractAddress: StrKey.encodeContract(Buffer.alloc(32, 9)), networkPassphrase: 'Standalone Network ; February 2017' },
+        action: 'fundAd',
+        fields: { adId: '0f8fad5b-d9cb-469f-a165-70867728950e', amount: 7n },
+        signers: { signer: rotating, domain: { name: 'ProofBridge', version: '1' } },
+        ttlSeconds: 600,
+        now,
+      });
+      const before = await build('EVM', switchAt - 1);
+      const after = await build('EVM', switchAt);
+      expect(recoverAddress(before.reqHash, before.signature)).toBe(token.evmAddress);
+      expect(recoverAddress(after.reqHash, after.signature)).toBe(nextEvm);
+      expect((await build('STELLAR', switchAt - 1)).signerPublicKey).toBe(token.stellarPublicKey);
+      const stellarAfter = await build('STELLAR', switchAt);
+      expect(stellarAfter.signerPublicKey).toBe(nextStellar);
+      expect(Keypair.fromPublicKey(nextStellar).verify(Buffer.from(stellarAfter.reqHash.slice(2), 'hex'), Buffer.from(stellarAfter.signature.slice(2), 'hex'))).toBe(true);
+      expect(await rotating.evmAddress()).toBe(token.evmAddress);
+    } finally {
+      await rotating.close();
+    }
   });
 });

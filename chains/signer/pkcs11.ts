@@ -24,7 +24,7 @@ export interface Pkcs11Settings {
 }
 
 /** Settings the signer child must not see: the relayer's other secrets stay in this process. */
-const WITHHELD = /^(RELAYER_EVM_PRIVATE_KEY|RELAYER_STELLAR_SECRET|JWT_SECRET|SEP10_SIGNING_SECRET|DATABASE_URL)$/;
+const WITHHELD = /^(RELAYER_EVM_PRIVATE_KEY|RELAYER_STELLAR_SECRET|RELAYER_EVM_PREVIOUS_PRIVATE_KEY|RELAYER_STELLAR_PREVIOUS_SECRET|JWT_SECRET|JWT_PREVIOUS_SECRET|SEP10_SIGNING_SECRET|DATABASE_URL)$/;
 
 interface Pending {
   resolve(value: Record<string, string>): void;

@@ -1,4 +1,4 @@
-import { Address, nativeToScVal, Operation, xdr } from '@stellar/stellar-sdk';
+import { Address, nativeToScVal, Operation, StrKey, xdr } from '@stellar/stellar-sdk';
 import { addressToBytes32, uuidToBytes32 } from '../address.ts';
 import { CallArgsError, type TimeoutAction } from '../evm/call-args.ts';
 import type { OrderParams } from '../../domain/order-params.ts';
@@ -55,7 +55,9 @@ export function orderScVal(params: OrderParams): xdr.ScVal {
 
 /**
  * The AdManager/OrderPortal invocation for a signed request, as the Soroban contracts in
- * contracts/soroban take it: the action's arguments, then `auth_token, deadline, signature`. What a
+ * contracts/soroban take it: the action's arguments, then `auth_token, deadline, signer, signature`
+ * (`signer`: the 32-byte key of the response's `signerPublicKey`, which the contract checks is its
+ * current relayer key or, during a rotation's grace period, the previous one). What a
  * Stellar dApp does with the API's response (the EVM twin is `evmContractCall`); the caller
  * simulates, signs and submits it (`createOrder` needs the Bridger's authorisation: submit it
  * from the Bridger's account). Throws `CallArgsError` when a field or extra is missing.
@@ -71,7 +73,8 @@ export function stellarContractCall(action: ActionName, signed: Signed, extras: 
     return extras.orderParams;
   };
   const adId = () => bytes(uuidToBytes32(field('adId')));
-  const tail = () => [bytes(field('authToken')), u64(field('deadline')), bytes(field('signature'))];
+  const signer = () => nativeToScVal(StrKey.decodeEd25519PublicKey(field('signerPublicKey')), { type: 'bytes' });
+  const tail = () => [bytes(field('authToken')), u64(field('deadline')), signer(), bytes(field('signature'))];
   const invoke = (fn: string, args: xdr.ScVal[]) =>
     Operation.invokeContractFunction({ contract: field('contractAddress'), function: fn, args: [...args, ...tail()] });
   switch (action) {

@@ -67,15 +67,21 @@ async function uploadAndCreate(server: rpc.Server, passphrase: string, saltName:
   return id;
 }
 
-/** The relayer key and chain id a deployed AdManager or OrderPortal trusts (its instance storage's `Config`). */
-async function trustedBy(server: rpc.Server, contractId: string): Promise<{ relayer: Buffer; chainId: bigint } | undefined> {
+/**
+ * The relayer key and chain id a deployed AdManager or OrderPortal trusts (its instance storage's
+ * `Config`), when it runs `wasmFile`'s code; undefined for a contract of other code (a network kept
+ * from before a contract change: its interface may differ, so it is not this relayer's).
+ */
+async function trustedBy(server: rpc.Server, contractId: string, wasmFile: string): Promise<{ relayer: Buffer; chainId: bigint } | undefined> {
   const key = xdr.LedgerKey.contractData(new xdr.LedgerKeyContractData({
     contract: new Address(contractId).toScAddress(),
     key: xdr.ScVal.scvLedgerKeyContractInstance(),
     durability: xdr.ContractDataDurability.persistent(),
   }));
   const entry = (await server.getLedgerEntries(key)).entries[0];
-  const storage = entry?.val.contractData().val().instance().storage() ?? [];
+  const instance = entry?.val.contractData().val().instance();
+  if (!instance || !Buffer.from(instance.executable().wasmHash()).equals(hash(readFileSync(wasmFile)))) return undefined;
+  const storage = instance.storage() ?? [];
   const config = storage.find((item) => JSON.stringify(scValToNative(item.key())) === '["Config"]');
   if (!config) return undefined;
   const value = scValToNative(config.val()) as { relayer: Buffer; chain_id: bigint };
@@ -94,7 +100,7 @@ async function deployForRelayer(server: rpc.Server, passphrase: string, name: st
   for (const saltName of [name, `${name} ${tag}`]) {
     const id = contractIdFor(STELLAR_DEPLOYER.publicKey(), salt(saltName), passphrase);
     if (!(await contractExists(server, id))) return uploadAndCreate(server, passphrase, saltName, wasmFile, args);
-    const trusted = await trustedBy(server, id);
+    const trusted = await trustedBy(server, id, wasmFile);
     if (trusted && trusted.relayer.equals(relayer) && trusted.chainId === chainId) return id;
   }
   throw new Error(`${name}: both its ids are taken by contracts trusting another relayer`);
@@ -137,6 +143,8 @@ export async function deployStellarContracts(options: DeployStellarOptions): Pro
     nativeToScVal(options.chainId, { type: 'u256' }),
     nativeToScVal(options.domain.name, { type: 'string' }),
     nativeToScVal(options.domain.version, { type: 'string' }),
+    // The admin who may rotate the relayer key (rotate_relayer): the devnet's deployer.
+    new Address(STELLAR_DEPLOYER.publicKey()).toScVal(),
   ];
   const adManager = await deployForRelayer(server, passphrase, 'ad-manager', SOROBAN_WASM.adManager, relayerKey, options.chainId, constructor);
   const orderPortal = await deployForRelayer(server, passphrase, 'order-portal', SOROBAN_WASM.orderPortal, relayerKey, options.chainId, constructor);

@@ -1,15 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   Account, Address, Asset, BASE_FEE, Keypair, nativeToScVal, Operation, rpc, scValToNative, TransactionBuilder, xdr,
 } from '@stellar/stellar-sdk';
+import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ActionFields } from '../../chains/request-schema.ts';
+import { buildSignedCallData } from '../../chains/signed-call-data.ts';
+import { createRelayerSigners, createRotatingSigner } from '../../chains/signers.ts';
+import { stellarContractCall } from '../../chains/stellar/call-args.ts';
 import { readStellarPortalRoot } from '../../chains/stellar/portal.ts';
 import { MerkleTreeStore } from '../../prover/merkle/store.ts';
 import { createTestDatabase } from '../../test/support/db.ts';
 import { fund, sendAndWait, submitOperation } from './client.ts';
-import { deployStellarContracts, freshNetworkContractIds, mintTestToken, type StellarDeployment } from './deploy.ts';
+import { deployStellarContracts, freshNetworkContractIds, mintTestToken, STELLAR_DEPLOYER, type StellarDeployment } from './deploy.ts';
 import { STELLAR_DEVNET_CHAIN_ID, withStellarDevnet, type RegistryFile } from '../registry-file.ts';
 import { devnetRpc, startStellarNode, type StellarNode } from './node.ts';
 
@@ -50,6 +56,54 @@ beforeAll(async () => {
 afterAll(async () => {
   await node?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+// Before the tests that move the ledger clock: the deployment below submits on this machine's clock.
+describe('relayer key rotation on the local network (docs/security.md "Rotating keys")', () => {
+  it("executes the old key's request signed before the switch during the grace period, the new key's after it, and refuses the old key once the admin ends the grace", async () => {
+    const domain = { name: 'ProofBridge', version: '1' };
+    const keys = (stellar: Keypair) => createRelayerSigners({ relayerEvmPrivateKey: Wallet.createRandom().privateKey, relayerStellarSecret: stellar.secret() }, domain);
+    const oldKey = keys(Keypair.random());
+    const newKey = keys(Keypair.random());
+    const ours = await deployStellarContracts({ server, networkPassphrase: node.networkPassphrase, relayer: oldKey.stellar.publicKey(), chainId: 148n, domain });
+    const maker = Keypair.random();
+    await fund(server, maker.publicKey());
+    const ledgerNow = async () => Number((await devnetRpc<{ closeTime: string }>(node.rpcUrl, 'getLatestLedger')).closeTime);
+    const t0 = await ledgerNow();
+    const switchAt = t0 + 60;
+    const rotating = { signer: createRotatingSigner(oldKey.signer, newKey.signer, switchAt * 1000), domain };
+    const target = { kind: 'STELLAR' as const, chainId: '148', contractAddress: ours.adManager, networkPassphrase: node.networkPassphrase };
+    const sign = <A extends 'createAd' | 'fundAd'>(action: A, fields: ActionFields<A>, at: number) =>
+      buildSignedCallData({ target, action, fields, signers: rotating, ttlSeconds: 600, now: at * 1000 });
+    const submit = async (action: 'createAd' | 'fundAd', data: Awaited<ReturnType<typeof sign>>) =>
+      submitOperation(server, node.networkPassphrase, maker, stellarContractCall(action, data as never), { ledgerTime: await ledgerNow() });
+    const admin = async (fn: string, args: xdr.ScVal[], who: Keypair = STELLAR_DEPLOYER) =>
+      submitOperation(server, node.networkPassphrase, who, Operation.invokeContractFunction({ contract: ours.adManager, function: fn, args }), { ledgerTime: await ledgerNow() });
+    const adId = randomUUID();
+
+    const created = await sign('createAd', { adId, adCreator: maker.publicKey(), adToken: ours.xlm, initialAmount: 1_000n, orderChainId: '31337', adRecipient: Wallet.createRandom().address }, t0);
+    expect(created.signerPublicKey).toBe(oldKey.stellar.publicKey());
+    await submit('createAd', created);
+    const inFlight = await sign('fundAd', { adId, amount: 10n }, t0 + 1);
+    const leaked = await sign('fundAd', { adId, amount: 20n }, t0 + 2);
+    expect(inFlight.signerPublicKey).toBe(oldKey.stellar.publicKey());
+
+    // Only the admin (the devnet's deployer) rotates.
+    const newKeyArg = nativeToScVal(newKey.stellar.rawPublicKey(), { type: 'bytes' });
+    await expect(admin('rotate_relayer', [newKeyArg, nativeToScVal(3_600, { type: 'u64' })], maker)).rejects.toThrow();
+    await admin('rotate_relayer', [newKeyArg, nativeToScVal(3_600, { type: 'u64' })]);
+
+    const afterSwitch = await sign('fundAd', { adId, amount: 100n }, switchAt);
+    expect(afterSwitch.signerPublicKey).toBe(newKey.stellar.publicKey());
+    await submit('fundAd', afterSwitch);
+    await submit('fundAd', inFlight);
+    await admin('set_previous_relayer_until', [nativeToScVal(0, { type: 'u64' })]);
+    await expect(submit('fundAd', leaked)).rejects.toThrow(/#20\b/);
+    const ad = scValToNative((await server.simulateTransaction(new TransactionBuilder(await server.getAccount(maker.publicKey()), { fee: BASE_FEE, networkPassphrase: node.networkPassphrase })
+      .addOperation(Operation.invokeContractFunction({ contract: ours.adManager, function: 'ad', args: [nativeToScVal(Buffer.from(`${'0'.repeat(32)}${adId.replaceAll('-', '')}`, 'hex'), { type: 'bytes' })] }))
+      .setTimeout(30).build()) as rpc.Api.SimulateTransactionSuccessResponse).result!.retval) as { available: bigint };
+    expect(ad.available).toBe(1_110n);
+  });
 });
 
 describe('the local Stellar network', () => {

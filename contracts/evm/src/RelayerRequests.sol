@@ -47,6 +47,13 @@ abstract contract RelayerRequests {
     error InvalidTimes();
     error TooEarly();
     error TooLate();
+    error NotAdmin();
+
+    /// The relayer's key changed: `current` signs from now on, `previous` stays accepted while
+    /// block.timestamp < previousUntil (the grace period, so requests signed before the switch still execute).
+    event RelayerRotated(address indexed previous, address indexed current, uint256 previousUntil);
+    /// The admin moved the end of the previous key's grace period (ended early on a compromised key, or extended).
+    event PreviousRelayerGraceSet(address indexed previous, uint256 previousUntil);
 
     /// The Bridger's shortest time to unlock on the ad chain: a lock is refused later than lockExpiry - this.
     uint256 public constant MIN_UNLOCK_WINDOW = 1 hours;
@@ -68,8 +75,15 @@ abstract contract RelayerRequests {
         "Unlock(bytes32 authToken,uint256 deadline,bytes32 orderHash,uint256 nullifierHash,uint256 targetRoot)"
     );
 
-    /// The address whose signature authorizes every request.
-    address public immutable relayer;
+    /// The address whose signature authorizes every request (the current relayer key).
+    address public relayer;
+    /// The relayer key before the last rotation: still authorizes requests while
+    /// block.timestamp < previousRelayerUntil, never after (zero before any rotation).
+    address public previousRelayer;
+    /// Unix seconds: end (exclusive) of the previous relayer key's grace period.
+    uint256 public previousRelayerUntil;
+    /// Who may rotate the relayer key and set its grace period: the deployer.
+    address public immutable admin;
     IGroth16Verifier public immutable verifier;
     bytes32 private immutable nameHash;
     bytes32 private immutable versionHash;
@@ -81,9 +95,38 @@ abstract contract RelayerRequests {
         // With a zero relayer, any signature ecrecover rejects (it returns zero) would authorize everything.
         if (relayer_ == address(0)) revert ZeroRelayer();
         relayer = relayer_;
+        admin = msg.sender;
         verifier = verifier_;
         nameHash = keccak256(bytes(name));
         versionHash = keccak256(bytes(version));
+    }
+
+    /// Key rotation without downtime (docs/security.md "Rotating keys"): `next` becomes the relayer and the
+    /// key it replaces stays accepted for `graceSeconds` from now, so requests the service signed with it
+    /// before switching keep executing until their deadline. Admin only; refuses the zero address.
+    function rotateRelayer(address next, uint256 graceSeconds) external {
+        if (msg.sender != admin) revert NotAdmin();
+        if (next == address(0)) revert ZeroRelayer();
+        address previous = relayer;
+        relayer = next;
+        previousRelayer = previous;
+        previousRelayerUntil = block.timestamp + graceSeconds;
+        emit RelayerRotated(previous, next, previousRelayerUntil);
+    }
+
+    /// Moves the end of the previous key's grace period: `block.timestamp` or earlier ends it now
+    /// (a leaked old key), a later time extends it. Admin only.
+    function setPreviousRelayerUntil(uint256 until) external {
+        if (msg.sender != admin) revert NotAdmin();
+        previousRelayerUntil = until;
+        emit PreviousRelayerGraceSet(previousRelayer, until);
+    }
+
+    /// Whether `signer` may authorize a request now: the current relayer, or the previous one within its grace.
+    function isRelayerSigner(address signer) public view returns (bool) {
+        if (signer == address(0)) return false;
+        if (signer == relayer) return true;
+        return signer == previousRelayer && block.timestamp < previousRelayerUntil;
     }
 
     /// EIP-712 domain of requests: computed per call so a chain id change can never replay across forks.
@@ -105,7 +148,7 @@ abstract contract RelayerRequests {
         if (block.timestamp > deadline) revert RequestExpired();
         reqHash = keccak256(abi.encodePacked("\x19\x01", domainSeparator(), structHash));
         address signer = _recover(reqHash, signature);
-        if (signer == address(0) || signer != relayer) revert InvalidSignature();
+        if (!isRelayerSigner(signer)) revert InvalidSignature();
         if (authTokenUsed[authToken]) revert AuthTokenUsed();
         authTokenUsed[authToken] = true;
     }

@@ -7,9 +7,9 @@
 #![no_std]
 
 use relayer_soroban_shared::{
-    events::{AdClosed, AdCreated, AdFunded, AdWithdrawn, LockReleased, OrderLocked, OrderUnlocked},
+    events::{AdClosed, AdCreated, AdFunded, AdWithdrawn, LockReleased, OrderLocked, OrderUnlocked, PreviousRelayerGraceSet, RelayerRotated},
     order::{order_hash, Order},
-    requests::{self, consume, consume_unlock, types, Request, Unlock},
+    requests::{self, consume, consume_unlock, types, PreviousRelayer, Request, Unlock},
     settle::{is_spent, spend_with_proof},
     times,
     tokens::{pull, push},
@@ -74,10 +74,10 @@ fn fields(env: &Env) -> Bytes {
 
 #[contractimpl]
 impl AdManager {
-    /// Trusts `relayer` (ed25519 key) for requests signed for `chain_id` under the domain
+    /// Trusts `relayer` (ed25519 key; `admin` may rotate it) for requests signed for `chain_id` under the domain
     /// {`name`, `version`} (EIP712_DOMAIN_NAME / EIP712_DOMAIN_VERSION).
-    pub fn __constructor(env: Env, relayer: BytesN<32>, chain_id: U256, name: String, version: String) {
-        requests::init(&env, relayer, chain_id, name, version);
+    pub fn __constructor(env: Env, relayer: BytesN<32>, chain_id: U256, name: String, version: String, admin: Address) {
+        requests::init(&env, relayer, chain_id, name, version, admin);
     }
 
     /// Opens an ad funded with `initial_amount` of `ad_token` from `ad_creator`, who must
@@ -93,6 +93,7 @@ impl AdManager {
         ad_recipient: BytesN<32>,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         ad_creator.require_auth();
@@ -106,6 +107,7 @@ impl AdManager {
         let req_hash = consume(
             &env,
             &Request { type_string: types::CREATE_AD, auth_token: &auth_token, deadline, fields: f },
+            &signer,
             &signature,
         )?;
         if ad_of(&env, &ad_id).is_some() {
@@ -142,12 +144,13 @@ impl AdManager {
         amount: i128,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         let mut f = fields(&env);
         f.push_bytesn(&ad_id);
         f.push_array(&amount_word(amount)?);
-        let req_hash = consume(&env, &Request { type_string: types::FUND_AD, auth_token: &auth_token, deadline, fields: f }, &signature)?;
+        let req_hash = consume(&env, &Request { type_string: types::FUND_AD, auth_token: &auth_token, deadline, fields: f }, &signer, &signature)?;
         let mut ad = own_ad(&env, &ad_id)?;
         ad.available += amount;
         save_ad(&env, &ad_id, &ad);
@@ -164,6 +167,7 @@ impl AdManager {
         to: Address,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         let mut f = fields(&env);
@@ -171,7 +175,7 @@ impl AdManager {
         f.push_array(&amount_word(amount)?);
         f.push_bytesn(&address_word(&to));
         let req_hash =
-            consume(&env, &Request { type_string: types::WITHDRAW_FROM_AD, auth_token: &auth_token, deadline, fields: f }, &signature)?;
+            consume(&env, &Request { type_string: types::WITHDRAW_FROM_AD, auth_token: &auth_token, deadline, fields: f }, &signer, &signature)?;
         let mut ad = own_ad(&env, &ad_id)?;
         if amount > ad.available {
             return Err(Error::InsufficientLiquidity);
@@ -190,12 +194,13 @@ impl AdManager {
         to: Address,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         let mut f = fields(&env);
         f.push_bytesn(&ad_id);
         f.push_bytesn(&address_word(&to));
-        let req_hash = consume(&env, &Request { type_string: types::CLOSE_AD, auth_token: &auth_token, deadline, fields: f }, &signature)?;
+        let req_hash = consume(&env, &Request { type_string: types::CLOSE_AD, auth_token: &auth_token, deadline, fields: f }, &signer, &signature)?;
         let mut ad = own_ad(&env, &ad_id)?;
         let amount = ad.available;
         ad.available = 0;
@@ -212,6 +217,7 @@ impl AdManager {
         order: Order,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         let config = requests::config(&env);
@@ -219,7 +225,7 @@ impl AdManager {
         let mut f = fields(&env);
         f.push_bytesn(&hash);
         let req_hash =
-            consume(&env, &Request { type_string: types::LOCK_FOR_ORDER, auth_token: &auth_token, deadline, fields: f }, &signature)?;
+            consume(&env, &Request { type_string: types::LOCK_FOR_ORDER, auth_token: &auth_token, deadline, fields: f }, &signer, &signature)?;
         if order.ad_chain_id != config.chain_id || order.ad_manager != address_word(&env.current_contract_address()) {
             return Err(Error::NotForThisContract);
         }
@@ -259,10 +265,11 @@ impl AdManager {
         proof: Bytes,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         let Unlock { order_hash: hash, req_hash } =
-            consume_unlock(&env, &order, &nullifier_hash, &target_root, &auth_token, deadline, &signature)?;
+            consume_unlock(&env, &order, &nullifier_hash, &target_root, &auth_token, deadline, &signer, &signature)?;
         if Self::order_state(env.clone(), hash.clone()) != OrderState::Locked {
             return Err(Error::WrongOrderState);
         }
@@ -325,5 +332,34 @@ impl AdManager {
     /// alpha ‖ beta ‖ gamma ‖ delta ‖ IC), read by the service at start-up.
     pub fn verification_key(env: Env) -> Bytes {
         relayer_soroban_shared::groth16::committed_key_bytes(&env)
+    }
+
+    /// Rotates the relayer key (the admin's authorisation required): `next` signs from now on, the
+    /// replaced key stays accepted for `grace_seconds` (docs/security.md "Rotating keys").
+    pub fn rotate_relayer(env: Env, next: BytesN<32>, grace_seconds: u64) {
+        let previous = requests::rotate_relayer(&env, next.clone(), grace_seconds);
+        RelayerRotated { previous: previous.key, current: next, previousUntil: previous.until }.publish(&env);
+    }
+
+    /// Moves the end of the previous key's grace period (admin only; ledger seconds): now ends it.
+    pub fn set_previous_relayer_until(env: Env, until: u64) {
+        if let Some(previous) = requests::set_previous_relayer_until(&env, until) {
+            PreviousRelayerGraceSet { previous: previous.key, previousUntil: previous.until }.publish(&env);
+        }
+    }
+
+    /// The current relayer key.
+    pub fn relayer(env: Env) -> BytesN<32> {
+        requests::config(&env).relayer
+    }
+
+    /// The key the last rotation replaced and the end of its grace period (None before any rotation).
+    pub fn previous_relayer(env: Env) -> Option<PreviousRelayer> {
+        requests::previous_relayer(&env)
+    }
+
+    /// Who may rotate the relayer key.
+    pub fn admin(env: Env) -> Address {
+        requests::admin(&env)
     }
 }

@@ -7,10 +7,10 @@
 #![no_std]
 
 use relayer_soroban_shared::{
-    events::{OrderCreated, OrderRefunded, OrderUnlocked},
+    events::{OrderCreated, OrderRefunded, OrderUnlocked, PreviousRelayerGraceSet, RelayerRotated},
     order::{order_hash, split, Order},
     poseidon::{is_field, Poseidon},
-    requests::{self, consume, consume_unlock, types, Request, Unlock},
+    requests::{self, consume, consume_unlock, types, PreviousRelayer, Request, Unlock},
     settle::{is_spent, spend_with_proof},
     times,
     tokens::{pull, push},
@@ -40,10 +40,10 @@ pub struct OrderPortal;
 
 #[contractimpl]
 impl OrderPortal {
-    /// Trusts `relayer` (ed25519 key) for requests signed for `chain_id` under the domain
+    /// Trusts `relayer` (ed25519 key; `admin` may rotate it) for requests signed for `chain_id` under the domain
     /// {`name`, `version`}; starts the empty tree.
-    pub fn __constructor(env: Env, relayer: BytesN<32>, chain_id: U256, name: String, version: String) {
-        requests::init(&env, relayer, chain_id, name, version);
+    pub fn __constructor(env: Env, relayer: BytesN<32>, chain_id: U256, name: String, version: String, admin: Address) {
+        requests::init(&env, relayer, chain_id, name, version, admin);
         tree::init(&env);
     }
 
@@ -56,6 +56,7 @@ impl OrderPortal {
         secret_commitment: U256,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         bridger.require_auth();
@@ -65,7 +66,7 @@ impl OrderPortal {
         f.push_bytesn(&hash);
         f.push_u256(&secret_commitment);
         let req_hash =
-            consume(&env, &Request { type_string: types::CREATE_ORDER, auth_token: &auth_token, deadline, fields: f }, &signature)?;
+            consume(&env, &Request { type_string: types::CREATE_ORDER, auth_token: &auth_token, deadline, fields: f }, &signer, &signature)?;
         if order.order_chain_id != config.chain_id || order.order_portal != address_word(&env.current_contract_address()) {
             return Err(Error::NotForThisContract);
         }
@@ -99,10 +100,11 @@ impl OrderPortal {
         proof: Bytes,
         auth_token: BytesN<32>,
         deadline: u64,
+        signer: BytesN<32>,
         signature: BytesN<64>,
     ) -> Result<(), Error> {
         let Unlock { order_hash: hash, req_hash } =
-            consume_unlock(&env, &order, &nullifier_hash, &target_root, &auth_token, deadline, &signature)?;
+            consume_unlock(&env, &order, &nullifier_hash, &target_root, &auth_token, deadline, &signer, &signature)?;
         if Self::order_state(env.clone(), hash.clone()) != OrderState::Deposited {
             return Err(Error::WrongOrderState);
         }
@@ -169,5 +171,34 @@ impl OrderPortal {
     /// alpha ‖ beta ‖ gamma ‖ delta ‖ IC), read by the service at start-up.
     pub fn verification_key(env: Env) -> Bytes {
         relayer_soroban_shared::groth16::committed_key_bytes(&env)
+    }
+
+    /// Rotates the relayer key (the admin's authorisation required): `next` signs from now on, the
+    /// replaced key stays accepted for `grace_seconds` (docs/security.md "Rotating keys").
+    pub fn rotate_relayer(env: Env, next: BytesN<32>, grace_seconds: u64) {
+        let previous = requests::rotate_relayer(&env, next.clone(), grace_seconds);
+        RelayerRotated { previous: previous.key, current: next, previousUntil: previous.until }.publish(&env);
+    }
+
+    /// Moves the end of the previous key's grace period (admin only; ledger seconds): now ends it.
+    pub fn set_previous_relayer_until(env: Env, until: u64) {
+        if let Some(previous) = requests::set_previous_relayer_until(&env, until) {
+            PreviousRelayerGraceSet { previous: previous.key, previousUntil: previous.until }.publish(&env);
+        }
+    }
+
+    /// The current relayer key.
+    pub fn relayer(env: Env) -> BytesN<32> {
+        requests::config(&env).relayer
+    }
+
+    /// The key the last rotation replaced and the end of its grace period (None before any rotation).
+    pub fn previous_relayer(env: Env) -> Option<PreviousRelayer> {
+        requests::previous_relayer(&env)
+    }
+
+    /// Who may rotate the relayer key.
+    pub fn admin(env: Env) -> Address {
+        requests::admin(&env)
     }
 }

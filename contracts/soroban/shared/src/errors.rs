@@ -1,7 +1,8 @@
 use soroban_sdk::contracterror;
 
 /// Every way a call to AdManager or OrderPortal is refused (the EVM contracts' custom errors).
-/// A wrong relayer signature is not listed: the host's `ed25519_verify` traps the call itself.
+/// A signature that does not verify under the named signer is not listed: the host's
+/// `ed25519_verify` traps the call itself.
 #[contracterror]
 #[derive(Copy, Clone, Debug, Eq, PartialEq, PartialOrd, Ord)]
 #[repr(u32)]
@@ -36,4 +37,7 @@ pub enum Error {
     TooEarly = 18,
     /// An unlock at or after the order's time (the refund or release is the only way out then).
     TooLate = 19,
+    /// The request names a signer that is neither the current relayer key nor the previous one
+    /// within its grace period (a retired key, or anybody's).
+    InvalidSignature = 20,
 }

@@ -106,3 +106,19 @@ pub struct LockReleased {
     pub adId: BytesN<32>,
     pub amount: i128,
 }
+
+/// Both contracts' `rotate_relayer`: the new key signs from now on, the previous one is accepted
+/// until `previousUntil` (ledger seconds). Topics `[Symbol("RelayerRotated")]` only: no request's receipt.
+#[contractevent(topics = ["RelayerRotated"], data_format = "map")]
+pub struct RelayerRotated {
+    pub previous: BytesN<32>,
+    pub current: BytesN<32>,
+    pub previousUntil: u64,
+}
+
+/// Both contracts' `set_previous_relayer_until`: the grace period of the previous key now ends at `previousUntil`.
+#[contractevent(topics = ["PreviousRelayerGraceSet"], data_format = "map")]
+pub struct PreviousRelayerGraceSet {
+    pub previous: BytesN<32>,
+    pub previousUntil: u64,
+}

@@ -1,6 +1,6 @@
 //! Relayer-signed requests: the Stellar byte layout of chains/stellar/request-layout.ts, checked
 //! with the host's sha256 and ed25519_verify, plus the deadline and the single-use authToken.
-use soroban_sdk::{contracttype, Bytes, BytesN, Env, String, U256};
+use soroban_sdk::{contracttype, Address, Bytes, BytesN, Env, String, U256};
 
 use crate::words::{u64_word, WordSink};
 use crate::Error;
@@ -20,7 +20,7 @@ pub mod types {
 #[contracttype]
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct Config {
-    /// The relayer's ed25519 public key (the 32 bytes of its G... strkey).
+    /// The relayer's current ed25519 public key (the 32 bytes of its G... strkey).
     pub relayer: BytesN<32>,
     /// The registry's chain id of this network (Stellar has none of its own; the demo uses 148).
     pub chain_id: U256,
@@ -31,15 +31,29 @@ pub struct Config {
     pub order_domain: BytesN<32>,
 }
 
+/// The relayer key a rotation replaced, accepted while the ledger time is before `until`.
+#[contracttype]
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct PreviousRelayer {
+    pub key: BytesN<32>,
+    /// Ledger seconds: end (exclusive) of the grace period.
+    pub until: u64,
+}
+
 #[contracttype]
 #[derive(Clone)]
 enum RequestKey {
     Config,
     AuthToken(BytesN<32>),
+    /// Who may rotate the relayer key and set the grace period.
+    Admin,
+    Previous,
 }
 
-/// Stores the configuration; `name`/`version` are the EIP-712 domain's (EIP712_DOMAIN_NAME/VERSION).
-pub fn init(env: &Env, relayer: BytesN<32>, chain_id: U256, name: String, version: String) {
+/// Stores the configuration; `name`/`version` are the EIP-712 domain's (EIP712_DOMAIN_NAME/VERSION);
+/// `admin` alone may rotate the relayer key later (`rotate_relayer`, `set_previous_relayer_until`).
+pub fn init(env: &Env, relayer: BytesN<32>, chain_id: U256, name: String, version: String, admin: Address) {
+    env.storage().instance().set(&RequestKey::Admin, &admin);
     let name = string_bytes(env, &name);
     let version = string_bytes(env, &version);
     let config = Config {
@@ -55,6 +69,52 @@ pub fn init(env: &Env, relayer: BytesN<32>, chain_id: U256, name: String, versio
 /// The stored configuration.
 pub fn config(env: &Env) -> Config {
     env.storage().instance().get(&RequestKey::Config).expect("not initialised")
+}
+
+/// The admin set at construction.
+pub fn admin(env: &Env) -> Address {
+    env.storage().instance().get(&RequestKey::Admin).expect("not initialised")
+}
+
+/// The key the last rotation replaced and the end of its grace period, if a rotation happened.
+pub fn previous_relayer(env: &Env) -> Option<PreviousRelayer> {
+    env.storage().instance().get(&RequestKey::Previous)
+}
+
+/// Key rotation without downtime (the admin's authorisation required): `next` becomes the relayer
+/// and the key it replaces stays accepted for `grace_seconds` from the ledger's now, so requests the
+/// service signed with it before switching still execute until their deadline. As RelayerRequests.sol.
+pub fn rotate_relayer(env: &Env, next: BytesN<32>, grace_seconds: u64) -> PreviousRelayer {
+    admin(env).require_auth();
+    let mut config = config(env);
+    let previous = PreviousRelayer { key: config.relayer.clone(), until: env.ledger().timestamp().saturating_add(grace_seconds) };
+    config.relayer = next;
+    env.storage().instance().set(&RequestKey::Config, &config);
+    env.storage().instance().set(&RequestKey::Previous, &previous);
+    previous
+}
+
+/// Moves the end of the previous key's grace period (admin only): now or earlier ends it (a leaked
+/// old key), later extends it. Before any rotation there is no previous key: nothing is stored and
+/// None is returned.
+pub fn set_previous_relayer_until(env: &Env, until: u64) -> Option<PreviousRelayer> {
+    admin(env).require_auth();
+    let mut previous = previous_relayer(env)?;
+    previous.until = until;
+    env.storage().instance().set(&RequestKey::Previous, &previous);
+    Some(previous)
+}
+
+/// Whether `signer` may authorise a request now: the current relayer key, or the previous one
+/// before the end of its grace period.
+pub fn is_relayer_signer(env: &Env, config: &Config, signer: &BytesN<32>) -> bool {
+    if *signer == config.relayer {
+        return true;
+    }
+    match previous_relayer(env) {
+        Some(previous) => previous.key == *signer && env.ledger().timestamp() < previous.until,
+        None => false,
+    }
 }
 
 fn string_bytes(env: &Env, s: &String) -> Bytes {
@@ -92,16 +152,21 @@ pub fn request_hash(env: &Env, config: &Config, request: &Request) -> BytesN<32>
     env.crypto().sha256(&message).into()
 }
 
-/// Checks the deadline, the relayer's signature and the single use of the authToken, in that
+/// Checks the deadline, the signer (the current relayer key, or the previous one within its grace
+/// period: `InvalidSignature` otherwise), the signature and the single use of the authToken, in that
 /// order (as RelayerRequests.sol), marks the token used and returns the request hash (reqHash).
-/// A signature that does not verify traps inside the host's `ed25519_verify`.
-pub fn consume(env: &Env, request: &Request, signature: &BytesN<64>) -> Result<BytesN<32>, Error> {
+/// The signer is named by the call (the API's `signerPublicKey`): the host's `ed25519_verify` traps
+/// on a bad signature, so the contract cannot try one key and then the other.
+pub fn consume(env: &Env, request: &Request, signer: &BytesN<32>, signature: &BytesN<64>) -> Result<BytesN<32>, Error> {
     if env.ledger().timestamp() > request.deadline {
         return Err(Error::RequestExpired);
     }
     let config = config(env);
+    if !is_relayer_signer(env, &config, signer) {
+        return Err(Error::InvalidSignature);
+    }
     let req_hash = request_hash(env, &config, request);
-    env.crypto().ed25519_verify(&config.relayer, &Bytes::from(req_hash.clone()), signature);
+    env.crypto().ed25519_verify(signer, &Bytes::from(req_hash.clone()), signature);
     let key = RequestKey::AuthToken(request.auth_token.clone());
     if env.storage().persistent().has(&key) {
         return Err(Error::AuthTokenUsed);
@@ -125,6 +190,7 @@ pub fn consume_unlock(
     target_root: &U256,
     auth_token: &BytesN<32>,
     deadline: u64,
+    signer: &BytesN<32>,
     signature: &BytesN<64>,
 ) -> Result<Unlock, Error> {
     let order_hash = crate::order::order_hash(env, &config(env).order_domain, order)?;
@@ -132,6 +198,6 @@ pub fn consume_unlock(
     fields.push_bytesn(&order_hash);
     fields.push_u256(nullifier_hash);
     fields.push_u256(target_root);
-    let req_hash = consume(env, &Request { type_string: types::UNLOCK, auth_token, deadline, fields }, signature)?;
+    let req_hash = consume(env, &Request { type_string: types::UNLOCK, auth_token, deadline, fields }, signer, signature)?;
     Ok(Unlock { order_hash, req_hash })
 }

@@ -20,6 +20,7 @@ pub(crate) fn with_ad() -> World {
         &bytes32(env, &format!("0x{:0>64}", text(call, "adRecipient").trim_start_matches("0x").to_lowercase())),
         &s.auth_token,
         &s.deadline,
+        &s.signer,
         &s.signature,
     );
     w
@@ -29,7 +30,7 @@ pub(crate) fn lock(w: &World, call_key: &str, order_key: &str) -> Result<(), Err
     let env = &w.env;
     let v = &w.v["adManager"];
     let s = signed(env, &v[call_key]);
-    match w.ad_manager.try_lock_for_order(&order(env, &v[order_key]), &s.auth_token, &s.deadline, &s.signature) {
+    match w.ad_manager.try_lock_for_order(&order(env, &v[order_key]), &s.auth_token, &s.deadline, &s.signer, &s.signature) {
         Ok(_) => Ok(()),
         Err(Ok(e)) => Err(e),
         Err(Err(e)) => panic!("lock trapped: {e:?}"),
@@ -49,6 +50,7 @@ pub(crate) fn unlock(w: &World, call_key: &str, order_key: &str, proof: &Bytes) 
         proof,
         &s.auth_token,
         &s.deadline,
+        &s.signer,
         &s.signature,
     ) {
         Ok(_) => Ok(()),
@@ -61,11 +63,11 @@ pub(crate) fn proof(w: &World) -> Bytes {
     bytes(&w.env, text(&w.v["adManager"]["proof"], "proof"))
 }
 
-fn fund(w: &World, call_key: &str) -> Result<(), Option<Error>> {
+pub(crate) fn fund(w: &World, call_key: &str) -> Result<(), Option<Error>> {
     let env = &w.env;
     let call = &w.v["adManager"][call_key];
     let s = signed(env, call);
-    match w.ad_manager.try_fund_ad(&uuid_word(env, text(call, "adId")), &amount(call, "amount"), &s.auth_token, &s.deadline, &s.signature) {
+    match w.ad_manager.try_fund_ad(&uuid_word(env, text(call, "adId")), &amount(call, "amount"), &s.auth_token, &s.deadline, &s.signer, &s.signature) {
         Ok(_) => Ok(()),
         Err(Ok(e)) => Err(Some(e)),
         Err(Err(_)) => Err(None),
@@ -90,7 +92,7 @@ fn creates_funds_withdraws_locks_unlocks_and_closes_with_the_relayers_requests()
     let call = &v["withdrawFromAd"];
     let s = signed(env, call);
     let maker_before = w.balance(&w.maker);
-    w.ad_manager.withdraw_from_ad(&ad_id, &amount(call, "amount"), &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.withdraw_from_ad(&ad_id, &amount(call, "amount"), &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     expect_event(&w, &manager, "AdWithdrawn", &s.req_hash, &ad_id);
     assert_eq!(w.balance(&w.maker) - maker_before, 200_000);
 
@@ -113,7 +115,7 @@ fn creates_funds_withdraws_locks_unlocks_and_closes_with_the_relayers_requests()
     let call = &v["closeAd"];
     let s = signed(env, call);
     let maker_before = w.balance(&w.maker);
-    w.ad_manager.close_ad(&ad_id, &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.close_ad(&ad_id, &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     expect_event(&w, &manager, "AdClosed", &s.req_hash, &ad_id);
     assert_eq!(w.balance(&w.maker) - maker_before, 1_050_000);
     assert_eq!(w.balance(&manager), 0);
@@ -124,7 +126,14 @@ fn refuses_a_request_signed_by_another_key() {
     let w = with_ad();
     // The impostor's signature is over the very same request hash: only the key differs.
     assert_ne!(text(&w.v["adManager"]["fundAdWrongSigner"], "signerPublicKey"), text(&w.v["relayer"], "publicKey"));
-    assert_eq!(fund(&w, "fundAdWrongSigner"), Err(None), "ed25519_verify traps");
+    assert_eq!(fund(&w, "fundAdWrongSigner"), Err(Some(Error::InvalidSignature)), "a signer the contract does not trust");
+    // Naming the relayer as signer does not help: the signature is not the relayer's.
+    let env = &w.env;
+    let call = &w.v["adManager"]["fundAdWrongSigner"];
+    let s = signed(env, call);
+    let relayer = account_key(env, text(&w.v["relayer"], "publicKey"));
+    let trapped = w.ad_manager.try_fund_ad(&uuid_word(env, text(call, "adId")), &amount(call, "amount"), &s.auth_token, &s.deadline, &relayer, &s.signature);
+    assert!(matches!(trapped, Err(Err(_))), "ed25519_verify traps");
     assert_eq!(w.ad_manager.ad(&uuid_word(&w.env, text(&w.v["adManager"], "adId"))).unwrap().available, 1_000_000);
 }
 
@@ -194,7 +203,7 @@ fn refuses_an_order_it_did_not_lock_and_an_order_whose_fields_differ_from_the_si
     let mut tampered = order(env, &v["order"]);
     tampered.ad_amount += 1;
     // The relayer signed the real order's hash: another order hashes differently and fails the signature.
-    assert!(w.ad_manager.try_lock_for_order(&tampered, &s.auth_token, &s.deadline, &s.signature).is_err());
+    assert!(w.ad_manager.try_lock_for_order(&tampered, &s.auth_token, &s.deadline, &s.signer, &s.signature).is_err());
 }
 
 #[test]

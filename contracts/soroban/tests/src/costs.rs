@@ -28,7 +28,7 @@ fn a_deposit_and_an_unlock_each_fit_half_a_transactions_budget() {
         let call = &d["createOrder"];
         let s = signed(env, call);
         let cost = measure(&w, &format!("create_order #{i} (Poseidon3 leaf + 20 Poseidon2)"), || {
-            w.order_portal.create_order(&w.bridger, &order(env, &d["order"]), &u256(env, text(call, "secretCommitment")), &s.auth_token, &s.deadline, &s.signature);
+            w.order_portal.create_order(&w.bridger, &order(env, &d["order"]), &u256(env, text(call, "secretCommitment")), &s.auth_token, &s.deadline, &s.signer, &s.signature);
         });
         worst = (worst.0.max(cost.0), worst.1.max(cost.1));
     }
@@ -37,7 +37,7 @@ fn a_deposit_and_an_unlock_each_fit_half_a_transactions_budget() {
     let ours = &deposits[op["ours"].as_u64().unwrap() as usize];
     let proof = bytes(env, text(&op["proof"], "proof"));
     let unlock = measure(&w, "OrderPortal.unlock (Groth16: 4 G1 mul, 4-pairing check)", || {
-        w.order_portal.unlock(&order(env, &ours["order"]), &u256(env, text(call, "nullifierHash")), &u256(env, text(call, "targetRoot")), &proof, &s.auth_token, &s.deadline, &s.signature);
+        w.order_portal.unlock(&order(env, &ours["order"]), &u256(env, text(call, "nullifierHash")), &u256(env, text(call, "targetRoot")), &proof, &s.auth_token, &s.deadline, &s.signer, &s.signature);
     });
     for (cpu, mem) in [worst, unlock] {
         assert!(cpu < TX_MAX_INSTRUCTIONS / 2, "{cpu} CPU instructions");

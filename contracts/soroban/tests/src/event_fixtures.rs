@@ -41,32 +41,32 @@ fn run_everything() -> Value {
     let call = &am["createAd"];
     let s = signed(env, call);
     let recipient = format!("0x{:0>64}", text(call, "adRecipient").trim_start_matches("0x").to_lowercase());
-    w.ad_manager.create_ad(&w.maker, &ad_id, &w.token, &amount(call, "initialAmount"), &u256(env, text(call, "orderChainId")), &bytes32(env, &recipient), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.create_ad(&w.maker, &ad_id, &w.token, &amount(call, "initialAmount"), &u256(env, text(call, "orderChainId")), &bytes32(env, &recipient), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     record(&w, &mut out, "createAd", "create_ad", &manager, am_id);
 
     let call = &am["fundAd"];
     let s = signed(env, call);
-    w.ad_manager.fund_ad(&ad_id, &amount(call, "amount"), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.fund_ad(&ad_id, &amount(call, "amount"), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     record(&w, &mut out, "fundAd", "fund_ad", &manager, am_id);
 
     let call = &am["withdrawFromAd"];
     let s = signed(env, call);
-    w.ad_manager.withdraw_from_ad(&ad_id, &amount(call, "amount"), &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.withdraw_from_ad(&ad_id, &amount(call, "amount"), &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     record(&w, &mut out, "withdrawFromAd", "withdraw_from_ad", &manager, am_id);
 
     let s = signed(env, &am["lockForOrder"]);
-    w.ad_manager.lock_for_order(&order(env, &am["order"]), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.lock_for_order(&order(env, &am["order"]), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     record(&w, &mut out, "lockForOrder", "lock_for_order", &manager, am_id);
 
     let call = &am["unlock"];
     let s = signed(env, call);
     let proof = bytes(env, text(&am["proof"], "proof"));
-    w.ad_manager.unlock(&order(env, &am["order"]), &u256(env, text(call, "nullifierHash")), &u256(env, text(call, "targetRoot")), &proof, &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.unlock(&order(env, &am["order"]), &u256(env, text(call, "nullifierHash")), &u256(env, text(call, "targetRoot")), &proof, &s.auth_token, &s.deadline, &s.signer, &s.signature);
     record(&w, &mut out, "unlock", "unlock", &manager, am_id);
 
     let call = &am["closeAd"];
     let s = signed(env, call);
-    w.ad_manager.close_ad(&ad_id, &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.close_ad(&ad_id, &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     record(&w, &mut out, "closeAd", "close_ad", &manager, am_id);
 
     let op = &v["orderPortal"];
@@ -74,14 +74,14 @@ fn run_everything() -> Value {
     for d in deposits {
         let call = &d["createOrder"];
         let s = signed(env, call);
-        w.order_portal.create_order(&w.bridger, &order(env, &d["order"]), &u256(env, text(call, "secretCommitment")), &s.auth_token, &s.deadline, &s.signature);
+        w.order_portal.create_order(&w.bridger, &order(env, &d["order"]), &u256(env, text(call, "secretCommitment")), &s.auth_token, &s.deadline, &s.signer, &s.signature);
         record(&w, &mut out, "createOrder", "create_order", &portal, op_id);
     }
     let call = &op["unlock"];
     let s = signed(env, call);
     let ours = &deposits[op["ours"].as_u64().unwrap() as usize];
     let proof = bytes(env, text(&op["proof"], "proof"));
-    w.order_portal.unlock(&order(env, &ours["order"]), &u256(env, text(call, "nullifierHash")), &u256(env, text(call, "targetRoot")), &proof, &s.auth_token, &s.deadline, &s.signature);
+    w.order_portal.unlock(&order(env, &ours["order"]), &u256(env, text(call, "nullifierHash")), &u256(env, text(call, "targetRoot")), &proof, &s.auth_token, &s.deadline, &s.signer, &s.signature);
     record(&w, &mut out, "unlock", "unlock", &portal, op_id);
 
     json!({

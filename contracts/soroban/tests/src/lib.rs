@@ -11,6 +11,8 @@ mod event_fixtures;
 #[cfg(test)]
 mod order_portal;
 #[cfg(test)]
+mod rotation;
+#[cfg(test)]
 mod support;
 #[cfg(test)]
 mod timeouts;

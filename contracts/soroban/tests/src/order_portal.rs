@@ -16,6 +16,7 @@ pub(crate) fn deposit(w: &World, d: &Value) -> Result<(), Option<Error>> {
         &u256(env, text(call, "secretCommitment")),
         &s.auth_token,
         &s.deadline,
+        &s.signer,
         &s.signature,
     ) {
         Ok(_) => Ok(()),
@@ -48,6 +49,7 @@ pub(crate) fn unlock(w: &World, call_key: &str, order_index: usize, proof: &Byte
         proof,
         &s.auth_token,
         &s.deadline,
+        &s.signer,
         &s.signature,
     ) {
         Ok(_) => Ok(()),
@@ -157,6 +159,7 @@ fn refuses_a_deposit_by_anyone_but_the_orders_bridger() {
         &u256(env, text(&d["createOrder"], "secretCommitment")),
         &s.auth_token,
         &s.deadline,
+        &s.signer,
         &s.signature,
     );
     assert_eq!(result, Err(Ok(Error::OrderMismatch)));

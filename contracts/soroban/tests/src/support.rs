@@ -81,6 +81,8 @@ pub fn address(env: &Env, strkey: &str) -> Address {
 pub struct Signed {
     pub auth_token: BytesN<32>,
     pub deadline: u64,
+    /// The key the request names as its signer (the API's `signerPublicKey`).
+    pub signer: BytesN<32>,
     pub signature: BytesN<64>,
     pub req_hash: BytesN<32>,
 }
@@ -89,6 +91,7 @@ pub fn signed(env: &Env, call: &Value) -> Signed {
     Signed {
         auth_token: bytes32(env, text(call, "authToken")),
         deadline: text(call, "deadline").parse().expect("deadline"),
+        signer: account_key(env, text(call, "signerPublicKey")),
         signature: bytes64(env, text(call, "signature")),
         req_hash: bytes32(env, text(call, "reqHash")),
     }
@@ -116,6 +119,14 @@ pub fn order(env: &Env, o: &Value) -> Order {
         ad_manager: b("adManager"),
         lock_expiry: text(w, "lockExpiry").parse().expect("lockExpiry"),
         refund_time: text(w, "refundTime").parse().expect("refundTime"),
+    }
+}
+
+/// The 32-byte ed25519 key of a G... account.
+pub fn account_key(env: &Env, strkey: &str) -> BytesN<32> {
+    match address(env, strkey).to_payload() {
+        Some(AddressPayload::AccountIdPublicKeyEd25519(key)) => key,
+        _ => panic!("{strkey} is not an account"),
     }
 }
 
@@ -159,6 +170,8 @@ pub struct World {
     pub token: Address,
     pub maker: Address,
     pub bridger: Address,
+    /// Who may rotate the relayer key.
+    pub admin: Address,
     pub ad_manager: AdManagerClient<'static>,
     pub order_portal: OrderPortalClient<'static>,
 }
@@ -236,7 +249,9 @@ pub fn world() -> World {
     let chain_id = u256(&env, text(&v["network"], "chainId"));
     let name = String::from_str(&env, text(&v["network"]["domain"], "name"));
     let version = String::from_str(&env, text(&v["network"]["domain"], "version"));
-    let args = (relayer, chain_id, name, version);
+    // The contracts' admin (may rotate the relayer key): an address of its own.
+    let admin = <Address as soroban_sdk::testutils::Address>::generate(&env);
+    let args = (relayer, chain_id, name, version, admin.clone());
     let ad_manager_id = address(&env, text(&v["contracts"], "adManager"));
     env.register_at(&ad_manager_id, AdManager, args.clone());
     let order_portal_id = address(&env, text(&v["contracts"], "orderPortal"));
@@ -249,6 +264,7 @@ pub fn world() -> World {
         order_portal: OrderPortalClient::new(leaked, &order_portal_id),
         maker: holders[0].clone(),
         bridger: holders[1].clone(),
+        admin,
         env,
         v,
         token,

@@ -176,7 +176,7 @@ fn releases_a_lock_of_a_closed_ad_to_its_creator() {
     let env = &w.env;
     let call = &w.v["adManager"]["closeAd"];
     let s = signed(env, call);
-    w.ad_manager.close_ad(&o.ad_id, &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signature);
+    w.ad_manager.close_ad(&o.ad_id, &address(env, text(call, "to")), &s.auth_token, &s.deadline, &s.signer, &s.signature);
     w.set_time(times(&o).0);
     let before = w.balance(&w.maker);
     release(&w, &o).unwrap();
@@ -212,7 +212,7 @@ fn refuses_a_release_after_the_unlock() {
 fn lock_case(w: &World, case: &Value) -> Result<(), Error> {
     let env = &w.env;
     let s = signed(env, &case["lockForOrder"]);
-    match w.ad_manager.try_lock_for_order(&order(env, &case["order"]), &s.auth_token, &s.deadline, &s.signature) {
+    match w.ad_manager.try_lock_for_order(&order(env, &case["order"]), &s.auth_token, &s.deadline, &s.signer, &s.signature) {
         Ok(_) => Ok(()),
         Err(Ok(e)) => Err(e),
         Err(Err(e)) => panic!("lock trapped: {e:?}"),
