@@ -158,7 +158,7 @@ export function bridgerView(context: AppContext): HTMLElement {
       ['Reserved', true],
       ['Deposited', done('deposit') || t.status !== 'PENDING'],
       ['Locked by the Maker', done('lock') || t.status === 'LOCKED' || t.status === 'SETTLED'],
-      ['Proof', proofText],
+      ['Proof', proofText === 'ready' ? true : proofText],
       ['You are paid (ad chain)', t.bridgerClaimed],
       ['The Maker is paid (order chain)', t.adCreatorClaimed],
       ['Settled', t.status === 'SETTLED'],

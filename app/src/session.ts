@@ -8,6 +8,12 @@ export const API_BASE = location.origin;
 
 const STORE = 'relayer.session';
 
+/**
+ * Every request revalidates (`cache: 'no-cache'`): public reads may be cached 5 s (Cache-Control),
+ * and the page reads right after a write or an event; an unchanged list costs a 304 (its ETag).
+ */
+const revalidating = (request: Request): Promise<Response> => fetch(new Request(request, { cache: 'no-cache' }));
+
 interface Stored { access: string; refresh: string; user: Schemas['User'] }
 
 /**
@@ -17,9 +23,9 @@ interface Stored { access: string; refresh: string; user: Schemas['User'] }
 export class Session {
   private stored: Stored | undefined;
   private refreshing: Promise<boolean> | undefined;
-  readonly anyone = createRelayerClient(API_BASE);
+  readonly anyone = createRelayerClient(API_BASE, { fetch: revalidating });
   /** The client with the access token (asked per request, so a refresh takes effect at once). */
-  readonly api = createRelayerClient(API_BASE, { accessToken: () => this.stored?.access ?? '' });
+  readonly api = createRelayerClient(API_BASE, { accessToken: () => this.stored?.access ?? '', fetch: revalidating });
 
   constructor(private readonly onChange: () => void) {
     try { this.stored = JSON.parse(localStorage.getItem(STORE) ?? 'null') ?? undefined; } catch { this.stored = undefined; }
