@@ -63,6 +63,12 @@ async function saysDone(page: Page, action: string, timeout = 60_000): Promise<v
 async function signIn(page: Page, wallet: EvmDoubleControls, view: string): Promise<void> {
   await page.goto(`${service.url}/app/#/${view}`);
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  const timings = await page.evaluate(() => ({
+    firstContentfulPaintMs: Math.round(performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1),
+    readyMs: Math.round(performance.getEntriesByName('app-ready')[0]?.startTime ?? -1),
+  }));
+  console.log(`/app/#/${view} first load: ${JSON.stringify(timings)}`);
+  expect(timings.readyMs).toBeGreaterThan(0);
   await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
   await page.getByRole('button', { name: 'Sign in with Ethereum' }).waitFor();
   // A person who refuses the signature: said, nothing happens.

@@ -1,6 +1,11 @@
 import type { Schemas } from '@cross-chain-relayer/client';
 
-export type ErrorCode = NonNullable<Schemas['Error']['code']>;
+/**
+ * The API's codes: the client's union, and those issue 29 adds (its branch lands them in the union;
+ * until then they are named here so both orders of merging type-check).
+ */
+export type ErrorCode = NonNullable<Schemas['Error']['code']>
+  | 'CHAIN_NOT_FOUND' | 'TOKEN_ROUTE_NOT_FOUND' | 'EVENT_TICKET_REJECTED' | 'LAST_EVENT_ID_UNKNOWN' | 'STREAM_LIMIT' | 'RECIPIENT_CANNOT_RECEIVE';
 
 /**
  * Every `code` of the API's error body as a sentence a person understands (typed against the
@@ -62,6 +67,12 @@ export const ERROR_SENTENCES: Readonly<Record<ErrorCode, string>> = {
   WEBHOOK_INPUT: 'A webhook setting is not allowed.',
   WEBHOOK_NOT_FOUND: 'No such webhook.',
   WEBHOOK_LIMIT: 'You have as many webhooks as allowed.',
+  CHAIN_NOT_FOUND: 'This chain is not known to the service.',
+  TOKEN_ROUTE_NOT_FOUND: 'This route does not exist (any more): reload the page.',
+  EVENT_TICKET_REJECTED: 'The live-update connection was refused: reload the page.',
+  LAST_EVENT_ID_UNKNOWN: 'Live updates could not resume where they stopped: reload the page.',
+  STREAM_LIMIT: 'Too many live-update connections are open: close other tabs of this page.',
+  RECIPIENT_CANNOT_RECEIVE: 'Your receiving address cannot be paid this token on its chain (on Stellar: the account does not exist, or has no trustline for the asset). Create the account or add the trustline first.',
 };
 
 /** An error a person reads: the sentence, and the detail when there is one. */
