@@ -193,6 +193,33 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     await expect.poll(() => page.locator('[data-field=trade-id]').textContent(), { timeout: 30_000 }).toBe(tradeId);
   }, 900_000);
 
+  it('loses nothing to a reload between a transaction and its confirmation: the page confirms it when it loads again', async () => {
+    const page = makerBrowser.page;
+    await page.goto(`${service.url}/app/#/maker`);
+    await page.reload();
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    const card = page.locator(`article[data-ad-id="${adId}"]`);
+    await expect.poll(() => field(page, adId, 'pool').textContent(), { timeout: 30_000 }).toBe('12.5 TUSD');
+    const sentBefore = makerWallet.sent.length;
+    makerWallet.holdReceiptsFrom = sentBefore + 1; // the approve is mined; the fundAd's receipt never comes
+    try {
+      await card.locator('input[name=amount]').fill('1');
+      await card.getByRole('button', { name: 'Fund' }).click();
+      // approve, then fundAd: the page waits for the fundAd's receipt when the person reloads.
+      await expect.poll(() => makerWallet.sent.length, { timeout: 30_000 }).toBe(sentBefore + 2);
+    } finally {
+      makerWallet.holdReceiptsFrom = undefined;
+    }
+    expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(12_500_000n); // on chain already
+    expect(await field(page, adId, 'pool').textContent()).toBe('12.5 TUSD'); // not confirmed to the service yet
+    await page.reload();
+    await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout: 30_000 })
+      .toBe(`Confirmed the transaction ${makerWallet.sent.at(-1)!.slice(0, 10)}… sent before the page was reloaded.`);
+    await expect.poll(() => field(page, adId, 'pool').textContent(), { timeout: 30_000 }).toBe('13.5 TUSD');
+    expect(await field(page, adId, 'available').textContent()).toBe('12.5 TUSD');
+  }, 90_000);
+
   it('names a wallet that will not switch to the needed chain, before anything is asked of the API', async () => {
     const page = makerBrowser.page;
     makerWallet.switchTo(ORDER_CHAIN);

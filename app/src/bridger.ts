@@ -5,7 +5,7 @@ import { h, show } from './dom.ts';
 import { apiError, UserError } from './errors.ts';
 import { tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
-import { confirm, evmWallet, onChain, submit } from './steps.ts';
+import { confirm, evmWallet, onChain, sendAndConfirm } from './steps.ts';
 
 type Trade = Schemas['Trade'];
 const CURRENT = 'relayer.trade';
@@ -85,8 +85,7 @@ export function bridgerView(context: AppContext): HTMLElement {
       params: { header: { 'Idempotency-Key': crypto.randomUUID() } },
     }));
     remember(created.tradeId);
-    const txHash = await submit(context, orderChain, 'createOrder', created.reqContractDetails);
-    await confirm(context, () => session.api.POST('/v1/trades/{id}/confirm', { params: { path: { id: created.tradeId } }, body: { txHash } }));
+    await sendAndConfirm(context, orderChain, 'createOrder', created.reqContractDetails, { kind: 'trade', id: created.tradeId });
     await open(created.tradeId);
   }
 
@@ -139,8 +138,7 @@ export function bridgerView(context: AppContext): HTMLElement {
     const signature = await evmWallet(context).signMessage(current.orderHash!, { bytes: true });
     const { session } = context;
     const signed = await confirm(context, () => session.api.POST('/v1/trades/{id}/unlock', { params: { path: { id: current.id } }, body: { signature } }));
-    const txHash = await submit(context, signed.chainId, 'unlock', signed);
-    await confirm(context, () => session.api.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: current.id } }, body: { txHash } }));
+    await sendAndConfirm(context, signed.chainId, 'unlock', signed, { kind: 'unlock', id: current.id });
     // Back to the chain where the Bridger was paid, for the final balance.
     await onChain(context, current.adChainId).catch(() => undefined);
     await readFinalBalance();

@@ -5,6 +5,7 @@ import { h, show } from './dom.ts';
 import { apiError, UserError } from './errors.ts';
 import { makerView } from './maker.ts';
 import { Session } from './session.ts';
+import { resumePending } from './steps.ts';
 import { discoverEvmWallets, EvmWallet, type AnnouncedWallet } from './wallets/evm.ts';
 import { StellarWallet } from './wallets/stellar.ts';
 
@@ -102,6 +103,8 @@ async function start(): Promise<void> {
   views = {};
   window.addEventListener('hashchange', route);
   route();
+  // Transactions sent before a reload whose confirmation never reached the service: confirmed now.
+  if (context.session.user && (await resumePending(context))) refreshViews();
   document.documentElement.dataset.ready = 'true';
   performance.mark('app-ready'); // the page rendered with the service's chains and routes (app/README.md's figure)
 }

@@ -6,7 +6,7 @@ import { h, show } from './dom.ts';
 import { UserError } from './errors.ts';
 import { adLabel, tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
-import { confirm, evmWallet, onChain, submit } from './steps.ts';
+import { confirm, evmWallet, onChain, sendAndConfirm } from './steps.ts';
 
 type Ad = Schemas['Ad'];
 type Trade = Schemas['Trade'];
@@ -82,15 +82,13 @@ export function makerView(context: AppContext): HTMLElement {
           const wallet = await onChain(context, adChain);
           const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/fund', { params: { path: { id: ad.id } }, body: { poolAmountTopUp: amount.toString() } }));
           if (ad.adToken.kind !== 'NATIVE') await wallet.approve(ad.adToken.address, signed.contractAddress, amount);
-          const txHash = await submit(context, adChain, 'fundAd', signed, { adToken: ad.adToken.address });
-          await confirm(context, () => context.session.api.POST('/v1/ads/{id}/confirm', { params: { path: { id: ad.id } }, body: { txHash } }));
+          await sendAndConfirm(context, adChain, 'fundAd', signed, { kind: 'ad', id: ad.id }, { adToken: ad.adToken.address });
           await load();
         }),
         button('Withdraw', async () => {
           const amount = amountOf(`${ad.id}:amount`, decimals);
           const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/withdraw', { params: { path: { id: ad.id } }, body: { poolAmountWithdraw: amount.toString(), to: evmWallet(context).address } }));
-          const txHash = await submit(context, adChain, 'withdrawFromAd', signed);
-          await confirm(context, () => context.session.api.POST('/v1/ads/{id}/confirm', { params: { path: { id: ad.id } }, body: { txHash } }));
+          await sendAndConfirm(context, adChain, 'withdrawFromAd', signed, { kind: 'ad', id: ad.id });
           await load();
         }),
         button(ad.status === 'PAUSED' ? 'Resume' : 'Pause', async () => {
@@ -107,8 +105,7 @@ export function makerView(context: AppContext): HTMLElement {
         button('Close', async () => {
           if (!confirmClose()) return;
           const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/close', { params: { path: { id: ad.id } }, body: { to: evmWallet(context).address } }));
-          const txHash = await submit(context, adChain, 'closeAd', signed);
-          await confirm(context, () => context.session.api.POST('/v1/ads/{id}/confirm', { params: { path: { id: ad.id } }, body: { txHash } }));
+          await sendAndConfirm(context, adChain, 'closeAd', signed, { kind: 'ad', id: ad.id });
           await load();
         })),
       trades.length ? h('table', { class: 'trades' },
@@ -125,8 +122,7 @@ export function makerView(context: AppContext): HTMLElement {
       awaits = 'your lock';
       action = button('Lock', async () => {
         const signed = await context.session.call(() => context.session.api.POST('/v1/trades/{id}/lock', { params: { path: { id: trade.id } } }));
-        const txHash = await submit(context, trade.adChainId, 'lockForOrder', signed);
-        await confirm(context, () => context.session.api.POST('/v1/trades/{id}/confirm', { params: { path: { id: trade.id } }, body: { txHash } }));
+        await sendAndConfirm(context, trade.adChainId, 'lockForOrder', signed, { kind: 'trade', id: trade.id });
         await load();
       });
     } else if (trade.status === 'LOCKED' && trade.unlockDue === 'MAKER') {
@@ -136,8 +132,7 @@ export function makerView(context: AppContext): HTMLElement {
         if (!trade.orderHash) throw new UserError('The trade has no order hash yet.');
         const signature = await wallet.signMessage(trade.orderHash, { bytes: true });
         const signed = await confirm(context, () => context.session.api.POST('/v1/trades/{id}/unlock', { params: { path: { id: trade.id } }, body: { signature } }));
-        const txHash = await submit(context, signed.chainId, 'unlock', signed);
-        await confirm(context, () => context.session.api.POST('/v1/trades/{id}/unlock/confirm', { params: { path: { id: trade.id } }, body: { txHash } }));
+        await sendAndConfirm(context, signed.chainId, 'unlock', signed, { kind: 'unlock', id: trade.id });
         await load();
       });
     } else if (trade.status === 'LOCKED') {
@@ -228,8 +223,7 @@ function createForm(context: AppContext, created: () => void): HTMLElement {
         params: { header: { 'Idempotency-Key': crypto.randomUUID() } },
       }));
       if (chosen.adToken.kind !== 'NATIVE') await wallet.approve(chosen.adToken.address, signed.contractAddress, amount);
-      const txHash = await submit(context, adChain, 'createAd', signed);
-      await confirm(context, () => session.api.POST('/v1/ads/{id}/confirm', { params: { path: { id: signed.adId } }, body: { txHash } }));
+      await sendAndConfirm(context, adChain, 'createAd', signed, { kind: 'ad', id: signed.adId });
       form.reset();
       created();
     }, submitButton);

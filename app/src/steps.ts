@@ -18,11 +18,59 @@ export async function onChain(context: AppContext, chainId: string): Promise<Evm
   return wallet;
 }
 
-/** Sends the API's signed response for `action` from the wallet, on `chainId`; the mined hash. */
-export async function submit(context: AppContext, chainId: string, action: EvmAction, signed: unknown, extras?: CallExtras): Promise<string> {
+/** Which confirmation a sent transaction is for: an ad's, a trade's (deposit, lock), a trade's unlock. */
+export interface ConfirmTarget { kind: 'ad' | 'trade' | 'unlock'; id: string }
+interface PendingConfirm extends ConfirmTarget { txHash: string }
+
+const PENDING = 'relayer.pending';
+const pending = (): PendingConfirm[] => { try { return JSON.parse(localStorage.getItem(PENDING) ?? '[]'); } catch { return []; } };
+const keep = (list: PendingConfirm[]): void => localStorage.setItem(PENDING, JSON.stringify(list));
+
+/** The confirmation call for `target`. */
+function confirmCall(context: AppContext, target: ConfirmTarget, txHash: string): () => Promise<{ data?: unknown; error?: unknown; response: Response }> {
+  const { api } = context.session;
+  const options = { params: { path: { id: target.id } }, body: { txHash } };
+  if (target.kind === 'ad') return () => api.POST('/v1/ads/{id}/confirm', options);
+  if (target.kind === 'trade') return () => api.POST('/v1/trades/{id}/confirm', options);
+  return () => api.POST('/v1/trades/{id}/unlock/confirm', options);
+}
+
+/**
+ * Sends the API's signed response for `action` from the wallet on `chainId`, waits for it to be
+ * mined, and confirms it to the service. The hash is kept (localStorage) from the moment the
+ * wallet gives it until the service has it: a reload in between loses nothing (resumePending).
+ */
+export async function sendAndConfirm(context: AppContext, chainId: string, action: EvmAction, signed: unknown, target: ConfirmTarget, extras?: CallExtras): Promise<string> {
   const wallet = await onChain(context, chainId);
   context.say(`Confirm the ${action} transaction in your wallet…`);
-  return wallet.send(evmTransaction(action, signed as SignedResponse, extras));
+  const txHash = await wallet.send(evmTransaction(action, signed as SignedResponse, extras), (hash) => keep([...pending(), { ...target, txHash: hash }]));
+  await confirm(context, confirmCall(context, target, txHash));
+  keep(pending().filter((entry) => entry.txHash !== txHash));
+  return txHash;
+}
+
+/**
+ * Confirms the transactions sent before a reload whose confirmation never reached the service;
+ * true when one was. Those the service refuses for good are dropped, said; a chain not reachable
+ * keeps them for the next load.
+ */
+export async function resumePending(context: AppContext): Promise<boolean> {
+  let any = false;
+  for (const entry of pending()) {
+    try {
+      await confirm(context, confirmCall(context, entry, entry.txHash));
+      any = true;
+      context.say(`Confirmed the transaction ${entry.txHash.slice(0, 10)}… sent before the page was reloaded.`, 'done');
+      keep(pending().filter((other) => other.txHash !== entry.txHash));
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code && !['RPC_UNAVAILABLE', 'CHAIN_UNAVAILABLE', 'SERVICE_UNAVAILABLE', 'DATABASE_UNAVAILABLE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED'].includes(code)) {
+        keep(pending().filter((other) => other.txHash !== entry.txHash));
+      }
+      context.say(`The transaction ${entry.txHash.slice(0, 10)}… sent before the reload could not be confirmed: ${(error as Error).message}`, 'error');
+    }
+  }
+  return any;
 }
 
 /**

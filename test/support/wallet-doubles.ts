@@ -17,6 +17,10 @@ export interface EvmDoubleControls {
   refuseSwitch: boolean;
   /** Puts the wallet on `chainId`, as a person choosing a network in the wallet. */
   switchTo(chainId: string): void;
+  /** Answer "not mined yet" for the transactions sent from this index of `sent` on (the page waits), as a slow node would. */
+  holdReceiptsFrom: number | undefined;
+  /** The hashes of the transactions sent, in order. */
+  sent: string[];
 }
 
 export type EvmDouble = EvmDoubleControls & { wallet: Wallet; close(): void };
@@ -31,7 +35,7 @@ export async function installEvmWalletDouble(page: Page, key: string, rpcUrls: R
   const providers = new Map(Object.entries(rpcUrls).map(([chainId, url]) => [chainId, new JsonRpcProvider(url, undefined, { staticNetwork: true, cacheTimeout: -1, pollingInterval: 100 })]));
   const wallet = new Wallet(key);
   let chainId = startChain;
-  const controls = { rejectNext: false, refuseSwitch: false, switchTo: (id: string) => { chainId = id; } };
+  const controls = { rejectNext: false, refuseSwitch: false, holdReceiptsFrom: undefined as number | undefined, sent: [] as string[], switchTo: (id: string) => { chainId = id; } };
   const rejected = { error: { code: 4001, message: 'User rejected the request. (test wallet double)' } };
   const handle = async (method: string, params: any[]): Promise<unknown> => {
     const provider = providers.get(chainId)!;
@@ -55,8 +59,12 @@ export async function installEvmWalletDouble(page: Page, key: string, rpcUrls: R
         if (controls.rejectNext) { controls.rejectNext = false; return rejected; }
         const [tx] = params;
         const sent = await wallet.connect(provider).sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value ?? '0x0') });
+        controls.sent.push(sent.hash);
         return sent.hash;
       }
+      case 'eth_getTransactionReceipt':
+        if (controls.holdReceiptsFrom !== undefined && controls.sent.indexOf(params[0]) >= controls.holdReceiptsFrom) return null;
+        return provider.send(method, params);
       default:
         return provider.send(method, params ?? []);
     }

@@ -75,12 +75,16 @@ export class EvmWallet {
     return (await this.provider.request({ method: 'personal_sign', params: [data, this.address] })) as string;
   }
 
-  /** Sends `tx` from the account and waits until it is mined; throws when it reverted. Returns the hash. */
-  async send(tx: { to: string; data: string; value?: bigint }): Promise<string> {
+  /**
+   * Sends `tx` from the account and waits until it is mined; throws when it reverted. Returns the
+   * hash; `onSent` hears it as soon as the wallet gives it (before mining).
+   */
+  async send(tx: { to: string; data: string; value?: bigint }, onSent?: (hash: string) => void): Promise<string> {
     const hash = (await this.provider.request({
       method: 'eth_sendTransaction',
       params: [{ from: this.address, to: tx.to, data: tx.data, value: hex(tx.value ?? 0n) }],
     })) as string;
+    onSent?.(hash);
     // Waiting for the receipt through the wallet's own node (EIP-1193 has no subscription for it).
     for (let waited = 0; waited < 120_000; waited += 500) {
       const receipt = (await this.provider.request({ method: 'eth_getTransactionReceipt', params: [hash] })) as { status?: string } | null;
