@@ -9,6 +9,7 @@ import { requestLog } from './middleware/request-log.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
 import { createRateLimiters } from './middleware/rate-limit.ts';
 import { v1Router } from './routes/index.ts';
+import { appPageRouter } from './routes/app-page.ts';
 import { stellarTomlRouter } from './routes/stellar-toml.ts';
 import { systemRouter } from './routes/system.ts';
 
@@ -44,6 +45,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use('/v1', rememberMountPath, v1Router(deps));
   app.use(stellarTomlRouter({ auth: deps.auth, knex: deps.knex, production: deps.config.NODE_ENV === 'production' }));
+  app.use(appPageRouter());
   app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT }));
 
   app.use(notFoundHandler);

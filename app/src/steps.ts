@@ -1,0 +1,94 @@
+import { evmTransaction, type CallExtras, type EvmAction, type SignedResponse } from '@cross-chain-relayer/client/evm';
+import { apiError, UserError } from './errors.ts';
+import { chainOf, type AppContext } from './context.ts';
+import type { EvmWallet } from './wallets/evm.ts';
+
+/** The connected EVM wallet, or a sentence saying to connect one. */
+export function evmWallet(context: AppContext): EvmWallet {
+  if (!context.evm) throw new UserError('Connect an EVM wallet first.');
+  return context.evm;
+}
+
+/** The wallet on `chainId` (switched when it can; named when it cannot). */
+export async function onChain(context: AppContext, chainId: string): Promise<EvmWallet> {
+  const wallet = evmWallet(context);
+  const chain = chainOf(context, chainId);
+  if (chain && chain.kind !== 'EVM') throw new UserError(`${chain.name} is a Stellar chain: its transactions need the client's Stellar helpers, which this page does not have yet.`);
+  await wallet.ensureChain(chainId, chain?.name ?? `chain ${chainId}`);
+  return wallet;
+}
+
+/** Which confirmation a sent transaction is for: an ad's, a trade's (deposit, lock), a trade's unlock. */
+export interface ConfirmTarget { kind: 'ad' | 'trade' | 'unlock'; id: string }
+interface PendingConfirm extends ConfirmTarget { txHash: string }
+
+const PENDING = 'relayer.pending';
+const pending = (): PendingConfirm[] => { try { return JSON.parse(localStorage.getItem(PENDING) ?? '[]'); } catch { return []; } };
+const keep = (list: PendingConfirm[]): void => localStorage.setItem(PENDING, JSON.stringify(list));
+
+/** The confirmation call for `target`. */
+function confirmCall(context: AppContext, target: ConfirmTarget, txHash: string): () => Promise<{ data?: unknown; error?: unknown; response: Response }> {
+  const { api } = context.session;
+  const options = { params: { path: { id: target.id } }, body: { txHash } };
+  if (target.kind === 'ad') return () => api.POST('/v1/ads/{id}/confirm', options);
+  if (target.kind === 'trade') return () => api.POST('/v1/trades/{id}/confirm', options);
+  return () => api.POST('/v1/trades/{id}/unlock/confirm', options);
+}
+
+/**
+ * Sends the API's signed response for `action` from the wallet on `chainId`, waits for it to be
+ * mined, and confirms it to the service. The hash is kept (localStorage) from the moment the
+ * wallet gives it until the service has it: a reload in between loses nothing (resumePending).
+ */
+export async function sendAndConfirm(context: AppContext, chainId: string, action: EvmAction, signed: unknown, target: ConfirmTarget, extras?: CallExtras): Promise<string> {
+  const wallet = await onChain(context, chainId);
+  context.say(`Confirm the ${action} transaction in your wallet…`);
+  const txHash = await wallet.send(evmTransaction(action, signed as SignedResponse, extras), (hash) => keep([...pending(), { ...target, txHash: hash }]));
+  await confirm(context, confirmCall(context, target, txHash));
+  keep(pending().filter((entry) => entry.txHash !== txHash));
+  return txHash;
+}
+
+/**
+ * Confirms the transactions sent before a reload whose confirmation never reached the service;
+ * true when one was. Those the service refuses for good are dropped, said; a chain not reachable
+ * keeps them for the next load.
+ */
+export async function resumePending(context: AppContext): Promise<boolean> {
+  let any = false;
+  for (const entry of pending()) {
+    try {
+      await confirm(context, confirmCall(context, entry, entry.txHash));
+      any = true;
+      context.say(`Confirmed the transaction ${entry.txHash.slice(0, 10)}… sent before the page was reloaded.`, 'done');
+      keep(pending().filter((other) => other.txHash !== entry.txHash));
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code && !['RPC_UNAVAILABLE', 'CHAIN_UNAVAILABLE', 'SERVICE_UNAVAILABLE', 'DATABASE_UNAVAILABLE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED'].includes(code)) {
+        keep(pending().filter((other) => other.txHash !== entry.txHash));
+      }
+      context.say(`The transaction ${entry.txHash.slice(0, 10)}… sent before the reload could not be confirmed: ${(error as Error).message}`, 'error');
+    }
+  }
+  return any;
+}
+
+/**
+ * A confirmation call (POST …/confirm): a transaction the service does not see as final yet (409
+ * NOT_FINAL with Retry-After) is asked again after the time it says, up to a minute.
+ */
+export async function confirm<T>(context: AppContext, request: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const answer = await request();
+    const code = (answer.error as { code?: string } | undefined)?.code;
+    if (answer.response.status === 409 && (code === 'NOT_FINAL' || code === 'TRADE_AWAITING') && Date.now() < deadline) {
+      const wait = Number(answer.response.headers.get('retry-after') ?? '1');
+      context.say('Waiting for the transaction to be final…');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(wait, 1), 10) * 1000));
+      continue;
+    }
+    if (answer.error !== undefined || answer.data === undefined) throw apiError(answer.error, answer.response.status);
+    return answer.data;
+  }
+}

@@ -1,0 +1,39 @@
+import { getNetworkDetails, isConnected, requestAccess, signTransaction } from '@stellar/freighter-api';
+import { UserError } from '../errors.ts';
+
+/** Freighter's error (its `error` field) as thrown: a decline reads as "rejected". */
+function failed(error: { message?: string; code?: number } | undefined, what: string): never {
+  const message = error?.message ?? 'unknown error';
+  if (error?.code === -4 || /declin|reject/i.test(message)) throw new UserError('You declined the request in Freighter: nothing was signed.');
+  throw new UserError(`Freighter could not ${what}.`, message);
+}
+
+/**
+ * The Stellar wallet, through the Freighter API (`@stellar/freighter-api`, which speaks to the
+ * extension by window messages). Its network is checked against the chain's passphrase before any
+ * signature: a wallet on another network is named.
+ */
+export class StellarWallet {
+  constructor(readonly address: string, readonly networkPassphrase: string) {}
+
+  /** Asks Freighter for access and the account; `expectedPassphrase`: the Stellar chain's, from GET /v1/chains. */
+  static async connect(expectedPassphrase: string | undefined): Promise<StellarWallet> {
+    const connected = await isConnected();
+    if (!connected.isConnected) throw new UserError('Freighter was not found: install the Freighter extension to use a Stellar account.');
+    const access = await requestAccess();
+    if (access.error || !access.address) failed(access.error, 'share your account');
+    const network = await getNetworkDetails();
+    if (network.error) failed(network.error, 'tell its network');
+    if (expectedPassphrase && network.networkPassphrase !== expectedPassphrase) {
+      throw new UserError(`Freighter is on the ${network.network || 'another'} network ("${network.networkPassphrase}"); this service's Stellar chain is "${expectedPassphrase}". Switch networks in Freighter.`);
+    }
+    return new StellarWallet(access.address, network.networkPassphrase);
+  }
+
+  /** Co-signs a transaction (a SEP-10 challenge, a contract call) with the account; the signed XDR. */
+  async signTransaction(xdr: string): Promise<string> {
+    const signed = await signTransaction(xdr, { networkPassphrase: this.networkPassphrase, address: this.address });
+    if (signed.error || !signed.signedTxXdr) failed(signed.error, 'sign the transaction');
+    return signed.signedTxXdr;
+  }
+}
