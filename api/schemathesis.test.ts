@@ -157,7 +157,7 @@ describe('schemathesis over the OpenAPI document', () => {
     expect(output).toMatch(/No issues found/i);
     // Every operation schemathesis found ran but the excluded ones, the quote's getQuote among them
     // (its answers are checked below: quotes read, 200; whether a generated case also hits an unknown
-    // route's 404 depends on the document's shape, so that one is test/quotes.test.ts's to check).
+    // route's 404 depends on the document's shape, so that one is test/trades/quotes.test.ts's to check).
     const served = await (await service.request('/openapi.json')).json() as { paths: Record<string, Record<string, { operationId: string }>> };
     expect(Object.values(served.paths).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId))).toContain('getQuote');
     const [, selected, total] = /Selected: (\d+)\/(\d+)/.exec(output)!.map(Number);

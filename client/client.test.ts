@@ -21,7 +21,7 @@ import { createRelayerClient, type Schemas } from './index.js';
 /**
  * The committed client matches the service: its openapi.json is the document /openapi.json serves,
  * and its schema.d.ts is what openapi-typescript makes of it. Regenerate with `npm run client:generate`.
- * (test/client-trade.test.ts settles a whole trade through it.)
+ * (test/trades/client-trade.test.ts settles a whole trade through it.)
  */
 describe('the typed client package', () => {
   let service: TestService;

@@ -17,7 +17,7 @@ import { createRelayerClient, EVENT_STREAM_PATHS, followEvents, followTrade, Str
  * The stream helpers of the client package in Node (global fetch, streamed): followTrade stops at
  * the terminal status having seen every claim; both resume after a dropped connection with the last
  * id; followEvents asks `getAccessToken` again when the service ends a stream at its token's expiry.
- * test/browser-events.test.ts runs followEvents in Chromium (EventSource and tickets).
+ * test/browser/browser-events.test.ts runs followEvents in Chromium (EventSource and tickets).
  */
 
 let service: TestService;

@@ -14,7 +14,7 @@ import { signUnlockMessage, stellarOperation, unlockMessage, type SignedResponse
  * committed bundle is what generation makes, its operations are the service's, its unlock text
  * signature is one the service accepts, and it runs in a real browser (headless Chromium, with
  * stellar-sdk's own browser build and no Node globals) building and signing what Node builds and
- * signs. (test/trades-stellar.test.ts settles a whole trade through it on the Soroban devnet.)
+ * signs. (test/trades/trades-stellar.test.ts settles a whole trade through it on the Soroban devnet.)
  */
 
 const committed = (file: string) => readFileSync(new URL(file, import.meta.url), 'utf8');

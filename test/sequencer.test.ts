@@ -26,15 +26,15 @@ const files = (specs: TestSpecification[]) => specs.map((s) => path.relative(ROO
 
 describe('test run order and parallelism (CI time)', () => {
   it('starts the longest files first, by the measured table, unknown (short) files last in their given order', async () => {
-    const given = ['api/errors-a.test.ts', 'test/trades-embedded.test.ts', 'api/errors-b.test.ts', 'circuits/ceremony/ceremony.test.ts', 'test/chaos.test.ts'];
+    const given = ['api/errors-a.test.ts', 'test/trades/trades-embedded.test.ts', 'api/errors-b.test.ts', 'circuits/ceremony/ceremony.test.ts', 'test/attacks/chaos.test.ts'];
     expect(files(await sequencer().sort(given.map(spec)))).toEqual([
-      'circuits/ceremony/ceremony.test.ts', 'test/chaos.test.ts', 'test/trades-embedded.test.ts', 'api/errors-a.test.ts', 'api/errors-b.test.ts',
+      'circuits/ceremony/ceremony.test.ts', 'test/attacks/chaos.test.ts', 'test/trades/trades-embedded.test.ts', 'api/errors-a.test.ts', 'api/errors-b.test.ts',
     ]);
   });
 
   it("prefers this checkout's own previous run (vitest's results cache) over the table", async () => {
-    const given = ['test/chaos.test.ts', 'api/quick.test.ts'];
-    expect(files(await sequencer({ 'api/quick.test.ts': 500_000 }).sort(given.map(spec)))).toEqual(['api/quick.test.ts', 'test/chaos.test.ts']);
+    const given = ['test/attacks/chaos.test.ts', 'api/quick.test.ts'];
+    expect(files(await sequencer({ 'api/quick.test.ts': 500_000 }).sort(given.map(spec)))).toEqual(['api/quick.test.ts', 'test/attacks/chaos.test.ts']);
   });
 
   it('runs several files at once on a 2-core machine, longest first (vitest alone would run one file at a time there)', () => {

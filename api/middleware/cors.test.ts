@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from '../../config/config.ts';
 import { corsPolicy } from './cors.ts';
 
 /**
- * The CORS policy as a browser sees it, request by request (test/browser-cors.test.ts runs a real
+ * The CORS policy as a browser sees it, request by request (test/browser/browser-cors.test.ts runs a real
  * browser against it): what each configuration lets a page on another origin read.
  */
 

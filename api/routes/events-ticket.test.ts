@@ -12,7 +12,7 @@ import { call, loginEvm, newEvmAccount, type EvmAccount } from '../../test/suppo
 /**
  * Stream tickets (issue 29): `POST /v1/events/ticket` (Bearer) gives a single-use ticket that
  * opens `GET /v1/events?ticket=` with no Authorization header, as a browser's EventSource must.
- * test/browser-events.test.ts opens it from a page on another origin in Chromium.
+ * test/browser/browser-events.test.ts opens it from a page on another origin in Chromium.
  */
 
 let service: TestService;

@@ -32,7 +32,7 @@ const SIGNED = 'bytes32 authToken, uint256 deadline, bytes signature';
 
 /**
  * The AdManager functions a client calls: the signed actions (chains/evm/call-args.ts assembles
- * their arguments) and the timeout `releaseLock`. test/client-trade.test.ts holds them against the
+ * their arguments) and the timeout `releaseLock`. test/trades/client-trade.test.ts holds them against the
  * compiled contract.
  */
 export const AD_MANAGER_FUNCTIONS = [

@@ -21,8 +21,8 @@ import { createStellarClient, isStellarLedgerCanonical, verifyStellarTransaction
  * real host ran the OrderPortal's and AdManager's wasm and wrote the transactions' XDR). What the
  * real network never answers (an RPC's internal error, an altered or older-protocol answer, a
  * retention window already passed) comes from a rewriting proxy in front of it, named as such.
- * Every action's event through the service's own confirm: test/ads-stellar.test.ts and
- * test/trades-stellar.test.ts.
+ * Every action's event through the service's own confirm: test/ads/ads-stellar.test.ts and
+ * test/trades/trades-stellar.test.ts.
  */
 
 const verifier = createTransactionVerifier();

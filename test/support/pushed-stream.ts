@@ -5,7 +5,7 @@ import { openSse, type SseMessage } from './sse-client.ts';
  * What a settled trade pushed, read back as a dApp and the parties' bots would: the trade's
  * server-sent events stream replayed from the start, and each party's own `/v1/events` feed.
  * Shared by the whole-trade tests of every chain pairing, so a Stellar trade is held to the same
- * stream as an EVM one (test/trades-pushed.test.ts).
+ * stream as an EVM one (test/trades/trades-pushed.test.ts).
  */
 
 /** One event (as a webhook body or a server-sent event's data) as a short step name: its type, the side of a claim or due unlock, the status reached. */

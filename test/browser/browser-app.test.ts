@@ -1,0 +1,281 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Keypair } from '@stellar/stellar-sdk';
+import { Wallet } from 'ethers';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../app/build.ts';
+import { AD_CHAIN, devnetClient, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import { launchBrowser, type TestBrowser } from '../support/browser.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { installEvmWalletDouble, installFreighterDouble, type EvmDouble, type EvmDoubleControls } from '../support/wallet-doubles.ts';
+import { call } from '../support/wallets.ts';
+
+/**
+ * The page at /app (app/) in Debian's Chromium against the devnet: a Maker and a Bridger, each in
+ * their own browser with a wallet double (EIP-1193 over EIP-6963, a devnet key in this process), do
+ * everything through the page: sign in with SIWE, create and fund an ad, quote, bridge, lock, both
+ * unlocks, and follow the trade live to SETTLED; the balances the page shows are the chain's; axe-core
+ * finds no serious accessibility violation in either view.
+ */
+
+const { makerKey, bridgerKey } = tradeParties();
+let service: TestService;
+let devnet: DevnetClient;
+let makerBrowser: TestBrowser;
+let bridgerBrowser: TestBrowser;
+let makerWallet: EvmDouble;
+let bridgerWallet: EvmDouble;
+let routeId: string;
+let adManager: string;
+
+beforeAll(async () => {
+  await buildApp();
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
+  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
+  const routes = (await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`)).body.data;
+  routeId = routes.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  adManager = (await call(service, 'GET', `/v1/chains/${AD_CHAIN}`)).body.adManagerAddress;
+  makerBrowser = await launchBrowser();
+  bridgerBrowser = await launchBrowser();
+  // Each wallet starts on the other chain than its first transaction: the page has it switch.
+  makerWallet = await installEvmWalletDouble(makerBrowser.page, makerKey!.privateKey, service.devnet!.rpcUrls, ORDER_CHAIN);
+  bridgerWallet = await installEvmWalletDouble(bridgerBrowser.page, bridgerKey!.privateKey, service.devnet!.rpcUrls, AD_CHAIN);
+}, 240_000);
+
+afterAll(async () => {
+  makerWallet?.close();
+  bridgerWallet?.close();
+  await makerBrowser?.close();
+  await bridgerBrowser?.close();
+  devnet?.close();
+  await service?.close();
+});
+
+const status = (page: Page) => page.locator('.status-line .status');
+/** Waits until the status line says `text` (the action's end: done or failed). */
+async function saysDone(page: Page, action: string, timeout = 60_000): Promise<void> {
+  const escaped = action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout }).toMatch(new RegExp(`^${escaped}(: done| failed)`));
+  expect(await status(page).textContent()).toBe(`${action}: done.`);
+}
+
+async function signIn(page: Page, wallet: EvmDoubleControls, view: string): Promise<void> {
+  await page.goto(`${service.url}/app/#/${view}`);
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  const timings = await page.evaluate(() => ({
+    firstContentfulPaintMs: Math.round(performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1),
+    readyMs: Math.round(performance.getEntriesByName('app-ready')[0]?.startTime ?? -1),
+  }));
+  console.log(`/app/#/${view} first load: ${JSON.stringify(timings)}`);
+  expect(timings.readyMs).toBeGreaterThan(0);
+  await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+  await page.getByRole('button', { name: 'Sign in with Ethereum' }).waitFor();
+  // A person who refuses the signature: said, nothing happens.
+  wallet.rejectNext = true;
+  await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
+  await expect.poll(async () => status(page).textContent()).toBe('Sign in with Ethereum failed: You rejected the request in your wallet: nothing was signed or sent.');
+  await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
+  await saysDone(page, 'Sign in with Ethereum');
+  await page.locator('[data-field=signed-in]').waitFor();
+}
+
+/**
+ * axe-core's serious and critical violations on the page as it is (its source evaluated through the
+ * DevTools protocol: the page's CSP admits no inline script, and needs not to).
+ */
+async function seriousViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
+  const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(axe);
+  return page.evaluate(async () => {
+    const result = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(' ')) }));
+  });
+}
+
+/** With APP_SCREENSHOTS=1, the views as app/README.md shows them. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.APP_SCREENSHOTS) await page.screenshot({ path: new URL(`../../app/screenshots/${name}.png`, import.meta.url).pathname, fullPage: true });
+}
+
+const field = (page: Page, adId: string, name: string) => page.locator(`article[data-ad-id="${adId}"] [data-field=${name}]`).first();
+
+describe('the page at /app, driven through wallet doubles in headless Chromium', () => {
+  let adId: string;
+
+  it('a Maker signs in with SIWE, creates and funds an ad on EVM, and sees the balances move (equal to the chain\'s)', async () => {
+    const page = makerBrowser.page;
+    await signIn(page, makerWallet, 'maker');
+    await page.selectOption('#create-route', routeId);
+    await page.fill('#create-fund', '10');
+    await page.fill('#create-max', '5');
+    await page.getByRole('button', { name: 'Create ad' }).click();
+    await saysDone(page, 'Create ad');
+    const card = page.locator('article.ad').first();
+    await card.waitFor();
+    adId = (await card.getAttribute('data-ad-id'))!;
+    expect(await field(page, adId, 'available').textContent()).toBe('10 TUSD');
+    expect(await field(page, adId, 'label').textContent()).toBe('Active');
+    expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(10_000_000n);
+
+    await card.locator('input[name=amount]').fill('2.5');
+    await card.getByRole('button', { name: 'Fund' }).click();
+    await saysDone(page, `Fund (ad ${adId.slice(0, 8)})`);
+    await expect.poll(() => field(page, adId, 'pool').textContent()).toBe('12.5 TUSD');
+    expect(await field(page, adId, 'available').textContent()).toBe('12.5 TUSD');
+    expect(await field(page, adId, 'locked').textContent()).toBe('0 TUSD');
+    expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(12_500_000n);
+  }, 180_000);
+
+  it('a Bridger quotes, bridges through the page, and both pages follow the trade live to SETTLED (no serious axe-core violation in either view)', async () => {
+    const page = bridgerBrowser.page;
+    const maker = makerBrowser.page;
+    await signIn(page, bridgerWallet, 'bridge');
+    await page.selectOption('#bridge-route', routeId);
+    await page.fill('#bridge-amount', '1');
+    await page.getByRole('button', { name: 'Get a quote' }).click();
+    await saysDone(page, 'Quote');
+    expect(await page.locator('[data-field=deposit]').textContent()).toMatch(/^1 TUSD/);
+    expect(await page.locator('[data-field=receive]').textContent()).toMatch(/^1 TUSD/);
+    expect(await page.locator('[data-field=ad]').textContent()).toBe(adId);
+    const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
+    await page.getByRole('button', { name: 'Bridge' }).click();
+    await saysDone(page, 'Bridge', 120_000);
+    const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+    expect(await page.locator('.trade [data-field=status]').textContent()).toBe('DEPOSITED');
+
+    // The Maker's page learns of it over the event stream (no reload): the trade awaits the lock.
+    const row = maker.locator(`tr[data-trade-id="${tradeId}"]`);
+    await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 30_000 }).toBe('your lock');
+    await row.getByRole('button', { name: 'Lock' }).click();
+    await saysDone(maker, `Lock (ad ${adId.slice(0, 8)})`, 120_000);
+    await expect.poll(() => field(maker, adId, 'locked').textContent(), { timeout: 30_000 }).toBe('1 TUSD');
+    expect(await field(maker, adId, 'available').textContent()).toBe('11.5 TUSD');
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('LOCKED');
+
+    // The proof (a few minutes on a shared machine): the Maker's unlock becomes due, one click.
+    await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 400_000, interval: 2_000 }).toBe('your unlock (pays the Bridger)');
+    await row.getByRole('button', { name: 'Unlock' }).click();
+    await saysDone(maker, `Unlock (ad ${adId.slice(0, 8)})`, 120_000);
+    expect(await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
+
+    // The Bridger's unlock (pays the Maker) is due on their page; then the trade settles.
+    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address);
+    await page.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
+    await saysDone(page, 'Unlock', 120_000);
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
+    expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBefore + 1_000_000n);
+    const shown = await page.locator('[data-field=final-balance]').textContent({ timeout: 30_000 });
+    const onChain = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
+    expect(shown).toBe(`${Number(onChain / 1_000_000n)}${onChain % 1_000_000n ? `.${(onChain % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')}` : ''} TUSD`);
+    await expect.poll(() => row.locator('.label').textContent(), { timeout: 30_000 }).toBe('Settled');
+    // The pool is what was put in (12.5); 1 of it paid out to the Bridger: 11.5 available, what the AdManager holds.
+    await expect.poll(() => field(maker, adId, 'locked').textContent(), { timeout: 30_000 }).toBe('0 TUSD');
+    expect(await field(maker, adId, 'pool').textContent()).toBe('12.5 TUSD');
+    expect(await field(maker, adId, 'available').textContent()).toBe('11.5 TUSD');
+    expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(11_500_000n);
+
+    // After a reload the trade is found again (the address keeps it), and by its order hash.
+    expect(await seriousViolations(maker)).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(maker, 'maker');
+    await screenshot(page, 'bridge');
+    await page.reload();
+    await expect.poll(() => page.locator('[data-field=trade-id]').textContent(), { timeout: 30_000 }).toBe(tradeId);
+    const orderHash = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body.orderHash;
+    await page.goto(`${service.url}/app/#/bridge`);
+    await page.evaluate(() => localStorage.removeItem('relayer.trade'));
+    await page.reload();
+    await page.fill('#trade-lookup', orderHash);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await expect.poll(() => page.locator('[data-field=trade-id]').textContent(), { timeout: 30_000 }).toBe(tradeId);
+  }, 900_000);
+
+  it('loses nothing to a reload between a transaction and its confirmation: the page confirms it when it loads again', async () => {
+    const page = makerBrowser.page;
+    await page.goto(`${service.url}/app/#/maker`);
+    await page.reload();
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    const card = page.locator(`article[data-ad-id="${adId}"]`);
+    await expect.poll(() => field(page, adId, 'pool').textContent(), { timeout: 30_000 }).toBe('12.5 TUSD');
+    const sentBefore = makerWallet.sent.length;
+    makerWallet.holdReceiptsFrom = sentBefore + 1; // the approve is mined; the fundAd's receipt never comes
+    try {
+      await card.locator('input[name=amount]').fill('1');
+      await card.getByRole('button', { name: 'Fund' }).click();
+      // approve, then fundAd: the page waits for the fundAd's receipt when the person reloads.
+      await expect.poll(() => makerWallet.sent.length, { timeout: 30_000 }).toBe(sentBefore + 2);
+    } finally {
+      makerWallet.holdReceiptsFrom = undefined;
+    }
+    expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(12_500_000n); // on chain already
+    expect(await field(page, adId, 'pool').textContent()).toBe('12.5 TUSD'); // not confirmed to the service yet
+    await page.reload();
+    await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout: 30_000 })
+      .toBe(`Confirmed the transaction ${makerWallet.sent.at(-1)!.slice(0, 10)}… sent before the page was reloaded.`);
+    await expect.poll(() => field(page, adId, 'pool').textContent(), { timeout: 30_000 }).toBe('13.5 TUSD');
+    expect(await field(page, adId, 'available').textContent()).toBe('12.5 TUSD');
+  }, 90_000);
+
+  it('names a wallet that will not switch to the needed chain, before anything is asked of the API', async () => {
+    const page = makerBrowser.page;
+    makerWallet.switchTo(ORDER_CHAIN);
+    makerWallet.refuseSwitch = true;
+    const adsBefore = Number((await service.knex('ads').count('* as count'))[0]!.count);
+    try {
+      await page.goto(`${service.url}/app/#/maker`);
+      await page.reload(); // a new page load (goto to the same address but its hash keeps the document)
+      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+      await page.locator('[data-field=evm-address]').waitFor();
+      await page.selectOption('#create-route', routeId);
+      await page.fill('#create-fund', '1');
+      await page.getByRole('button', { name: 'Create ad' }).click();
+      await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout: 30_000 }).toMatch(/^Create ad failed: /);
+      expect(await status(page).textContent()).toMatch(/^Create ad failed: Your wallet is on chain 31337, and this step needs .+ \(chain 31338\)\. Switch networks in Test wallet \(double\)\.$/);
+      // Nothing was asked of the API: no new ad, no ad request.
+      expect(Number((await service.knex('ads').count('* as count'))[0]!.count)).toBe(adsBefore);
+    } finally {
+      makerWallet.refuseSwitch = false;
+    }
+  }, 60_000);
+
+  it('connects Freighter (a double speaking its window messages): a wallet on another network is named; on the right one, SEP-10 sign-in, then the EVM wallet linked', async () => {
+    const browser = await launchBrowser();
+    try {
+      const keypair = Keypair.random();
+      const challenge = (await call(service, 'POST', '/v1/auth/challenge', { address: keypair.publicKey(), chainKind: 'STELLAR' })).body;
+      const page = browser.page;
+      const freighter = await installFreighterDouble(page, keypair, { name: 'PUBLIC', passphrase: 'Public Global Stellar Network ; September 2015' });
+      const evm = await installEvmWalletDouble(page, Wallet.createRandom().privateKey, service.devnet!.rpcUrls, AD_CHAIN);
+      await page.goto(`${service.url}/app/#/bridge`);
+      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await page.getByRole('button', { name: 'Connect Freighter' }).click();
+      await page.getByRole('button', { name: 'Sign in with Stellar' }).click();
+      await expect.poll(async () => (await status(page).textContent()) ?? '').toMatch(/^Sign in with Stellar failed: /);
+      expect(await status(page).textContent()).toBe(`Sign in with Stellar failed: Freighter is on "Public Global Stellar Network ; September 2015", the service signs in on "${challenge.networkPassphrase}". Switch networks in Freighter.`);
+
+      freighter.network = { name: 'STANDALONE', passphrase: challenge.networkPassphrase };
+      await page.reload();
+      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await page.getByRole('button', { name: 'Connect Freighter' }).click();
+      freighter.declineNext = true;
+      await page.getByRole('button', { name: 'Sign in with Stellar' }).click();
+      await expect.poll(async () => (await status(page).textContent()) ?? '').toBe('Sign in with Stellar failed: You declined the request in Freighter: nothing was signed.');
+      await page.getByRole('button', { name: 'Sign in with Stellar' }).click();
+      await saysDone(page, 'Sign in with Stellar');
+      expect(await page.locator('[data-field=signed-in]').textContent()).toBe(`Signed in: ${keypair.publicKey()}`);
+
+      await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+      await page.getByRole('button', { name: 'Link this EVM wallet' }).click();
+      await saysDone(page, 'Link this EVM wallet');
+      expect(await page.locator('[data-field=signed-in]').textContent()).toContain(evm.wallet.address);
+      evm.close();
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RpcUnavailableError } from '../../chains/errors.ts';
+import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
+import { createActivities } from '../../trades/activities.ts';
+import { lockDeadline } from '../../chains/timing.ts';
+import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { call, loginEvm } from '../support/wallets.ts';
+
+/**
+ * The end of a trade's lock window on the two-chain devnet with the embedded orchestrator: the
+ * timer fires at the order's lock deadline by the service's clock, and the ad chain decides. A
+ * Maker's lock mined in the window's last second but reported by nobody makes the trade LOCKED (the
+ * books keep the amount locked as the AdManager does); a trade with no lock stays DEPOSITED until
+ * the ad chain's own time passes the deadline, then expires with its reservation back in the ad.
+ *
+ * Short timing: the deposit request lives 20 s (TRADE_RESERVATION_TTL_SECONDS), lockExpiry is 3660 s
+ * after creation (ORDER_LOCK_EXPIRY_SECONDS), so the lock deadline (lockExpiry less the contracts'
+ * hour) comes 60 s after creation. The ad chain's clock is set by block timestamps (anvil's
+ * evm_setNextBlockTimestamp) to put the lock in the last second the contract accepts, and to pass
+ * the deadline on chain when the test says so (anvil mines no block by itself).
+ */
+
+const { makerKey, bridgerKey, maker, bridger } = tradeParties();
+
+let service: TestService;
+let devnet: DevnetClient;
+let makerToken: string;
+let bridgerToken: string;
+let routeId: string;
+
+const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
+const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
+
+beforeAll(async () => {
+  service = await startTestService({
+    DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660',
+  });
+  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
+  makerToken = (await loginEvm(service, maker)).body.tokens.access;
+  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
+  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
+  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+});
+
+afterAll(async () => {
+  devnet?.close();
+  await service?.close();
+});
+
+/** An ad of `amount` created and confirmed; its id. */
+async function confirmedAd(amount: bigint): Promise<string> {
+  const created = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: amount.toString() }, makerToken);
+  await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', amount);
+  const adTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
+  expect((await call(service, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
+  return created.body.adId;
+}
+
+/** A trade of `amount` on `adId`, its deposit made and confirmed: DEPOSITED. */
+async function depositedTrade(adId: string, amount: bigint) {
+  await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', amount);
+  const opened = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
+  expect(opened.status).toBe(200);
+  const { tradeId, reqContractDetails: order } = opened.body;
+  const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+  expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+  expect(await trade(tradeId)).toMatchObject({ status: 'DEPOSITED' });
+  return { tradeId: tradeId as string, deadline: Number(lockDeadline(order.orderParams)) };
+}
+
+describe('the lock window ends on the ad chain\'s clock', () => {
+  it('a lock mined in the last second and never reported makes the trade LOCKED, not EXPIRED; a window with no lock closes at the chain\'s deadline', async () => {
+    const adChain = devnet.provider(AD_CHAIN);
+    const adId = await confirmedAd(150n);
+    const hostage = await depositedTrade(adId, 100n);
+    const unlocked = await depositedTrade(adId, 40n);
+    expect(await books(adId)).toMatchObject({ availableAmount: '10', lockedAmount: '140' });
+
+    // The Maker locks in the last second the contract accepts (the block stamped at the lock
+    // deadline) and reports nothing: a Maker who hopes the service expires the trade and hands the
+    // amount to another Bridger while it stays locked on chain.
+    const lock = await call(service, 'POST', `/v1/trades/${hostage.tradeId}/lock`, undefined, makerToken);
+    expect(lock.status).toBe(200);
+    await adChain.send('evm_setNextBlockTimestamp', [hostage.deadline]);
+    const lockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await adChain.getBlock('latest'))!.timestamp).toBe(hostage.deadline);
+
+    // The window's timer fires at the deadline by the service's clock: the AdManager shows the lock, so it is the trade's.
+    await eventually('the lock window', async () => (await trade(hostage.tradeId)).status, (s) => s !== 'DEPOSITED', 150_000);
+    expect(await trade(hostage.tradeId)).toMatchObject({ status: 'LOCKED' });
+    const [lockedEvent] = await service.knex('chain_events').where({ subject_id: hostage.tradeId, event: 'OrderLocked' }).select('tx_hash');
+    expect(lockedEvent).toEqual({ tx_hash: lockTx });
+    // The Maker reporting it afterwards changes nothing.
+    expect((await call(service, 'POST', `/v1/trades/${hostage.tradeId}/confirm`, { txHash: lockTx }, makerToken)).body)
+      .toEqual({ tradeId: hostage.tradeId, success: true, duplicate: true });
+
+    // The other trade's deadline has passed by the service's clock, not by the ad chain's (no block
+    // stamped after it yet: a lock could still be mined): it stays DEPOSITED, its reservation held.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (unlocked.deadline + 3) * 1000 - Date.now())));
+    expect(await trade(unlocked.tradeId)).toMatchObject({ status: 'DEPOSITED' });
+    expect(await books(adId)).toMatchObject({ availableAmount: '10', lockedAmount: '140' });
+
+    // The ad chain's time passes the deadline with no lock: the window is closed, the trade expires and its amount is back in the ad.
+    await adChain.send('evm_setNextBlockTimestamp', [unlocked.deadline + 1]);
+    await adChain.send('evm_mine', []);
+    await eventually('the closed window', async () => (await trade(unlocked.tradeId)).status, (s) => s !== 'DEPOSITED', 60_000);
+    expect(await trade(unlocked.tradeId)).toMatchObject({ status: 'EXPIRED' });
+    const pushed = await service.knex('pushed_events').where({ trade_id: unlocked.tradeId }).orderBy('trade_seq').select('type', 'data');
+    expect(pushed.slice(-2)).toMatchObject([{ type: 'trade.expired', data: { status: 'EXPIRED' } }, { type: 'trade.status_changed', data: { status: 'EXPIRED' } }]);
+
+    // The books follow the chain: what the AdManager holds locked is locked in the books, the rest available.
+    const onChain = await createChainStateReader().ad(
+      { kind: 'EVM', chainId: AD_CHAIN, rpcUrl: service.devnet!.rpcUrls[AD_CHAIN]! }, service.devnet!.deployments[AD_CHAIN]!.adManager, adId,
+    );
+    expect(onChain).toMatchObject({ available: 50n, locked: 100n });
+    expect(await books(adId)).toMatchObject({ availableAmount: '50', lockedAmount: '100' });
+    expect(await service.knex('ads').where({ id: adId }).first('locked_amount', 'reserved_amount')).toEqual({ locked_amount: '100', reserved_amount: '0' });
+    expect(await service.container.runAudit()).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
+
+    // The Maker gained nothing: the locked amount cannot be promised to another Bridger.
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const another = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(another.status).toBe(409);
+    expect(await books(adId)).toMatchObject({ availableAmount: '50', lockedAmount: '100' });
+  }, 300_000);
+
+  // What the old rule left behind (a trade expired by the service's clock while its lock is on chain),
+  // planted in the books: EXPIRED is terminal and no event repairs it, so the audit reports it.
+  it('reports a trade EXPIRED in the books whose lock is on the AdManager as drift of its ad, and repairs nothing', async () => {
+    const adChain = devnet.provider(AD_CHAIN);
+    const adId = await confirmedAd(80n);
+    const expired = await depositedTrade(adId, 30n);
+    const lock = await call(service, 'POST', `/v1/trades/${expired.tradeId}/lock`, undefined, makerToken);
+    await adChain.send('evm_setNextBlockTimestamp', [expired.deadline]);
+    await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    // The old rule: the trade expired and its reservation given back, the lock unseen.
+    await service.knex.transaction(async (trx) => {
+      await trx('trades').where({ id: expired.tradeId }).update({ status: 'EXPIRED' });
+      await trx('ads').where({ id: adId }).decrement('reserved_amount', 30);
+    });
+    expect(await books(adId)).toMatchObject({ availableAmount: '80', lockedAmount: '0' });
+
+    const report = await service.container.runAudit();
+    expect(report).toMatchObject({ repairs: [], unchecked: 0 });
+    expect(report.drifts).toEqual([{ kind: 'ad-balance', subject: adId, detail: expect.stringMatching(/available 50, locked 30; books: in the contract 80, locked 0/) }]);
+    expect(await trade(expired.tradeId)).toMatchObject({ status: 'EXPIRED' });
+  }, 300_000);
+
+  it('expires nothing while the ad chain cannot be read: the timer fails (to be retried) and the trade stays DEPOSITED with its reservation', async () => {
+    const adId = await confirmedAd(60n);
+    const waiting = await depositedTrade(adId, 20n);
+    // The ad chain's RPC down, as the real reader answers it (undefined: "cannot tell"; the last test shows it for a dead RPC).
+    const down: ChainStateReader = { ...service.container.chainState, finalTime: async () => undefined, orderState: async () => undefined };
+    const { knex, registryCache, verifier, merkleStore } = service.container;
+    const activities = createActivities({
+      knex, registryCache, verifier, merkleStore, chainState: down, signedRequestTtlSeconds: 600,
+      // Not reached on this step (doubles named as such): the proof and the tree sync.
+      prover: () => { throw new Error('no proof here'); }, evmClient: () => { throw new Error('no tree sync here'); }, stellarClient: () => { throw new Error('no tree sync here'); },
+    });
+    await expect(activities.applyEvent({ tradeId: waiting.tradeId, event: { type: 'LOCK_WINDOW_CLOSED' } })).rejects.toBeInstanceOf(RpcUnavailableError);
+    expect(await trade(waiting.tradeId)).toMatchObject({ status: 'DEPOSITED' });
+    expect(await books(adId)).toMatchObject({ availableAmount: '40', lockedAmount: '20' });
+  });
+
+  it('reads the ad chain\'s time from the newest block as deep as its confirmations, and cannot tell when the RPC is down', async () => {
+    const adChain = devnet.provider(AD_CHAIN);
+    const reader = createChainStateReader();
+    const latest = (await adChain.getBlock('latest'))!.timestamp;
+    await adChain.send('evm_setNextBlockTimestamp', [latest + 10]);
+    await adChain.send('evm_mine', []);
+    await adChain.send('evm_setNextBlockTimestamp', [latest + 20]);
+    await adChain.send('evm_mine', []);
+    const chain = { kind: 'EVM' as const, chainId: AD_CHAIN, rpcUrl: service.devnet!.rpcUrls[AD_CHAIN]! };
+    expect(await reader.finalTime({ ...chain, confirmations: 1 })).toBe(BigInt(latest + 20));
+    // A block one deep may still be replaced, by one stamped no earlier than its parent: the time is the parent's.
+    expect(await reader.finalTime({ ...chain, confirmations: 2 })).toBe(BigInt(latest + 10));
+    expect(await reader.finalTime({ ...chain, rpcUrl: 'http://127.0.0.1:9' })).toBeUndefined();
+  });
+});
