@@ -43,7 +43,9 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   if (!tracingConfigured(env)) return undefined;
   const name = env.OTEL_SERVICE_NAME || serviceName;
   const resource = new Resource({ 'service.name': name, 'service.namespace': 'relayer' });
-  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter());
+  // The URL from `env` (the exporter itself would read process.env): the traces endpoint as given, or the base endpoint's /v1/traces.
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${env.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`;
+  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register({ contextManager: new AsyncLocalStorageContextManager(), propagator: new W3CTraceContextPropagator() });
   current = {
