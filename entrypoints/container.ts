@@ -331,11 +331,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       if (retentionJob || config.RETENTION_CRON === 'off') return;
       retentionJob = await startRetentionJob({
         databaseUrl, cron: config.RETENTION_CRON, logger,
-        run: async () => {
-          const report = await runRetention(knex, retentionPolicy);
-          retained.observe(report);
-          return report;
-        },
+        run: () => retained.track(() => runRetention(knex, retentionPolicy)),
       });
     },
     async close() {
