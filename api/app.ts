@@ -12,6 +12,7 @@ import { v1Router } from './routes/index.ts';
 import { appPageRouter } from './routes/app-page.ts';
 import { stellarTomlRouter } from './routes/stellar-toml.ts';
 import { systemRouter } from './routes/system.ts';
+import { tracingMiddleware } from '../telemetry/http.ts';
 
 /** helmet's defaults, except that the docs page is served over plain HTTP in development: do not force its assets to https. */
 export const SECURITY_HEADERS: Readonly<HelmetOptions> = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
@@ -30,6 +31,8 @@ export function createApp(deps: AppDeps): Express {
   // Strict query parsing: repeated keys become arrays that schemas reject, nothing nests.
   app.set('query parser', 'simple');
 
+  // First: the request's span is active for everything after it (telemetry/http.ts; a pass-through with tracing off).
+  app.use(tracingMiddleware());
   app.use(requestLog(deps.logger));
   app.use(httpMetrics(deps.metrics));
   app.use(securityHeaders(SECURITY_HEADERS));

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, runTool } from '../test/support/deploy-tools.ts';
+// @ts-expect-error a plain .mjs script without types
+import { NODE_PIN } from '../scripts/install-node.mjs';
 
 const dockerfile = readFileSync(new URL('./Dockerfile', import.meta.url), 'utf8');
 const dockerignore = readFileSync(new URL('../.dockerignore', import.meta.url), 'utf8').split('\n').map((l) => l.trim());
@@ -26,6 +28,8 @@ describe('deploy/Dockerfile', () => {
 
   it('builds with dev dependencies and runs a slim image as a numeric non-root user', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:\d+\.\d+\.\d+-bookworm-slim$/m);
+    // The image runs the Node release the tests run on (scripts/install-node.mjs), Node 24 LTS.
+    expect(dockerfile).toContain(`ARG NODE_IMAGE=node:${NODE_PIN.version}-bookworm-slim`);
     expect(dockerfile).toMatch(/AS build[\s\S]*npm ci --ignore-scripts[\s\S]*npm prune --omit=dev/);
     expect(finalStage).toMatch(/^USER [1-9]\d*:[1-9]\d*$/m);
     expect(finalStage).toMatch(/^CMD \["api"\]$/m);

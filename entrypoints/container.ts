@@ -26,6 +26,8 @@ import { createActivities } from '../trades/activities.ts';
 import { createTradeStarts, type TradeStarts } from '../trades/start-reconciler.ts';
 import { resumableTrades } from '../trades/resume.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
+import { tracedActivities } from '../telemetry/activities.ts';
+import { currentTracing, startTracing } from '../telemetry/tracing.ts';
 import { tradeMetrics, type TradeMetrics } from '../trades/metrics.ts';
 import { tradeGaugeSampler, type TradeGaugeSampler } from '../trades/gauges.ts';
 import { sessionLeaderLock } from '../db/leader-lock.ts';
@@ -130,6 +132,8 @@ function once<T>(make: () => T): () => T {
 /** Builds the container over an open, migrated database. */
 export function buildContainer(config: Config, logger: Logger, knex: Knex, options: ContainerOptions = {}): Container {
   const role = options.role ?? 'embedded';
+  // OpenTelemetry spans exported by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (telemetry/README.md); nothing otherwise.
+  startTracing(`relayer-${role}`);
   const secrets = options.secrets ?? resolveSecrets(config, role);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
@@ -300,7 +304,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       }
       orchestrator = await startEmbeddedOrchestrator({
         databaseUrl,
-        activities,
+        activities: tracedActivities(activities),
         logger,
         onApplied: trades.observe,
         onTimerRearmed: trades.timerRearmed,
@@ -327,11 +331,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       if (retentionJob || config.RETENTION_CRON === 'off') return;
       retentionJob = await startRetentionJob({
         databaseUrl, cron: config.RETENTION_CRON, logger,
-        run: async () => {
-          const report = await runRetention(knex, retentionPolicy);
-          retained.observe(report);
-          return report;
-        },
+        run: () => retained.track(() => runRetention(knex, retentionPolicy)),
       });
     },
     async close() {
@@ -346,6 +346,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       await orchestrator?.close();
       await pool?.close();
       await signers.signer.close();
+      await currentTracing()?.flush();
     },
   };
 }

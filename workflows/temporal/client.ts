@@ -2,6 +2,7 @@ import {
   Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
   WorkflowUpdateFailedError, ApplicationFailure, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
 } from '@temporalio/client';
+import { tracingClientInterceptors } from '../../telemetry/temporal.ts';
 import { OrchestratorUnavailableError } from '../../trades/orchestrator.ts';
 import { TradeStateError } from '../../trades/lifecycle/errors.ts';
 import type { AppliedEvent, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
@@ -50,7 +51,7 @@ export interface TemporalOrchestrator extends Orchestrator {
 export async function createTemporalOrchestrator(options: TemporalOrchestratorOptions): Promise<TemporalOrchestrator> {
   if (!options.connection && !options.address) throw new Error('createTemporalOrchestrator needs an address or a connection');
   const connection = options.connection ?? (await Connection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey }));
-  const client = new Client({ connection, namespace: options.namespace ?? 'default' });
+  const client = new Client({ connection, namespace: options.namespace ?? 'default', interceptors: tracingClientInterceptors() });
   const taskQueue = options.taskQueue ?? LIFECYCLE_TASK_QUEUE;
 
   return {

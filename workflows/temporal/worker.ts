@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { tracingBundleOptions, tracingWorkerOptions } from '../../telemetry/temporal.ts';
 import type { TradeEvent } from '../../trades/lifecycle/index.ts';
 import type { AppliedEvent, TradeActivities } from '../../trades/orchestrator.ts';
 import type { TemporalTls } from './connection-options.ts';
@@ -12,7 +13,7 @@ export const WORKFLOWS_PATH = createRequire(import.meta.url).resolve('./workflow
 
 /** Bundles the workflow code once (a few seconds); pass the result to several workers or replays. */
 export function bundleTradeWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger, ...tracingBundleOptions() });
 }
 
 export interface WorkerConnectionOptions {
@@ -74,7 +75,7 @@ export async function runWorker(
   const connection = options.connection ?? (await NativeConnection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey }));
   let worker: Worker;
   try {
-    worker = await Worker.create({ connection, namespace: options.namespace ?? 'default', shutdownGraceTime: '10 s', ...workerOptions });
+    worker = await Worker.create({ connection, namespace: options.namespace ?? 'default', shutdownGraceTime: '10 s', ...tracingWorkerOptions(), ...workerOptions });
   } catch (error) {
     if (!options.connection) await connection.close();
     throw error;

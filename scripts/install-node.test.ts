@@ -1,0 +1,30 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error a plain .mjs script without types
+import { NODE_MIN_MAJOR, NODE_PIN } from './install-node.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+describe('Node 24 LTS for the suite (scripts/install-node.mjs)', () => {
+  it('runs a command on Node 24 or newer whatever the machine has (the pinned release where it is older)', () => {
+    // The machine's node runs the script, as `npm test` does; the command it runs sees Node >= 24.
+    const run = spawnSync('node', ['scripts/install-node.mjs', 'node', '-p', 'process.versions.node'], { cwd: root, encoding: 'utf8', timeout: 300_000 });
+    expect(run.stderr).not.toMatch(/Error/);
+    expect(run.status).toBe(0);
+    const version = run.stdout.trim();
+    expect(Number(version.split('.')[0])).toBeGreaterThanOrEqual(NODE_MIN_MAJOR);
+    if (Number(process.versions.node.split('.')[0]) < NODE_MIN_MAJOR) expect(version).toBe(NODE_PIN.version);
+  }, 300_000);
+
+  it('is what the README test command, CI and engines go through', () => {
+    expect(pkg.engines.node).toBe(`>=${NODE_MIN_MAJOR}`);
+    expect(pkg.scripts.test).toMatch(/^node scripts\/install-node\.mjs npm run /);
+    const ci = readFileSync(path.join(root, '.ci/run'), 'utf8');
+    expect(ci).toMatch(/PATH="\$\(node scripts\/install-node\.mjs\):\$PATH"[\s\S]*npm ci[\s\S]*npm test/);
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    expect(readme).toContain('npm ci && npm test');
+  });
+});

@@ -1,0 +1,32 @@
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { RequestHandler } from 'express';
+import { currentTracing, tracer } from './tracing.ts';
+
+/**
+ * Express middleware: one server span per request, child of the caller's W3C `traceparent` when it
+ * sends one, active while the request's handlers run (so the workflow it starts, the jobs it queues
+ * and the activities it runs are its children). Named `METHOD route` (the matched route pattern,
+ * never the raw path with ids) once the response is sent; a 5xx marks it as an error. With tracing
+ * off it only calls `next()`.
+ */
+export function tracingMiddleware(): RequestHandler {
+  return (req, res, next) => {
+    if (!currentTracing()) return next();
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const span = tracer().startSpan(req.method, {
+      kind: SpanKind.SERVER,
+      attributes: { 'http.request.method': req.method, 'url.path': req.path },
+    }, parent);
+    res.once('finish', () => {
+      const route = req.route?.path as string | undefined;
+      if (route) {
+        span.updateName(`${req.method} ${req.baseUrl}${route}`);
+        span.setAttribute('http.route', `${req.baseUrl}${route}`);
+      }
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    context.with(trace.setSpan(parent, span), next);
+  };
+}

@@ -1,0 +1,75 @@
+import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Resource } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+/** The tracer name every span of ours is made by (the instrumentation scope in a backend). */
+export const TRACER_NAME = 'relayer';
+
+/** What a process that traces holds: its provider's processor and resource (Temporal's workflow sink exports through them). */
+export interface Tracing {
+  serviceName: string;
+  spanProcessor: SpanProcessor;
+  resource: Resource;
+  /** Exports the spans still buffered (a process about to exit calls it). */
+  flush(): Promise<void>;
+  /** Flushes and stops exporting. */
+  shutdown(): Promise<void>;
+}
+
+let current: Tracing | undefined;
+
+/**
+ * True when spans are to be exported: OTEL_EXPORTER_OTLP_ENDPOINT (or its traces-only form) is set
+ * and OTEL_SDK_DISABLED is not `true`. Off, nothing is registered: @opentelemetry/api's tracer is
+ * its no-op one and the hooks below pass straight through.
+ */
+export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED === 'true') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * Starts tracing for this process once (later calls return the first one): a tracer provider with
+ * a batching OTLP/HTTP exporter (endpoint, headers, timeouts and batching from the standard
+ * OTEL_* variables), W3C trace context propagation and an AsyncLocalStorage context manager, all
+ * registered globally. Returns undefined, registering nothing, when tracing is not configured.
+ * `serviceName` is used unless OTEL_SERVICE_NAME is set.
+ */
+export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
+  if (current) return current;
+  if (!tracingConfigured(env)) return undefined;
+  const name = env.OTEL_SERVICE_NAME || serviceName;
+  const resource = new Resource({ 'service.name': name, 'service.namespace': 'relayer' });
+  // The URL from `env` (the exporter itself would read process.env): the traces endpoint as given, or the base endpoint's /v1/traces.
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${env.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`;
+  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url }));
+  const provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  provider.register({ contextManager: new AsyncLocalStorageContextManager(), propagator: new W3CTraceContextPropagator() });
+  current = {
+    serviceName: name,
+    spanProcessor,
+    resource,
+    flush: () => provider.forceFlush(),
+    shutdown: async () => {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+      current = undefined;
+    },
+  };
+  return current;
+}
+
+/** This process's tracing, when started. */
+export function currentTracing(): Tracing | undefined {
+  return current;
+}
+
+/** Our tracer (the no-op one when tracing is off). */
+export function tracer(): Tracer {
+  return trace.getTracer(TRACER_NAME);
+}
