@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidToBytes32 } from '../../chains/address.ts';
-import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import { AD_CHAIN, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
 import { expectSettledTradePushed } from '../support/pushed-stream.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { call, loginEvm } from '../support/wallets.ts';
+import type { TestService } from '../support/service.ts';
+import { startScene, type Scene } from '../support/scene.ts';
+import { call } from '../support/wallets.ts';
 
 /**
  * Issue 33, finding 5 ("An absent Maker holds a free option"), on the two-chain devnet with the
@@ -16,6 +17,7 @@ import { call, loginEvm } from '../support/wallets.ts';
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
+let scene: Scene;
 let service: TestService;
 let devnet: DevnetClient;
 let makerToken: string;
@@ -26,17 +28,12 @@ const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id
 const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
 beforeAll(async () => {
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
-  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
-  makerToken = (await loginEvm(service, maker)).body.tokens.access;
-  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
-  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  scene = await startScene();
+  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
 });
 
 afterAll(async () => {
-  devnet?.close();
-  await service?.close();
+  await scene?.close();
 });
 
 describe('a Maker who locks and never unlocks', () => {
