@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidToBytes32 } from '../../chains/address.ts';
 import { evmTimeoutCall } from '../../chains/evm/call-args.ts';
 import { createChainStateReader } from '../../chains/state.ts';
-import { AD_CHAIN, devnetClient, eventually, mined, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { call, loginEvm } from '../support/wallets.ts';
+import { AD_CHAIN, eventually, mined, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import type { TestService } from '../support/service.ts';
+import { startScene, type Scene } from '../support/scene.ts';
+import { call } from '../support/wallets.ts';
 
 /**
  * A Maker's lock released on the AdManager after lockExpiry (the Bridger's ad-side unlock never
@@ -20,6 +21,7 @@ import { call, loginEvm } from '../support/wallets.ts';
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
+let scene: Scene;
 let service: TestService;
 let devnet: DevnetClient;
 let makerToken: string;
@@ -30,17 +32,12 @@ const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id
 const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
 beforeAll(async () => {
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', SIGNED_REQUEST_TTL_SECONDS: '86400' });
-  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
-  makerToken = (await loginEvm(service, maker)).body.tokens.access;
-  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
-  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  scene = await startScene({ env: { SIGNED_REQUEST_TTL_SECONDS: '86400' } });
+  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
 });
 
 afterAll(async () => {
-  devnet?.close();
-  await service?.close();
+  await scene?.close();
 });
 
 /** A trade of `amount` on `adId`, deposited and locked, both confirmed: LOCKED. */

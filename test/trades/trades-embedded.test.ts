@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InterfaceAbi } from 'ethers';
 import { evmContractCall } from '../../chains/evm/call-args.ts';
 import {
-  AD_CHAIN, devnetClient, eventually, explainRevert, mined, ORDER_CHAIN, signOrderHash, tradeParties, withGasHeadroom, type DevnetClient,
+  AD_CHAIN, eventually, explainRevert, mined, ORDER_CHAIN, signOrderHash, tradeParties, withGasHeadroom, type DevnetClient,
 } from '../support/devnet-client.ts';
 import { stepOf } from '../support/pushed-stream.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { openSse } from '../support/sse-client.ts';
+import { startScene, type Scene } from '../support/scene.ts';
 import { call, loginEvm } from '../support/wallets.ts';
 
 /**
@@ -17,6 +18,7 @@ import { call, loginEvm } from '../support/wallets.ts';
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
+let scene: Scene;
 let service: TestService;
 let devnet: DevnetClient;
 let makerToken: string;
@@ -26,28 +28,16 @@ let routeId: string;
 const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
 const adOf = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
-async function createAd(amount: bigint, bounds: { minAmount?: string; maxAmount?: string } = {}, on: TestService = service, token = makerToken): Promise<string> {
-  const created = await call(on, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: amount.toString(), ...bounds }, token);
-  expect(created.status).toBe(200);
-  await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', amount);
-  const txHash = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
-  expect((await call(on, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash }, token)).status).toBe(200);
-  return created.body.adId;
-}
+const createAd: Scene['createAd'] = (...args) => scene.createAd(...args);
 
 beforeAll(async () => {
   // One Bridger makes every trade of this file (50 at once below): no per-wallet cap in the way here.
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', METRICS_PORT: '0', METRICS_SAMPLE_SECONDS: '1', MAX_OPEN_RESERVATIONS_PER_WALLET: '1000', MAX_OPEN_RESERVATIONS_PER_AD: '1000' });
-  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
-  makerToken = (await loginEvm(service, maker)).body.tokens.access;
-  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
-  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  scene = await startScene({ env: { METRICS_PORT: '0', METRICS_SAMPLE_SECONDS: '1', MAX_OPEN_RESERVATIONS_PER_WALLET: '1000', MAX_OPEN_RESERVATIONS_PER_AD: '1000' } });
+  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
 });
 
 afterAll(async () => {
-  devnet?.close();
-  await service?.close();
+  await scene?.close();
 });
 
 describe('a whole trade with the embedded orchestrator', () => {
