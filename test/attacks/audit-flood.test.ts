@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainStateReader } from '../../chains/state.ts';
-import { AD_CHAIN, devnetClient, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { AD_CHAIN, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import type { TestService } from '../support/service.ts';
+import { startScene, type Scene } from '../support/scene.ts';
 import { call, loginEvm, newEvmAccount } from '../support/wallets.ts';
 
 /**
@@ -21,6 +22,7 @@ const TTL = 600;
 const FLOOD = 3000;
 const BUDGET = { items: 500, seconds: 10, concurrency: 8 };
 
+let scene: Scene;
 let service: TestService;
 let devnet: DevnetClient;
 let makerToken: string;
@@ -60,24 +62,20 @@ function slowChain(reader: ChainStateReader, delayMs: number): { calls: () => nu
 }
 
 beforeAll(async () => {
-  service = await startTestService({
-    DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0',
-    SIGNED_REQUEST_TTL_SECONDS: String(TTL), CONFIRM_GRACE_SECONDS: String(GRACE),
-    BOOKS_AUDIT_PHASE_MAX_ITEMS: String(BUDGET.items), BOOKS_AUDIT_PHASE_SECONDS: String(BUDGET.seconds),
-    BOOKS_AUDIT_READ_CONCURRENCY: String(BUDGET.concurrency),
-    // The defaults, spelled out: what the last tests show refused.
-    MAX_PENDING_ADS_PER_USER: '20', MAX_OPEN_AD_REQUESTS_PER_USER: '50',
+  scene = await startScene({
+    env: {
+      SIGNED_REQUEST_TTL_SECONDS: String(TTL), CONFIRM_GRACE_SECONDS: String(GRACE),
+      BOOKS_AUDIT_PHASE_MAX_ITEMS: String(BUDGET.items), BOOKS_AUDIT_PHASE_SECONDS: String(BUDGET.seconds),
+      BOOKS_AUDIT_READ_CONCURRENCY: String(BUDGET.concurrency),
+      // The defaults, spelled out: what the last tests show refused.
+      MAX_PENDING_ADS_PER_USER: '20', MAX_OPEN_AD_REQUESTS_PER_USER: '50',
+    },
   });
-  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
-  makerToken = (await loginEvm(service, maker)).body.tokens.access;
-  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
-  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
 }, 120_000);
 
 afterAll(async () => {
-  devnet?.close();
-  await service?.close();
+  await scene?.close();
 });
 
 describe('the books audit settles what nobody acts on', () => {

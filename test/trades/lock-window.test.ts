@@ -3,9 +3,10 @@ import { RpcUnavailableError } from '../../chains/errors.ts';
 import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
 import { createActivities } from '../../trades/activities.ts';
 import { lockDeadline } from '../../chains/timing.ts';
-import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { call, loginEvm } from '../support/wallets.ts';
+import { AD_CHAIN, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import type { TestService } from '../support/service.ts';
+import { startScene, type Scene } from '../support/scene.ts';
+import { call } from '../support/wallets.ts';
 
 /**
  * The end of a trade's lock window on the two-chain devnet with the embedded orchestrator: the
@@ -23,6 +24,7 @@ import { call, loginEvm } from '../support/wallets.ts';
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
+let scene: Scene;
 let service: TestService;
 let devnet: DevnetClient;
 let makerToken: string;
@@ -33,29 +35,20 @@ const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id
 const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
 beforeAll(async () => {
-  service = await startTestService({
-    DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660',
+  scene = await startScene({
+    env: {
+      TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660',
+    },
   });
-  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
-  makerToken = (await loginEvm(service, maker)).body.tokens.access;
-  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
-  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
 });
 
 afterAll(async () => {
-  devnet?.close();
-  await service?.close();
+  await scene?.close();
 });
 
 /** An ad of `amount` created and confirmed; its id. */
-async function confirmedAd(amount: bigint): Promise<string> {
-  const created = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: amount.toString() }, makerToken);
-  await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', amount);
-  const adTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
-  expect((await call(service, 'POST', `/v1/ads/${created.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
-  return created.body.adId;
-}
+const confirmedAd = (amount: bigint): Promise<string> => scene.createAd(amount);
 
 /** A trade of `amount` on `adId`, its deposit made and confirmed: DEPOSITED. */
 async function depositedTrade(adId: string, amount: bigint) {
