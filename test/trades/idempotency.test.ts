@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '../../db/repositories/idempotency-keys.ts';
 import { requestFingerprint } from '../../api/middleware/idempotency.ts';
 import { orderHashOf } from '../../client/order.js';
-import { AD_CHAIN, devnetClient, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { call, loginEvm } from '../support/wallets.ts';
+import { AD_CHAIN, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import type { TestService } from '../support/service.ts';
+import { startScene, type Scene } from '../support/scene.ts';
+import { call } from '../support/wallets.ts';
 
 /**
  * Issue 29 on the two-chain devnet: retries are safe (`Idempotency-Key` on the POSTs that create,
@@ -14,6 +15,7 @@ import { call, loginEvm } from '../support/wallets.ts';
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
+let scene: Scene;
 let service: TestService;
 let devnet: DevnetClient;
 let makerToken: string;
@@ -39,17 +41,10 @@ const available = async () => (await call(service, 'GET', `/v1/ads/${adId}`)).bo
 const createBody = (amount: string) => ({ adId, routeId, amount, bridgerDstAddress: bridger.address });
 
 beforeAll(async () => {
-  service = await startTestService({
-    DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', IDEMPOTENCY_WAIT_SECONDS: '1',
-    MAX_OPEN_RESERVATIONS_PER_WALLET: '100', MAX_OPEN_RESERVATIONS_PER_AD: '100',
+  scene = await startScene({
+    env: { IDEMPOTENCY_WAIT_SECONDS: '1', MAX_OPEN_RESERVATIONS_PER_WALLET: '100', MAX_OPEN_RESERVATIONS_PER_AD: '100' },
   });
-  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
-  makerToken = (await loginEvm(service, maker)).body.tokens.access;
-  const bridgerLogin = (await loginEvm(service, bridger)).body;
-  bridgerToken = bridgerLogin.tokens.access;
-  bridgerUserId = bridgerLogin.user.id;
-  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
+  ({ service, devnet, makerToken, bridgerToken, bridgerUserId, routeId } = scene);
   // The Maker's ad, created with a key (a replay answers the same ad and call data).
   const adBody = { routeId, creatorDstAddress: maker.address, fundAmount: '100000' };
   const created = await post('/v1/ads/create', adBody, makerToken, 'ad-create-1');
@@ -65,8 +60,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  devnet?.close();
-  await service?.close();
+  await scene?.close();
 });
 
 describe('Idempotency-Key', () => {

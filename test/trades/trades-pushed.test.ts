@@ -2,12 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AD_CHAIN, devnetClient, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import { AD_CHAIN, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
 import { startServed, stop, type Served } from '../support/local-stack.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import type { TestService } from '../support/service.ts';
 import { expectWholeTradeSteps, stepOf } from '../support/pushed-stream.ts';
 import { openSse, type SseMessage } from '../support/sse-client.ts';
-import { call, loginEvm } from '../support/wallets.ts';
+import { startScene, type Scene } from '../support/scene.ts';
+import { call } from '../support/wallets.ts';
 
 /**
  * Pushed status on a whole trade on the devnet, with two API processes over one database (this
@@ -19,6 +20,7 @@ import { call, loginEvm } from '../support/wallets.ts';
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
+let scene: Scene;
 let service: TestService;
 let other: Served & { url?: string };
 let devnet: DevnetClient;
@@ -27,23 +29,18 @@ let bridgerToken: string;
 let routeId: string;
 
 beforeAll(async () => {
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', WEBHOOK_RETRY_BASE_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '2' });
+  scene = await startScene({ env: { WEBHOOK_RETRY_BASE_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '2' } });
+  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
   // The second API replica: its own process, pool, LISTEN connection and webhook deliverer.
   other = await startServed('api', {
     NODE_ENV: 'test', DATABASE_URL: service.db.url, DATA_DIR: service.config.DATA_DIR, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0',
     LOG_LEVEL: 'info', RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', TEMPORAL_ADDRESS: '', PROVER_POOL_SIZE: '1',
   });
-  devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
-  makerToken = (await loginEvm(service, maker)).body.tokens.access;
-  bridgerToken = (await loginEvm(service, bridger)).body.tokens.access;
-  const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
-  routeId = routes.body.data.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
 }, 240_000);
 
 afterAll(async () => {
-  devnet?.close();
   await stop(other);
-  await service?.close();
+  await scene?.close();
 });
 
 /**
