@@ -8,16 +8,16 @@ import { Wallet } from 'ethers';
 import { Keypair } from '@stellar/stellar-sdk';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../config/config.ts';
-import { startDevnet, type Devnet } from '../devnet/index.ts';
-import { start, type RunningService } from '../entrypoints/service.ts';
-import { importRegistry } from '../registry/import.ts';
-import { currentTracing } from '../telemetry/tracing.ts';
-import { createTestDatabase, type TestDatabase } from './support/db.ts';
-import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from './support/devnet-client.ts';
-import { startTestService, type TestService } from './support/service.ts';
-import { startServiceProcess, startTemporalDevServer, stopped } from './support/temporal-stack.ts';
-import { call, loginEvm } from './support/wallets.ts';
+import { loadConfig } from '../../config/config.ts';
+import { startDevnet, type Devnet } from '../../devnet/index.ts';
+import { start, type RunningService } from '../../entrypoints/service.ts';
+import { importRegistry } from '../../registry/import.ts';
+import { currentTracing } from '../../telemetry/tracing.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { AD_CHAIN, devnetClient, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { startServiceProcess, startTemporalDevServer, stopped } from '../support/temporal-stack.ts';
+import { call, loginEvm } from '../support/wallets.ts';
 
 /**
  * OpenTelemetry tracing of one trade, read back from an OTLP/HTTP receiver in this test (what a
