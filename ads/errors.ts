@@ -45,10 +45,12 @@ export class AdRequestLimitError extends DomainError {
 
 /** A field is valid on its own but not for this ad or route; `field` names it. */
 export class AdInputError extends DomainError {
-  readonly code = 'AD_INPUT';
+  /** AD_INPUT, or a more specific code a client acts on (RECIPIENT_CANNOT_RECEIVE; api/error-codes.ts). */
+  readonly code: string;
   readonly kind = 'invalid';
-  constructor(field: string, problem: string) {
+  constructor(field: string, problem: string, options?: { code?: string }) {
     super(`${field} ${problem}`, { field });
+    this.code = options?.code ?? 'AD_INPUT';
   }
 }
 

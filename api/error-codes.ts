@@ -52,7 +52,7 @@ export const ERROR_CODES = {
   AMOUNT_BELOW_MINIMUM: { status: 422, meaning: 'amount is below the ad\'s minAmount' },
   AMOUNT_ABOVE_MAXIMUM: { status: 422, meaning: 'amount is above the ad\'s maxAmount' },
   AMOUNT_NOT_CONVERTIBLE: { status: 422, meaning: 'amount does not convert exactly into the ad token on this route: use a multiple of the step the message gives' },
-  RECIPIENT_CANNOT_RECEIVE: { status: 422, meaning: 'bridgerDstAddress cannot be paid the ad token on its chain (Stellar: no such account for XLM, no usable trustline for a classic asset): create the account or add the trustline, or name another recipient' },
+  RECIPIENT_CANNOT_RECEIVE: { status: 422, meaning: 'bridgerDstAddress (trade create) or creatorDstAddress (ad create) cannot be paid the token it would receive on its chain (Stellar: no such account for XLM, no usable trustline for a classic asset): create the account or add the trustline, or name another recipient' },
   ROUTE_NOT_PRICED: { status: 422, meaning: 'the route states no rate between tokens of different assets' },
   TRADE_NOT_READY: { status: 409, meaning: 'the trade\'s state does not allow the action yet (or any more); the message says what is missing' },
   TRADE_AWAITING: { status: 409, meaning: 'what the action needs (the proof, the other party\'s unlock) is under way: retry after `Retry-After`' },

@@ -224,7 +224,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     settings: { production: config.NODE_ENV === 'production', maxEndpointsPerUser: config.WEBHOOK_MAX_ENDPOINTS_PER_USER, previousSecretTtlSeconds: 24 * 3600 },
   }));
   const ads = once(() => createAdsService({
-    knex, registryCache, signers, verifier, chainState,
+    knex, registryCache, signers, verifier, chainState, orderChainReader,
     settings: { ...settings, maxPendingAdsPerUser: config.MAX_PENDING_ADS_PER_USER, maxOpenAdRequestsPerUser: config.MAX_OPEN_AD_REQUESTS_PER_USER },
   }));
   const tradeUseCases = once(() => createTradesService({

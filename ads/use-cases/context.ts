@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { OrderChainReader } from '../../chains/order-chain.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
 import type { ChainStateReader } from '../../chains/state.ts';
 import type { TransactionVerifier } from '../../chains/verify.ts';
@@ -23,6 +24,8 @@ export interface AdsDeps {
   verifier: TransactionVerifier;
   /** Asked before a hold is given back: did the chain carry the request out? */
   chainState: ChainStateReader;
+  /** Asked at ad create whether the Maker's payout address can be paid the order token (Stellar: account, trustline). */
+  orderChainReader: OrderChainReader;
   settings: AdsSettings;
   /** Milliseconds since the epoch; tests pin it. */
   now?: () => number;

@@ -28,6 +28,11 @@ export function createAd(ctx: AdContext) {
     const creator = makerWallet(principal, adChain);
     // The Maker is paid on the order chain: that is where the recipient must live.
     const adRecipient = recipient('creatorDstAddress', orderChain, input.creatorDstAddress);
+    // Every trade's unlock pays the Maker the order token there: a Stellar address that cannot take it (no account
+    // for XLM, no usable trustline for a classic asset) would leave each trade's deposit unclaimable (issue 29).
+    // The amounts are not known yet; 1 (the smallest unit) asks whether it can be paid at all.
+    const unpayable = await ctx.deps.orderChainReader.recipientProblem(orderChain, route.orderToken.address, adRecipient, 1n);
+    if (unpayable !== null) throw new AdInputError('creatorDstAddress', `cannot receive the order token: ${unpayable}`, { code: 'RECIPIENT_CANNOT_RECEIVE' });
     assertBounds(input.minAmount ?? null, input.maxAmount ?? null);
     const adId = randomUUID();
     const signed = await signAdRequest(ctx, adChain, 'createAd', {

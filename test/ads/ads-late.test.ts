@@ -2,6 +2,7 @@ import { Contract, type InterfaceAbi } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdsService, type AdsService } from '../../ads/service.ts';
 import { uuidToBytes32 } from '../../chains/address.ts';
+import { createOrderChainReader } from '../../chains/order-chain.ts';
 import { loadDevnetArtifacts } from '../../contracts/evm/artifacts.ts';
 import type { ChainStateReader } from '../../chains/state.ts';
 import type { Principal } from '../../domain/principal.ts';
@@ -50,6 +51,7 @@ beforeAll(async () => {
   const { knex, container } = service;
   ads = createAdsService({
     knex, registryCache: container.registryCache, signers: container.signers, verifier: container.verifier, chainState: container.chainState,
+    orderChainReader: createOrderChainReader(container.chainClients),
     settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE, maxPendingAdsPerUser: 20, maxOpenAdRequestsPerUser: 50 }, now: () => clock,
   });
   const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
@@ -164,7 +166,7 @@ describe('a lapsed hold whose chain does not answer', () => {
     };
     const stalled = createAdsService({
       knex: service.knex, registryCache: service.container.registryCache, signers: service.container.signers,
-      verifier: service.container.verifier, chainState: hung,
+      verifier: service.container.verifier, chainState: hung, orderChainReader: createOrderChainReader(service.container.chainClients),
       settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE, maxPendingAdsPerUser: 20, maxOpenAdRequestsPerUser: 50 }, now: () => clock,
     });
 

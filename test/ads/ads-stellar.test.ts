@@ -11,7 +11,7 @@ import { deployStellarContracts, type StellarDeployment } from '../../devnet/ste
 import { startStellarNode, type StellarNode } from '../../devnet/stellar/node.ts';
 import { importRegistry } from '../../registry/import.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { call, loginStellar } from '../support/wallets.ts';
+import { call, loginEvm, loginStellar, newEvmAccount } from '../support/wallets.ts';
 
 /**
  * Ads on a Stellar ad chain, end to end on the local Soroban network (devnet/stellar, the real
@@ -194,4 +194,31 @@ describe('the books audit on the local Stellar network', () => {
     await service.knex('ads').where({ id: open.id }).decrement('pool_amount', 7);
     expect((await service.container.runAudit()).drifts).toEqual([]);
   });
+});
+
+// Last: the ad it signs on the EVM chain stays PENDING (never submitted), which the books audit above would read.
+describe('an ad that pays its Maker on the local Stellar network (issue 29)', () => {
+  it('is refused at create with 422 naming creatorDstAddress (RECIPIENT_CANNOT_RECEIVE), changing nothing, while the address is no account: XLM can only be paid to one', async () => {
+    // An EVM ad whose trades' deposits (XLM) unlock to the Maker on Stellar.
+    const evmMaker = newEvmAccount();
+    const evmToken = (await loginEvm(service, evmMaker)).body.tokens.access;
+    const routes = await call(service, 'GET', `/v1/routes?adChainId=31337&orderChainId=${STELLAR}`);
+    const xlmPaid = routes.body.data.find((r: { orderToken: { address: string } }) => r.orderToken.address === deployment.xlm).id;
+    const rows = async (table: 'ads' | 'ad_requests') => Number((await service.knex(table).count({ n: '*' }))[0]!.n);
+    const create = (creatorDstAddress: string) => call(service, 'POST', '/v1/ads/create', { routeId: xlmPaid, creatorDstAddress, fundAmount: '1000000000000000' }, evmToken);
+
+    const fresh = Keypair.random().publicKey();
+    const [adsBefore, requestsBefore] = [await rows('ads'), await rows('ad_requests')];
+    const refused = await create(fresh);
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ statusCode: 422, error: 'Unprocessable Entity', code: 'RECIPIENT_CANNOT_RECEIVE' });
+    expect(refused.body.message).toEqual([expect.stringMatching(new RegExp(`^creatorDstAddress cannot receive the order token: ${fresh} is no account on this network`))]);
+    expect([await rows('ads'), await rows('ad_requests')]).toEqual([adsBefore, requestsBefore]);
+
+    // The same address once it exists can be paid: the ad is signed.
+    await fund(server, fresh);
+    const taken = await create(fresh);
+    expect(taken.status).toBe(200);
+    expect(taken.body.adRecipient).toBe(fresh);
+  }, 120_000);
 });
