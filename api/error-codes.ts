@@ -23,7 +23,7 @@ export const ERROR_CODES = {
   DATABASE_UNAVAILABLE: { status: 503, meaning: 'PostgreSQL is unreachable; retry after `Retry-After`' },
   // Idempotency-Key.
   IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'this Idempotency-Key was used for another request in the last 24 h: send a new key' },
-  IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: 'the first request with this Idempotency-Key is still running: retry to get its answer' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: 'the first request with this Idempotency-Key is still running (retry to get its answer), or stopped before its answer was stored (look for its effect; use a new key for a new request)' },
   // Registry reads.
   CHAIN_NOT_FOUND: { status: 404, meaning: 'no chain is registered with this chainId' },
   TOKEN_ROUTE_NOT_FOUND: { status: 404, meaning: 'no such route (GET /v1/routes/{id}, a quote\'s routeId)' },

@@ -18,6 +18,11 @@ import { principalOf } from './auth.ts';
  * - the same key with another method, path or body (canonical JSON, keys sorted) is 422;
  * - a duplicate that arrives while the first still runs waits up to `waitSeconds` for its answer,
  *   then gets 409 with `Retry-After: 1` (nothing ran twice);
+ * - a first request that stopped before its answer was stored (the process died between the use
+ *   case's commit and the store, or the store's write failed) leaves its key unfinished: after
+ *   `staleAfterSeconds` a confirm (`rerunsSafely`) runs again (its txHash is a duplicate by then);
+ *   any other operation answers 409 IDEMPOTENCY_KEY_IN_USE for the key's 24 h, because its effect
+ *   may be committed and a second run would make a second one;
  * - only successful answers (2xx) are stored: they are the ones that did something. A refusal
  *   (4xx) changed nothing (the API's rule for bad input and forbidden states) and a 5xx may have
  *   been an outage, so a retry with the same key runs again and may succeed once the state allows
@@ -40,6 +45,16 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
  */
 export function isIdempotentOperation(method: string, path: string): boolean {
   return method.toLowerCase() === 'post' && path.startsWith('/v1/') && !path.startsWith('/v1/auth/') && path !== '/v1/events/ticket';
+}
+
+/**
+ * True for the operations a second run of cannot make a second effect, so an abandoned key (its
+ * first request stopped before its answer was stored) may run them again: the confirms (the same
+ * txHash is recognised as a duplicate and answered again). Every other operation creates, reserves
+ * or signs something new on each run (an ad, a trade's reservation, a signed request, a webhook).
+ */
+export function rerunsSafely(path: string): boolean {
+  return path.endsWith('/confirm');
 }
 
 /** The key a header value carries (`abc` or `"abc"`), or undefined when it is not one. */
@@ -70,7 +85,7 @@ export interface IdempotencyOptions {
   ttlSeconds?: number;
   /** How long a duplicate waits for the first request's answer before 409. */
   waitSeconds: number;
-  /** An unfinished key older than this is taken over by the same request (the process running it died). */
+  /** An unfinished key older than this is abandoned (the process running it died or its answer was lost): see `rerunsSafely`. */
   staleAfterSeconds?: number;
 }
 
@@ -120,7 +135,7 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
     const fingerprint = requestFingerprint(req.method, path, req.body);
     const deadline = Date.now() + waitSeconds * 1000;
     for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
-      const found = await claimIdempotencyKey(knex, { userId, key, fingerprint, ttlSeconds, staleAfterSeconds });
+      const found = await claimIdempotencyKey(knex, { userId, key, fingerprint, ttlSeconds, staleAfterSeconds, takeOverStale: rerunsSafely(path) });
       if (found.kind === 'claimed') {
         capture(req, res, userId, key, found.claim);
         return next();
@@ -134,6 +149,10 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
         res.setHeader(REPLAYED_HEADER, 'true');
         res.send(found.response.body);
         return;
+      }
+      if (found.kind === 'abandoned') {
+        // Its effect may be committed with only the answer lost: running it again could make a second one.
+        throw new AppError(409, `${IDEMPOTENCY_HEADER} '${key}': the first request with this key stopped before its answer was stored, and it may have taken effect; it is not run again under this key: look for its effect (GET /v1/trades/all, GET /v1/ads?status=PENDING) and send a new key only for a new request`, { code: 'IDEMPOTENCY_KEY_IN_USE' });
       }
       if (Date.now() >= deadline) {
         res.setHeader('Retry-After', '1');

@@ -16,7 +16,13 @@ export type KeyClaim =
   /** The same request ran first and its answer is stored. */
   | { kind: 'completed'; response: StoredResponse }
   /** The same request runs now, elsewhere. */
-  | { kind: 'in_flight' };
+  | { kind: 'in_flight' }
+  /**
+   * The same request started longer ago than `staleAfterSeconds` and never stored an answer (its
+   * process died, or the answer's write was lost), and it may not be run again (`takeOverStale` false):
+   * whether it took effect is unknown.
+   */
+  | { kind: 'abandoned' };
 
 export interface ClaimRequest {
   userId: string;
@@ -24,8 +30,14 @@ export interface ClaimRequest {
   fingerprint: string;
   /** How long a completed answer is replayed. */
   ttlSeconds: number;
-  /** An unfinished row older than this is taken over by the same request (its process died). */
+  /** An unfinished row older than this counts as abandoned (its process died, or its answer was not stored). */
   staleAfterSeconds: number;
+  /**
+   * Whether the same request may take an abandoned row over and run again: only for operations whose
+   * second run cannot make a second effect (a confirm: the same txHash is a duplicate). Otherwise the
+   * row answers `abandoned` until it expires.
+   */
+  takeOverStale: boolean;
 }
 
 /**
@@ -42,19 +54,20 @@ export async function claimIdempotencyKey(knex: Knex, request: ClaimRequest): Pr
        fingerprint = EXCLUDED.fingerprint, claim = EXCLUDED.claim, status_code = NULL, response_body = NULL,
        response_headers = NULL, started_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
      WHERE idempotency_keys.expires_at <= now()
-        OR (idempotency_keys.status_code IS NULL AND idempotency_keys.fingerprint = EXCLUDED.fingerprint
+        OR (?::boolean AND idempotency_keys.status_code IS NULL AND idempotency_keys.fingerprint = EXCLUDED.fingerprint
             AND idempotency_keys.started_at <= now() - make_interval(secs => ?))
      RETURNING claim`,
-    [request.userId, request.key, request.fingerprint, request.ttlSeconds, request.staleAfterSeconds],
+    [request.userId, request.key, request.fingerprint, request.ttlSeconds, request.takeOverStale, request.staleAfterSeconds],
   );
   if (claimed.rows[0]) return { kind: 'claimed', claim: claimed.rows[0].claim };
   const row = await knex('idempotency_keys')
     .where({ user_id: request.userId, key: request.key })
-    .first('fingerprint', 'status_code', 'response_body', 'response_headers');
+    .first('fingerprint', 'status_code', 'response_body', 'response_headers',
+      knex.raw('started_at <= now() - make_interval(secs => ?) AS stale', [request.staleAfterSeconds]));
   // Released (deleted) between the two statements: the caller claims again.
   if (!row) return { kind: 'in_flight' };
   if (row.fingerprint !== request.fingerprint) return { kind: 'mismatch' };
-  if (row.status_code === null) return { kind: 'in_flight' };
+  if (row.status_code === null) return { kind: row.stale ? 'abandoned' : 'in_flight' };
   return { kind: 'completed', response: { statusCode: row.status_code, body: row.response_body, headers: row.response_headers ?? {} } };
 }
 

@@ -118,7 +118,7 @@ describe('Idempotency-Key', () => {
     const body = createBody('9');
     // The first request, as another replica holds it: claimed, not answered.
     const fingerprint = requestFingerprint('POST', '/v1/trades/create', body);
-    expect(await claimIdempotencyKey(service.db.knex, { userId: bridgerUserId, key: 'in-flight', fingerprint, ttlSeconds: 60, staleAfterSeconds: 120 }))
+    expect(await claimIdempotencyKey(service.db.knex, { userId: bridgerUserId, key: 'in-flight', fingerprint, ttlSeconds: 60, staleAfterSeconds: 120, takeOverStale: false }))
       .toMatchObject({ kind: 'claimed' });
     const count = (await tradesOfBridger()).length;
     const waiting = await post('/v1/trades/create', body, bridgerToken, 'in-flight');
@@ -128,21 +128,51 @@ describe('Idempotency-Key', () => {
     expect((await tradesOfBridger()).length).toBe(count);
   });
 
-  it('runs the same request again under a key whose first request died unfinished (2 minutes), and forgets keys after 24 hours', async () => {
+  it('does not run a trade create again under a key whose first request died unfinished (2 minutes): 409, one effect; and forgets keys after 24 hours', async () => {
     const body = createBody('19');
     const fingerprint = requestFingerprint('POST', '/v1/trades/create', body);
     const knex = service.db.knex;
-    await claimIdempotencyKey(knex, { userId: bridgerUserId, key: 'died', fingerprint, ttlSeconds: 86_400, staleAfterSeconds: 120 });
+    await claimIdempotencyKey(knex, { userId: bridgerUserId, key: 'died', fingerprint, ttlSeconds: 86_400, staleAfterSeconds: 120, takeOverStale: false });
     await knex('idempotency_keys').where({ key: 'died' }).update({ started_at: knex.raw(`now() - interval '3 minutes'`) });
     const count = (await tradesOfBridger()).length;
-    expect((await post('/v1/trades/create', body, bridgerToken, 'died')).status).toBe(200);
-    expect((await tradesOfBridger()).length).toBe(count + 1);
+    const abandoned = await post('/v1/trades/create', body, bridgerToken, 'died');
+    expect(abandoned.status).toBe(409);
+    expect(abandoned.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE', message: expect.stringMatching(/stopped before its answer was stored, and it may have taken effect/) });
+    expect((await tradesOfBridger()).length).toBe(count);
     // Past its 24 hours a key is free for any request, and the purge deletes it.
     await knex('idempotency_keys').where({ key: 'died' }).update({ expires_at: knex.raw(`now() - interval '1 second'`) });
     expect((await post('/v1/trades/create', createBody('21'), bridgerToken, 'died')).status).toBe(200);
     await knex('idempotency_keys').where({ key: 'create-once' }).update({ expires_at: knex.raw(`now() - interval '1 second'`) });
     expect((await service.container.authPurger.runOnce()).idempotencyKeys).toBe(1);
     expect(await knex('idempotency_keys').where({ key: 'create-once' }).first()).toBeUndefined();
+  });
+
+  it('makes one effect when the answer of a committed trade create is lost (its store fails): the retry after the lease is 409, never a second reservation', async () => {
+    const knex = service.db.knex;
+    // An injected failure in the store step, in PostgreSQL itself: the answer of this key cannot be written.
+    await knex.raw(`CREATE FUNCTION lose_answer() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.key = 'lost-answer' AND NEW.status_code IS NOT NULL THEN RAISE EXCEPTION 'injected: the answer is lost'; END IF; RETURN NEW; END $$`);
+    await knex.raw('CREATE TRIGGER lose_answer BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION lose_answer()');
+    try {
+      const body = createBody('23');
+      const count = (await tradesOfBridger()).length;
+      const first = await post('/v1/trades/create', body, bridgerToken, 'lost-answer');
+      expect(first.status).toBe(200);
+      expect((await tradesOfBridger()).length).toBe(count + 1);
+      // Within the lease the key is still running; after it (the process looks dead) it is abandoned. Neither runs again.
+      expect((await post('/v1/trades/create', body, bridgerToken, 'lost-answer')).status).toBe(409);
+      await knex('idempotency_keys').where({ key: 'lost-answer' }).update({ started_at: knex.raw(`now() - interval '3 minutes'`) });
+      const retry = await post('/v1/trades/create', body, bridgerToken, 'lost-answer');
+      expect(retry.status).toBe(409);
+      expect(retry.body.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+      expect((await tradesOfBridger()).length).toBe(count + 1);
+      // The lost answer is found again from the effect's own record: the trade, by its order hash.
+      const made = await call(service, 'GET', `/v1/trades/all?orderHash=${first.body.reqContractDetails.orderHash}`);
+      expect(made.body.data.map((t: { id: string }) => t.id)).toEqual([first.body.tradeId]);
+    } finally {
+      await knex.raw('DROP TRIGGER lose_answer ON idempotency_keys');
+      await knex.raw('DROP FUNCTION lose_answer()');
+    }
   });
 
   it('keeps keys per user: the same key from two users is two requests', async () => {
