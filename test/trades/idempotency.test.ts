@@ -23,6 +23,8 @@ let bridgerToken: string;
 let bridgerUserId: string;
 let routeId: string;
 let adId: string;
+/** The ad's create transaction, confirmed in beforeAll. */
+let adCreateTx: string;
 
 interface Answer { status: number; text: string; body: any; headers: Headers }
 
@@ -54,6 +56,7 @@ beforeAll(async () => {
   adId = created.body.adId;
   await devnet.approve(AD_CHAIN, makerKey!.privateKey, 'adManager', 100000n);
   const txHash = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', created.body);
+  adCreateTx = txHash;
   expect((await post(`/v1/ads/${adId}/confirm`, { txHash }, makerToken, 'ad-confirm-1')).status).toBe(200);
   expect((await post(`/v1/ads/${adId}/confirm`, { txHash }, makerToken, 'ad-confirm-1')).headers.get('idempotent-replayed')).toBe('true');
   await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100000n);
@@ -145,6 +148,18 @@ describe('Idempotency-Key', () => {
     await knex('idempotency_keys').where({ key: 'create-once' }).update({ expires_at: knex.raw(`now() - interval '1 second'`) });
     expect((await service.container.authPurger.runOnce()).idempotencyKeys).toBe(1);
     expect(await knex('idempotency_keys').where({ key: 'create-once' }).first()).toBeUndefined();
+  });
+
+  it('runs a confirm again under a key whose first request died unfinished: the same txHash is a duplicate, so no second effect', async () => {
+    const knex = service.db.knex;
+    const path = `/v1/ads/${adId}/confirm`;
+    const body = { txHash: adCreateTx };
+    const makerUserId = (await knex('idempotency_keys').where({ key: 'ad-confirm-1' }).first('user_id')).user_id;
+    await claimIdempotencyKey(knex, { userId: makerUserId, key: 'confirm-died', fingerprint: requestFingerprint('POST', path, body), ttlSeconds: 86_400, staleAfterSeconds: 120, takeOverStale: true });
+    await knex('idempotency_keys').where({ key: 'confirm-died' }).update({ started_at: knex.raw(`now() - interval '3 minutes'`) });
+    const before = (await call(service, 'GET', `/v1/ads/${adId}`)).body;
+    expect((await post(path, body, makerToken, 'confirm-died')).status).toBe(200);
+    expect((await call(service, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ poolAmount: before.poolAmount, availableAmount: before.availableAmount });
   });
 
   it('makes one effect when the answer of a committed trade create is lost (its store fails): the retry after the lease is 409, never a second reservation', async () => {
