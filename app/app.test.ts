@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_CSP } from '../api/routes/app-page.ts';
+import { APP_CSP, appCsp } from '../api/routes/app-page.ts';
+import { insertChain } from '../test/support/fixtures.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { buildApp, BUNDLE_BUDGET } from './build.ts';
 
@@ -50,6 +51,28 @@ describe('/app, served by the service', () => {
     for (const sources of Object.values(directives) as string[][]) {
       for (const source of sources) expect(["'self'", "'none'", 'data:']).toContain(source);
     }
+  });
+
+  it('admits in connect-src exactly the chain RPC URLs the registry publishes (publicRpcUrl), read when the page is served', async () => {
+    const rpcUrl = 'http://127.0.0.1:18123/soroban/rpc';
+    const chain = await insertChain(service.db.knex, {
+      kind: 'STELLAR', network_passphrase: 'Test SDF Network ; September 2015', public_rpc_url: rpcUrl,
+      ad_manager_address: 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC', order_portal_address: 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC',
+    });
+    try {
+      const policy = (await service.request('/app/')).headers.get('content-security-policy');
+      expect(policy).toBe(appCsp([rpcUrl]));
+      const connect = policy!.split('; ').find((directive) => directive.startsWith('connect-src '));
+      expect(connect).toBe(`connect-src 'self' ${rpcUrl}`);
+    } finally {
+      await service.db.knex('chains').where('id', chain.id).delete();
+    }
+    expect((await service.request('/app/')).headers.get('content-security-policy')).toBe(APP_CSP);
+  });
+
+  it('never lets a registry value widen the policy: a URL that is not http(s), or would add a source or a directive, is left out', () => {
+    expect(appCsp(['javascript:alert(1)', 'https://a.example/x;script-src *', 'https://user:pw@a.example/x', "https://a.example/'unsafe-eval'", 'not a url'])).toBe(APP_CSP);
+    expect(appCsp(['https://rpc.example:8443/soroban?x=1'])).toContain("connect-src 'self' https://rpc.example:8443/soroban;");
   });
 
   it('answers only reads: another method is refused, an unknown file is the API\'s 404', async () => {
