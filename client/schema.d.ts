@@ -9,7 +9,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Leads to the service's page: a redirect to /docs/
+         * Leads to the service's page: a redirect to /app/
          * @description For a person who opens the base URL in a browser; API clients start at /v1.
          */
         get: operations["getHome"];
@@ -2148,7 +2148,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Found: go to /docs/ */
+            /** @description Found: go to /app/ */
             302: {
                 headers: {
                     /** @description Where the page is */

@@ -26,10 +26,10 @@ registry.registerPath({
   },
 });
 /**
- * Where `/` leads a person who opens the service's address: the interactive docs, until the page at
- * `/app` exists; then this becomes '/app/' (the OpenAPI entry below reads it too).
+ * Where `/` leads a person who opens the service's address: the page at `/app` (the Maker's view and
+ * the Bridger's page, app/); the interactive docs stay at /docs. The OpenAPI entry below reads it too.
  */
-export const HOME_PAGE = '/docs/';
+export const HOME_PAGE = '/app/';
 
 registry.registerPath({
   method: 'get', path: '/', operationId: 'getHome', summary: `Leads to the service's page: a redirect to ${HOME_PAGE}`,
@@ -59,7 +59,7 @@ export function metricsHandler(registry: Registry): RequestHandler {
  */
 export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number }): Router {
   const router = Router();
-  // A browser opening the base URL finds the docs rather than a 404. (Another method on `/` is
+  // A browser opening the base URL finds the page rather than a 404. (Another method on `/` is
   // wrongMethodOnLiteralPath's 405: the document lists GET.)
   // No body: a 302 with Location alone, so the answer has no content type the document would have to list.
   router.get('/', (_req, res) => {

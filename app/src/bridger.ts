@@ -5,7 +5,7 @@ import { h, show } from './dom.ts';
 import { apiError, UserError } from './errors.ts';
 import { tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
-import { confirm, evmWallet, onChain, sendAndConfirm } from './steps.ts';
+import { approveFor, confirm, evmWallet, onChain, ready, sendAndConfirm } from './steps.ts';
 
 type Trade = Schemas['Trade'];
 const CURRENT = 'relayer.trade';
@@ -71,13 +71,14 @@ export function bridgerView(context: AppContext): HTMLElement {
     const payee = adKind === 'EVM' ? context.evm?.address : context.stellar?.address;
     if (!payee) throw new UserError(`Connect ${adKind === 'EVM' ? 'an EVM wallet' : 'Freighter'}: you are paid on ${chosen.adToken.chain.name}.`);
     const orderChain = chosen.orderToken.chain.chainId;
-    const wallet = await onChain(context, orderChain);
-    // create checks the deposit's allowance: approve the OrderPortal first (an ERC-20 deposit).
-    if (chosen.orderToken.kind !== 'NATIVE') {
+    await ready(context, orderChain);
+    // create checks the deposit's allowance: approve the OrderPortal first (an ERC-20 deposit; a
+    // Soroban deposit authorises its transfer inside its own transaction).
+    if (chosen.orderToken.kind !== 'NATIVE' && chainOf(context, orderChain)?.kind !== 'STELLAR') {
       const portal = chainOf(context, orderChain)?.orderPortalAddress;
       if (!portal) throw new UserError(`No OrderPortal is known on ${chosen.orderToken.chain.name}.`);
       context.say('Approve the deposit in your wallet…');
-      await wallet.approve(chosen.orderToken.address, portal, BigInt(best.orderAmount));
+      await approveFor(context, orderChain, chosen.orderToken, portal, BigInt(best.orderAmount));
     }
     const { session } = context;
     const created = await session.call(() => session.api.POST('/v1/trades/create', {

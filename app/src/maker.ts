@@ -6,7 +6,7 @@ import { h, show } from './dom.ts';
 import { UserError } from './errors.ts';
 import { adLabel, tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
-import { confirm, evmWallet, onChain, sendAndConfirm } from './steps.ts';
+import { addressOn, approveFor, confirm, evmWallet, onChain, ready, sendAndConfirm } from './steps.ts';
 
 type Ad = Schemas['Ad'];
 type Trade = Schemas['Trade'];
@@ -79,15 +79,15 @@ export function makerView(context: AppContext): HTMLElement {
         h('label', null, 'Amount ', draft(`${ad.id}:amount`, { name: 'amount', inputMode: 'decimal', size: 8 })),
         button('Fund', async () => {
           const amount = amountOf(`${ad.id}:amount`, decimals);
-          const wallet = await onChain(context, adChain);
+          await ready(context, adChain);
           const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/fund', { params: { path: { id: ad.id } }, body: { poolAmountTopUp: amount.toString() } }));
-          if (ad.adToken.kind !== 'NATIVE') await wallet.approve(ad.adToken.address, signed.contractAddress, amount);
+          await approveFor(context, adChain, ad.adToken, signed.contractAddress, amount);
           await sendAndConfirm(context, adChain, 'fundAd', signed, { kind: 'ad', id: ad.id }, { adToken: ad.adToken.address });
           await load();
         }),
         button('Withdraw', async () => {
           const amount = amountOf(`${ad.id}:amount`, decimals);
-          const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/withdraw', { params: { path: { id: ad.id } }, body: { poolAmountWithdraw: amount.toString(), to: evmWallet(context).address } }));
+          const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/withdraw', { params: { path: { id: ad.id } }, body: { poolAmountWithdraw: amount.toString(), to: addressOn(context, adChain) } }));
           await sendAndConfirm(context, adChain, 'withdrawFromAd', signed, { kind: 'ad', id: ad.id });
           await load();
         }),
@@ -104,7 +104,7 @@ export function makerView(context: AppContext): HTMLElement {
         }),
         button('Close', async () => {
           if (!confirmClose()) return;
-          const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/close', { params: { path: { id: ad.id } }, body: { to: evmWallet(context).address } }));
+          const signed = await context.session.call(() => context.session.api.POST('/v1/ads/{id}/close', { params: { path: { id: ad.id } }, body: { to: addressOn(context, adChain) } }));
           await sendAndConfirm(context, adChain, 'closeAd', signed, { kind: 'ad', id: ad.id });
           await load();
         })),
@@ -217,12 +217,12 @@ function createForm(context: AppContext, created: () => void): HTMLElement {
       const bound = (input: HTMLInputElement) => (input.value.trim() ? parseAmount(input.value, chosen.orderToken.decimals).toString() : null);
       const { session } = context;
       // The wallet on the ad chain before anything is asked of the API (a wallet that cannot switch is named first).
-      const wallet = await onChain(context, adChain);
+      await ready(context, adChain);
       const signed = await session.call(() => session.api.POST('/v1/ads/create', {
         body: { routeId: chosen.id, creatorDstAddress: payee, fundAmount: amount.toString(), minAmount: bound(min), maxAmount: bound(max), metadata: null },
         params: { header: { 'Idempotency-Key': crypto.randomUUID() } },
       }));
-      if (chosen.adToken.kind !== 'NATIVE') await wallet.approve(chosen.adToken.address, signed.contractAddress, amount);
+      await approveFor(context, adChain, chosen.adToken, signed.contractAddress, amount);
       await sendAndConfirm(context, adChain, 'createAd', signed, { kind: 'ad', id: signed.adId });
       form.reset();
       created();

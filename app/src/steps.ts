@@ -1,6 +1,7 @@
 import { evmTransaction, type CallExtras, type EvmAction, type SignedResponse } from '@cross-chain-relayer/client/evm';
 import { apiError, UserError } from './errors.ts';
 import { chainOf, type AppContext } from './context.ts';
+import type { StellarAction } from '@cross-chain-relayer/client/stellar';
 import type { EvmWallet } from './wallets/evm.ts';
 
 /** The connected EVM wallet, or a sentence saying to connect one. */
@@ -13,9 +14,39 @@ export function evmWallet(context: AppContext): EvmWallet {
 export async function onChain(context: AppContext, chainId: string): Promise<EvmWallet> {
   const wallet = evmWallet(context);
   const chain = chainOf(context, chainId);
-  if (chain && chain.kind !== 'EVM') throw new UserError(`${chain.name} is a Stellar chain: its transactions need the client's Stellar helpers, which this page does not have yet.`);
+  if (chain && chain.kind !== 'EVM') throw new UserError(`${chain.name} is a Stellar chain: its transactions are signed in Freighter.`);
   await wallet.ensureChain(chainId, chain?.name ?? `chain ${chainId}`);
   return wallet;
+}
+
+/**
+ * Readies the wallet for `chainId` before anything is asked of the API: the EVM wallet switched to
+ * it (named when it cannot), or, for a Stellar chain, Freighter connected.
+ */
+export async function ready(context: AppContext, chainId: string): Promise<void> {
+  if (chainOf(context, chainId)?.kind === 'STELLAR') {
+    if (!context.stellar) throw new UserError('Connect Freighter first: this is a Stellar chain.');
+    return;
+  }
+  await onChain(context, chainId);
+}
+
+/**
+ * Lets `spender` take `amount` of `token` from the EVM wallet (ERC-20 approve). Nothing for a native
+ * token, nor on Stellar, where the contract's token transfer is authorised inside its own transaction.
+ */
+export async function approveFor(context: AppContext, chainId: string, token: { kind: string; address: string }, spender: string, amount: bigint): Promise<void> {
+  if (token.kind === 'NATIVE' || chainOf(context, chainId)?.kind === 'STELLAR') return;
+  await (await onChain(context, chainId)).approve(token.address, spender, amount);
+}
+
+/** The connected wallet's address on `chainId` (Freighter's on a Stellar chain), or a sentence saying to connect one. */
+export function addressOn(context: AppContext, chainId: string): string {
+  if (chainOf(context, chainId)?.kind === 'STELLAR') {
+    if (!context.stellar) throw new UserError('Connect Freighter first: this is a Stellar chain.');
+    return context.stellar.address;
+  }
+  return evmWallet(context).address;
 }
 
 /** Which confirmation a sent transaction is for: an ad's, a trade's (deposit, lock), a trade's unlock. */
@@ -41,9 +72,20 @@ function confirmCall(context: AppContext, target: ConfirmTarget, txHash: string)
  * wallet gives it until the service has it: a reload in between loses nothing (resumePending).
  */
 export async function sendAndConfirm(context: AppContext, chainId: string, action: EvmAction, signed: unknown, target: ConfirmTarget, extras?: CallExtras): Promise<string> {
-  const wallet = await onChain(context, chainId);
-  context.say(`Confirm the ${action} transaction in your wallet…`);
-  const txHash = await wallet.send(evmTransaction(action, signed as SignedResponse, extras), (hash) => keep([...pending(), { ...target, txHash: hash }]));
+  const chain = chainOf(context, chainId);
+  const remember = (hash: string) => keep([...pending(), { ...target, txHash: hash }]);
+  let txHash: string;
+  if (chain?.kind === 'STELLAR') {
+    if (!context.stellar) throw new UserError('Connect Freighter first: this is a Stellar chain.');
+    context.say(`Confirm the ${action} transaction in Freighter…`);
+    // stellar-sdk is a separate chunk, fetched the first time a Stellar transaction is sent.
+    const { sendStellar } = await import('./wallets/stellar-send.ts');
+    txHash = await sendStellar(context.stellar, chain, action as StellarAction, signed, remember, extras as Parameters<typeof sendStellar>[5]);
+  } else {
+    const wallet = await onChain(context, chainId);
+    context.say(`Confirm the ${action} transaction in your wallet…`);
+    txHash = await wallet.send(evmTransaction(action, signed as SignedResponse, extras), remember);
+  }
   await confirm(context, confirmCall(context, target, txHash));
   keep(pending().filter((entry) => entry.txHash !== txHash));
   return txHash;

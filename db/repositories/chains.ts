@@ -96,3 +96,12 @@ export async function stellarCurrencies(knex: Knex, networkPassphrase: string): 
     { symbol: row.symbol, name: row.name, contract: row.address, decimals: Number(row.decimals) }
   ));
 }
+
+/**
+ * The RPC URLs operators publish for Stellar chains' clients (`publicRpcUrl`), distinct, in a stable
+ * order: the origins the page at /app may connect to besides the service (api/routes/app-page.ts).
+ */
+export async function listPublicRpcUrls(knex: Knex): Promise<string[]> {
+  const rows = await knex<ChainRow>('chains').distinct('public_rpc_url').where('kind', 'STELLAR').whereNotNull('public_rpc_url').orderBy('public_rpc_url');
+  return rows.map((row) => row.public_rpc_url as string);
+}
