@@ -25,6 +25,7 @@ import { createTradesService, type TradesService } from '../trades/service.ts';
 import { createActivities } from '../trades/activities.ts';
 import { createTradeStarts, type TradeStarts } from '../trades/start-reconciler.ts';
 import { resumableTrades } from '../trades/resume.ts';
+import { followUpOutbox } from '../trades/follow-up-outbox.ts';
 import { startEmbeddedOrchestrator } from '../workflows/embedded/orchestrator.ts';
 import { tracedActivities } from '../telemetry/activities.ts';
 import { currentTracing, startTracing } from '../telemetry/tracing.ts';
@@ -236,7 +237,9 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     orchestrator: currentOrchestrator,
     starts: tradeStarts,
     orderChainReader,
-    expireReservation: (tradeId) => activities.applyEvent({ tradeId, event: { type: 'RESERVATION_EXPIRED' } }),
+    events: activities,
+    onApplied: trades.observe,
+    onCarryOutFailed: (tradeId, error) => logger.warn({ tradeId, err: error }, 'follow-ups not handed to the orchestrator now; its sweep carries them out'),
     settings: {
       ...settings,
       reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS,
@@ -295,6 +298,10 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       if (config.TEMPORAL_ADDRESS) {
         orchestrator = await createTemporalOrchestrator({
           ...temporalConnectOptions(config),
+          outbox: followUpOutbox(knex),
+          // The worker hands over follow-ups an API process left pending (it stopped, or Temporal was unreachable, after the commit).
+          sweepIntervalMs: role === 'worker' ? config.TRADE_START_RECONCILE_SECONDS * 1000 : 0,
+          onSweepFailed: (error) => logger.warn({ err: error }, 'handing pending follow-ups to their workflows failed; retrying next interval'),
           namespace: config.TEMPORAL_NAMESPACE,
           taskQueue: config.TEMPORAL_TASK_QUEUE,
           proofsTaskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE,
@@ -305,6 +312,7 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
       orchestrator = await startEmbeddedOrchestrator({
         databaseUrl,
         activities: tracedActivities(activities),
+        outbox: followUpOutbox(knex),
         logger,
         onApplied: trades.observe,
         onTimerRearmed: trades.timerRearmed,

@@ -74,7 +74,7 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       const pool = container.prover();
       // Threads load their artifacts (and a native prover its tables) before the worker takes a task.
       await pool.ready();
-      running = await startProverWorker({ ...connection, taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, generateProof: container.activities.generateProof, concurrency: pool.size });
+      running = await startProverWorker({ ...connection, taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, generateProof: container.activities.generateProof, onApplied: container.tradeMetrics.observe, concurrency: pool.size });
     }
     const app = express();
     app.disable('x-powered-by');

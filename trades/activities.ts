@@ -8,8 +8,9 @@ import { applyTradeOperations } from '../ads/port.ts';
 import { ChainEventTakenError, findSubjectEventsInTransactions, recordChainEvent } from '../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../db/repositories/registry-cache.ts';
 import {
-  findTradeLifecycle, lockTrade, saveTradeState, storeProof, type TradeLifecycleRecord,
+  findTradeLifecycle, lockTrade, saveTradeState, type StateExtras, type StoredProof, type TradeLifecycleRecord,
 } from '../db/repositories/trade-lifecycle.ts';
+import { appendFollowUps } from '../db/repositories/trade-follow-ups.ts';
 import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { leafOf } from '../prover/commitments.ts';
 import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
@@ -18,8 +19,8 @@ import { buildProofInput } from '../prover/proof-input.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle/errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 import {
-  LOCK_WINDOW_RECHECK_MAX_SECONDS, awaitedAction, chainFact, chainFactOf, eventOf, followUpsOf, ledgerOperationsOf, lockWindowReading,
-  lockWindowVerdict, movesAdBalances, orderStateName, recordedAction, recordedActionFits, reservationExpiryVerdict, stateOf, transition,
+  LOCK_WINDOW_RECHECK_MAX_SECONDS, awaitedAction, chainFact, chainFactOf, eventOf, followUpsOf, isTerminal, ledgerOperationsOf, lockWindowReading,
+  lockWindowVerdict, movesAdBalances, orderStateName, recordedAction, recordedActionFits, reservationExpiryVerdict, resume, stateOf, transition,
   type ChainFact, type DepositReading, type LockWindowReading, type TradeEvent,
 } from './lifecycle/index.ts';
 import { lockDeadline, searchStart } from '../chains/timing.ts';
@@ -27,7 +28,7 @@ import type { ChainStateReader } from '../chains/state.ts';
 import { depositReading } from './reservation-expiry.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
 import { tradeEventsOf } from './pushed-events.ts';
-import type { AppliedEvent, ChainEventRef, OrderFacts, TradeActivities, VerifiedConfirmation } from './orchestrator.ts';
+import type { AppliedEvent, ChainEventRef, OrderFacts, TradeActivities, TradeFollowUp, VerifiedConfirmation } from './orchestrator.ts';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -85,46 +86,84 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     chainId: v.chainId, txHash: v.txHash, logIndex: v.logIndex, block: v.block, blockHash: v.blockHash, event: v.event, args: v.args,
   });
 
-  /** Applies `event` to the stored trade in one database transaction: the machine, the balance changes, the chain event, the pushed events. */
-  async function applyInTransaction(tradeId: string, event: TradeEvent, chainEvent?: ChainEventRef): Promise<AppliedEvent> {
+  /** What is written of one event beside the machine's state: its chain event, the proof, and whether the follow-ups travel with the result. */
+  interface ApplyOptions {
+    chainEvent?: ChainEventRef;
+    /** The trade as the caller read it without a lock (a confirmation): not read again, written only if its state is unchanged. */
+    read?: TradeLifecycleRecord;
+    proof?: StoredProof;
+    carriedOut?: boolean;
+  }
+
+  /**
+   * Applies `event` to the stored trade in ONE database transaction (architecture.md "One machine,
+   * one transaction"): the trade read once (locked, or as the caller read it and then written only
+   * if unchanged), the machine, the chain event, the books, the state (with the leaf or the proof),
+   * the pushed events and the follow-ups outbox. A trade that changed since the caller's read is
+   * locked, read and run through the machine again, as is a caller's read the machine rejects (it
+   * may be behind).
+   */
+  async function applyInTransaction(tradeId: string, event: TradeEvent, options: ApplyOptions = {}): Promise<AppliedEvent> {
+    if (options.read) {
+      const applied = await knex.transaction((trx) => applyTo(trx, options.read!, event, options, true)).catch((error: unknown) => {
+        if (error instanceof TradeStateError) return undefined;
+        throw error;
+      });
+      if (applied) return applied;
+    }
     return knex.transaction(async (trx) => {
       const trade = await lockTrade(trx, tradeId);
       if (!trade) throw new TradeNotFoundError(tradeId);
-      const result = transition(stateOf(trade), event);
-      if (!result.ok) {
-        if (result.duplicate) return { state: stateOf(trade), followUps: [], duplicate: true };
-        if (result.stale) return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
-        throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
-      }
-      if (chainEvent) {
-        try {
-          await recordChainEvent(trx, { ...chainEvent, subjectKind: 'trade', subjectId: tradeId });
-        } catch (error) {
-          if (error instanceof ChainEventTakenError) throw new TradeTransactionMismatchError(error.message);
-          throw error;
-        }
-      }
-      // The machine's ledger moves (trades/lifecycle/ad-ledger.ts), in the ad token's units, through the ads port.
-      if (movesAdBalances(result.commands)) {
-        await applyTradeOperations(trx, trade.adId, (ad) => ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.closed));
-      }
-      // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
-      const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
-        ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
-        : undefined;
-      if (leaf && chainEvent?.args.leaf !== undefined && BigInt(chainEvent.args.leaf) !== BigInt(leaf.leaf)) {
-        throw new TradeTransactionMismatchError(`${chainEvent.txHash} deposited a leaf that is not this order's`);
-      }
-      const { state } = result;
-      await saveTradeState(trx, tradeId, { status: state.status, proofState: state.proof, bridgerClaimed: state.bridgerClaimed, adCreatorClaimed: state.adCreatorClaimed }, leaf);
-      // Published in the same transaction: nothing is announced that did not commit (architecture.md "Pushed status").
-      await appendPushedEvents(trx, {
-        tradeId, adId: trade.adId, recipients: [trade.adCreatorAddress, trade.bridgerAddress],
-        events: tradeEventsOf({ tradeId, adId: trade.adId }, stateOf(trade), state, event),
-      });
-      const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
-      return { state, followUps: followUpsOf(result.commands, deadlines), duplicate: false };
+      return (await applyTo(trx, trade, event, options, false))!;
     });
+  }
+
+  /** The machine applied to `trade` inside `trx`; undefined when `guarded` and the row's state is no longer the one read. */
+  async function applyTo(trx: Knex.Transaction, trade: TradeLifecycleRecord, event: TradeEvent, options: ApplyOptions, guarded: boolean): Promise<AppliedEvent | undefined> {
+    const tradeId = trade.id;
+    const { chainEvent } = options;
+    const before = stateOf(trade);
+    const result = transition(before, event);
+    if (!result.ok) {
+      // A repeat (or a stale timer) writes nothing: the follow-ups are the trade's end if it is over.
+      const ended: TradeFollowUp[] = isTerminal(before) ? [{ type: 'END' }] : [];
+      if (result.duplicate) return { state: before, followUps: ended, duplicate: true };
+      if (result.stale) return { state: before, followUps: ended, duplicate: false, stale: true };
+      throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
+    }
+    const { state } = result;
+    // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
+    const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
+      ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
+      : undefined;
+    if (leaf && chainEvent?.args.leaf !== undefined && BigInt(chainEvent.args.leaf) !== BigInt(leaf.leaf)) {
+      throw new TradeTransactionMismatchError(`${chainEvent.txHash} deposited a leaf that is not this order's`);
+    }
+    // First: the state write takes the row lock (or finds the row moved on: the caller reads it again).
+    const stored = (s: typeof state) => ({ status: s.status, proofState: s.proof, bridgerClaimed: s.bridgerClaimed, adCreatorClaimed: s.adCreatorClaimed });
+    const extras: StateExtras = { ...(leaf ? { leaf } : {}), ...(options.proof ? { proof: options.proof } : {}) };
+    if (!(await saveTradeState(trx, tradeId, stored(state), extras, guarded ? stored(before) : undefined))) return undefined;
+    if (chainEvent) {
+      try {
+        await recordChainEvent(trx, { ...chainEvent, subjectKind: 'trade', subjectId: tradeId });
+      } catch (error) {
+        if (error instanceof ChainEventTakenError) throw new TradeTransactionMismatchError(error.message);
+        throw error;
+      }
+    }
+    // The machine's ledger moves (trades/lifecycle/ad-ledger.ts), in the ad token's units, through the ads port.
+    if (movesAdBalances(result.commands)) {
+      await applyTradeOperations(trx, trade.adId, (ad) => ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.closed));
+    }
+    // Published in the same transaction: nothing is announced that did not commit (architecture.md "Pushed status").
+    await appendPushedEvents(trx, {
+      tradeId, adId: trade.adId, recipients: [trade.adCreatorAddress, trade.bridgerAddress],
+      events: tradeEventsOf({ tradeId, adId: trade.adId }, before, state, event),
+    });
+    const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
+    const followUps: TradeFollowUp[] = [...followUpsOf(result.commands, deadlines), ...(isTerminal(state) ? [{ type: 'END' as const }] : [])];
+    const outbox = await appendFollowUps(trx, tradeId, followUps, options.carriedOut);
+    return { state, followUps, duplicate: false, outbox: options.carriedOut ? [] : outbox };
   }
 
   /**
@@ -138,7 +177,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
    * window is looked at again (the audit reports it if it stays so). An ad chain that does not
    * answer throws `RpcUnavailableError`: the timer is retried, nothing expires on a guess.
    */
-  async function lockWindowOnChain(tradeId: string, chainState: ChainStateReader): Promise<AppliedEvent | undefined> {
+  async function lockWindowOnChain(tradeId: string, chainState: ChainStateReader, carriedOut?: boolean): Promise<AppliedEvent | undefined> {
     const trade = await findTradeLifecycle(knex, tradeId);
     if (!trade) throw new TradeNotFoundError(tradeId);
     const state = stateOf(trade);
@@ -176,7 +215,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       if (error instanceof ChainVerificationError) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
       throw error;
     }
-    return { ...(await applyInTransaction(tradeId, lock.machineEvent, toRef(verified))), appliedAs: lock.machineEvent };
+    return { ...(await applyInTransaction(tradeId, lock.machineEvent, { chainEvent: toRef(verified), carriedOut })), appliedAs: lock.machineEvent };
   }
 
   return {
@@ -225,13 +264,13 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       }
     },
 
-    async applyEvent({ tradeId, event, chainEvent }): Promise<AppliedEvent> {
+    async applyEvent({ tradeId, event, chainEvent, read, carriedOut }): Promise<AppliedEvent> {
       if (event.type === 'LOCK_WINDOW_CLOSED' && deps.chainState) {
-        const decided = await lockWindowOnChain(tradeId, deps.chainState);
+        const decided = await lockWindowOnChain(tradeId, deps.chainState, carriedOut);
         if (decided) return decided;
       }
       if (event.type === 'RESERVATION_EXPIRED' && deps.orderChainReader) {
-        const trade = await findTradeLifecycle(knex, tradeId);
+        const trade = read ?? (await findTradeLifecycle(knex, tradeId));
         if (!trade) throw new TradeNotFoundError(tradeId);
         // Not `chain()`: a chain with no RPC URL is one this service cannot ask (the reader says null), not an outage to retry.
         const orderChain = await deps.registryCache.chain(trade.orderChainId);
@@ -240,14 +279,20 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         if (reservationExpiryVerdict(stateOf(trade), reading).do === 'keep') {
           return { state: stateOf(trade), followUps: [], duplicate: false, stale: true };
         }
+        return applyInTransaction(tradeId, event, { read: trade, carriedOut });
       }
-      return applyInTransaction(tradeId, event, chainEvent);
+      return applyInTransaction(tradeId, event, { chainEvent, read, carriedOut });
     },
 
-    async generateProof({ tradeId }): Promise<void> {
+    async generateProof({ tradeId, carriedOut }): Promise<AppliedEvent> {
       const trade = await findTradeLifecycle(knex, tradeId);
       if (!trade) throw new TradeNotFoundError(tradeId);
-      if (trade.proof) return; // proved before (a retried or duplicated job)
+      if (trade.proof) {
+        // Proved and applied before (a retried or duplicated job, or a result lost on its way back): what the trade's state still needs.
+        const state = stateOf(trade);
+        const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
+        return { state, followUps: [...followUpsOf(resume(state), deadlines), ...(isTerminal(state) ? [{ type: 'END' as const }] : [])], duplicate: true };
+      }
       if (trade.leafIndex === null || trade.leaf === null) throw new TradeStateError(`trade ${tradeId} has no confirmed deposit to prove`);
       const orderChain = await chain(trade.orderChainId);
       const key: TreeKey = { chainId: orderChain.chainId, portalAddress: trade.orderParams.orderPortal };
@@ -256,7 +301,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       const path = await deps.merkleStore.getPath(key, trade.leafIndex);
       const input = buildProofInput({ secret: BigInt(trade.secret), orderHash: trade.orderHash, path });
       const { proof, publicSignals } = await deps.prover().prove(input);
-      await storeProof(knex, tradeId, { proof, publicSignals, targetRoot: publicSignals[0]!, nullifierHash: publicSignals[3]! });
+      // The proof and PROOF_READY in one transaction on the one row (read as above: proving took no lock).
+      const stored = { proof, publicSignals, targetRoot: publicSignals[0]!, nullifierHash: publicSignals[3]! };
+      return applyInTransaction(tradeId, { type: 'PROOF_READY' }, { read: trade, proof: stored, carriedOut });
     },
   };
 }

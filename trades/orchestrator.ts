@@ -1,4 +1,5 @@
 import { DomainError } from '../domain/index.ts';
+import type { TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import type { ConfirmationKind, FollowUp, TradeEvent, TradeState } from './lifecycle/index.ts';
 
 export type { ConfirmationKind } from './lifecycle/index.ts';
@@ -22,25 +23,29 @@ export interface ResumableTrade {
 }
 
 /**
- * What the API asks of whoever drives trades (architecture.md "Processes"): start a trade's
- * lifecycle, deliver a confirmation and get its verdict, stop. Two implementations share the
- * machine (lifecycle/) and the activities (activities.ts): Temporal (`TEMPORAL_ADDRESS` set) and
- * the embedded pg-boss runner (the default). The API never runs lifecycle steps itself.
+ * What the use cases ask of whoever drives trades (architecture.md "One machine, one transaction"):
+ * start a trade's lifecycle, carry out the follow-ups of an event applied outside it, stop. It
+ * decides nothing and is never the gateway of a confirmation: a confirmation is verified and applied
+ * by the use case (`TradeActivities.applyEvent`, one transaction that writes the follow-ups to the
+ * outbox), then handed here. Two implementations: Temporal (`TEMPORAL_ADDRESS` set: one workflow per
+ * trade, signalled) and the embedded pg-boss runner (the default: jobs).
  */
 export interface Orchestrator {
   /** Starts the trade's lifecycle (the machine's `start` commands: the reservation's timer). Idempotent. */
   startTrade(trade: StartedTrade): Promise<void>;
   /**
-   * Verifies a reported transaction against the trade and applies it, answering synchronously:
-   * resolves once applied (or already applied, same transaction: `duplicate`), throws the typed
-   * errors of chains/ and trades/ otherwise (`NotFinalError`: retry later; a mismatch or a
-   * transaction of the wrong kind: rejected, nothing changed). `trade` is the trade as the caller
-   * read it, so the orchestrator reads it no more before the locked read of the database step.
+   * Carries out (or hands to the trade's workflow) the follow-ups of an event applied outside the
+   * orchestrator, and marks their outbox rows (`applied.outbox`) carried out. Idempotent: arming a
+   * timer twice arms one, a proof asked twice runs once. A trade the orchestrator does not know yet
+   * (its start failed) throws; rows it could not take stay pending for the next sweep.
    */
-  confirm(trade: ConfirmingTrade, confirmation: Confirmation): Promise<AppliedEvent>;
+  carryOut(trade: StartedTrade, applied: AppliedEvent): Promise<void>;
   /** Stops taking work and waits for what runs in this process. */
   close(): Promise<void>;
 }
+
+/** A follow-up as the outbox holds it: the machine's (prove, arm or cancel a timer), or the trade's end (its state terminal). */
+export type TradeFollowUp = FollowUp | { type: 'END' };
 
 export interface StartedTrade {
   tradeId: string;
@@ -73,7 +78,7 @@ export interface OrderFacts {
   adAmount: string;
 }
 
-/** The trade a confirmation is for: its id, its state as last read (the machine picks the awaited action from it), its order. */
+/** The trade a confirmation is for: its id, its state as read (the machine picks the awaited action from it), its order. */
 export interface ConfirmingTrade {
   tradeId: string;
   state: TradeState;
@@ -100,8 +105,10 @@ export interface ChainEventRef {
 /** The stored trade after an event: its state and the commands the orchestrator must still run. */
 export interface AppliedEvent {
   state: TradeState;
-  /** Commands the orchestrator carries out after the database step (prove, arm and cancel timers); balance commands already ran. */
-  followUps: FollowUp[];
+  /** What the orchestrator carries out after the database step (prove, arm and cancel timers, the end); balance commands already ran. */
+  followUps: TradeFollowUp[];
+  /** The outbox rows of `followUps` still to be carried out (their `seq`), for `Orchestrator.carryOut`; empty when they travel with the result. */
+  outbox?: number[];
   /** True when the event had already been applied (a repeated confirm): nothing changed. */
   duplicate: boolean;
   /**
@@ -114,9 +121,9 @@ export interface AppliedEvent {
 }
 
 /**
- * The activities both orchestrators run (built by `createActivities(deps)` in activities.ts).
- * Each is idempotent on (trade id, step): Temporal retries them, the embedded runner replays them
- * after a crash.
+ * The lifecycle steps (built by `createActivities(deps)` in activities.ts), used by the use cases
+ * and both orchestrators. Each is idempotent on (trade id, step): Temporal retries them, the
+ * embedded runner replays them after a crash.
  */
 export interface TradeActivities {
   /**
@@ -126,8 +133,27 @@ export interface TradeActivities {
    * (`recordedActionFits`). Returns the event it stands for. Reads no trade.
    */
   verifyConfirmation(input: { tradeId: string; confirmation: Confirmation; state: TradeState; order: OrderFacts }): Promise<VerifiedConfirmation>;
-  /** Applies `event` to the stored trade in one database transaction (machine + balance changes + event record). */
-  applyEvent(input: { tradeId: string; event: TradeEvent; chainEvent?: ChainEventRef }): Promise<AppliedEvent>;
-  /** Mirrors the deposit into the tree, proves and stores the verified proof. Heartbeats while proving (Temporal). */
-  generateProof(input: { tradeId: string }): Promise<void>;
+  /**
+   * Applies `event` to the stored trade in one database transaction: the machine, the books, the
+   * chain event, the pushed events and the follow-ups (outbox). `read`: the trade as the caller read
+   * it without a lock (a confirmation): then the row is not read again but written only if its
+   * state is still the one read (else it is locked, read and the machine run again). `carriedOut`:
+   * the follow-ups travel back with the result to the orchestrator that asked (a Temporal
+   * activity), so their rows are written carried out.
+   */
+  applyEvent(input: { tradeId: string; event: TradeEvent; chainEvent?: ChainEventRef; read?: TradeLifecycleRecord; carriedOut?: boolean }): Promise<AppliedEvent>;
+  /**
+   * Mirrors the deposit into the tree, proves, and stores the verified proof with PROOF_READY in one
+   * transaction (a proof already stored answers as a duplicate with the trade's `resume`
+   * follow-ups). Heartbeats while proving (Temporal).
+   */
+  generateProof(input: { tradeId: string; carriedOut?: boolean }): Promise<AppliedEvent>;
+}
+
+/** The follow-ups outbox as an orchestrator sees it (trades/follow-up-outbox.ts over db/repositories/trade-follow-ups.ts). */
+export interface FollowUpOutbox {
+  /** Rows still pending at least `olderThanMs` after they were written (their process stopped before carrying them out), oldest first. */
+  pending(olderThanMs: number): Promise<Array<{ seq: number; tradeId: string; followUp: TradeFollowUp; trade: StartedTrade }>>;
+  /** Marks rows carried out. */
+  markCarriedOut(seqs: readonly number[]): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { tradeParams } from './use-cases/trade-params.ts';
 import { lockTrade } from './use-cases/lock-trade.ts';
 import { issueUnlock } from './use-cases/issue-unlock.ts';
 import { confirmFoundTrade, confirmTrade } from './use-cases/confirm-trade.ts';
+import { expireReservation } from './use-cases/apply-trade-event.ts';
 
 export type { TradesDeps, TradesSettings } from './use-cases/context.ts';
 export type { CreateTradeInput } from './use-cases/create-trade.ts';
@@ -14,11 +15,11 @@ export { RESERVATION_CHAIN_MARGIN_SECONDS } from './create-terms.ts';
 /**
  * The trade use cases behind `/v1/trades/*` and `/v1/quotes`, one file each in trades/use-cases/:
  * reserve and sign (create), hand out lock and unlock call data to the right party at the right
- * time, and pass confirmations to the orchestrator, which drives the lifecycle.
+ * time, and verify and apply confirmations (their follow-ups handed to the orchestrator).
  */
 export function createTradesService(deps: TradesDeps) {
   const ctx = tradeContext(deps);
-  const unbackedRecheck = createUnbackedReservationsRecheck(deps, { intervalMs: (deps.settings.unbackedRecheckSeconds ?? 10) * 1000, nowMs: ctx.nowMs });
+  const unbackedRecheck = createUnbackedReservationsRecheck({ ...deps, expireReservation: expireReservation(ctx) }, { intervalMs: (deps.settings.unbackedRecheckSeconds ?? 10) * 1000, nowMs: ctx.nowMs });
   return {
     /** `POST /v1/trades` (use-cases/create-trade.ts). */
     create: createTrade(ctx, unbackedRecheck),
@@ -30,7 +31,7 @@ export function createTradesService(deps: TradesDeps) {
     lock: lockTrade(ctx),
     /** Signed unlock call data with the proof (use-cases/issue-unlock.ts). */
     unlock: issueUnlock(ctx),
-    /** A party's reported transaction, to the orchestrator (use-cases/confirm-trade.ts). */
+    /** A party's reported transaction, verified and applied (use-cases/confirm-trade.ts). */
     confirm: confirmTrade(ctx),
     /** A transaction the books audit found, applied like a party's (use-cases/confirm-trade.ts). */
     confirmFound: confirmFoundTrade(ctx),

@@ -105,21 +105,43 @@ export async function lockTrade(trx: Knex.Transaction, id: string): Promise<Trad
   return read(await trx('trades').select(SELECT).where({ id }).forUpdate().first());
 }
 
-/** Writes the machine's state (and the deposit's leaf when it is first known). */
+/** The machine's part of a trade row, as written. */
+export interface StoredTradeState { status: TradeStatus; proofState: string; bridgerClaimed: boolean; adCreatorClaimed: boolean }
+
+/** What a state write may carry beside the state: the deposit's leaf when first known, the proof when it is ready. */
+export interface StateExtras {
+  leaf?: { index: number; leaf: string };
+  proof?: StoredProof;
+}
+
+/**
+ * Writes the machine's state (and the deposit's leaf, the proof) of a trade locked in `trx`, or,
+ * given `expected`, of a trade read without a lock: then only if its state is still `expected`
+ * (compare and set: the UPDATE takes the row lock), and answers whether it was. One statement.
+ */
 export async function saveTradeState(
   trx: Knex.Transaction,
   id: string,
-  state: { status: TradeStatus; proofState: string; bridgerClaimed: boolean; adCreatorClaimed: boolean },
-  leaf?: { index: number; leaf: string },
-): Promise<void> {
-  await trx('trades').where({ id }).update({
+  state: StoredTradeState,
+  extras: StateExtras = {},
+  expected?: StoredTradeState,
+): Promise<boolean> {
+  const query = trx('trades').where({ id });
+  if (expected) {
+    query.where({
+      status: expected.status, proof_state: expected.proofState, bridger_claimed: expected.bridgerClaimed, ad_creator_claimed: expected.adCreatorClaimed,
+    });
+  }
+  const updated = await query.update({
     status: state.status,
     proof_state: state.proofState,
     bridger_claimed: state.bridgerClaimed,
     ad_creator_claimed: state.adCreatorClaimed,
-    ...(leaf ? { leaf_index: leaf.index, leaf: leaf.leaf } : {}),
+    ...(extras.leaf ? { leaf_index: extras.leaf.index, leaf: extras.leaf.leaf } : {}),
+    ...(extras.proof ? { proof: JSON.stringify(extras.proof) } : {}),
     updated_at: trx.fn.now(),
   });
+  return updated === 1;
 }
 
 /** Stores the verified proof once; a second writer (a retried or duplicated proof job) changes nothing. */

@@ -1,10 +1,13 @@
 import { NotFinalError } from '../../chains/errors.ts';
 import { TradeStateError, TradeTransactionMismatchError, TreeOutOfSyncError } from '../../trades/lifecycle/errors.ts';
 import {
-  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, lockWindowVerdict, recordedActionFits, transition, type LockWindowReading, type TradeAction,
+  INITIAL_STATE, awaitedAction, eventOf, followUpsOf, isTerminal, lockWindowVerdict, recordedActionFits, resume, transition, type LockWindowReading, type TradeAction,
   type TradeDeadlines, type TradeEvent, type TradeState,
 } from '../../trades/lifecycle/index.ts';
-import type { AppliedEvent, ChainEventRef, TradeActivities, VerifiedConfirmation } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, ChainEventRef, TradeActivities, TradeFollowUp, VerifiedConfirmation } from '../../trades/orchestrator.ts';
+
+/** The trade's end as a follow-up, when `state` is terminal (as activities.ts adds it). */
+const endOf = (state: TradeState): TradeFollowUp[] => (isTerminal(state) ? [{ type: 'END' }] : []);
 
 /** One recorded activity call. */
 export interface ActivityCall {
@@ -94,7 +97,7 @@ export function memoryActivities(options: { proofFailures?: number } = {}) {
       if (!result.ok) {
         if (result.duplicate || result.stale) {
           calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: result.duplicate ? 'duplicate' : 'stale' });
-          return { state, followUps: [], duplicate: result.duplicate, ...(result.stale ? { stale: true } : {}) };
+          return { state, followUps: endOf(state), duplicate: result.duplicate, ...(result.stale ? { stale: true } : {}) };
         }
         calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: 'TRADE_STATE' });
         throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
@@ -105,17 +108,30 @@ export function memoryActivities(options: { proofFailures?: number } = {}) {
       const balance = result.commands.filter((c) => c.type !== 'ARM_TIMER' && c.type !== 'CANCEL_TIMER' && c.type !== 'PROVE');
       const proving = result.commands.some((c) => c.type === 'PROVE') ? ['PROVE'] : [];
       calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: [...proving, ...balance.map((c) => c.type)].join(',') || 'applied' });
-      return { state: result.state, followUps: followUpsOf(result.commands, deadlines.get(tradeId) ?? FAR), duplicate: false };
+      return { state: result.state, followUps: [...followUpsOf(result.commands, deadlines.get(tradeId) ?? FAR), ...endOf(result.state)], duplicate: false };
     },
 
-    async generateProof({ tradeId }): Promise<void> {
+    // The proof and PROOF_READY together, as activities.ts does in one transaction.
+    async generateProof({ tradeId }): Promise<AppliedEvent> {
       if (proofFailures > 0) {
         proofFailures -= 1;
         calls.push({ name: 'generateProof', tradeId, outcome: 'TREE_OUT_OF_SYNC' });
         throw new TreeOutOfSyncError('the portal root moved while syncing: try again');
       }
-      calls.push({ name: 'generateProof', tradeId, outcome: proofs.has(tradeId) ? 'already proved' : 'proved' });
+      const state = trades.get(tradeId) ?? INITIAL_STATE;
+      if (proofs.has(tradeId)) {
+        calls.push({ name: 'generateProof', tradeId, outcome: 'already proved' });
+        return { state, followUps: [...followUpsOf(resume(state), deadlines.get(tradeId) ?? FAR), ...endOf(state)], duplicate: true };
+      }
       proofs.add(tradeId);
+      const result = transition(state, { type: 'PROOF_READY' });
+      if (!result.ok) {
+        calls.push({ name: 'generateProof', tradeId, outcome: result.duplicate ? 'proved, duplicate' : 'proved, stale' });
+        return { state, followUps: endOf(state), duplicate: Boolean(result.duplicate), ...(result.stale ? { stale: true } : {}) };
+      }
+      trades.set(tradeId, result.state);
+      calls.push({ name: 'generateProof', tradeId, outcome: 'proved' });
+      return { state: result.state, followUps: [...followUpsOf(result.commands, deadlines.get(tradeId) ?? FAR), ...endOf(result.state)], duplicate: false };
     },
   };
 

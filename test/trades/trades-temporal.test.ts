@@ -214,8 +214,8 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect(retried).toHaveLength(1);
     expect(retried[0]!.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(4); // TIMEOUT_TYPE_HEARTBEAT
     if (process.env.RECORD_HISTORIES === '1') {
-      mkdirSync(path.join(root, 'workflows/temporal/histories'), { recursive: true });
-      writeFileSync(path.join(root, 'workflows/temporal/histories/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+      mkdirSync(path.join(root, 'workflows/temporal/histories/v2'), { recursive: true });
+      writeFileSync(path.join(root, 'workflows/temporal/histories/v2/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
     }
 
     // Every event of the Maker's stream reached the receiver in order, signed (a delivery repeated after the worker's SIGKILL carries the same id).

@@ -2,13 +2,14 @@ import type { Principal } from '../../domain/principal.ts';
 import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import { stateOf } from '../activities.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
-import type { AppliedEvent, ConfirmationKind, ConfirmingTrade } from '../orchestrator.ts';
+import type { AppliedEvent, ConfirmationKind } from '../orchestrator.ts';
+import { applyTradeEvent } from './apply-trade-event.ts';
 import type { TradeContext } from './context.ts';
 import { partyTrade } from './party.ts';
 
 /**
- * A deposit or lock transaction (`/confirm`), or an unlock (`/unlock/confirm`), passed to the
- * orchestrator with the trade as read here (the one read before the database step's locked one).
+ * A deposit or lock transaction (`/confirm`), or an unlock (`/unlock/confirm`): the trade read once
+ * (with the caller's role), verified, applied, the verdict answered.
  */
 export function confirmTrade(ctx: TradeContext) {
   return async (principal: Principal, tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> => {
@@ -29,28 +30,21 @@ export function confirmFoundTrade(ctx: TradeContext) {
   };
 }
 
+/**
+ * The confirmation's transaction verified on chain (no lock held, the trade as read once), then
+ * applied in one transaction and its follow-ups handed to the orchestrator: never a round trip
+ * through it.
+ */
 async function deliverConfirmation(ctx: TradeContext, trade: TradeLifecycleRecord, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
-  const tradeId = trade.id;
-  const confirming = confirmingTrade(trade);
-  try {
-    return await ctx.deps.orchestrator().confirm(confirming, { kind, txHash });
-  } catch (error) {
-    // The orchestrator may not have the trade yet (its start failed and the reconciler has not
-    // come by): start it now and ask again. Costs a read only on the error path.
-    if (!(await ctx.deps.starts.startIfPending(tradeId))) throw error;
-    return ctx.deps.orchestrator().confirm(confirming, { kind, txHash });
-  }
-}
-
-/** What an orchestrator needs of a stored trade to verify and apply a confirmation. */
-function confirmingTrade(trade: TradeLifecycleRecord): ConfirmingTrade {
   const { orderHash, adChainId, orderChainId, orderParams } = trade;
-  return {
+  const verified = await ctx.deps.events.verifyConfirmation({
     tradeId: trade.id,
+    confirmation: { kind, txHash },
     state: stateOf(trade),
     order: {
       orderHash, adChainId, orderChainId, adManager: orderParams.adManager, orderPortal: orderParams.orderPortal,
       orderAmount: orderParams.orderAmount, adAmount: orderParams.adAmount,
     },
-  };
+  });
+  return applyTradeEvent(ctx, trade, verified.event, verified.chainEvent);
 }

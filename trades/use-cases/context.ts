@@ -6,7 +6,8 @@ import type { ChainStateReader } from '../../chains/state.ts';
 import type { OrderTimingPolicy } from '../../chains/timing.ts';
 import type { TransactionVerifier } from '../../chains/verify.ts';
 import type { ChainConnection, RegistryCache } from '../../db/repositories/registry-cache.ts';
-import type { Orchestrator } from '../orchestrator.ts';
+import type { TradeEvent } from '../lifecycle/index.ts';
+import type { AppliedEvent, Orchestrator, TradeActivities } from '../orchestrator.ts';
 import type { TradeStarts } from '../start-reconciler.ts';
 
 export interface TradesSettings {
@@ -37,8 +38,12 @@ export interface TradesDeps {
   starts: TradeStarts;
   /** Reads the Bridger's balance and allowance on the order chain before reserving. */
   orderChainReader: OrderChainReader;
-  /** Ends a reservation now, as its timer would (trades/unbacked-reservations.ts): the lifecycle's RESERVATION_EXPIRED step. */
-  expireReservation(tradeId: string): Promise<unknown>;
+  /** Verification of a reported transaction and the one-transaction application of an event (activities.ts). */
+  events: Pick<TradeActivities, 'verifyConfirmation' | 'applyEvent'>;
+  /** Observes each event applied by a use case (trade metrics). */
+  onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
+  /** Told when an applied event's follow-ups could not be handed to the orchestrator now (their outbox rows stay pending for its sweep). */
+  onCarryOutFailed?: (tradeId: string, error: unknown) => void;
   settings: TradesSettings;
   now?: () => number;
 }

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
 import type { Logger } from 'pino';
 import { runTracedJob, withTraceContext } from '../../telemetry/jobs.ts';
-import { followUpsOf, start, type FollowUp, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
+import { followUpsOf, start, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
 import type {
-  AppliedEvent, ChainEventRef, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade, TradeActivities,
+  AppliedEvent, FollowUpOutbox, Orchestrator, StartedTrade, TradeActivities, TradeFollowUp,
 } from '../../trades/orchestrator.ts';
 import type { ResumableTrade } from '../../trades/orchestrator.ts';
 
@@ -21,7 +21,10 @@ interface TimerJob { tradeId: string; event: TimerEvent }
 
 export interface EmbeddedOrchestratorOptions {
   databaseUrl: string;
-  activities: TradeActivities;
+  /** applyEvent (timers) and generateProof (proofs): confirmations are applied by the use cases, not here. */
+  activities: Pick<TradeActivities, 'applyEvent' | 'generateProof'>;
+  /** The follow-ups outbox: rows left pending by a process that stopped are carried out on start and on the resume schedule. */
+  outbox: FollowUpOutbox;
   logger: Logger;
   /** Open trades with what to carry out again after a restart (trades/resume.ts). */
   openTrades: () => Promise<ResumableTrade[]>;
@@ -50,7 +53,10 @@ export interface EmbeddedOrchestratorOptions {
  * The default orchestrator (`TEMPORAL_ADDRESS` unset). It decides nothing: it carries out the
  * machine's follow-ups (trades/lifecycle.ts) as durable pg-boss jobs in the same PostgreSQL:
  * `PROVE` on the in-process pool (`proveConcurrency` at once, the local workers woken at once), `ARM_TIMER` as a job due at its time, `CANCEL_TIMER` by
- * cancelling that job. Confirmations are verified and applied in the caller's request. On start it
+ * cancelling that job, each outbox row marked once its job is sent. Confirmations are verified and
+ * applied by the use case, which hands their follow-ups to `carryOut`; a row whose process stopped
+ * between the commit and carrying it out is found pending and carried out on start and on the
+ * resume schedule. On start it
  * carries out every open trade's follow-ups again, so a restart resumes everything (a timer's job
  * id is derived from the trade and the timer, so arming it twice makes one job; the activities are
  * idempotent, so a step that ran twice counts once). Because that id is fixed, a timer job that
@@ -75,7 +81,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
     boss.send(QUEUES.timer, withTraceContext({ tradeId, event } satisfies TimerJob), { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) });
   const proveWorkers: string[] = [];
-  const carryOut = async (tradeId: string, followUps: FollowUp[]) => {
+  const carryOut = async (tradeId: string, followUps: readonly TradeFollowUp[]) => {
     for (const command of followUps) {
       if (command.type === 'PROVE') {
         await boss.send(QUEUES.prove, withTraceContext({ tradeId } satisfies ProveJob));
@@ -118,11 +124,28 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
       await armTimer(timer.tradeId, timer.event, timer.at);
     }
   };
-  const apply = async (tradeId: string, event: TradeEvent, chainEvent?: ChainEventRef) => {
-    const applied = await activities.applyEvent({ tradeId, event, chainEvent });
-    await options.onApplied?.(tradeId, applied, event);
+  /** Carries out an applied event's follow-ups, then marks their outbox rows (a crash in between leaves them pending: carried out again, idempotently). */
+  const settle = async (tradeId: string, applied: AppliedEvent) => {
     await carryOut(tradeId, applied.followUps);
+    await options.outbox.markCarriedOut(applied.outbox ?? []);
+  };
+  const apply = async (tradeId: string, event: TradeEvent) => {
+    const applied = await activities.applyEvent({ tradeId, event });
+    await options.onApplied?.(tradeId, applied, event);
+    await settle(tradeId, applied);
     return applied;
+  };
+  /**
+   * Carries out the rows left pending `olderThanMs` after they were written, grouped by trade in
+   * order (a process stopped between an event's commit and its follow-ups).
+   */
+  const sweepOutbox = async (olderThanMs: number) => {
+    const rows = await options.outbox.pending(olderThanMs);
+    for (const row of rows) {
+      logger.warn({ tradeId: row.tradeId, followUp: row.followUp }, 'follow-up left pending; carried out now');
+      await carryOut(row.tradeId, [row.followUp]);
+    }
+    await options.outbox.markCarriedOut(rows.map((row) => row.seq));
   };
 
   // How often workers look for due jobs: pg-boss's minimum.
@@ -132,8 +155,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     proveWorkers.push(await boss.work<ProveJob>(QUEUES.prove, { pollingIntervalSeconds }, async ([job]) => {
       const { tradeId } = job!.data;
       await runTracedJob(QUEUES.prove, job!.data, async () => {
-        await activities.generateProof({ tradeId });
-        await apply(tradeId, { type: 'PROOF_READY' });
+        // The proof and PROOF_READY in one transaction (activities.ts).
+        const applied = await activities.generateProof({ tradeId });
+        await options.onApplied?.(tradeId, applied, { type: 'PROOF_READY' });
+        await settle(tradeId, applied);
       });
     }));
   }
@@ -157,11 +182,14 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     }
   };
   const resumeOnSchedule = async () => {
+    await sweepOutbox(OUTBOX_GRACE_MS);
     const trades = await options.openTrades();
     await rearmTimers(trades);
     await requeueProofs(trades);
   };
 
+  // Rows of a process that stopped: carried out before the open trades' timers are looked at.
+  await sweepOutbox(0);
   const opened = await options.openTrades();
   await rearmTimers(opened);
   // A proof under way when the process stopped: its job may be held active by the dead process until it expires.
@@ -189,9 +217,8 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
       const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
       await carryOut(trade.tradeId, followUpsOf(start().commands, deadlines));
     },
-    async confirm(trade: ConfirmingTrade, confirmation: Confirmation) {
-      const verified = await activities.verifyConfirmation({ tradeId: trade.tradeId, confirmation, state: trade.state, order: trade.order });
-      return apply(trade.tradeId, verified.event, verified.chainEvent);
+    async carryOut(trade: StartedTrade, applied: AppliedEvent) {
+      await settle(trade.tradeId, applied);
     },
     close: () => (closing ??= (async () => {
       stopped = true;
@@ -201,6 +228,9 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     })()),
   };
 }
+
+/** How long a pending outbox row is left to the request that wrote it before the schedule carries it out. */
+const OUTBOX_GRACE_MS = 30_000;
 
 /** The pg-boss job id of a trade's timer (`name`: the timer's event, or event@time for a look again): the same trade and name always give the same id. */
 function timerJobId(tradeId: string, name: string): string {

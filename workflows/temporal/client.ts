@@ -4,11 +4,11 @@ import {
 } from '@temporalio/client';
 import { tracingClientInterceptors } from '../../telemetry/temporal.ts';
 import { OrchestratorUnavailableError } from '../../trades/orchestrator.ts';
-import { TradeStateError } from '../../trades/lifecycle/errors.ts';
-import type { AppliedEvent, Confirmation, ConfirmingTrade, Orchestrator, StartedTrade } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, FollowUpOutbox, Orchestrator, StartedTrade, TradeFollowUp } from '../../trades/orchestrator.ts';
+import type { TradeState } from '../../trades/lifecycle/index.ts';
 import type { TemporalTls } from './connection-options.ts';
 import { fromApplicationFailure } from './failures.ts';
-import { confirmUpdate, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
+import { followUpsSignal, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
 
 export interface TemporalOrchestratorOptions {
   /** host:port of the Temporal frontend (TEMPORAL_ADDRESS), or a connection the caller owns. */
@@ -35,18 +35,31 @@ export interface TemporalOrchestratorOptions {
    * OrchestratorUnavailableError; the trade's start outbox row keeps it for the reconciler.
    */
   startTimeoutMs?: number;
+  /** The follow-ups outbox: rows handed to a workflow are marked; `sweep` hands over rows left pending. */
+  outbox?: FollowUpOutbox;
+  /** How often this process sweeps the outbox (0 or unset: never; the worker process does). */
+  sweepIntervalMs?: number;
+  /** Told when a scheduled sweep fails (it runs again at the next interval). */
+  onSweepFailed?: (error: unknown) => void;
 }
 
 /** The Orchestrator plus what tests and operators read: the workflow's current state. */
 export interface TemporalOrchestrator extends Orchestrator {
   readonly client: Client;
+  /**
+   * Hands the outbox rows left pending `olderThanMs` after they were written (an API process that
+   * stopped, or found Temporal unreachable, between an event's commit and its signal) to their
+   * workflows. Resolves how many rows it handed over.
+   */
+  sweep(olderThanMs?: number): Promise<number>;
 }
 
 /**
  * The production orchestrator (TEMPORAL_ADDRESS set): one `tradeWorkflow` per trade, id
  * `trade-<tradeId>`. Starting is idempotent (a second start of a running or finished trade's
- * workflow is a no-op); a confirmation is an Update whose result is the verdict, and whose failure
- * comes back as the domain error the activities threw (same class, code, kind, retryable).
+ * workflow is a no-op); the follow-ups of an event applied by the use cases reach the workflow as
+ * the `followUps` signal (signal-with-start: a trade whose start has not happened yet is started by
+ * it), one call, no round trip through a workflow task.
  */
 export async function createTemporalOrchestrator(options: TemporalOrchestratorOptions): Promise<TemporalOrchestrator> {
   if (!options.connection && !options.address) throw new Error('createTemporalOrchestrator needs an address or a connection');
@@ -54,57 +67,87 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
   const client = new Client({ connection, namespace: options.namespace ?? 'default', interceptors: tracingClientInterceptors() });
   const taskQueue = options.taskQueue ?? LIFECYCLE_TASK_QUEUE;
 
-  return {
+  const inputOf = (trade: StartedTrade): TradeWorkflowInput => ({
+    tradeId: trade.tradeId,
+    adId: trade.adId,
+    routeId: trade.routeId,
+    reservationExpiresAt: trade.reservationExpiresAt.toISOString(),
+    lockDeadline: trade.lockDeadline.toISOString(),
+    proofsTaskQueue: options.proofsTaskQueue ?? PROOFS_TASK_QUEUE,
+    ...(options.lingerMs === undefined ? {} : { lingerMs: options.lingerMs }),
+    indexed: options.searchAttributes ?? true,
+  });
+  const startOptions = (input: TradeWorkflowInput) => ({
+    workflowId: tradeWorkflowId(input.tradeId),
+    taskQueue,
+    args: [input] as [TradeWorkflowInput],
+    // One workflow per trade, ever: a repeated start never runs the lifecycle twice.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    ...(input.indexed ? { searchAttributes: { TradeStatus: ['PENDING'], AdId: [input.adId], RouteId: [input.routeId] } } : {}),
+  });
+
+  /** Signals the follow-ups to the trade's workflow, starting it if it never started; a finished workflow needs none. */
+  const deliver = async (trade: StartedTrade, followUps: TradeFollowUp[], state?: TradeState) => {
+    try {
+      await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.signalWithStart<typeof tradeWorkflow, [{ followUps: TradeFollowUp[]; state?: TradeState }]>('tradeWorkflow', {
+        ...startOptions(inputOf(trade)),
+        signal: followUpsSignal,
+        signalArgs: [{ followUps, ...(state ? { state } : {}) }],
+      }));
+    } catch (error) {
+      // The trade's workflow ran and closed: its lifecycle is over, nothing is left to carry out.
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+      throw unreachableAs503(error);
+    }
+  };
+
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  let closed = false;
+  const scheduleSweep = () => {
+    if (closed || !options.sweepIntervalMs || !options.outbox) return;
+    sweepTimer = setTimeout(() => {
+      sweeping = orchestrator.sweep().catch((error: unknown) => options.onSweepFailed?.(error)).finally(scheduleSweep);
+    }, options.sweepIntervalMs);
+    // The schedule alone never keeps a process alive.
+    sweepTimer.unref();
+  };
+
+  const orchestrator: TemporalOrchestrator = {
     client,
     async startTrade(trade: StartedTrade) {
-      const input: TradeWorkflowInput = {
-        tradeId: trade.tradeId,
-        adId: trade.adId,
-        routeId: trade.routeId,
-        reservationExpiresAt: trade.reservationExpiresAt.toISOString(),
-        lockDeadline: trade.lockDeadline.toISOString(),
-        proofsTaskQueue: options.proofsTaskQueue ?? PROOFS_TASK_QUEUE,
-        ...(options.lingerMs === undefined ? {} : { lingerMs: options.lingerMs }),
-        indexed: options.searchAttributes ?? true,
-      };
       try {
-        await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', {
-          workflowId: tradeWorkflowId(trade.tradeId),
-          taskQueue,
-          args: [input],
-          // One workflow per trade, ever: a repeated start never runs the lifecycle twice.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          ...(input.indexed ? { searchAttributes: { TradeStatus: ['PENDING'], AdId: [trade.adId], RouteId: [trade.routeId] } } : {}),
-        }));
+        await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', startOptions(inputOf(trade))));
       } catch (error) {
         if (error instanceof WorkflowExecutionAlreadyStartedError) return;
         throw unreachableAs503(error);
       }
     },
 
-    async confirm(trade: ConfirmingTrade, confirmation: Confirmation): Promise<AppliedEvent> {
-      // The workflow judges the transaction from its own state (the API's read may be behind it).
-      try {
-        return await client.workflow.getHandle(tradeWorkflowId(trade.tradeId)).executeUpdate(confirmUpdate, { args: [confirmation, trade.order] });
-      } catch (error) {
-        throw domainErrorOf(trade.tradeId, error);
+    async carryOut(trade: StartedTrade, applied: AppliedEvent) {
+      await deliver(trade, applied.followUps, applied.state);
+      await options.outbox?.markCarriedOut(applied.outbox ?? []);
+    },
+
+    async sweep(olderThanMs = 30_000) {
+      if (!options.outbox) return 0;
+      const rows = await options.outbox.pending(olderThanMs);
+      for (const row of rows) {
+        await deliver(row.trade, [row.followUp]);
+        await options.outbox.markCarriedOut([row.seq]);
       }
+      return rows.length;
     },
 
     async close() {
+      closed = true;
+      clearTimeout(sweepTimer);
+      await sweeping;
       if (!options.connection) await connection.close();
     },
   };
-}
-
-/** What a failed Update means to the API: the domain error the workflow reported, or why nothing ran. */
-function domainErrorOf(tradeId: string, error: unknown): unknown {
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) return fromApplicationFailure(error.cause);
-  // The workflow finished and closed (its linger after SETTLED/EXPIRED is over), or never ran.
-  if (error instanceof WorkflowNotFoundError || error instanceof WorkflowFailedError || isCompleted(error)) {
-    return new TradeStateError(`trade ${tradeId} is no longer running: its lifecycle is over`);
-  }
-  return unreachableAs503(error);
+  scheduleSweep();
+  return orchestrator;
 }
 
 /** A call the frontend did not answer (down, cut off, past its deadline) is "retry later", never a 500. */

@@ -56,8 +56,12 @@ describe('the proofs task queue backlog gauge', () => {
     for (const tradeId of trades) {
       const now = Date.now();
       memory.setDeadlines(tradeId, { reservationExpiresAt: new Date(now + 30 * MIN).toISOString(), lockDeadline: new Date(now + 120 * MIN).toISOString() });
-      await orchestrator.startTrade({ tradeId, adId: randomUUID(), routeId: randomUUID(), reservationExpiresAt: new Date(now + 30 * MIN), lockDeadline: new Date(now + 120 * MIN) });
-      const deposited = await orchestrator.confirm({ tradeId, state: INITIAL_STATE, order: ORDER }, { kind: 'deposit-or-lock', txHash: `deposit-${tradeId}` });
+      const trade = { tradeId, adId: randomUUID(), routeId: randomUUID(), reservationExpiresAt: new Date(now + 30 * MIN), lockDeadline: new Date(now + 120 * MIN) };
+      await orchestrator.startTrade(trade);
+      // As the use case does it: verified, applied, the follow-ups (PROVE) signalled to the workflow.
+      const verified = await memory.activities.verifyConfirmation({ tradeId, confirmation: { kind: 'deposit-or-lock', txHash: `deposit-${tradeId}` }, state: INITIAL_STATE, order: ORDER });
+      const deposited = await memory.activities.applyEvent({ tradeId, event: verified.event, chainEvent: verified.chainEvent });
+      await orchestrator.carryOut(trade, deposited);
       expect(deposited.state).toMatchObject({ status: 'DEPOSITED', proof: 'running' });
     }
 

@@ -1,13 +1,16 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import type { TradeActivities } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, TradeActivities } from '../../trades/orchestrator.ts';
+import type { TradeEvent } from '../../trades/lifecycle/index.ts';
 import { reportingDomainErrors } from './failures.ts';
 import { runWorker, type RunningWorker, type WorkerConnectionOptions } from './worker.ts';
 import { PROOFS_TASK_QUEUE } from './workflows.ts';
 
 export interface ProverWorkerOptions extends WorkerConnectionOptions {
-  /** The activity that mirrors the deposit, proves and stores the proof (activities.ts). */
+  /** The activity that mirrors the deposit, proves, and stores the proof with PROOF_READY in one transaction (activities.ts). */
   generateProof: TradeActivities['generateProof'];
+  /** Observes each proof applied (trade metrics: deposit to proof). */
+  onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   taskQueue?: string;
   /** Proofs run at once by this process (the pool's size: more would only queue inside it). */
   concurrency: number;
@@ -28,7 +31,10 @@ export async function startProverWorker(options: ProverWorkerOptions): Promise<R
     context.heartbeat();
     const beat = setInterval(() => context.heartbeat(), heartbeatMs);
     try {
-      await options.generateProof(input);
+      // The result goes back to the workflow (Temporal records it): its follow-ups are written carried out.
+      const applied = await options.generateProof({ ...input, carriedOut: true });
+      await options.onApplied?.(input.tradeId, applied, { type: 'PROOF_READY' });
+      return applied;
     } finally {
       clearInterval(beat);
     }

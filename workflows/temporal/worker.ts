@@ -35,7 +35,7 @@ export interface RunningWorker {
 }
 
 export interface LifecycleWorkerOptions extends WorkerConnectionOptions {
-  /** verifyConfirmation and applyEvent (generateProof runs on the proofs queue, see prover-worker.ts). */
+  /** applyEvent (timers; and, for executions of the previous version and API pods of the previous release, confirmations with verifyConfirmation). generateProof runs on the proofs queue (prover-worker.ts). */
   activities: Pick<TradeActivities, 'verifyConfirmation' | 'applyEvent'>;
   taskQueue?: string;
   /** A bundle from `bundleTradeWorkflows` (tests share one); bundled at start otherwise. */
@@ -54,7 +54,8 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
   const served: Pick<TradeActivities, 'verifyConfirmation' | 'applyEvent'> = {
     verifyConfirmation: (input) => activities.verifyConfirmation(input),
     applyEvent: async (input) => {
-      const applied = await activities.applyEvent(input);
+      // The result goes back to the workflow (Temporal records it): its follow-ups are written carried out.
+      const applied = await activities.applyEvent({ ...input, carriedOut: true });
       await onApplied?.(input.tradeId, applied, input.event);
       return applied;
     },

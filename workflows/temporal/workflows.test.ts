@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { NotFinalError } from '../../chains/errors.ts';
 import { TradeStateError, TradeTransactionMismatchError } from '../../trades/lifecycle/errors.ts';
-import { INITIAL_STATE, type TradeState } from '../../trades/lifecycle/index.ts';
+import type { TradeState } from '../../trades/lifecycle/index.ts';
+import type { AppliedEvent, StartedTrade } from '../../trades/orchestrator.ts';
 import { memoryActivities } from '../../test/support/memory-activities.ts';
 import { createTemporalOrchestrator, type TemporalOrchestrator } from './client.ts';
 import { startProverWorker } from './prover-worker.ts';
@@ -20,7 +21,8 @@ import { stateQuery, tradeWorkflowId } from './workflows.ts';
 // history is written to histories/ when RECORD_HISTORIES=1 (`npm run temporal:histories`);
 // replay.test.ts replays them.
 const RECORD = process.env.RECORD_HISTORIES === '1';
-const HISTORIES = path.join(import.meta.dirname, 'histories');
+// This version's histories (histories/v1 holds the previous version's, replayed by replay.test.ts).
+const HISTORIES = path.join(import.meta.dirname, 'histories', 'v2');
 const MIN = 60_000;
 
 let env: TestWorkflowEnvironment;
@@ -52,14 +54,24 @@ async function startTrade(times: { ttlMs?: number; lockMs?: number } = {}) {
   const reservationExpiresAt = new Date(now + (times.ttlMs ?? 30 * MIN));
   const lockDeadline = new Date(now + (times.lockMs ?? 120 * MIN));
   memory.setDeadlines(tradeId, { reservationExpiresAt: reservationExpiresAt.toISOString(), lockDeadline: lockDeadline.toISOString() });
-  await orchestrator.startTrade({ tradeId, adId: randomUUID(), routeId: randomUUID(), reservationExpiresAt, lockDeadline });
+  const trade: StartedTrade = { tradeId, adId: randomUUID(), routeId: randomUUID(), reservationExpiresAt, lockDeadline };
+  started.set(tradeId, trade);
+  await orchestrator.startTrade(trade);
   return { tradeId, handle: env.client.workflow.getHandle(tradeWorkflowId(tradeId)), lockDeadlineSeconds: BigInt(Math.floor(lockDeadline.getTime() / 1000)) };
 }
 
+const started = new Map<string, StartedTrade>();
 const ORDER = { orderHash: '0x01', adChainId: '31337', orderChainId: '31338', adManager: '0x02', orderPortal: '0x03', orderAmount: '1', adAmount: '1' };
-/** A confirm as the API sends it; the state is the API's read, which the workflow does not use (it judges from its own). */
-const confirm = (tradeId: string, kind: 'deposit-or-lock' | 'unlock', txHash: string) =>
-  orchestrator.confirm({ tradeId, state: INITIAL_STATE, order: ORDER }, { kind, txHash });
+/**
+ * A confirm as the use case runs it (trades/service.ts): verified against the stored state, applied,
+ * and its follow-ups signalled to the workflow (none for a repeat). The workflow is not its gateway.
+ */
+async function confirm(tradeId: string, kind: 'deposit-or-lock' | 'unlock', txHash: string): Promise<AppliedEvent> {
+  const verified = await memory.activities.verifyConfirmation({ tradeId, confirmation: { kind, txHash }, state: memory.stateOf(tradeId), order: ORDER });
+  const applied = await memory.activities.applyEvent({ tradeId, event: verified.event, chainEvent: verified.chainEvent });
+  if (!applied.duplicate && !applied.stale) await orchestrator.carryOut(started.get(tradeId)!, applied);
+  return applied;
+}
 
 /** Polls the workflow's state until `ok` (proofs run on the worker in real time). */
 async function until(tradeId: string, ok: (s: TradeState) => boolean): Promise<TradeState> {
@@ -96,7 +108,7 @@ describe('the trade workflow (time-skipping test server)', () => {
     expect(await handle.result()).toEqual(settled.state);
     expect(memory.callsOf(tradeId)).toEqual([
       'verifyConfirmation:DEPOSIT_CONFIRMED:verified', 'applyEvent:DEPOSIT_CONFIRMED:PROVE',
-      'generateProof:proved', 'applyEvent:PROOF_READY:applied',
+      'generateProof:proved',
       'verifyConfirmation:LOCK_CONFIRMED:verified', 'applyEvent:LOCK_CONFIRMED:RESERVATION_TO_LOCK',
       'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:PAY_OUT_LOCK',
       'verifyConfirmation:UNLOCK_CONFIRMED:verified', 'applyEvent:UNLOCK_CONFIRMED:applied',
@@ -126,7 +138,6 @@ describe('the trade workflow (time-skipping test server)', () => {
     await confirm(tradeId, 'deposit-or-lock', 'deposit-retry');
     await until(tradeId, (s) => s.proof === 'ready');
     expect(memory.callsOf(tradeId).filter((c) => c.startsWith('generateProof'))).toEqual(['generateProof:TREE_OUT_OF_SYNC', 'generateProof:proved']);
-    expect(memory.callsOf(tradeId).filter((c) => c.includes('PROOF_READY'))).toEqual(['applyEvent:PROOF_READY:applied']);
     await record('proof-retried', tradeId);
     await handle.terminate('test over');
   });

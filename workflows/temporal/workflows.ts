@@ -1,18 +1,23 @@
 // The trade workflow: one per trade (id `trade-<tradeId>`). Deterministic code only: it imports the
 // activities as types, the pure machine and the pure error list, and nothing of Node
-// (.dependency-cruiser.cjs rule `temporal-workflow-sandbox`). It decides nothing itself: every
-// event goes through `applyEvent`, which runs trades/lifecycle.ts in the database transaction; the
-// workflow mirrors the state that comes back and carries out the follow-ups (prove, arm and cancel
-// timers), starting with the machine's `start` commands.
+// (.dependency-cruiser.cjs rule `temporal-workflow-sandbox`). It decides nothing itself: it carries
+// out follow-ups (prove, arm and cancel timers, the end), starting with the machine's `start`
+// commands; the others come from its own steps' results (a timer applied, the proof) and from the
+// `followUps` signal (an event the use cases applied: a confirmation, an ended reservation).
+//
+// Versioning (workflows/README.md "Versioning"): a trade's workflow lives for hours, so a change to
+// what it does is made behind `patched(<id>)`: histories recorded before the change replay through
+// the old path (`tradeWorkflowV1`), new executions take the new one. The old path stays until no
+// execution of it is open; then `deprecatePatch(<id>)`, then, a release later, both go.
 import {
-  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, log, proxyActivities,
-  setHandler, upsertSearchAttributes,
+  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, log, patched,
+  proxyActivities, setHandler, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { NON_RETRYABLE_ERRORS } from '../../trades/lifecycle/errors.ts';
 import {
   INITIAL_STATE, followUpsOf, isTerminal, start, type FollowUp, type TimerEvent, type TradeEvent, type TradeState,
 } from '../../trades/lifecycle/index.ts';
-import type { AppliedEvent, ChainEventRef, Confirmation, OrderFacts, TradeActivities } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, ChainEventRef, Confirmation, OrderFacts, TradeActivities, TradeFollowUp } from '../../trades/orchestrator.ts';
 
 /** Task queues: the light lifecycle steps, and the proofs (served by the prover processes). */
 export const LIFECYCLE_TASK_QUEUE = 'trade-lifecycle';
@@ -41,8 +46,19 @@ export interface TradeWorkflowInput {
  * result is the verdict the HTTP answer carries.
  */
 export const confirmUpdate = defineUpdate<AppliedEvent, [Confirmation, OrderFacts]>('confirm');
-/** The trade's state as the workflow last saw it applied. */
+/** The trade's state as the workflow last saw it applied (observation only: nothing in the workflow decides on it). */
 export const stateQuery = defineQuery<TradeState>('state');
+
+/** What the use cases send after applying an event: its follow-ups, and the state it left (for the query and the search attribute). */
+export interface FollowUpsDelivery {
+  followUps: TradeFollowUp[];
+  state?: TradeState;
+}
+/** The follow-ups of an event applied outside the workflow (trades/service.ts, then `Orchestrator.carryOut`). */
+export const followUpsSignal = defineSignal<[FollowUpsDelivery]>('followUps');
+
+/** The patch of the outbox-driven workflow (issue 34): executions started before it run `tradeWorkflowV1`. */
+export const FOLLOW_UPS_PATCH = 'follow-ups-outbox';
 
 /** Error types no retry can fix (the domain's list; NotFinal is retryable but the client retries it, not us). */
 const NON_RETRYABLE = [...NON_RETRYABLE_ERRORS] as string[];
@@ -63,6 +79,103 @@ const verifying = proxyActivities<TradeActivities>({
 
 /** The lifecycle of one trade: reservation timer, deposit, proof, lock window, lock, both unlocks. */
 export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeState> {
+  // Decided once, at the first workflow task: a recorded history without the marker is the old path's.
+  if (patched(FOLLOW_UPS_PATCH)) return tradeWorkflowV2(input);
+  return tradeWorkflowV1(input);
+}
+
+/** Proofs: on the prover processes' queue, heartbeating. */
+function provingActivities(input: TradeWorkflowInput) {
+  return proxyActivities<Pick<TradeActivities, 'generateProof'>>({
+    taskQueue: input.proofsTaskQueue ?? PROOFS_TASK_QUEUE,
+    startToCloseTimeout: '10 minutes',
+    // A prover that dies mid-proof stops heartbeating: the proof moves to another prover within 10 s.
+    heartbeatTimeout: '10 s',
+    retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE },
+  });
+}
+
+/**
+ * The outbox-driven lifecycle: carries out follow-ups only. Its own steps (a timer that fires, the
+ * proof) are applied by one activity each, in one transaction, and return their follow-ups; every
+ * other event arrives as the `followUps` signal. Ends on the `END` follow-up (the trade is over),
+ * after `lingerMs`. The `confirm` Update stays for API pods of the previous release during a rollout.
+ */
+async function tradeWorkflowV2(input: TradeWorkflowInput): Promise<TradeState> {
+  const { tradeId } = input;
+  const proving = provingActivities(input);
+  // Observation only (the state query, the TradeStatus search attribute): nothing below decides on it.
+  let seen: TradeState = INITIAL_STATE;
+  const observe = (next: TradeState | undefined) => {
+    if (!next) return;
+    if (next.status !== seen.status && input.indexed !== false) upsertSearchAttributes({ TradeStatus: [next.status] });
+    seen = next;
+  };
+  const armed = new Map<TimerEvent, string>();
+  let changed = 0;
+  let ended = false;
+  let proofRun: Promise<void> | undefined;
+  const carryOut = (followUps: readonly TradeFollowUp[]) => {
+    for (const command of followUps) {
+      if (command.type === 'PROVE') proofRun ??= prove();
+      if (command.type === 'ARM_TIMER') armed.set(command.event, command.at);
+      if (command.type === 'CANCEL_TIMER') armed.delete(command.event);
+      if (command.type === 'END') ended = true;
+      changed += 1;
+    }
+  };
+  const prove = async (): Promise<void> => {
+    const applied = await proving.generateProof({ tradeId, carriedOut: true });
+    observe(applied.state);
+    carryOut(applied.followUps);
+  };
+
+  carryOut(followUpsOf(start().commands, input));
+  // After the start's follow-ups: a signal sent with the start (signalWithStart) is carried out after them.
+  setHandler(followUpsSignal, ({ followUps, state }) => {
+    observe(state);
+    carryOut(followUps);
+  });
+  setHandler(stateQuery, () => seen);
+  setHandler(confirmUpdate, async (confirmation, order) => {
+    try {
+      const verified = await verifying.verifyConfirmation({ tradeId, confirmation, state: seen, order });
+      const applied = await lifecycle.applyEvent({ tradeId, event: verified.event, chainEvent: verified.chainEvent, carriedOut: true });
+      observe(applied.state);
+      carryOut(applied.followUps);
+      return applied;
+    } catch (error) {
+      throw asUpdateFailure(error);
+    }
+  });
+
+  while (!ended) {
+    const next = earliest(armed);
+    const seenChange = changed;
+    if (!next) {
+      await condition(() => ended || changed !== seenChange);
+      continue;
+    }
+    if (!(await condition(() => changed !== seenChange, msUntil(next.at)))) {
+      armed.delete(next.event);
+      const applied = await lifecycle.applyEvent({ tradeId, event: { type: next.event }, carriedOut: true });
+      observe(applied.state);
+      carryOut(applied.followUps);
+    }
+  }
+  if (proofRun) await proofRun;
+  await condition(() => false, input.lingerMs ?? 3_600_000);
+  await condition(allHandlersFinished);
+  log.info('trade finished', { tradeId, status: seen.status });
+  return seen;
+}
+
+/**
+ * The lifecycle as it ran before the outbox (executions started before FOLLOW_UPS_PATCH): kept
+ * command for command so their histories replay; it also carries out the `followUps` signal, which
+ * the API of this release sends instead of the `confirm` Update.
+ */
+async function tradeWorkflowV1(input: TradeWorkflowInput): Promise<TradeState> {
   const { tradeId } = input;
   const proving = proxyActivities<Pick<TradeActivities, 'generateProof'>>({
     taskQueue: input.proofsTaskQueue ?? PROOFS_TASK_QUEUE,
@@ -104,7 +217,7 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
   const apply = async (event: TradeEvent, chainEvent?: ChainEventRef): Promise<AppliedEvent> => {
     const applied = await lifecycle.applyEvent({ tradeId, event, chainEvent });
     publish(applied.state);
-    carryOut(applied.followUps);
+    carryOut(applied.followUps.filter((f): f is FollowUp => f.type !== 'END'));
     return applied;
   };
 
@@ -114,6 +227,11 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
   };
 
   setHandler(stateQuery, () => state);
+  // This release's API applies confirmations itself and signals their follow-ups (no commands of their own: old histories replay).
+  setHandler(followUpsSignal, ({ followUps, state: applied }) => {
+    if (applied) publish(applied);
+    carryOut(followUps.filter((f): f is FollowUp => f.type !== 'END'));
+  });
   setHandler(confirmUpdate, (confirmation, order) =>
     serially(async () => {
       try {
