@@ -64,6 +64,8 @@ interface Result {
   calls: Map<string, number[]>;
   cpu: Record<string, number>;
   failures: string[];
+  /** The 1-, 5- and 15-minute load averages when the run ended (the machine is shared: read the figures beside them). */
+  load: number[];
 }
 
 const percentile = (values: number[], p: number) => {
@@ -214,7 +216,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     polling = false;
     await poller;
     const settled = Number((await knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);
-    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, failures };
+    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, failures, load: loadavg() };
   } finally {
     for (const child of processes) await stopped(child, 'SIGTERM');
     for (const stop of stops) await stop().catch(() => undefined);
@@ -222,11 +224,15 @@ async function runOrchestrator(name: string): Promise<Result> {
   }
 }
 
-/** The floor: the same number of proofs through a pool of the same size, nothing else. */
-async function baseline(): Promise<number[]> {
+/**
+ * The floor: the same number of proofs through a pool of the same size, nothing else: each
+ * proof's time, the pool's size, and the CPU one proof costs (this process and its pool threads).
+ */
+async function baseline(): Promise<{ times: number[]; poolSize: number; cpuMsPerProof: number }> {
   const pool = new ProverPool({ size: Number(process.env.PROVER_POOL_SIZE ?? 0) || undefined });
   await pool.ready();
   const times: number[] = [];
+  const cpuBefore = process.cpuUsage();
   try {
     for (let i = 0; i < Math.min(TRADES, 50); i++) {
       const t = performance.now();
@@ -236,20 +242,28 @@ async function baseline(): Promise<number[]> {
   } finally {
     await pool.close();
   }
-  return times;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { times, poolSize: pool.size, cpuMsPerProof: (cpu.user + cpu.system) / 1000 / Math.max(1, times.length) };
 }
 
 const fmt = (s: number, digits = 2) => (Number.isFinite(s) ? s.toFixed(digits) : '-');
 const load = loadavg().map((l) => l.toFixed(1)).join(' ');
 const results: Result[] = [];
 for (const name of ORCHESTRATORS) results.push(await runOrchestrator(name));
-const bare = await baseline();
+const { times: bare, poolSize, cpuMsPerProof } = await baseline();
+// The queueing floor of deposit -> proof: with a proof per lane queued at once on a pool of
+// `poolSize`, the last is ready after lanes x bare proof / pool size (issue 34: 25 x 0.29 / 2 = 3.6 s).
+const floor = (CONCURRENCY * percentile(bare, 50)) / Math.max(1, poolSize);
 
 console.log(`\n${TRADES} trades, ${CONCURRENCY} lanes (fresh wallets), ${PROVERS} prover process(es) on Temporal; devnet, one machine of ${cpus().length} CPUs; load average at start ${load}, at end ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
 console.log('| run | settled | failed | settled/min | deposit->proof p50 s | p95 s |');
 console.log('|---|---|---|---|---|---|');
 for (const r of results) console.log(`| ${r.name} | ${r.trades} | ${r.failures.length} | ${r.settledPerMinute.toFixed(1)} | ${fmt(percentile(r.depositToProof, 50))} | ${fmt(percentile(r.depositToProof, 95))} |`);
 console.log(`| baseline: bare proofs, same pool, one at a time | - | - | - | ${fmt(percentile(bare, 50))} | ${fmt(percentile(bare, 95))} |`);
+console.log(`\nQueueing floor of deposit->proof: ${CONCURRENCY} lanes x ${fmt(percentile(bare, 50))} s bare proof / pool of ${poolSize} = ${fmt(floor)} s`);
+for (const r of results) {
+  console.log(`  ${r.name}: p95 ${fmt(percentile(r.depositToProof, 95))} s = ${fmt(percentile(r.depositToProof, 95) / floor)} x the floor (target <= 1.5); load average at the run's end ${r.load.map((l) => l.toFixed(1)).join(' ')}`);
+}
 
 console.log('\nAPI calls, milliseconds (client-side, through the devnet client):\n');
 console.log(`| call | ${results.map((r) => `${r.name} n | p50 | p95`).join(' | ')} |`);
@@ -266,6 +280,17 @@ console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
 for (const r of results) {
   const per = (s: number) => fmt((s * 1000) / Math.max(1, r.trades), 0);
   console.log(`| ${r.name} | ${roles.map((role) => per(r.cpu[role] ?? 0)).join(' | ')} | ${per(Object.values(r.cpu).reduce((a, b) => a + b, 0))} |`);
+}
+// The service's own CPU (not the chains', not this client's) against what a proof costs.
+const SERVICE_ROLES = ['api', 'worker', 'prover', 'postgres', 'temporal'];
+console.log(`\nService CPU per settled trade (${SERVICE_ROLES.join(' + ')}) against one bare proof's CPU (${fmt(cpuMsPerProof, 0)} ms, baseline) and the prover process's CPU per trade:\n`);
+console.log('| run | service ms/trade | x bare proof CPU | prover process ms/trade | x prover process |');
+console.log('|---|---|---|---|---|');
+for (const r of results) {
+  const perTrade = (role: string) => ((r.cpu[role] ?? 0) * 1000) / Math.max(1, r.trades);
+  const service = SERVICE_ROLES.reduce((sum, role) => sum + perTrade(role), 0);
+  const prover = perTrade('prover');
+  console.log(`| ${r.name} | ${fmt(service, 0)} | ${fmt(service / cpuMsPerProof)} | ${prover > 0 ? fmt(prover, 0) : '- (in the api)'} | ${prover > 0 ? fmt(service / prover) : '-'} |`);
 }
 for (const r of results) for (const failure of new Set(r.failures)) console.log(`\n${r.name} failure (${r.failures.filter((f) => f === failure).length}x): ${failure}`);
 process.exit(0);
