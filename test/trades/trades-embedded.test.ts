@@ -141,6 +141,43 @@ describe('a whole trade with the embedded orchestrator', () => {
   });
 });
 
+describe('a confirmation (issue 34: one read, one transaction, no orchestrator round trip)', () => {
+  it('reads its trade row once, applies in one transaction with its follow-ups in the outbox, and the proof follows', async () => {
+    const adId = await createAd(200n);
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+    const { tradeId, reqContractDetails: order } = created.body;
+    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+
+    // Every statement the service's own pool runs while the confirm is answered.
+    const statements: Array<{ sql: string; bindings: unknown[] }> = [];
+    const listen = (query: { sql: string; bindings?: unknown[] }) => statements.push({ sql: query.sql, bindings: query.bindings ?? [] });
+    const { knex } = service.container;
+    knex.on('query', listen);
+    try {
+      expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
+    } finally {
+      knex.off('query', listen);
+    }
+    const ofThisTrade = statements.filter((s) => /"trades"/.test(s.sql) && s.bindings.includes(tradeId));
+    // Written once: the UPDATE guarded by the state read takes the row lock. Read once before it (the
+    // use case's read; no second, locked read). Reads after it are the proof job's, which the
+    // follow-ups started in this process meanwhile.
+    const writes = ofThisTrade.filter((s) => /^update/i.test(s.sql));
+    expect(writes).toHaveLength(1);
+    const readsBefore = ofThisTrade.slice(0, ofThisTrade.indexOf(writes[0]!)).filter((s) => /^select/i.test(s.sql));
+    expect(readsBefore.map((s) => s.sql)).toHaveLength(1);
+    expect(ofThisTrade.filter((s) => /for update/i.test(s.sql))).toEqual([]);
+    // The follow-ups (cancel the reservation's timer, prove, arm the lock window) in the outbox, carried out by the runner.
+    const rows = await knex('trade_follow_ups').where({ trade_id: tradeId }).orderBy('seq');
+    expect(rows.map((r) => r.follow_up.type)).toEqual(expect.arrayContaining(['CANCEL_TIMER', 'PROVE', 'ARM_TIMER']));
+    expect(rows.every((r) => r.carried_out_at !== null)).toBe(true);
+    // PROOF_READY and the proof in one transaction: never a stored proof with the state still running.
+    const proved = await eventually('proof ready', () => knex('trades').where({ id: tradeId }).first('proof_state', 'proof'), (t) => t.proof_state === 'ready', 60_000);
+    expect(proved.proof).not.toBeNull();
+  });
+});
+
 describe('a deposit reorganised away', () => {
   it('is not usable for a lock: the Maker gets 409 instead of signed call data', async () => {
     const adId = await createAd(100n);
