@@ -285,6 +285,11 @@ export const configSchema = z.object({
   RETENTION_CHAIN_EVENT_DAYS: intFromEnv(1, 3650).default(90),
   /** Days a confirmed or expired ad request stays after it was made. */
   RETENTION_AD_REQUEST_DAYS: intFromEnv(1, 3650).default(90),
+  /**
+   * Days the carried-out follow-ups (`trade_follow_ups`) of an ended trade stay after it ended:
+   * what the machine asked for, for debugging the trade. Pending rows and open trades' rows stay.
+   */
+  RETENTION_FOLLOW_UP_DAYS: intFromEnv(1, 3650).default(30),
   /** Rows one retention delete takes at most (one short transaction each). */
   RETENTION_BATCH_SIZE: intFromEnv(1, 100_000).default(1000),
   /**

@@ -188,7 +188,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
   const retained = retentionMetrics(metrics);
   const retentionPolicy = {
     pushedEventDays: config.RETENTION_PUSHED_EVENT_DAYS, webhookDeliveryDays: config.RETENTION_WEBHOOK_DELIVERY_DAYS,
-    chainEventDays: config.RETENTION_CHAIN_EVENT_DAYS, adRequestDays: config.RETENTION_AD_REQUEST_DAYS, batchSize: config.RETENTION_BATCH_SIZE,
+    chainEventDays: config.RETENTION_CHAIN_EVENT_DAYS, adRequestDays: config.RETENTION_AD_REQUEST_DAYS,
+    followUpDays: config.RETENTION_FOLLOW_UP_DAYS, batchSize: config.RETENTION_BATCH_SIZE,
   };
   let retentionJob: RetentionJob | undefined;
   let orchestrator: Orchestrator | undefined;

@@ -10,7 +10,7 @@ import { RETAINED_TABLES, runRetention, type RetentionPolicy } from './retention
 
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(Date.now() - days * DAY);
-const POLICY: RetentionPolicy = { pushedEventDays: 30, webhookDeliveryDays: 14, chainEventDays: 90, adRequestDays: 90, batchSize: 500 };
+const POLICY: RetentionPolicy = { pushedEventDays: 30, webhookDeliveryDays: 14, chainEventDays: 90, adRequestDays: 90, followUpDays: 30, batchSize: 500 };
 
 /** Seeds `n` rows of each kind the policy deletes, all past every window, in one statement each (PostgreSQL's generate_series). */
 async function seedExpired(knex: Knex, tradeId: string, adId: string, userId: string, endpointId: string, n: number): Promise<void> {
@@ -22,6 +22,9 @@ async function seedExpired(knex: Knex, tradeId: string, adId: string, userId: st
     SELECT ?, i, i, 'msg_' || i, 1, true, 200, 12, now() - interval '20 days' FROM generate_series(1, ?) i`, [endpointId, n]);
   await knex.raw(`INSERT INTO chain_events (chain_id, tx_hash, log_index, block, block_hash, event, subject_kind, subject_id, created_at)
     SELECT '1', '0x' || md5('bulk' || i), 0, i::text, '0x' || md5('b' || i), 'OrderSettled', 'trade', ?, now() - interval '120 days' FROM generate_series(1, ?) i`, [tradeId, n]);
+  await knex.raw(`INSERT INTO trade_follow_ups (trade_id, follow_up, created_at, carried_out_at)
+    SELECT ?, jsonb_build_object('kind', 'armTimer', 'event', 'LOCK_WINDOW_ENDED', 'at', now()), now() - interval '120 days', now() - interval '120 days'
+    FROM generate_series(1, ?) i`, [tradeId, n]);
 }
 
 /**
@@ -47,6 +50,12 @@ describe('retention', () => {
   const chainEvent = (name: string, subjectKind: string, subjectId: string, createdAt: Date) => db.knex('chain_events').insert({
     chain_id: '1', tx_hash: `0x${name}`, log_index: 0, block: '1', block_hash: '0xb', event: 'E', subject_kind: subjectKind, subject_id: subjectId, created_at: createdAt,
   });
+  const followUp = async (name: string, tradeId: string, createdAt: Date, carriedOutAt: Date | null) => {
+    const [row] = await db.knex('trade_follow_ups').insert({
+      trade_id: tradeId, follow_up: JSON.stringify({ kind: 'prove', name }), created_at: createdAt, carried_out_at: carriedOutAt,
+    }).returning('seq');
+    return Number(row.seq);
+  };
   const adRequest = async (status: string, createdAt: Date) => {
     const [row] = await db.knex('ad_requests').insert({
       ad_id: adId, action: 'fundAd', amount: '1', chain_id: '1', contract_address: '0xc', req_hash: randomUUID(), auth_token: randomUUID(),
@@ -94,6 +103,15 @@ describe('retention', () => {
     await chainEvent('endedRecently', 'trade', endedRecently, ago(100));
     await chainEvent('confirmed', 'ad_request', confirmedOld, ago(100));
     await chainEvent('executed', 'ad_request', executedOld, ago(100));
+    // The follow-ups outbox: an open trade's rows (done long ago, and one pending the sweep still has
+    // to carry out), a long-ended trade's done row and its pending one, a recently ended trade's done row.
+    const followUps = {
+      openDone: await followUp('openDone', openTrade, ago(200), ago(200)),
+      openPending: await followUp('openPending', openTrade, ago(200), null),
+      endedDone: await followUp('endedDone', endedLongAgo, ago(100), ago(100)),
+      endedPending: await followUp('endedPending', endedLongAgo, ago(100), null),
+      endedRecentlyDone: await followUp('endedRecentlyDone', endedRecently, ago(100), ago(100)),
+    };
 
     const report = await runRetention(db.knex, POLICY);
 
@@ -110,12 +128,18 @@ describe('retention', () => {
     expect((await db.knex('chain_events').orderBy('tx_hash').pluck('tx_hash'))).toEqual(['0xendedRecently', '0xexecuted', '0xopen']);
     expect(new Set(await db.knex('ad_requests').pluck('id'))).toEqual(new Set([pendingOld, executedOld, confirmedRecent]));
     expect(expiredOld).toBeDefined();
-    expect(report.deleted).toEqual({ pushed_events: 3, webhook_deliveries: 1, chain_events: 2, ad_requests: 2 });
+    const keptFollowUps = new Set((await db.knex('trade_follow_ups').pluck('seq')).map(Number));
+    expect(keptFollowUps.has(followUps.openPending), 'a pending row stays: the sweep still has to carry it out').toBe(true);
+    expect(keptFollowUps.has(followUps.openDone), 'an open trade keeps all its follow-ups').toBe(true);
+    expect(keptFollowUps.has(followUps.endedPending), 'a pending row stays even when its trade ended long ago').toBe(true);
+    expect(keptFollowUps.has(followUps.endedRecentlyDone), 'a trade ended 5 days ago keeps its carried-out rows (30-day window after the end)').toBe(true);
+    expect(keptFollowUps.has(followUps.endedDone), 'a carried-out row of a trade ended 100 days ago goes').toBe(false);
+    expect(report.deleted).toEqual({ pushed_events: 3, webhook_deliveries: 1, chain_events: 2, ad_requests: 2, trade_follow_ups: 1 });
     // Money records and the deposit tree are never retention's: every trade is still there.
     expect(await db.knex('trades').count({ n: '*' }).first()).toEqual({ n: 3 });
 
     const again = await runRetention(db.knex, POLICY);
-    expect(again.deleted).toEqual({ pushed_events: 0, webhook_deliveries: 0, chain_events: 0, ad_requests: 0 });
+    expect(again.deleted).toEqual({ pushed_events: 0, webhook_deliveries: 0, chain_events: 0, ad_requests: 0, trade_follow_ups: 0 });
   });
 
   it('deletes in batches of at most batchSize rows, each its own statement, and reports sizes before and after (seeded: 20,000 rows a table)', async () => {
@@ -131,15 +155,17 @@ describe('retention', () => {
     const policy = { ...POLICY, batchSize: 1000 };
     const report = await runRetention(db.knex, policy);
     metrics.observe(report);
-    // 20,000 rows in three tables in batches of 1,000: 20 full batches for each, plus the short last ones.
-    expect(report.batches).toBeGreaterThanOrEqual(3 * 20);
+    // 20,000 rows in four tables in batches of 1,000: 20 full batches for each, plus the short last ones.
+    expect(report.batches).toBeGreaterThanOrEqual(4 * 20);
     expect(report.deleted.pushed_events).toBeGreaterThanOrEqual(20_000);
     expect(report.deleted.webhook_deliveries).toBe(20_000 - 7);
     expect(report.deleted.chain_events).toBe(20_000);
+    expect(report.deleted.trade_follow_ups).toBe(20_000);
     await db.knex.raw('VACUUM FULL ANALYZE');
     const after = await tableSizes(db.knex, tables);
     const text = await registry.metrics();
     expect(text).toMatch(/relayer_retention_deleted_rows_total\{table="chain_events"\} 20000/);
+    expect(text).toMatch(/relayer_retention_deleted_rows_total\{table="trade_follow_ups"\} 20000/);
     expect(text).toMatch(/relayer_retention_last_run_timestamp_seconds \d+/);
     // The figures docs/operations.md quotes ("Retention").
     console.log(JSON.stringify({ before, after, batches: report.batches, durationMs: report.durationMs }, null, 1));

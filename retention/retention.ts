@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import {
-  deleteAdRequestsBatch, deleteChainEventsBatch, deletePushedEventsBatch, deleteWebhookDeliveriesBatch, type RetentionCutoffs,
+  deleteAdRequestsBatch, deleteChainEventsBatch, deleteFollowUpsBatch, deletePushedEventsBatch, deleteWebhookDeliveriesBatch, type RetentionCutoffs,
 } from '../db/repositories/retention.ts';
 
 /**
  * The retention policy (docs/operations.md "Retention"): how long each growing table keeps a
  * row after it can no longer change. Days are counted from the row's own time (pushed and chain
- * events: also from the end of their trade, since an open trade keeps everything).
+ * events and follow-ups: also from the end of their trade, since an open trade keeps everything).
  */
 export interface RetentionPolicy {
   /** `Last-Event-ID` replay (SSE) and the user feed: events of ended trades and of ads, this many days. */
@@ -17,12 +17,18 @@ export interface RetentionPolicy {
   chainEventDays: number;
   /** Confirmed and expired ad requests, this many days after they were made. */
   adRequestDays: number;
+  /**
+   * Carried-out rows of the follow-ups outbox (`trade_follow_ups`) of ended trades, this many days
+   * after the trade ended: what the machine asked the orchestrator for, kept while someone may
+   * still debug the trade. Pending rows and open trades' rows always stay.
+   */
+  followUpDays: number;
   /** Rows one delete statement takes at most (each batch is its own short transaction). */
   batchSize: number;
 }
 
 /** The tables a run deletes from, in the order it runs (chain events before the ad requests they answer). */
-export const RETAINED_TABLES = ['pushed_events', 'webhook_deliveries', 'chain_events', 'ad_requests'] as const;
+export const RETAINED_TABLES = ['pushed_events', 'webhook_deliveries', 'chain_events', 'ad_requests', 'trade_follow_ups'] as const;
 export type RetainedTable = typeof RETAINED_TABLES[number];
 
 /** What one run deleted, per table, and how many batches it took. */
@@ -42,6 +48,7 @@ export function cutoffsOf(policy: RetentionPolicy, now: Date): RetentionCutoffs 
     webhookDeliveries: before(policy.webhookDeliveryDays),
     chainEvents: before(policy.chainEventDays),
     adRequests: before(policy.adRequestDays),
+    followUps: before(policy.followUpDays),
   };
 }
 
@@ -59,8 +66,9 @@ export async function runRetention(knex: Knex, policy: RetentionPolicy, now: Dat
     webhook_deliveries: (limit) => deleteWebhookDeliveriesBatch(knex, cutoffs.webhookDeliveries, limit),
     chain_events: (limit) => deleteChainEventsBatch(knex, cutoffs.chainEvents, limit),
     ad_requests: (limit) => deleteAdRequestsBatch(knex, cutoffs.adRequests, limit),
+    trade_follow_ups: (limit) => deleteFollowUpsBatch(knex, cutoffs.followUps, limit),
   };
-  const deleted = { pushed_events: 0, webhook_deliveries: 0, chain_events: 0, ad_requests: 0 };
+  const deleted = { pushed_events: 0, webhook_deliveries: 0, chain_events: 0, ad_requests: 0, trade_follow_ups: 0 };
   let batches = 0;
   for (const table of RETAINED_TABLES) {
     for (;;) {

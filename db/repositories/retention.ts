@@ -18,6 +18,8 @@ export interface RetentionCutoffs {
   chainEvents: Date;
   /** Confirmed or expired ad requests, created before this. */
   adRequests: Date;
+  /** Carried-out follow-ups (`trade_follow_ups`) of trades that ended before this. */
+  followUps: Date;
 }
 
 // A trade is open while PENDING, DEPOSITED or LOCKED; its stream replay, chain events and
@@ -81,6 +83,24 @@ export async function deleteAdRequestsBatch(knex: Knex, cutoff: Date, limit: num
   const result = await knex.raw(`
     DELETE FROM ad_requests WHERE id IN (
       SELECT id FROM ad_requests WHERE status IN ('CONFIRMED', 'EXPIRED') AND created_at < :cutoff ORDER BY id LIMIT :limit)`, { cutoff, limit });
+  return result.rowCount ?? 0;
+}
+
+/**
+ * One batch of the follow-ups outbox (`trade_follow_ups`) that nothing will read again: rows
+ * carried out before the cut-off, of a trade that ended before it. A pending row always stays
+ * (the sweep still has to carry it out, whatever its age or its trade's state), and so does every
+ * row of an open trade (its timers and proof are still being carried out; the rows tell what was
+ * asked when). Rows are picked in `seq` order along the primary key, oldest first.
+ */
+export async function deleteFollowUpsBatch(knex: Knex, cutoff: Date, limit: number): Promise<number> {
+  const result = await knex.raw(`
+    DELETE FROM trade_follow_ups WHERE seq IN (
+      SELECT f.seq FROM trade_follow_ups f
+      JOIN trades t ON t.id = f.trade_id
+      WHERE f.carried_out_at IS NOT NULL AND f.carried_out_at < :cutoff
+        AND ${TRADE_ENDED}
+      ORDER BY f.seq LIMIT :limit)`, { cutoff, limit });
   return result.rowCount ?? 0;
 }
 
