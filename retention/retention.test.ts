@@ -23,7 +23,7 @@ async function seedExpired(knex: Knex, tradeId: string, adId: string, userId: st
   await knex.raw(`INSERT INTO chain_events (chain_id, tx_hash, log_index, block, block_hash, event, subject_kind, subject_id, created_at)
     SELECT '1', '0x' || md5('bulk' || i), 0, i::text, '0x' || md5('b' || i), 'OrderSettled', 'trade', ?, now() - interval '120 days' FROM generate_series(1, ?) i`, [tradeId, n]);
   await knex.raw(`INSERT INTO trade_follow_ups (trade_id, follow_up, created_at, carried_out_at)
-    SELECT ?, jsonb_build_object('kind', 'armTimer', 'event', 'LOCK_WINDOW_ENDED', 'at', now()), now() - interval '120 days', now() - interval '120 days'
+    SELECT ?, jsonb_build_object('type', 'ARM_TIMER', 'n', i), now() - interval '120 days', now() - interval '120 days'
     FROM generate_series(1, ?) i`, [tradeId, n]);
 }
 
@@ -52,7 +52,7 @@ describe('retention', () => {
   });
   const followUp = async (name: string, tradeId: string, createdAt: Date, carriedOutAt: Date | null) => {
     const [row] = await db.knex('trade_follow_ups').insert({
-      trade_id: tradeId, follow_up: JSON.stringify({ kind: 'prove', name }), created_at: createdAt, carried_out_at: carriedOutAt,
+      trade_id: tradeId, follow_up: JSON.stringify({ type: 'PROVE', name }), created_at: createdAt, carried_out_at: carriedOutAt,
     }).returning('seq');
     return Number(row.seq);
   };
