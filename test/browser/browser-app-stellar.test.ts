@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app/build.ts';
-import { AD_CHAIN } from '../support/devnet-client.ts';
+import { AD_CHAIN, ORDER_CHAIN } from '../support/devnet-client.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { startCorsProxy, type CorsProxy } from '../support/cors-proxy.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -147,5 +147,86 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
     expect(await field(maker, adId, 'available').textContent()).toBe('4 WXLM');
     expect(await page.locator('[data-field=final-balance]').textContent({ timeout: 30_000 }))
       .toBe(`${(await wxlmBalance(world, AD_CHAIN, bridgerWallet.wallet.address)) / 10_000_000n} WXLM`);
+  }, 900_000);
+
+  it('a Stellar Maker (SEP-10 with Freighter) creates an XLM ad on Soroban through the page, locks and unlocks it from Freighter (the unlock signed with signMessage) for a WXLM deposit on anvil; SETTLED with both chains\' balances moved', async () => {
+    const network = { name: 'STANDALONE', passphrase: world.passphrase };
+    const { makerKey, bridgerKey } = world.evmParties;
+    const { xlm, adManager } = world.stellar.deployment;
+    const routes = (await call(service, 'GET', `/v1/routes?adChainId=${STELLAR}&orderChainId=${ORDER_CHAIN}`)).body.data;
+    const stellarRoute = routes.find((r: any) => r.adToken.address === xlm && r.orderToken.address === world.wxlm[ORDER_CHAIN]).id;
+    const makerSide = await launchBrowser();
+    const bridgerSide = await launchBrowser();
+    const evmWallets: EvmDouble[] = [];
+    try {
+      const maker = makerSide.page;
+      const page = bridgerSide.page;
+      evmWallets.push(await installEvmWalletDouble(maker, makerKey!.privateKey, service.devnet!.rpcUrls, ORDER_CHAIN));
+      evmWallets.push(await installEvmWalletDouble(page, bridgerKey!.privateKey, service.devnet!.rpcUrls, AD_CHAIN));
+      const makerFreighter = await installFreighterDouble(maker, world.makerStellar, network);
+      await installFreighterDouble(page, world.bridgerStellar, network);
+
+      // The Maker: SEP-10 with Freighter, the EVM wallet connected to be paid on anvil; the ad created on Soroban from Freighter.
+      await open(maker, 'maker');
+      await maker.getByRole('button', { name: 'Connect Freighter' }).click();
+      await maker.getByRole('button', { name: 'Sign in with Stellar' }).click();
+      await saysDone(maker, 'Sign in with Stellar');
+      await maker.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+      await maker.locator('[data-field=evm-address]').waitFor();
+      const managerBefore = await xlmBalance(world, adManager);
+      await maker.selectOption('#create-route', stellarRoute);
+      await maker.fill('#create-fund', '5');
+      await maker.getByRole('button', { name: 'Create ad' }).click();
+      await saysDone(maker, 'Create ad', 120_000);
+      const card = maker.locator('article.ad').first();
+      await card.waitFor();
+      const adId = (await card.getAttribute('data-ad-id'))!;
+      expect(await field(maker, adId, 'available').textContent()).toBe('5 XLM');
+      expect(await xlmBalance(world, adManager)).toBe(managerBefore + 50_000_000n);
+
+      // The Bridger: SIWE, Freighter connected to be paid on Soroban; the WXLM deposit on anvil.
+      await open(page, 'bridge');
+      await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+      await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
+      await saysDone(page, 'Sign in with Ethereum');
+      await page.getByRole('button', { name: 'Connect Freighter' }).click();
+      await page.locator('[data-field=stellar-address]').waitFor();
+      await page.selectOption('#bridge-route', stellarRoute);
+      await page.fill('#bridge-amount', '1');
+      await page.getByRole('button', { name: 'Get a quote' }).click();
+      await saysDone(page, 'Quote');
+      expect(await page.locator('[data-field=ad]').textContent()).toBe(adId);
+      await page.getByRole('button', { name: 'Bridge' }).click();
+      await saysDone(page, 'Bridge', 120_000);
+      const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+      const { orderHash } = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
+
+      // The Maker's lock and unlock on Soroban, from Freighter; the unlock signed with signMessage.
+      const row = maker.locator(`tr[data-trade-id="${tradeId}"]`);
+      await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 30_000 }).toBe('your lock');
+      await row.getByRole('button', { name: 'Lock' }).click();
+      await saysDone(maker, `Lock (ad ${adId.slice(0, 8)})`, 120_000);
+      await expect.poll(() => field(maker, adId, 'locked').textContent(), { timeout: 30_000 }).toBe('1 XLM');
+      await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 400_000, interval: 2_000 }).toBe('your unlock (pays the Bridger)');
+      const bridgerXlm = await xlmBalance(world, world.bridgerStellar.publicKey());
+      await row.getByRole('button', { name: 'Unlock' }).click();
+      await saysDone(maker, `Unlock (ad ${adId.slice(0, 8)})`, 120_000);
+      expect(makerFreighter.signed).toEqual([orderHash.toLowerCase()]);
+      expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerXlm + 10_000_000n);
+
+      // The Bridger's unlock on anvil (its EVM wallet signs it) pays the Maker WXLM; SETTLED.
+      const makerWxlm = await wxlmBalance(world, ORDER_CHAIN, evmWallets[0]!.wallet.address);
+      await page.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
+      await saysDone(page, 'Unlock', 120_000);
+      await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
+      expect(await wxlmBalance(world, ORDER_CHAIN, evmWallets[0]!.wallet.address)).toBe(makerWxlm + 10_000_000n);
+      await expect.poll(() => field(maker, adId, 'locked').textContent(), { timeout: 30_000 }).toBe('0 XLM');
+      expect(await field(maker, adId, 'available').textContent()).toBe('4 XLM');
+      expect(await xlmBalance(world, adManager)).toBe(managerBefore + 40_000_000n);
+    } finally {
+      for (const wallet of evmWallets) wallet.close();
+      await makerSide.close();
+      await bridgerSide.close();
+    }
   }, 900_000);
 });
