@@ -38,8 +38,8 @@ beforeAll(async () => {
   const routes = (await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${STELLAR}`)).body.data;
   routeId = routes.find((r: any) => r.adToken.address === world.wxlm[AD_CHAIN]).id;
   const network = { name: 'STANDALONE', passphrase: world.passphrase };
-  // The devnet's Soroban node answers no CORS (stellar-rpc does): the page reaches it through a
-  // pass-through that answers as stellar-rpc, published as the chain's publicRpcUrl (the CSP follows).
+  // The devnet's Soroban node answers no CORS (no preflight, no Access-Control-* header): the page
+  // reaches it through a pass-through that does, published as the chain's publicRpcUrl (the CSP follows).
   rpcProxy = await startCorsProxy(devnet.stellar!.node.rpcUrl);
   await service.knex('chains').where({ chain_id: STELLAR }).update({ public_rpc_url: rpcProxy.url });
   makerBrowser = await launchBrowser();

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * An HTTP pass-through that answers CORS as stellar-rpc does (its JSON-RPC handler admits every
- * origin, method and header; a preflight is answered 204), for a browser test in front of the
+ * An HTTP pass-through that answers CORS as an RPC serving browser dApps must (every origin, method
+ * and header admitted; a preflight answered 204), for a browser test in front of the
  * devnet's Soroban node, which answers no preflight and sends no Access-Control-* header: a page
  * served by the service (another origin) could not read its answers. Requests and answers pass
  * unchanged otherwise.
