@@ -5,7 +5,7 @@ import { h, show } from './dom.ts';
 import { apiError, UserError } from './errors.ts';
 import { tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
-import { approveFor, confirm, evmWallet, onChain, ready, sendAndConfirm } from './steps.ts';
+import { approveFor, confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
 
 type Trade = Schemas['Trade'];
 const CURRENT = 'relayer.trade';
@@ -136,7 +136,8 @@ export function bridgerView(context: AppContext): HTMLElement {
   async function unlock(): Promise<void> {
     if (!trade?.orderHash) throw new UserError('The trade has no order hash yet.');
     const current = trade;
-    const signature = await evmWallet(context).signMessage(current.orderHash!, { bytes: true });
+    // The Bridger's unlock pays the Maker on the order chain: that chain's wallet signs it.
+    const signature = await signUnlock(context, current.orderChainId, current.orderHash!);
     const { session } = context;
     const signed = await confirm(context, () => session.api.POST('/v1/trades/{id}/unlock', { params: { path: { id: current.id } }, body: { signature } }));
     await sendAndConfirm(context, signed.chainId, 'unlock', signed, { kind: 'unlock', id: current.id });

@@ -6,7 +6,7 @@ import { h, show } from './dom.ts';
 import { UserError } from './errors.ts';
 import { adLabel, tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
-import { addressOn, approveFor, confirm, evmWallet, onChain, ready, sendAndConfirm } from './steps.ts';
+import { addressOn, approveFor, confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
 
 type Ad = Schemas['Ad'];
 type Trade = Schemas['Trade'];
@@ -128,9 +128,9 @@ export function makerView(context: AppContext): HTMLElement {
     } else if (trade.status === 'LOCKED' && trade.unlockDue === 'MAKER') {
       awaits = state.proofReady.has(trade.id) ? 'your unlock (pays the Bridger)' : 'your unlock, once the proof is ready';
       action = button('Unlock', async () => {
-        const wallet = evmWallet(context);
         if (!trade.orderHash) throw new UserError('The trade has no order hash yet.');
-        const signature = await wallet.signMessage(trade.orderHash, { bytes: true });
+        // The Maker's unlock pays the Bridger on the ad chain: that chain's wallet signs it.
+        const signature = await signUnlock(context, trade.adChainId, trade.orderHash);
         const signed = await confirm(context, () => context.session.api.POST('/v1/trades/{id}/unlock', { params: { path: { id: trade.id } }, body: { signature } }));
         await sendAndConfirm(context, signed.chainId, 'unlock', signed, { kind: 'unlock', id: trade.id });
         await load();

@@ -49,6 +49,22 @@ export function addressOn(context: AppContext, chainId: string): string {
   return evmWallet(context).address;
 }
 
+/**
+ * The unlock signature POST /v1/trades/{id}/unlock takes, from the wallet of the chain the unlock
+ * pays out on (`chainId`: the ad chain for the Maker's, the order chain for the Bridger's): on a
+ * Stellar chain Freighter's `signMessage` of the order hash as lower-case `0x` hex text (SEP-53, the
+ * client's `unlockMessage(orderHash)`, written out here so the main bundle stays without
+ * stellar-sdk); on an EVM chain personal_sign of the hash's 32 bytes.
+ */
+export async function signUnlock(context: AppContext, chainId: string, orderHash: string): Promise<string> {
+  if (chainOf(context, chainId)?.kind === 'STELLAR') {
+    if (!context.stellar) throw new UserError('Connect Freighter first: this unlock is on a Stellar chain.');
+    context.say('Sign the unlock message in Freighter…');
+    return context.stellar.signMessage(orderHash.toLowerCase());
+  }
+  return evmWallet(context).signMessage(orderHash, { bytes: true });
+}
+
 /** Which confirmation a sent transaction is for: an ad's, a trade's (deposit, lock), a trade's unlock. */
 export interface ConfirmTarget { kind: 'ad' | 'trade' | 'unlock'; id: string }
 interface PendingConfirm extends ConfirmTarget { txHash: string }

@@ -2,6 +2,7 @@ import { getBytes, JsonRpcProvider, Wallet } from 'ethers';
 import type { Keypair } from '@stellar/stellar-sdk';
 import { Transaction } from '@stellar/stellar-sdk';
 import type { Page } from 'playwright-core';
+import { sep53Digest } from '../../chains/wallet-signature.ts';
 
 /**
  * Test doubles of browser wallets, named as doubles, speaking the real interfaces a page meets (no
@@ -102,10 +103,13 @@ export async function installEvmWalletDouble(page: Page, key: string, rpcUrls: R
  * A double of the Freighter extension: answers the Freighter API's window messages
  * (`FREIGHTER_EXTERNAL_MSG_REQUEST` -> `FREIGHTER_EXTERNAL_MSG_RESPONSE`, as its content script does;
  * github.com/stellar/freighter, extension/src/contentScript) for `keypair` on `network`: access,
- * the public key, the network details, transactions signed with the key.
+ * the public key, the network details, transactions signed with the key, and messages signed as
+ * its `signMessage` asks (`SUBMIT_BLOB`: the extension signs SEP-53, ed25519 over
+ * SHA-256("Stellar Signed Message:\n" + the text), and answers `signedBlob` in base64 to API v4+).
+ * `signed` lists the texts it signed.
  */
-export async function installFreighterDouble(page: Page, keypair: Keypair, network: { name: string; passphrase: string }): Promise<{ declineNext: boolean; network: { name: string; passphrase: string } }> {
-  const controls = { declineNext: false, network };
+export async function installFreighterDouble(page: Page, keypair: Keypair, network: { name: string; passphrase: string }): Promise<{ declineNext: boolean; network: { name: string; passphrase: string }; signed: string[] }> {
+  const controls = { declineNext: false, network, signed: [] as string[] };
   await page.exposeBinding('__freighterDouble', async (_source, text: string) => {
     const request = JSON.parse(text);
     const declined = { apiError: { code: -4, message: 'The user rejected this request. (Freighter double)' } };
@@ -125,6 +129,12 @@ export async function installFreighterDouble(page: Page, keypair: Keypair, netwo
         const tx = new Transaction(request.transactionXdr, request.networkPassphrase ?? controls.network.passphrase);
         tx.sign(keypair);
         return JSON.stringify({ signedTransaction: tx.toEnvelope().toXDR('base64'), signerAddress: keypair.publicKey() });
+      }
+      case 'SUBMIT_BLOB': {
+        if (controls.declineNext) { controls.declineNext = false; return JSON.stringify(declined); }
+        controls.signed.push(request.blob);
+        const signature = keypair.sign(sep53Digest(Buffer.from(request.blob, 'utf8')));
+        return JSON.stringify({ signedBlob: signature.toString('base64'), signerAddress: keypair.publicKey() });
       }
       default:
         return JSON.stringify({ apiError: { code: -1, message: `the Freighter double does not do ${request.type}` } });

@@ -1,4 +1,4 @@
-import { getNetworkDetails, isConnected, requestAccess, signTransaction } from '@stellar/freighter-api';
+import { getNetworkDetails, isConnected, requestAccess, signMessage, signTransaction } from '@stellar/freighter-api';
 import { UserError } from '../errors.ts';
 
 /** Freighter's error (its `error` field) as thrown: a decline reads as "rejected". */
@@ -35,5 +35,20 @@ export class StellarWallet {
     const signed = await signTransaction(xdr, { networkPassphrase: this.networkPassphrase, address: this.address });
     if (signed.error || !signed.signedTxXdr) failed(signed.error, 'sign the transaction');
     return signed.signedTxXdr;
+  }
+
+  /**
+   * SEP-53 signature of `text` by the account (Freighter's `signMessage`: ed25519 over
+   * SHA-256("Stellar Signed Message:\n" + text)), as base64, the form the API's Stellar signatures
+   * take. Freighter's API v4+ answers base64; its v3 form (a Buffer, or its JSON `{ data: [...] }`) is
+   * turned into base64 too.
+   */
+  async signMessage(text: string): Promise<string> {
+    const signed = await signMessage(text, { networkPassphrase: this.networkPassphrase, address: this.address });
+    if (signed.error || !signed.signedMessage) failed(signed.error, 'sign the message');
+    const value = signed.signedMessage as unknown;
+    if (typeof value === 'string') return value;
+    const bytes = Array.from((value as { data?: number[] }).data ?? (value as ArrayLike<number>));
+    return btoa(String.fromCharCode(...bytes));
   }
 }
