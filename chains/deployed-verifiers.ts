@@ -78,8 +78,9 @@ export async function verifierDifferences(chain: VerifierChain, vk: Verification
       }
       const verifier = `0x${hex.slice(24)}`;
       const code = await rpcCall(`code of ${verifier}`, () => web3.eth.getCode(verifier));
-      if (!codeHoldsKey(String(code), vk)) differences.push(`${role} ${contract} checks proofs with ` +
-        `verifier ${verifier}, whose code is not this key's verifier`);
+      if (!codeHoldsKey(String(code), vk)) {
+        differences.push(`${role} ${contract} checks proofs with verifier ${verifier}, whose code is not this key's verifier`);
+      }
     } else {
       const { value } = await stellarView(clients.stellar(chain.rpcUrl), contract, 'verification_key');
       const deployed = Buffer.from(value as Uint8Array);

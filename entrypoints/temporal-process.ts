@@ -119,7 +119,10 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
     throw error;
   }
   logger.info(
-    { taskQueue: kind === 'worker' ? config.TEMPORAL_TASK_QUEUE : config.TEMPORAL_PROOFS_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS },
+    {
+      taskQueue: kind === 'worker' ? config.TEMPORAL_TASK_QUEUE : config.TEMPORAL_PROOFS_TASK_QUEUE,
+      temporal: config.TEMPORAL_ADDRESS,
+    },
     `temporal ${kind} polling`,
   );
   // A worker that stops by itself (lost server beyond retries) takes the process down: its supervisor restarts it.

@@ -33,7 +33,8 @@ export function resolveProverBackend(
     ? { backend: 'native', binary, reason: `PROVER_BACKEND=auto and the native prover is built (${binary})` }
     : {
       backend: 'snarkjs',
-      reason: `PROVER_BACKEND=auto and the native prover is not built (${notBuiltReason ?? 'npm run build:native needs cargo'}): proving with snarkjs`,
+      reason: `PROVER_BACKEND=auto and the native prover is not built ` +
+        `(${notBuiltReason ?? 'npm run build:native needs cargo'}): proving with snarkjs`,
     };
 }
 

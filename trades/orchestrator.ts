@@ -142,7 +142,13 @@ export interface TradeActivities {
    * activity), so their rows are written carried out.
    */
   applyEvent(
-    input: { tradeId: string; event: TradeEvent; chainEvent?: ChainEventRef; read?: TradeLifecycleRecord; carriedOut?: boolean },
+    input: {
+      tradeId: string;
+      event: TradeEvent;
+      chainEvent?: ChainEventRef;
+      read?: TradeLifecycleRecord;
+      carriedOut?: boolean;
+    },
   ): Promise<AppliedEvent>;
   /**
    * Mirrors the deposit into the tree, proves, and stores the verified proof with PROOF_READY in one

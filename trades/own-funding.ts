@@ -31,7 +31,8 @@ export function assertOwnFunding(
   if (funding?.allowance != null && funding.allowance < amount) {
     throw new TradeInputError(
       'amount',
-      `${amountText} exceeds what ${bridger} allows the OrderPortal ${request.orderPortal} to take of ${token} (${funding.allowance}): approve it first`,
+      `${amountText} exceeds what ${bridger} allows the OrderPortal ${request.orderPortal} to take of ${token} ` +
+        `(${funding.allowance}): approve it first`,
     );
   }
   if (open.walletCount >= request.maxOpenPerWallet) {

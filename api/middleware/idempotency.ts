@@ -147,7 +147,8 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
       }
       if (found.kind === 'mismatch') {
         throw unprocessable(
-          [`${IDEMPOTENCY_HEADER} '${key}' was used for another request (another method, path or body) in the last 24 hours: send a new key for a new request`],
+          [`${IDEMPOTENCY_HEADER} '${key}' was used for another request (another method, path or body) in the last ` +
+            `24 hours: send a new key for a new request`],
           { code: 'IDEMPOTENCY_KEY_REUSED' },
         );
       }

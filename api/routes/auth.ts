@@ -36,7 +36,10 @@ registry.registerPath({
   responses: {
     200: json(refreshResponse, 'A new token pair'),
     ...errorResponses(401, 422, 429),
-    401: { ...errorResponses(401)[401], description: 'Refresh token invalid, expired, already used (the session is then revoked) or of a revoked session' },
+    401: {
+      ...errorResponses(401)[401],
+      description: 'Refresh token invalid, expired, already used (the session is then revoked) or of a revoked session',
+    },
   },
 });
 registry.registerPath({

@@ -29,7 +29,8 @@ const eventStream = (description: string) => ({ description, content: eventStrea
 const streamLimits = {
   429: {
     ...errorResponses(429)[429],
-    description: 'Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API process; retry after Retry-After',
+    description: 'Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API ' +
+      'process; retry after Retry-After',
   },
   503: {
     ...errorResponses(503)[503],

@@ -158,18 +158,32 @@ export const fundAdResponse = z.object({ ...signedCallDataShape, adId: z.string(
   'FundAdResponse',
   { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '250000000000000000' } } },
 );
-export const withdrawAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: amountOut, to: addressOut }).openapi(
+export const withdrawAdResponse = z.object({
+  ...signedCallDataShape,
+  adId: z.string().uuid(),
+  amount: amountOut,
+  to: addressOut,
+}).openapi(
   'WithdrawAdResponse',
   {
     example: {
       ...SIGNED_EXAMPLE,
-      ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '100000000000000000', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' },
+      ...{
+        adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f',
+        amount: '100000000000000000',
+        to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      },
     },
   },
 );
 export const closeAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), to: addressOut }).openapi(
   'CloseAdResponse',
-  { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } },
+  {
+    example: {
+      ...SIGNED_EXAMPLE,
+      ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' },
+    },
+  },
 );
 export const confirmAdResponse = z.object({ adId: z.string().uuid(), success: z.boolean() }).openapi(
   'ConfirmAdResponse',

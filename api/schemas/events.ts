@@ -42,7 +42,8 @@ export const pushedEventSchemas = [
     amount: amountOut.openapi({ description: "What the Bridger deposits, in the order token's smallest unit (equals orderAmount)." }),
     orderAmount: amountOut.openapi({ description: "What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit." }),
     adAmount: amountOut.openapi({
-      description: "What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit (orderAmount priced by the route).",
+      description: "What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit " +
+        "(orderAmount priced by the route).",
     }),
     adCreatorAddress: addressOut, bridgerAddress: addressOut,
   }),
@@ -53,7 +54,9 @@ export const pushedEventSchemas = [
   envelope('trade.unlock_due', z.object({
     ...tradeSnapshot,
     unlockDue,
-    side: side.openapi({ description: '`ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.' }),
+    side: side.openapi({
+      description: '`ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.',
+    }),
     unlockableBy,
   }),
     'TradeUnlockDueEvent',
@@ -84,7 +87,8 @@ export const eventTicketSchema = z.object({
     example: 'q3F0Zr1o8mN2kVx9-_aB4cD5eF6gH7iJ8kL9mN0oP1q',
   }),
   expiresAt: z.string().openapi({
-    description: 'When the ticket stops opening anything (ISO 8601): SSE_TICKET_TTL_SECONDS after it was issued, never past the access token that asked.',
+    description: 'When the ticket stops opening anything (ISO 8601): SSE_TICKET_TTL_SECONDS after it was issued, ' +
+      'never past the access token that asked.',
     example: '2026-11-26T15:01:00.000Z',
   }),
 }).openapi('EventTicket');

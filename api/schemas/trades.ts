@@ -26,7 +26,8 @@ export const orderParamsSchema = z
     orderChainToken: addressOut, adChainToken: addressOut,
     amount: amountOut.openapi({ description: "The trade amount: what the Bridger deposits, in the order token's smallest unit (equals orderAmount)." }),
     orderAmount: amountOut.openapi({
-      description: "What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest unit. Part of the order hash.",
+      description: "What the OrderPortal takes from the Bridger and pays the Maker, in the order token's smallest " +
+        "unit. Part of the order hash.",
     }),
     adAmount: amountOut.openapi({
       description: "What the AdManager locks from the ad and pays the Bridger, in the ad token's smallest unit: " +

@@ -63,7 +63,12 @@ export function createPkcs11Signer(settings: Pkcs11Settings): RelayerSigner {
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !WITHHELD.test(name)));
     Object.assign(
       env,
-      { PKCS11_MODULE: settings.module, PKCS11_TOKEN_LABEL: settings.tokenLabel, PKCS11_PIN: settings.pin ?? '', PKCS11_PIN_FILE: settings.pinFile ?? '' },
+      {
+        PKCS11_MODULE: settings.module,
+        PKCS11_TOKEN_LABEL: settings.tokenLabel,
+        PKCS11_PIN: settings.pin ?? '',
+        PKCS11_PIN_FILE: settings.pinFile ?? '',
+      },
     );
     const proc = spawn(binary, ['serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const pending = new Map<number, Pending>();
@@ -115,8 +120,10 @@ export function createPkcs11Signer(settings: Pkcs11Settings): RelayerSigner {
 
   const address = (): Promise<string> => {
     evmAddress ??= publicKey(settings.evmKeyLabel).then((point) => {
-      if (point.length !== 65 || point[0] !== 4) throw new Error(`PKCS#11 key '${settings.evmKeyLabel}' is not an ` +
-        `uncompressed secp256k1 point (${point.length} bytes)`);
+      if (point.length !== 65 || point[0] !== 4) {
+        throw new Error(`PKCS#11 key '${settings.evmKeyLabel}' is not an uncompressed secp256k1 point ` +
+          `(${point.length} bytes)`);
+      }
       return computeAddress(`0x${point.toString('hex')}`);
     });
     evmAddress.catch(() => { evmAddress = undefined; });

@@ -96,10 +96,14 @@ export async function stellarRecipientProblem(
   );
   if (!entry) return `${recipient} has no trustline to ${code}:${issuer}: it cannot be paid the token (${token}) until it adds one`;
   const trustline = entry.trustLine();
-  if ((trustline.flags() & AUTHORIZED_FLAG) === 0) return `${recipient}'s trustline to ${code}:${issuer} is not ` +
-    `authorised by the issuer: it cannot be paid the token (${token})`;
+  if ((trustline.flags() & AUTHORIZED_FLAG) === 0) {
+    return `${recipient}'s trustline to ${code}:${issuer} is not authorised by the issuer: it cannot be paid the ` +
+      `token (${token})`;
+  }
   const room = BigInt(trustline.limit().toString()) - BigInt(trustline.balance().toString());
-  if (room < amount) return `${recipient}'s trustline to ${code}:${issuer} has room for ${room} more, less than ` +
-    `the ${amount} it would be paid: raise its limit`;
+  if (room < amount) {
+    return `${recipient}'s trustline to ${code}:${issuer} has room for ${room} more, less than the ${amount} it ` +
+      `would be paid: raise its limit`;
+  }
   return null;
 }

@@ -38,8 +38,10 @@ export async function init(options: InitOptions): Promise<Transcript> {
   const info = await snarkjs.r1cs.info(options.r1cs);
   const power = Math.ceil(Math.log2(info.nConstraints + info.nPubInputs + info.nOutputs + 1));
   const ok = await snarkjs.zKey.newZKey(options.r1cs, options.ptau, options.out);
-  if (ok === false || ok === -1) throw new CeremonyError(`snarkjs could not start phase 2 from ${options.ptau} (is ` +
-    `it prepared for phase 2 and of power ${power} or more?)`);
+  if (ok === false || ok === -1) {
+    throw new CeremonyError(`snarkjs could not start phase 2 from ${options.ptau} (is it prepared for phase 2 and ` +
+      `of power ${power} or more?)`);
+  }
   const transcript: Transcript = {
     circuit: `${CIRCUIT_NAME}.circom`,
     r1csSha256: await sha256File(options.r1cs),
@@ -116,7 +118,12 @@ export async function beacon(options: StepOptions & { beaconHash: string; iterat
   return append(
     options,
     transcript,
-    { step: 'beacon', name: options.name, contributionHash: hex(hash), beacon: { hash: beaconHash, iterationsExp: options.iterationsExp } },
+    {
+      step: 'beacon',
+      name: options.name,
+      contributionHash: hex(hash),
+      beacon: { hash: beaconHash, iterationsExp: options.iterationsExp },
+    },
   );
 }
 

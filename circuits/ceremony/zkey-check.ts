@@ -81,8 +81,10 @@ export async function verifyCeremony(options: VerifyOptions): Promise<RecordedCo
   const { transcript } = options;
   const [r1csSha, ptauSha, zkeySha] = await Promise.all([sha256File(options.r1cs), sha256File(options.ptau), sha256File(options.zkey)]);
   if (r1csSha !== transcript.r1csSha256) throw new CeremonyError(`r1cs ${options.r1cs} has sha256 ${r1csSha}; the transcript is for ${transcript.r1csSha256}`);
-  if (ptauSha !== transcript.phase1.sha256) throw new CeremonyError(`phase-1 file ${options.ptau} has ` +
-    `sha256 ${ptauSha}; the transcript pins ${transcript.phase1.sha256}`);
+  if (ptauSha !== transcript.phase1.sha256) {
+    throw new CeremonyError(`phase-1 file ${options.ptau} has sha256 ${ptauSha}; the transcript ` +
+      `pins ${transcript.phase1.sha256}`);
+  }
   checkChain(transcript, zkeySha);
   const expected = contributionsOf(transcript);
   if (options.requireBeacon && expected.at(-1)?.step !== 'beacon') throw new CeremonyError('the ceremony is not closed: its last step is not the beacon');

@@ -62,12 +62,18 @@ const EDGE_TIMES = { lockExpiry: String(LEDGER_TIMESTAMP + WINDOW), refundTime: 
 const TIMES_REFUSED: Array<{ why: string; changes: Partial<OrderParams> }> = [
   {
     why: 'InvalidTimes: lockExpiry leaves less than the unlock window',
-    changes: { lockExpiry: String(LEDGER_TIMESTAMP + WINDOW - 1), refundTime: String(LEDGER_TIMESTAMP + WINDOW - 1 + MARGIN) },
+    changes: {
+      lockExpiry: String(LEDGER_TIMESTAMP + WINDOW - 1),
+      refundTime: String(LEDGER_TIMESTAMP + WINDOW - 1 + MARGIN),
+    },
   },
   { why: 'InvalidTimes: refundTime less than the margin after lockExpiry', changes: { refundTime: String(Number(TIMES.lockExpiry) + MARGIN - 1) } },
   {
     why: 'InvalidTimes: refundTime beyond the order lifetime',
-    changes: { lockExpiry: String(LEDGER_TIMESTAMP + LIFETIME - MARGIN), refundTime: String(LEDGER_TIMESTAMP + LIFETIME + 1) },
+    changes: {
+      lockExpiry: String(LEDGER_TIMESTAMP + LIFETIME - MARGIN),
+      refundTime: String(LEDGER_TIMESTAMP + LIFETIME + 1),
+    },
   },
 ];
 const refusals = (times: typeof TIMES_REFUSED, ...more: Array<{ why: string } & Partial<OrderParams>>) => [
@@ -192,7 +198,14 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     createAd: await sign(
       AD_MANAGER,
       'createAd',
-      { adId, adCreator: maker.publicKey(), adToken: token, initialAmount: '1000000', orderChainId: '31337', adRecipient: evmMaker!.address },
+      {
+        adId,
+        adCreator: maker.publicKey(),
+        adToken: token,
+        initialAmount: '1000000',
+        orderChainId: '31337',
+        adRecipient: evmMaker!.address,
+      },
       'createAd',
     ),
     fundAd: await sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd'),
@@ -276,7 +289,12 @@ export async function buildVectors(knex: Knex, prove: Prove) {
         why,
         order: refused,
         secretCommitment: commitment.toString(),
-        createOrder: await sign(ORDER_PORTAL, 'createOrder', { orderHash: refused.hash, secretCommitment: commitment }, `create refused ${i}`),
+        createOrder: await sign(
+          ORDER_PORTAL,
+          'createOrder',
+          { orderHash: refused.hash, secretCommitment: commitment },
+          `create refused ${i}`,
+        ),
       };
     })),
     /** A deposit at every limit exactly: accepted. */
@@ -286,7 +304,12 @@ export async function buildVectors(knex: Knex, prove: Prove) {
       return {
         order: edge,
         secretCommitment: commitment.toString(),
-        createOrder: await sign(ORDER_PORTAL, 'createOrder', { orderHash: edge.hash, secretCommitment: commitment }, 'create edge'),
+        createOrder: await sign(
+          ORDER_PORTAL,
+          'createOrder',
+          { orderHash: edge.hash, secretCommitment: commitment },
+          'create edge',
+        ),
       };
     })(),
   };

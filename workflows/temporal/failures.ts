@@ -70,7 +70,12 @@ export function fromApplicationFailure(failure: ApplicationFailure): Error {
     Object.defineProperty(
       error,
       'stack',
-      { value: `${type}: ${failure.message}\n    (reported by a Temporal worker)`, enumerable: false, writable: true, configurable: true },
+      {
+        value: `${type}: ${failure.message}\n    (reported by a Temporal worker)`,
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      },
     );
     return error;
   }
