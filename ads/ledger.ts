@@ -58,7 +58,15 @@ export function available(b: AdBalances): bigint {
 }
 
 /** The balances of a stored ad (its decimal-string columns). */
-export function balancesOf(ad: { poolAmount: string; reservedAmount: string; lockedAmount: string; withdrawingAmount: string; paidOutAmount: string }): AdBalances {
+export function balancesOf(
+  ad: {
+    poolAmount: string;
+    reservedAmount: string;
+    lockedAmount: string;
+    withdrawingAmount: string;
+    paidOutAmount: string;
+  },
+): AdBalances {
   return {
     pool: BigInt(ad.poolAmount), reserved: BigInt(ad.reservedAmount), locked: BigInt(ad.lockedAmount),
     withdrawing: BigInt(ad.withdrawingAmount), paidOut: BigInt(ad.paidOutAmount),

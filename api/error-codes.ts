@@ -23,13 +23,20 @@ export const ERROR_CODES = {
   DATABASE_UNAVAILABLE: { status: 503, meaning: 'PostgreSQL is unreachable; retry after `Retry-After`' },
   // Idempotency-Key.
   IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'this Idempotency-Key was used for another request in the last 24 h: send a new key' },
-  IDEMPOTENCY_KEY_IN_USE: { status: 409, meaning: 'the first request with this Idempotency-Key is still running (retry to get its answer), or stopped before its answer was stored (look for its effect; use a new key for a new request)' },
+  IDEMPOTENCY_KEY_IN_USE: {
+    status: 409,
+    meaning: 'the first request with this Idempotency-Key is still running (retry to get its answer), or stopped ' +
+      'before its answer was stored (look for its effect; use a new key for a new request)',
+  },
   // Registry reads.
   CHAIN_NOT_FOUND: { status: 404, meaning: 'no chain is registered with this chainId' },
   TOKEN_ROUTE_NOT_FOUND: { status: 404, meaning: 'no such route (GET /v1/routes/{id}, a quote\'s routeId)' },
   // Event streams.
   EVENT_TICKET_REJECTED: { status: 401, meaning: 'the stream ticket is unknown, expired or already used: ask POST /v1/events/ticket for a new one' },
-  LAST_EVENT_ID_UNKNOWN: { status: 422, meaning: 'Last-Event-ID (or lastEventId) lies beyond the stream\'s last event: resume from an id you were sent, or from the start' },
+  LAST_EVENT_ID_UNKNOWN: {
+    status: 422,
+    meaning: 'Last-Event-ID (or lastEventId) lies beyond the stream\'s last event: resume from an id you were sent, or from the start',
+  },
   STREAM_LIMIT: { status: 429, meaning: 'this client already holds as many open event streams as allowed: close one (retry after `Retry-After`)' },
   // Sign-in and wallets.
   TOKEN_EXPIRED: { status: 401, meaning: 'the access token expired: refresh it (a refresh token that expired: sign in again)' },
@@ -51,8 +58,16 @@ export const ERROR_CODES = {
   TRADE_INPUT: { status: 422, meaning: 'a field is not valid for this trade, ad or route; `message` names it' },
   AMOUNT_BELOW_MINIMUM: { status: 422, meaning: 'amount is below the ad\'s minAmount' },
   AMOUNT_ABOVE_MAXIMUM: { status: 422, meaning: 'amount is above the ad\'s maxAmount' },
-  AMOUNT_NOT_CONVERTIBLE: { status: 422, meaning: 'amount does not convert exactly into the ad token on this route: use a multiple of the step the message gives' },
-  RECIPIENT_CANNOT_RECEIVE: { status: 422, meaning: 'bridgerDstAddress (trade create) or creatorDstAddress (ad create) cannot be paid the token it would receive on its chain (Stellar: no such account for XLM, no usable trustline for a classic asset): create the account or add the trustline, or name another recipient' },
+  AMOUNT_NOT_CONVERTIBLE: {
+    status: 422,
+    meaning: 'amount does not convert exactly into the ad token on this route: use a multiple of the step the message gives',
+  },
+  RECIPIENT_CANNOT_RECEIVE: {
+    status: 422,
+    meaning: 'bridgerDstAddress (trade create) or creatorDstAddress (ad create) cannot be paid the token it would ' +
+      'receive on its chain (Stellar: no such account for XLM, no usable trustline for a classic asset): create the ' +
+      'account or add the trustline, or name another recipient',
+  },
   ROUTE_NOT_PRICED: { status: 422, meaning: 'the route states no rate between tokens of different assets' },
   TRADE_NOT_READY: { status: 409, meaning: 'the trade\'s state does not allow the action yet (or any more); the message says what is missing' },
   TRADE_AWAITING: { status: 409, meaning: 'what the action needs (the proof, the other party\'s unlock) is under way: retry after `Retry-After`' },

@@ -138,7 +138,11 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
   ): Promise<boolean> {
     const txHash = await deps.chainState.findRequestTransaction(chain, issued);
     if (!txHash) {
-      report.drifts.push({ kind: 'request-unexplained', subject: request.id, detail: `${request.action} ${request.reqHash} ran on chain ${chain.chainId} but its event was not found` });
+      report.drifts.push({
+        kind: 'request-unexplained',
+        subject: request.id,
+        detail: `${request.action} ${request.reqHash} ran on chain ${chain.chainId} but its event was not found`,
+      });
       return false;
     }
     try {
@@ -168,7 +172,10 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
     if (portalState === undefined || managerState === undefined) return (report.unchecked++, false);
     // Which step the chain shows that the books lack, or what the books cannot reach: the lifecycle
     // decides it from the named order states (trades/lifecycle/unreported.ts, over its chain-facts table).
-    const found = unreportedOnChain(stateOf(trade), { OrderPortal: orderStateName('OrderPortal', portalState), AdManager: orderStateName('AdManager', managerState) });
+    const found = unreportedOnChain(
+      stateOf(trade),
+      { OrderPortal: orderStateName('OrderPortal', portalState), AdManager: orderStateName('AdManager', managerState) },
+    );
     if ('deliver' in found) {
       const { deliver: fact } = found;
       const [chain, contract] = fact.contract === 'AdManager' ? [adChain, manager] : [orderChain, portal];
@@ -190,7 +197,11 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
       contractAddress: contract, event, topics: { key: trade.orderHash }, since: searchStart(trade.reservationExpiresAt, deps.signedRequestTtlSeconds),
     });
     if (!txHash) {
-      report.drifts.push({ kind: 'trade-state', subject: trade.id, detail: `${event} of order ${trade.orderHash} happened on chain ${chain.chainId} but its transaction was not found` });
+      report.drifts.push({
+        kind: 'trade-state',
+        subject: trade.id,
+        detail: `${event} of order ${trade.orderHash} happened on chain ${chain.chainId} but its transaction was not found`,
+      });
       return false;
     }
     try {
@@ -215,7 +226,8 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
     if (chainTotal !== booksTotal || onChain.locked !== BigInt(ad.lockedAmount)) {
       report.drifts.push({
         kind: 'ad-balance', subject: ad.id,
-        detail: `chain ${ad.adChainId}: available ${onChain.available}, locked ${onChain.locked}; books: in the contract ${booksTotal}, locked ${ad.lockedAmount}`,
+        detail: `chain ${ad.adChainId}: available ${onChain.available}, locked ${onChain.locked}; books: in the ` +
+          `contract ${booksTotal}, locked ${ad.lockedAmount}`,
       });
     }
   }
@@ -255,7 +267,11 @@ export function createAudit(deps: AuditDeps): { run(): Promise<AuditReport> } {
       const started = Date.now();
       const report: AuditReport = {
         ads: 0, trades: 0, unchecked: 0, repairs: [], drifts: [], expired: [],
-        phases: { requests: { checked: 0, left: 0, truncated: false }, trades: { checked: 0, left: 0, truncated: false }, 'ad-balances': { checked: 0, left: 0, truncated: false } },
+        phases: {
+          requests: { checked: 0, left: 0, truncated: false },
+          trades: { checked: 0, left: 0, truncated: false },
+          'ad-balances': { checked: 0, left: 0, truncated: false },
+        },
         durationMs: 0,
       };
       // In this order, so that the balances are compared after the requests and trade steps they

@@ -34,10 +34,15 @@ export function auditMetrics(registry: Registry): AuditMetrics {
     labelNames: ['kind'] as const, registers: [registry],
   });
   const expired = new Counter({
-    name: 'relayer_audit_requests_expired_total', help: 'Ad requests past their deadline and grace that the chain says never ran, expired by the audit (holds given back)',
+    name: 'relayer_audit_requests_expired_total',
+    help: 'Ad requests past their deadline and grace that the chain says never ran, expired by the audit (holds given back)',
     registers: [registry],
   });
-  const unchecked = new Gauge({ name: 'relayer_audit_unchecked', help: 'Ads, requests and trades the last audit could not read on their chain', registers: [registry] });
+  const unchecked = new Gauge({
+    name: 'relayer_audit_unchecked',
+    help: 'Ads, requests and trades the last audit could not read on their chain',
+    registers: [registry],
+  });
   const lastRun = new Gauge({ name: 'relayer_audit_last_run_timestamp_seconds', help: 'When the last audit finished (unix seconds)', registers: [registry] });
   const duration = new Gauge({ name: 'relayer_audit_last_run_duration_seconds', help: 'How long the last finished audit run took', registers: [registry] });
   const left = new Gauge({
@@ -49,7 +54,8 @@ export function auditMetrics(registry: Registry): AuditMetrics {
     labelNames: ['phase'] as const, registers: [registry],
   });
   const swept = new Gauge({
-    name: 'relayer_audit_sweep_completed_timestamp_seconds', help: 'When an audit run last reached the end of the phase\'s sweep (unix seconds; the first run\'s start until then)',
+    name: 'relayer_audit_sweep_completed_timestamp_seconds',
+    help: 'When an audit run last reached the end of the phase\'s sweep (unix seconds; the first run\'s start until then)',
     labelNames: ['phase'] as const, registers: [registry],
   });
   let running = false;

@@ -37,7 +37,10 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](
  * resolves stellar.toml from it; web-auth domain the bare hostname, as wallets compare it with
  * WEB_AUTH_ENDPOINT's hostname. A missing or odd Host falls back to localhost.
  */
-export function sep10Domains(settings: Pick<Sep10Settings, 'homeDomain' | 'webAuthDomain'>, reachedHost?: string): { homeDomain: string; webAuthDomain: string } {
+export function sep10Domains(
+  settings: Pick<Sep10Settings, 'homeDomain' | 'webAuthDomain'>,
+  reachedHost?: string,
+): { homeDomain: string; webAuthDomain: string } {
   const host = reachedHost !== undefined && reachedHost.length <= 59 && HOST.test(reachedHost) ? reachedHost.toLowerCase() : 'localhost';
   return {
     homeDomain: settings.homeDomain ?? host,

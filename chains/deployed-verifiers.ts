@@ -78,7 +78,9 @@ export async function verifierDifferences(chain: VerifierChain, vk: Verification
       }
       const verifier = `0x${hex.slice(24)}`;
       const code = await rpcCall(`code of ${verifier}`, () => web3.eth.getCode(verifier));
-      if (!codeHoldsKey(String(code), vk)) differences.push(`${role} ${contract} checks proofs with verifier ${verifier}, whose code is not this key's verifier`);
+      if (!codeHoldsKey(String(code), vk)) {
+        differences.push(`${role} ${contract} checks proofs with verifier ${verifier}, whose code is not this key's verifier`);
+      }
     } else {
       const { value } = await stellarView(clients.stellar(chain.rpcUrl), contract, 'verification_key');
       const deployed = Buffer.from(value as Uint8Array);
@@ -96,13 +98,20 @@ export async function verifierDifferences(chain: VerifierChain, vk: Verification
  * someone else holds. A chain that cannot be read now fails start-up (exit 1): its supervisor
  * retries, and nothing is served on a guess.
  */
-export async function checkDeployedVerifiers(chains: VerifierChain[], vk: VerificationKeyJson, vkSha256: string, clients: ChainClientFactory, logger: Logger): Promise<void> {
+export async function checkDeployedVerifiers(
+  chains: VerifierChain[],
+  vk: VerificationKeyJson,
+  vkSha256: string,
+  clients: ChainClientFactory,
+  logger: Logger,
+): Promise<void> {
   const problems: string[] = [];
   for (const chain of chains) {
     for (const difference of await verifierDifferences(chain, vk, clients)) problems.push(`chain ${chain.name} (${chain.chainId}): ${difference}`);
   }
   if (problems.length > 0) {
-    throw new ConfigError(`the deployed verifiers are not those of the proving key (verification key sha256 ${vkSha256}); refusing to serve:\n  ${problems.join('\n  ')}`);
+    throw new ConfigError(`the deployed verifiers are not those of the proving key (verification key ` +
+      `sha256 ${vkSha256}); refusing to serve:\n  ${problems.join('\n  ')}`);
   }
   logger.info({ chains: chains.map((chain) => chain.chainId), vkSha256 }, 'deployed verifiers match the proving key');
 }

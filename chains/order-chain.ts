@@ -15,7 +15,8 @@ export interface ReadableChain {
 
 /**
  * What the service asks an order chain before it reserves liquidity for a Bridger and before it
- * gives a reservation back. `null` means the chain cannot be asked this (no RPC URL registered): callers decide what that costs. RPC failures throw `RpcUnavailableError`.
+ * gives a reservation back. `null` means the chain cannot be asked this (no RPC URL registered): callers decide what
+ * that costs. RPC failures throw `RpcUnavailableError`.
  */
 export interface OrderChainReader {
   /**

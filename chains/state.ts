@@ -1,7 +1,16 @@
 import { uuidToBytes32 } from './address.ts';
 import { EVENT_OF_ACTION } from './evm/abi.ts';
 import type { BridgeEventName } from './evm/abi.ts';
-import { evmAdState, evmAuthTokenSpent, evmBlockAtOrAfter, evmFinalTime, evmOrderState, findEvmEventTransaction, type EvmAdState, type EventTopics } from './evm/state.ts';
+import {
+  evmAdState,
+  evmAuthTokenSpent,
+  evmBlockAtOrAfter,
+  evmFinalTime,
+  evmOrderState,
+  findEvmEventTransaction,
+  type EvmAdState,
+  type EventTopics,
+} from './evm/state.ts';
 import { RpcUnavailableError } from './errors.ts';
 import type { ActionName } from './request-schema.ts';
 import { findStellarEventTransaction } from './stellar/state.ts';
@@ -37,7 +46,10 @@ export interface ChainStateReader {
    * The transaction in which `contractAddress` emitted `event` with the indexed `topics` (key:
    * adId or orderHash; reqHash), searched from `since`: for a trade step nobody reported.
    */
-  findEventTransaction(chain: VerifiableChain, search: { contractAddress: string; event: BridgeEventName; topics: EventTopics; since: Date }): Promise<string | undefined>;
+  findEventTransaction(
+    chain: VerifiableChain,
+    search: { contractAddress: string; event: BridgeEventName; topics: EventTopics; since: Date },
+  ): Promise<string | undefined>;
   /** The ad's balances on its AdManager (EVM: its `ads` getter; Stellar: the Soroban AdManager's `ad` view). */
   ad(chain: VerifiableChain, adManager: string, adId: string): Promise<OnChainAd | undefined>;
   /** An order's state number on a contract (chains/evm/state.ts `evmOrderState`; Stellar: `order_state`, numbered alike). */
@@ -61,7 +73,13 @@ export function createChainStateReader(clients: ChainClientFactory = defaultChai
       throw error;
     }
   };
-  async function search(chain: VerifiableChain, contract: string, event: BridgeEventName, topics: EventTopics, since: Date): Promise<string | null | undefined> {
+  async function search(
+    chain: VerifiableChain,
+    contract: string,
+    event: BridgeEventName,
+    topics: EventTopics,
+    since: Date,
+  ): Promise<string | null | undefined> {
     if (chain.kind === 'EVM') {
       const web3 = client.evm(chain.rpcUrl);
       const from = await evmBlockAtOrAfter(web3, Math.floor(since.getTime() / 1000));

@@ -68,7 +68,8 @@ export function assertOrderTimingPolicy(policy: OrderTimingPolicy, depositTtlSec
   }
   const minLock = depositTtlSeconds + HTLC_LIMITS.minUnlockWindowSeconds;
   if (lockExpirySeconds <= minLock) {
-    throw new RangeError(`lockExpirySeconds must exceed the deposit TTL plus ${HTLC_LIMITS.minUnlockWindowSeconds} s (${minLock}), received ${lockExpirySeconds}`);
+    throw new RangeError(`lockExpirySeconds must exceed the deposit TTL plus ${HTLC_LIMITS.minUnlockWindowSeconds} ` +
+      `s (${minLock}), received ${lockExpirySeconds}`);
   }
   if (refundMarginSeconds < HTLC_LIMITS.minRefundMarginSeconds) {
     throw new RangeError(`refundMarginSeconds must be at least ${HTLC_LIMITS.minRefundMarginSeconds}, received ${refundMarginSeconds}`);

@@ -367,7 +367,12 @@ export const configSchema = z.object({
   if (config.METRICS_ON_API_PORT && config.METRICS_PORT !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['METRICS_ON_API_PORT'], message: 'must not be true when METRICS_PORT is set: /metrics is served on one port' });
   }
-  const previousRelayerKeys = (['RELAYER_EVM_PREVIOUS_PRIVATE_KEY', 'RELAYER_STELLAR_PREVIOUS_SECRET', 'PKCS11_EVM_PREVIOUS_KEY_LABEL', 'PKCS11_STELLAR_PREVIOUS_KEY_LABEL'] as const)
+  const previousRelayerKeys = ([
+    'RELAYER_EVM_PREVIOUS_PRIVATE_KEY',
+    'RELAYER_STELLAR_PREVIOUS_SECRET',
+    'PKCS11_EVM_PREVIOUS_KEY_LABEL',
+    'PKCS11_STELLAR_PREVIOUS_KEY_LABEL',
+  ] as const)
     .filter((key) => config[key] !== undefined);
   if ((previousRelayerKeys.length > 0) !== (config.RELAYER_KEY_SWITCH_AT !== undefined)) {
     ctx.addIssue({ code: 'custom', path: ['RELAYER_KEY_SWITCH_AT'], message: previousRelayerKeys.length > 0
@@ -386,7 +391,12 @@ export const configSchema = z.object({
   if (config.NODE_ENV !== 'production') return;
   // Raw keys in every pod's environment are the first thing an intruder takes: production signs in an HSM.
   if (config.RELAYER_SIGNER === 'env' && !config.RELAYER_SIGNER_ALLOW_ENV) {
-    ctx.addIssue({ code: 'custom', path: ['RELAYER_SIGNER'], message: 'is env (raw keys in the environment): production wants RELAYER_SIGNER=pkcs11 (docs/security.md "Relayer keys in an HSM"), or RELAYER_SIGNER_ALLOW_ENV=true to accept the risk' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RELAYER_SIGNER'],
+      message: 'is env (raw keys in the environment): production wants RELAYER_SIGNER=pkcs11 (docs/security.md ' +
+        '"Relayer keys in an HSM"), or RELAYER_SIGNER_ALLOW_ENV=true to accept the risk',
+    });
   }
   // Any origin in production would let every web page spend a signed-in user's token it obtained.
   if (config.CORS_ORIGINS?.includes('*')) {

@@ -211,7 +211,8 @@ export function resolveSecrets(config: Config, role: ProcessRole = 'embedded'): 
   if (config.NODE_ENV === 'production') {
     for (const envName of secretsForeignTo(role)) {
       if (config[envName] !== undefined) {
-        problems.push(`${envName}: the ${role} process does not use it and must not hold it in production (docs/configuration.md "Secrets per process"): remove it from this process's environment`);
+        problems.push(`${envName}: the ${role} process does not use it and must not hold it in production ` +
+          `(docs/configuration.md "Secrets per process"): remove it from this process's environment`);
       }
     }
   }
@@ -220,7 +221,12 @@ export function resolveSecrets(config: Config, role: ProcessRole = 'embedded'): 
   // With an HSM the relayer's keys live in the token: none is asked for, generated or kept here;
   // the token's PIN is asked for instead (a signing role only). Without one, no PIN.
   const hsm = config.RELAYER_SIGNER === 'pkcs11';
-  const envKeys: ReadonlySet<SecretName> = new Set(['relayerEvmPrivateKey', 'relayerStellarSecret', 'relayerEvmPreviousPrivateKey', 'relayerStellarPreviousSecret']);
+  const envKeys: ReadonlySet<SecretName> = new Set([
+    'relayerEvmPrivateKey',
+    'relayerStellarSecret',
+    'relayerEvmPreviousPrivateKey',
+    'relayerStellarPreviousSecret',
+  ]);
   const wanted = SECRETS_OF_ROLE[role].filter((name) => (hsm ? !envKeys.has(name) : name !== 'pkcs11Pin'));
   for (const name of wanted) {
     const envName = ENV_NAMES[name];

@@ -12,7 +12,10 @@ import type { Logger } from 'pino';
  * Callers that await these still get the rejection. 10.4.2 is the last pg-boss 10; 11 changes the API.
  */
 const Manager = createRequire(import.meta.url)('pg-boss/src/manager.js') as {
-  prototype: Record<'complete' | 'fail', (...args: unknown[]) => Promise<unknown>> & { emit(event: string, error: unknown): boolean; listenerCount(event: string): number };
+  prototype: Record<'complete' | 'fail', (...args: unknown[]) => Promise<unknown>> & {
+    emit(event: string, error: unknown): boolean;
+    listenerCount(event: string): number;
+  };
 };
 for (const name of ['complete', 'fail'] as const) {
   const original = Manager.prototype[name];

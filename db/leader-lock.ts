@@ -38,7 +38,12 @@ export function sessionLeaderLock(databaseUrl: string, name: string, options: { 
       if (client && held) return 'leading';
       try {
         if (!client) {
-          const fresh = new pg.Client({ connectionString: databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 30_000, connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000 });
+          const fresh = new pg.Client({
+            connectionString: databaseUrl,
+            keepAlive: true,
+            keepAliveInitialDelayMillis: 30_000,
+            connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+          });
           // A lost connection is an 'error' event: without a listener it would end the process.
           fresh.on('error', () => drop(fresh));
           fresh.on('end', () => drop(fresh));

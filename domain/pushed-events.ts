@@ -32,7 +32,17 @@ export interface TradeSnapshot {
 
 export type PushedEventData =
   /** `amount` = `orderAmount` (order token units, what the Bridger deposits); `adAmount` (ad token units) is what the Maker locks and the Bridger is paid. */
-  | { type: 'trade.created'; data: TradeSnapshot & { routeId: string; amount: string; orderAmount: string; adAmount: string; adCreatorAddress: string; bridgerAddress: string } }
+  | {
+    type: 'trade.created';
+    data: TradeSnapshot & {
+      routeId: string;
+      amount: string;
+      orderAmount: string;
+      adAmount: string;
+      adCreatorAddress: string;
+      bridgerAddress: string;
+    };
+  }
   | { type: 'trade.status_changed'; data: TradeSnapshot & { previousStatus: TradeStatus } }
   | { type: 'trade.proof_ready'; data: TradeSnapshot }
   /**

@@ -41,7 +41,9 @@ export function routePricing(adToken: PricedToken, orderToken: PricedToken, rate
   if (adToken.asset === null || orderToken.asset === null || adToken.asset !== orderToken.asset) {
     return {
       ok: false,
-      problem: `cannot be priced: its tokens are different assets (${adToken.symbol} ${adToken.asset ?? 'unknown'}, ${orderToken.symbol} ${orderToken.asset ?? 'unknown'}) and it states no rate`,
+      problem: `cannot be priced: its tokens are different assets ` +
+        `(${adToken.symbol} ${adToken.asset ?? 'unknown'}, ${orderToken.symbol} ${orderToken.asset ?? 'unknown'}) ` +
+        `and it states no rate`,
     };
   }
   const shift = adToken.decimals - orderToken.decimals;

@@ -16,7 +16,11 @@ export interface DatabaseUpProbe {
  * pod cannot reach it"; 0 until the first probe answers.
  */
 export function databaseUpProbe(registry: Registry, knex: Knex, options: { intervalMs: number; timeoutMs: number }): DatabaseUpProbe {
-  const up = new Gauge({ name: 'relayer_db_up', help: "1 when this process's PostgreSQL answered its last probe (every METRICS_SAMPLE_SECONDS), else 0", registers: [registry] });
+  const up = new Gauge({
+    name: 'relayer_db_up',
+    help: "1 when this process's PostgreSQL answered its last probe (every METRICS_SAMPLE_SECONDS), else 0",
+    registers: [registry],
+  });
   let pending: Promise<0 | 1> | undefined;
   const probe = () => (pending ??= (async () => {
     let timer: NodeJS.Timeout | undefined;

@@ -22,7 +22,11 @@ export function prettyLogs(format: Config['LOG_FORMAT'], stdoutIsTTY: boolean): 
  * pino-pretty as a synchronous stream in this thread, not a transport worker: a line logged just
  * before `process.exit` (start-up failed, stopped) is still written. Colours only on a terminal.
  */
-export function createProcessLogger(config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>, name: string, stdoutIsTTY = process.stdout.isTTY === true): ProcessLogger {
+export function createProcessLogger(
+  config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>,
+  name: string,
+  stdoutIsTTY = process.stdout.isTTY === true,
+): ProcessLogger {
   if (!prettyLogs(config.LOG_FORMAT, stdoutIsTTY)) return { logger: pino({ level: config.LOG_LEVEL, base: { process: name } }) };
   // One synchronous stdout for the log and the printed lines, so they come out in the order written.
   const stdout = pino.destination({ dest: 1, sync: true });

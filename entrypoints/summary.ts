@@ -67,7 +67,8 @@ export function startupSummary(running: SummarySource): StartupSummary {
       chainId, name, rpcUrl,
       network: `EVM chain id ${chainId}`,
       account: { address: EVM_DEV_ACCOUNT.address, secret: EVM_DEV_ACCOUNT.privateKey, holds: '10 000 ETH, 1 000 000 TUSD' },
-      more: `anvil's 10 accounts (mnemonic "test test test test test test test test test test test junk") are funded alike; ETH: anvil_setBalance on the RPC; TUSD: mint(address,uint256) on ${token} (open to anyone)`,
+      more: `anvil's 10 accounts (mnemonic "test test test test test test test test test test test junk") are ` +
+        `funded alike; ETH: anvil_setBalance on the RPC; TUSD: mint(address,uint256) on ${token} (open to anyone)`,
     });
   }
   const dataDir = running.embeddedDatabase ? path.resolve(running.config.DATA_DIR) : undefined;

@@ -37,7 +37,19 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
   const provingKey = await trustProvingKey(config, logger);
   const sdkMetricsPort = await freeLoopbackPort();
   Runtime.install({
-    logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL), (entry) => logger[entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error']({ ...entry.meta, sdk: true }, entry.message)),
+    logger: new DefaultLogger(
+      sdkLogLevel(config.LOG_LEVEL),
+      (entry) => logger[
+        entry.level === 'TRACE' ? 'trace'
+          : entry.level === 'DEBUG' ? 'debug'
+            : entry.level === 'INFO' ? 'info'
+              : entry.level === 'WARN' ? 'warn'
+                : 'error'
+      ](
+        { ...entry.meta, sdk: true },
+        entry.message,
+      ),
+    ),
     telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkMetricsPort}` } } },
   });
 
@@ -55,7 +67,12 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       await ensureSearchAttributes(config, logger);
       // Webhooks have no Temporal workflow: their durable jobs are pg-boss's, in this process's database.
       await container.startWebhookDispatcher(config.DATABASE_URL);
-      running = await startLifecycleWorker({ ...connection, taskQueue: config.TEMPORAL_TASK_QUEUE, activities: container.activities, onApplied: container.tradeMetrics.observe });
+      running = await startLifecycleWorker({
+        ...connection,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        activities: container.activities,
+        onApplied: container.tradeMetrics.observe,
+      });
       // The worker starts, now and on a schedule, every trade whose reservation committed but whose workflow did not start.
       await container.startOrchestrator(config.DATABASE_URL);
       container.tradeStarts.run();
@@ -74,7 +91,13 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
       const pool = container.prover();
       // Threads load their artifacts (and a native prover its tables) before the worker takes a task.
       await pool.ready();
-      running = await startProverWorker({ ...connection, taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE, generateProof: container.activities.generateProof, onApplied: container.tradeMetrics.observe, concurrency: pool.size });
+      running = await startProverWorker({
+        ...connection,
+        taskQueue: config.TEMPORAL_PROOFS_TASK_QUEUE,
+        generateProof: container.activities.generateProof,
+        onApplied: container.tradeMetrics.observe,
+        concurrency: pool.size,
+      });
     }
     const app = express();
     app.disable('x-powered-by');
@@ -95,7 +118,13 @@ export async function startTemporalProcess(kind: TemporalProcessKind, config: Co
     await database.close();
     throw error;
   }
-  logger.info({ taskQueue: kind === 'worker' ? config.TEMPORAL_TASK_QUEUE : config.TEMPORAL_PROOFS_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, `temporal ${kind} polling`);
+  logger.info(
+    {
+      taskQueue: kind === 'worker' ? config.TEMPORAL_TASK_QUEUE : config.TEMPORAL_PROOFS_TASK_QUEUE,
+      temporal: config.TEMPORAL_ADDRESS,
+    },
+    `temporal ${kind} polling`,
+  );
   // A worker that stops by itself (lost server beyond retries) takes the process down: its supervisor restarts it.
   running.done.catch(() => process.exit(1));
   let stopping: Promise<void> | undefined;

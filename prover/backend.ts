@@ -18,7 +18,11 @@ export interface ResolvedProverBackend {
  * `NativeProverUnavailableError` without it; `auto` takes native when it is built, else snarkjs,
  * saying why (`notBuiltReason`, when the caller knows it: no cargo, a failed build).
  */
-export function resolveProverBackend(choice: ProverBackendChoice = 'auto', binary: string = NATIVE_PROVER_BINARY, notBuiltReason?: string): ResolvedProverBackend {
+export function resolveProverBackend(
+  choice: ProverBackendChoice = 'auto',
+  binary: string = NATIVE_PROVER_BINARY,
+  notBuiltReason?: string,
+): ResolvedProverBackend {
   if (choice === 'snarkjs') return { backend: 'snarkjs', reason: 'PROVER_BACKEND=snarkjs' };
   const built = nativeProverBuilt(binary);
   if (choice === 'native') {
@@ -27,7 +31,11 @@ export function resolveProverBackend(choice: ProverBackendChoice = 'auto', binar
   }
   return built
     ? { backend: 'native', binary, reason: `PROVER_BACKEND=auto and the native prover is built (${binary})` }
-    : { backend: 'snarkjs', reason: `PROVER_BACKEND=auto and the native prover is not built (${notBuiltReason ?? 'npm run build:native needs cargo'}): proving with snarkjs` };
+    : {
+      backend: 'snarkjs',
+      reason: `PROVER_BACKEND=auto and the native prover is not built ` +
+        `(${notBuiltReason ?? 'npm run build:native needs cargo'}): proving with snarkjs`,
+    };
 }
 
 /**
@@ -36,7 +44,12 @@ export function resolveProverBackend(choice: ProverBackendChoice = 'auto', binar
  */
 export function announceProverBackend(
   logger: { info(details: object, message: string): void },
-  { choice = 'auto', nativeThreads = 1, binary = NATIVE_PROVER_BINARY, notBuiltReason }: { choice?: ProverBackendChoice; nativeThreads?: number; binary?: string; notBuiltReason?: string } = {},
+  { choice = 'auto', nativeThreads = 1, binary = NATIVE_PROVER_BINARY, notBuiltReason }: {
+    choice?: ProverBackendChoice;
+    nativeThreads?: number;
+    binary?: string;
+    notBuiltReason?: string;
+  } = {},
 ): ResolvedProverBackend {
   const resolved = resolveProverBackend(choice, binary, notBuiltReason);
   const details = resolved.backend === 'native' ? { backend: 'native', binary: resolved.binary, nativeThreads } : { backend: 'snarkjs' };

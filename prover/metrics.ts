@@ -33,9 +33,19 @@ export function proverMetrics(registry: Registry = defaultRegistry): ProverMetri
       labelNames: ['result'],
       registers: [registry],
     }),
-    witnessSeconds: new Histogram({ name: 'relayer_prover_witness_duration_seconds', help: 'Witness calculation time per proof', buckets, registers: [registry] }),
+    witnessSeconds: new Histogram({
+      name: 'relayer_prover_witness_duration_seconds',
+      help: 'Witness calculation time per proof',
+      buckets,
+      registers: [registry],
+    }),
     proveSeconds: new Histogram({ name: 'relayer_prover_prove_duration_seconds', help: 'Groth16 proving time per proof', buckets, registers: [registry] }),
-    verifySeconds: new Histogram({ name: 'relayer_prover_verify_duration_seconds', help: 'Verification time of each produced proof', buckets, registers: [registry] }),
+    verifySeconds: new Histogram({
+      name: 'relayer_prover_verify_duration_seconds',
+      help: 'Verification time of each produced proof',
+      buckets,
+      registers: [registry],
+    }),
     sources,
   };
   new Gauge({

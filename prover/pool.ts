@@ -140,7 +140,11 @@ export class ProverPool {
     this.#metrics.witnessSeconds.observe(result.witnessMs / 1000);
     this.#metrics.proveSeconds.observe(result.proveMs / 1000);
     this.#metrics.verifySeconds.observe(result.verifyMs / 1000);
-    return { proof: result.proof, publicSignals: result.publicSignals, timings: { witnessMs: result.witnessMs, proveMs: result.proveMs, verifyMs: result.verifyMs } };
+    return {
+      proof: result.proof,
+      publicSignals: result.publicSignals,
+      timings: { witnessMs: result.witnessMs, proveMs: result.proveMs, verifyMs: result.verifyMs },
+    };
   }
 
   /**

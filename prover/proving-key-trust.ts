@@ -52,14 +52,16 @@ export async function checkProvingKey(
   if (config.NODE_ENV !== 'production') return undefined;
   const name = relative(process.cwd(), files.zkey) || files.zkey;
   if (config.PROVING_KEY_VK_SHA256 === undefined) {
-    throw new ConfigError(`PROVING_KEY_VK_SHA256: required in production by a process that proves or signs unlocks: the sha256 of the verification key of the proving key ${name} it may use (its manifest's ceremony.vkSha256)`);
+    throw new ConfigError(`PROVING_KEY_VK_SHA256: required in production by a process that proves or signs unlocks: ` +
+      `the sha256 of the verification key of the proving key ${name} it may use (its manifest's ceremony.vkSha256)`);
   }
 
   let manifest: BuildManifest;
   try {
     manifest = JSON.parse(await readFile(files.manifest, 'utf8')) as BuildManifest;
   } catch (error) {
-    throw new ConfigError(`proving key ${name}: its manifest ${files.manifest} cannot be read (${(error as Error).message}); production proves only with a key whose ceremony it records`);
+    throw new ConfigError(`proving key ${name}: its manifest ${files.manifest} cannot be read ` +
+      `(${(error as Error).message}); production proves only with a key whose ceremony it records`);
   }
   const ceremony = manifest.ceremony as BuildManifest['ceremony'] | string;
   if (typeof ceremony !== 'object' || ceremony.kind !== 'multi-party') {
@@ -70,7 +72,10 @@ export async function checkProvingKey(
         + 'Run a multi-party ceremony (circuits/README.md, "Running a proving-key ceremony with real contributors") before production',
       );
     }
-    logger.warn({ provingKey: name, ceremony: said }, 'PROVING_KEY_ALLOW_DEVELOPMENT: proving with a development key in production mode (test stacks only: it can be forged)');
+    logger.warn(
+      { provingKey: name, ceremony: said },
+      'PROVING_KEY_ALLOW_DEVELOPMENT: proving with a development key in production mode (test stacks only: it can be forged)',
+    );
   }
   let verificationKey: VerificationKeyJson;
   try {
@@ -80,10 +85,12 @@ export async function checkProvingKey(
   }
   const vkSha256 = verificationKeySha256(verificationKey);
   if (vkSha256 !== config.PROVING_KEY_VK_SHA256) {
-    throw new ConfigError(`proving key ${name}: its verification key hashes to ${vkSha256}, not PROVING_KEY_VK_SHA256 ${config.PROVING_KEY_VK_SHA256 ?? '(unset)'}`);
+    throw new ConfigError(`proving key ${name}: its verification key hashes to ${vkSha256}, not ` +
+      `PROVING_KEY_VK_SHA256 ${config.PROVING_KEY_VK_SHA256 ?? '(unset)'}`);
   }
   if (typeof ceremony === 'object' && ceremony.vkSha256 !== vkSha256) {
-    throw new ConfigError(`proving key ${name}: its verification key hashes to ${vkSha256}, but manifest.json records ${ceremony.vkSha256}: the manifest is not this key's`);
+    throw new ConfigError(`proving key ${name}: its verification key hashes to ${vkSha256}, but manifest.json ` +
+      `records ${ceremony.vkSha256}: the manifest is not this key's`);
   }
   return { zkey: files.zkey, verificationKey, vkSha256 };
 }

@@ -46,7 +46,11 @@ export async function importRegistry(knex: Knex, input: unknown): Promise<Import
     for (const token of file.tokens) {
       const { symbol, name, decimals, kind } = token;
       const asset = token.asset ?? symbol.toUpperCase();
-      record('tokens', `token ${symbol} on ${token.chainId}`, await upsertToken(trx, chainUuids.get(token.chainId)!, token.address, { symbol, name, decimals, kind, asset }));
+      record(
+        'tokens',
+        `token ${symbol} on ${token.chainId}`,
+        await upsertToken(trx, chainUuids.get(token.chainId)!, token.address, { symbol, name, decimals, kind, asset }),
+      );
     }
     const problems: string[] = [];
     for (const [i, route] of file.routes.entries()) {

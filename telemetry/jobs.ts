@@ -16,5 +16,13 @@ export function withTraceContext<T extends object>(data: T): T {
  * job's data carries (`withTraceContext`); a job queued without one starts a trace of its own.
  */
 export function runTracedJob<T>(queue: string, data: object, fn: () => Promise<T>): Promise<T> {
-  return inSpan(`job ${queue}`, { kind: SpanKind.CONSUMER, parent: contextOf(data as Record<string, unknown>), attributes: { 'messaging.system': 'pg-boss', 'messaging.destination.name': queue } }, fn);
+  return inSpan(
+    `job ${queue}`,
+    {
+      kind: SpanKind.CONSUMER,
+      parent: contextOf(data as Record<string, unknown>),
+      attributes: { 'messaging.system': 'pg-boss', 'messaging.destination.name': queue },
+    },
+    fn,
+  );
 }

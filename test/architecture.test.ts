@@ -110,4 +110,30 @@ describe('the import rules of the README', () => {
     expect(offenders).toEqual([]);
     expect(scanned).toBeGreaterThan(100);
   });
+
+  it('keep every runtime line at most 160 characters (issue 34: the house is hard to read)', () => {
+    // The runtime TypeScript: tests, tools/, client/ (generated and its own package) and .d.ts files aside.
+    // Excluded for now: app/ (the browser app, rewrapped separately), and retention/ and
+    // db/repositories/trade-follow-ups.ts (being changed on another branch); drop them here once they comply.
+    const LIMIT = 160;
+    const SKIPPED = ['test', 'tools', 'client', 'app', 'retention', 'db/repositories/trade-follow-ups.ts'];
+    const offenders: string[] = [];
+    let scanned = 0;
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(new URL(dir, root), { withFileTypes: true })) {
+        const rel = `${dir}${entry.name}`;
+        if (IGNORED.has(entry.name) || entry.name.startsWith('.') || SKIPPED.includes(rel)) continue;
+        if (entry.isDirectory()) walk(`${rel}/`);
+        else if (/\.ts$/.test(entry.name) && !/\.(test|d)\.ts$/.test(entry.name)) {
+          scanned += 1;
+          readFileSync(new URL(rel, root), 'utf8').split('\n').forEach((line, index) => {
+            if (line.length > LIMIT) offenders.push(`${rel}:${index + 1} (${line.length} characters)`);
+          });
+        }
+      }
+    };
+    walk('');
+    expect(offenders).toEqual([]);
+    expect(scanned).toBeGreaterThan(150);
+  });
 });

@@ -119,7 +119,13 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   }
 
   /** The machine applied to `trade` inside `trx`; undefined when `guarded` and the row's state is no longer the one read. */
-  async function applyTo(trx: Knex.Transaction, trade: TradeLifecycleRecord, event: TradeEvent, options: ApplyOptions, guarded: boolean): Promise<AppliedEvent | undefined> {
+  async function applyTo(
+    trx: Knex.Transaction,
+    trade: TradeLifecycleRecord,
+    event: TradeEvent,
+    options: ApplyOptions,
+    guarded: boolean,
+  ): Promise<AppliedEvent | undefined> {
     const tradeId = trade.id;
     const { chainEvent } = options;
     const before = stateOf(trade);
@@ -190,7 +196,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     if (adChain) {
       const chainTime = await chainState.finalTime(adChain);
       const orderState = chainTime === undefined ? undefined : await chainState.orderState(adChain, adManager, trade.orderHash);
-      if (chainTime === undefined || orderState === undefined) throw new RpcUnavailableError(`chain ${adChain.chainId} cannot be read: the lock window of trade ${tradeId} is decided later`);
+      if (chainTime === undefined || orderState === undefined) {
+        throw new RpcUnavailableError(`chain ${adChain.chainId} cannot be read: the lock window of trade ${tradeId} is decided later`);
+      }
       reading = lockWindowReading(orderStateName('AdManager', orderState), chainTime);
     }
     const verdict = lockWindowVerdict(state, reading, BigInt(lockDeadline(trade.orderParams)));
@@ -228,7 +236,11 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       // reports a duplicate). Another subject's event in the same transaction says nothing about
       // this trade; the chain is asked below.
       let otherKind: string | undefined;
-      const sides = (['order', 'ad'] as const).map((side) => ({ side, chainId: chains[side].chainId, txHash: normalizeTxHash(chains[side], confirmation.txHash) }));
+      const sides = (['order', 'ad'] as const).map((side) => ({
+        side,
+        chainId: chains[side].chainId,
+        txHash: normalizeTxHash(chains[side], confirmation.txHash),
+      }));
       // Both sides in one query: the transaction may be on either chain.
       const recordedOnEither = await findSubjectEventsInTransactions(knex, 'trade', tradeId, sides);
       for (const { side, chainId, txHash } of sides) {
@@ -259,7 +271,8 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         const verified = await verifyOn(chains[fact.side], fact, confirmation.txHash, order);
         return { event: fact.machineEvent, chainEvent: toRef(verified) };
       } catch (error) {
-        if (otherKind && error instanceof ChainVerificationError && !(error instanceof NotFinalError || error instanceof RpcUnavailableError)) throw wrongKind();
+        const refusedByChain = error instanceof ChainVerificationError && !(error instanceof NotFinalError || error instanceof RpcUnavailableError);
+        if (otherKind && refusedByChain) throw wrongKind();
         throw error;
       }
     },

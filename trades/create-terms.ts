@@ -39,7 +39,9 @@ export function priceDeposit(route: PricedRoute, amount: bigint): DepositPrice {
     const amountStep = orderAmountStep(pricing.price);
     return {
       ok: false, field: 'amount', reason: 'INEXACT_CONVERSION', amountStep,
-      problem: `${amount} ${route.orderToken.symbol} base units do not convert exactly into ${route.adToken.symbol} base units on this route (${pricing.price.orderUnits} : ${pricing.price.adUnits}): use a multiple of ${amountStep}`,
+      problem: `${amount} ${route.orderToken.symbol} base units do not convert exactly into ${route.adToken.symbol} ` +
+        `base units on this route (${pricing.price.orderUnits} : ${pricing.price.adUnits}): use a multiple ` +
+        `of ${amountStep}`,
     };
   }
   return { ok: true, adAmount, price: pricing.price };

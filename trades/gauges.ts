@@ -64,8 +64,16 @@ export function tradeGaugeSampler(options: { registry: Registry; knex: Knex; loc
       name: 'relayer_trades_awaiting_proof_oldest_seconds', registers: [],
       help: 'Seconds since the deposit of the longest-waiting deposited trade whose proof is not ready (0 when none)',
     }),
-    new Gauge({ name: 'relayer_trade_start_outbox_pending', registers: [], help: 'Trades reserved whose lifecycle the orchestrator has not confirmed starting (rows in trade_starts)' }),
-    new Gauge({ name: 'relayer_trade_start_outbox_lag_seconds', registers: [], help: 'Age of the oldest pending trade start (0 when none): how far the reconciler is behind' }),
+    new Gauge({
+      name: 'relayer_trade_start_outbox_pending',
+      registers: [],
+      help: 'Trades reserved whose lifecycle the orchestrator has not confirmed starting (rows in trade_starts)',
+    }),
+    new Gauge({
+      name: 'relayer_trade_start_outbox_lag_seconds',
+      registers: [],
+      help: 'Age of the oldest pending trade start (0 when none): how far the reconciler is behind',
+    }),
     new Gauge({
       name: 'relayer_trades_stuck', registers: [], labelNames: ['status'] as const,
       help: `Open trades a timer should have moved ${STUCK_GRACE_SECONDS} s ago: PENDING past the reservation's expiry, DEPOSITED past the lock deadline`,

@@ -61,7 +61,8 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
   for (const timer of ['RESERVATION_EXPIRED', 'LOCK_WINDOW_CLOSED'] as const) rearmed.inc({ timer }, 0);
   const outcomes = new Counter({
     name: 'relayer_trade_outcomes_total',
-    help: 'Deposited trades that ended, by outcome: settled (both unlocks confirmed), expired_unlocked (the lock window closed with no lock), expired_released (the lock released unpaid)',
+    help: 'Deposited trades that ended, by outcome: settled (both unlocks confirmed), expired_unlocked (the lock ' +
+      'window closed with no lock), expired_released (the lock released unpaid)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });

@@ -141,7 +141,15 @@ export interface TradeActivities {
    * the follow-ups travel back with the result to the orchestrator that asked (a Temporal
    * activity), so their rows are written carried out.
    */
-  applyEvent(input: { tradeId: string; event: TradeEvent; chainEvent?: ChainEventRef; read?: TradeLifecycleRecord; carriedOut?: boolean }): Promise<AppliedEvent>;
+  applyEvent(
+    input: {
+      tradeId: string;
+      event: TradeEvent;
+      chainEvent?: ChainEventRef;
+      read?: TradeLifecycleRecord;
+      carriedOut?: boolean;
+    },
+  ): Promise<AppliedEvent>;
   /**
    * Mirrors the deposit into the tree, proves, and stores the verified proof with PROOF_READY in one
    * transaction (a proof already stored answers as a duplicate with the trade's `resume`

@@ -29,12 +29,21 @@ export function assertOwnFunding(
 ): void {
   const { bridger, amount, amountText, token } = request;
   if (funding?.allowance != null && funding.allowance < amount) {
-    throw new TradeInputError('amount', `${amountText} exceeds what ${bridger} allows the OrderPortal ${request.orderPortal} to take of ${token} (${funding.allowance}): approve it first`);
+    throw new TradeInputError(
+      'amount',
+      `${amountText} exceeds what ${bridger} allows the OrderPortal ${request.orderPortal} to take of ${token} ` +
+        `(${funding.allowance}): approve it first`,
+    );
   }
   if (open.walletCount >= request.maxOpenPerWallet) {
-    throw new TooManyReservationsError(`${bridger} already has ${open.walletCount} trades awaiting their deposit (at most ${request.maxOpenPerWallet}): deposit or let one run out first`);
+    throw new TooManyReservationsError(`${bridger} already has ${open.walletCount} trades awaiting their deposit ` +
+      `(at most ${request.maxOpenPerWallet}): deposit or let one run out first`);
   }
   if (funding && funding.balance < open.walletAmountOfToken + amount) {
-    throw new TradeInputError('amount', `${amountText} is more than ${bridger} holds of ${token} (${funding.balance}${open.walletAmountOfToken > 0n ? `, of which ${open.walletAmountOfToken} is reserved by its other open trades` : ''})`);
+    throw new TradeInputError(
+      'amount',
+      `${amountText} is more than ${bridger} holds of ${token} ` +
+        `(${funding.balance}${open.walletAmountOfToken > 0n ? `, of which ${open.walletAmountOfToken} is reserved by its other open trades` : ''})`,
+    );
   }
 }

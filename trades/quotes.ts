@@ -108,7 +108,15 @@ export function createQuotes(deps: QuoteDeps) {
         const reservationExpiresAt = reservationExpiry(Math.floor(nowMs / 1000) + depositTtlSeconds(settings)).toISOString();
         return {
           ...base, adAmount, unavailable: [],
-          quotes: ads.map((ad) => ({ adId: ad.adId, orderAmount: amountText, adAmount, minAmount: ad.minAmount, maxAmount: ad.maxAmount, availableAmount: ad.availableAmount, reservationExpiresAt })),
+          quotes: ads.map((ad) => ({
+            adId: ad.adId,
+            orderAmount: amountText,
+            adAmount,
+            minAmount: ad.minAmount,
+            maxAmount: ad.maxAmount,
+            availableAmount: ad.availableAmount,
+            reservationExpiresAt,
+          })),
         };
       }
       const refusals = await adRefusals(deps.knex, query);
@@ -128,14 +136,34 @@ function explain(refusal: RefusalCount, amount: string, adAmount: string, maxOpe
   const { reason, adCount } = refusal;
   switch (reason) {
     case 'BELOW_MINIMUM':
-      return { reason, adCount, bound: refusal.smallestMinimum, message: `amount ${amount} is below the minimum of ${ads} (the smallest is ${refusal.smallestMinimum})` };
+      return {
+        reason,
+        adCount,
+        bound: refusal.smallestMinimum,
+        message: `amount ${amount} is below the minimum of ${ads} (the smallest is ${refusal.smallestMinimum})`,
+      };
     case 'ABOVE_MAXIMUM':
-      return { reason, adCount, bound: refusal.largestMaximum, message: `amount ${amount} is above the maximum of ${ads} (the largest is ${refusal.largestMaximum})` };
+      return {
+        reason,
+        adCount,
+        bound: refusal.largestMaximum,
+        message: `amount ${amount} is above the maximum of ${ads} (the largest is ${refusal.largestMaximum})`,
+      };
     case 'AD_CLOSING':
       return { reason, adCount, bound: null, message: `closing ads take no trades (${ads})` };
     case 'INSUFFICIENT_LIQUIDITY':
-      return { reason, adCount, bound: refusal.largestAvailable, message: `too little available to cover ${adAmount} base units (${ads}; the most available is ${refusal.largestAvailable})` };
+      return {
+        reason,
+        adCount,
+        bound: refusal.largestAvailable,
+        message: `too little available to cover ${adAmount} base units (${ads}; the most available is ${refusal.largestAvailable})`,
+      };
     case 'RESERVATIONS_FULL':
-      return { reason, adCount, bound: null, message: `ads holding ${maxOpenPerAd} trades awaiting their deposit take no more until one is deposited or runs out (${ads})` };
+      return {
+        reason,
+        adCount,
+        bound: null,
+        message: `ads holding ${maxOpenPerAd} trades awaiting their deposit take no more until one is deposited or runs out (${ads})`,
+      };
   }
 }

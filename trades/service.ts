@@ -19,7 +19,10 @@ export { RESERVATION_CHAIN_MARGIN_SECONDS } from './create-terms.ts';
  */
 export function createTradesService(deps: TradesDeps) {
   const ctx = tradeContext(deps);
-  const unbackedRecheck = createUnbackedReservationsRecheck({ ...deps, expireReservation: expireReservation(ctx) }, { intervalMs: (deps.settings.unbackedRecheckSeconds ?? 10) * 1000, nowMs: ctx.nowMs });
+  const unbackedRecheck = createUnbackedReservationsRecheck(
+    { ...deps, expireReservation: expireReservation(ctx) },
+    { intervalMs: (deps.settings.unbackedRecheckSeconds ?? 10) * 1000, nowMs: ctx.nowMs },
+  );
   return {
     /** `POST /v1/trades` (use-cases/create-trade.ts). */
     create: createTrade(ctx, unbackedRecheck),

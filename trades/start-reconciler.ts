@@ -91,7 +91,10 @@ export function createTradeStarts(deps: TradeStartsDeps): TradeStarts {
   function schedule() {
     if (stopped || deps.intervalMs <= 0) return;
     timer = setTimeout(() => {
-      pass = reconcileOnce().catch((error: unknown) => logger.warn({ err: error }, 'trade start reconciliation failed; retrying next interval')).finally(schedule);
+      pass = reconcileOnce().catch((error: unknown) => logger.warn(
+        { err: error },
+        'trade start reconciliation failed; retrying next interval',
+      )).finally(schedule);
     }, deps.intervalMs);
     // The schedule alone never keeps a process alive.
     timer.unref();
@@ -117,7 +120,10 @@ export function createTradeStarts(deps: TradeStartsDeps): TradeStarts {
     run() {
       if (scheduled || stopped) return;
       scheduled = true;
-      pass = reconcileOnce().catch((error: unknown) => logger.warn({ err: error }, 'trade start reconciliation failed; retrying next interval')).finally(schedule);
+      pass = reconcileOnce().catch((error: unknown) => logger.warn(
+        { err: error },
+        'trade start reconciliation failed; retrying next interval',
+      )).finally(schedule);
     },
     async stop() {
       stopped = true;

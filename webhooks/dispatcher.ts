@@ -124,7 +124,10 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
     if (!result.succeeded) {
       const failingForMs = endpoint.failingSince ? now - endpoint.failingSince.getTime() : 0;
       if (failures >= settings.disableAfterFailures && failingForMs >= settings.disableAfterSeconds * 1000) {
-        next = { nextAttemptAt: null, disable: `${failures} failed attempts in a row since ${endpoint.failingSince!.toISOString()}, the last: ${result.error}` };
+        next = {
+          nextAttemptAt: null,
+          disable: `${failures} failed attempts in a row since ${endpoint.failingSince!.toISOString()}, the last: ${result.error}`,
+        };
       } else {
         next = { nextAttemptAt: new Date(now + retryDelayMs(failures, settings, random)), disable: null };
       }
@@ -150,12 +153,18 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
   const listener = listenForPushedEvents(knex, {
     onNotice: (notice) => {
       if (notice.userIds.length === 0) return;
-      activeEndpointIdsOf(knex, notice.userIds).then((ids) => ids.forEach(drainNow), (error: unknown) => logger.warn({ err: error }, 'webhooks: endpoints lookup failed'));
+      activeEndpointIdsOf(knex, notice.userIds).then(
+        (ids) => ids.forEach(drainNow),
+        (error: unknown) => logger.warn({ err: error }, 'webhooks: endpoints lookup failed'),
+      );
     },
     onConnected: () => void sweep().catch((error: unknown) => logger.warn({ err: error }, 'webhooks: sweep failed')),
     onError: (error) => logger.warn({ err: error }, 'webhooks: LISTEN connection failed, reconnecting'),
   });
-  const sweeper = setInterval(() => void sweep().catch((error: unknown) => logger.warn({ err: error }, 'webhooks: sweep failed')), settings.sweepSeconds * 1000);
+  const sweeper = setInterval(
+    () => void sweep().catch((error: unknown) => logger.warn({ err: error }, 'webhooks: sweep failed')),
+    settings.sweepSeconds * 1000,
+  );
 
   let closing: Promise<void> | undefined;
   return {

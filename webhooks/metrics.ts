@@ -16,9 +16,23 @@ export function pushMetrics(registry: Registry, openStreams: () => number): Webh
     name: 'relayer_event_streams', help: 'Open server-sent event streams in this process', registers: [registry],
     collect() { this.set(openStreams()); },
   });
-  const attempts = new Counter({ name: 'relayer_webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'] as const, registers: [registry] });
-  const seconds = new Histogram({ name: 'relayer_webhook_attempt_seconds', help: 'Time of one webhook delivery attempt', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
-  const disabled = new Counter({ name: 'relayer_webhook_endpoints_disabled_total', help: 'Webhook endpoints disabled after sustained failure', registers: [registry] });
+  const attempts = new Counter({
+    name: 'relayer_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const seconds = new Histogram({
+    name: 'relayer_webhook_attempt_seconds',
+    help: 'Time of one webhook delivery attempt',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const disabled = new Counter({
+    name: 'relayer_webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints disabled after sustained failure',
+    registers: [registry],
+  });
   return {
     attempted(succeeded, durationMs) {
       attempts.inc({ outcome: succeeded ? 'delivered' : 'failed' });

@@ -45,7 +45,13 @@ export function createRequireAuth(auth: Pick<AuthService, 'authenticate'>): Requ
         next();
       },
       // An expired access token keeps its own code: the client refreshes rather than signs in again.
-      (error: unknown) => next(error instanceof SignInRejected ? new AppError(401, error.message, { code: error.code === 'TOKEN_EXPIRED' ? 'TOKEN_EXPIRED' : 'UNAUTHENTICATED' }) : error),
+      (error: unknown) => next(
+        error instanceof SignInRejected ? new AppError(
+          401,
+          error.message,
+          { code: error.code === 'TOKEN_EXPIRED' ? 'TOKEN_EXPIRED' : 'UNAUTHENTICATED' },
+        ) : error,
+      ),
     );
   };
 }

@@ -107,7 +107,11 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
       res.send = send;
       const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : body === undefined ? '' : JSON.stringify(body);
       const contentType = res.getHeader('Content-Type');
-      const stored: StoredResponse = { statusCode: res.statusCode, body: text, headers: contentType === undefined ? {} : { 'content-type': String(contentType) } };
+      const stored: StoredResponse = {
+        statusCode: res.statusCode,
+        body: text,
+        headers: contentType === undefined ? {} : { 'content-type': String(contentType) },
+      };
       const persisted = isSuccess(res) ? completeIdempotencyKey(knex, userId, key, claim, stored) : releaseIdempotencyKey(knex, userId, key, claim);
       persisted.then(
         () => send(body),
@@ -128,7 +132,8 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
     const header = Array.isArray(sent) ? sent.join(', ') : sent;
     const key = parseIdempotencyKey(header);
     if (key === undefined) {
-      throw unprocessable([`${IDEMPOTENCY_HEADER} must be 1 to 255 characters of letters, digits and -._~+/=: (optionally in double quotes), received '${header.slice(0, 64)}'`]);
+      throw unprocessable([`${IDEMPOTENCY_HEADER} must be 1 to 255 characters of letters, digits and -._~+/=: ` +
+        `(optionally in double quotes), received '${header.slice(0, 64)}'`]);
     }
     const userId = principalOf(req).userId;
     const path = req.originalUrl.split('?')[0]!;
@@ -141,7 +146,11 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
         return next();
       }
       if (found.kind === 'mismatch') {
-        throw unprocessable([`${IDEMPOTENCY_HEADER} '${key}' was used for another request (another method, path or body) in the last 24 hours: send a new key for a new request`], { code: 'IDEMPOTENCY_KEY_REUSED' });
+        throw unprocessable(
+          [`${IDEMPOTENCY_HEADER} '${key}' was used for another request (another method, path or body) in the last ` +
+            `24 hours: send a new key for a new request`],
+          { code: 'IDEMPOTENCY_KEY_REUSED' },
+        );
       }
       if (found.kind === 'completed') {
         res.status(found.response.statusCode);
@@ -152,11 +161,21 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
       }
       if (found.kind === 'abandoned') {
         // Its effect may be committed with only the answer lost: running it again could make a second one.
-        throw new AppError(409, `${IDEMPOTENCY_HEADER} '${key}': the first request with this key stopped before its answer was stored, and it may have taken effect; it is not run again under this key: look for its effect (GET /v1/trades/all, GET /v1/ads?status=PENDING) and send a new key only for a new request`, { code: 'IDEMPOTENCY_KEY_IN_USE' });
+        throw new AppError(
+          409,
+          `${IDEMPOTENCY_HEADER} '${key}': the first request with this key stopped before its answer was stored, ` +
+            `and it may have taken effect; it is not run again under this key: look for its effect (GET ` +
+            `/v1/trades/all, GET /v1/ads?status=PENDING) and send a new key only for a new request`,
+          { code: 'IDEMPOTENCY_KEY_IN_USE' },
+        );
       }
       if (Date.now() >= deadline) {
         res.setHeader('Retry-After', '1');
-        throw new AppError(409, `${IDEMPOTENCY_HEADER} '${key}': the first request with this key is still running; retry to get its answer`, { code: 'IDEMPOTENCY_KEY_IN_USE' });
+        throw new AppError(
+          409,
+          `${IDEMPOTENCY_HEADER} '${key}': the first request with this key is still running; retry to get its answer`,
+          { code: 'IDEMPOTENCY_KEY_IN_USE' },
+        );
       }
       await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
     }

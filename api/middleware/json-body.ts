@@ -26,7 +26,8 @@ export function jsonBodies(limit: string, formPaths: readonly string[] = []): Re
       return;
     }
     if (WITH_BODY.has(req.method) && carriesBody(req.headers) && !req.is(['application/json', 'application/*+json'])) {
-      next(new AppError(415, `Content-Type must be application/json (received ${JSON.stringify(String(req.headers['content-type'] ?? 'none').slice(0, 100))})`));
+      const received = JSON.stringify(String(req.headers['content-type'] ?? 'none').slice(0, 100));
+      next(new AppError(415, `Content-Type must be application/json (received ${received})`));
       return;
     }
     next();

@@ -64,23 +64,37 @@ function completeOperation(path: string, method: string, operation: Operation): 
   const statuses = [400, 429, 500, ...(METHODS_WITH_BODY.has(method) ? [413, 415] : []), ...(WITHOUT_DEPENDENCIES.has(path) ? [] : [503])];
   for (const status of statuses) {
     // After generation: the error body by reference to the Error schema the registrations produced.
-    operation.responses[status] ??= { description: ERROR_DESCRIPTIONS[status]!, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    operation.responses[status] ??= {
+      description: ERROR_DESCRIPTIONS[status]!,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
   }
   if (REVALIDATED.has(path)) {
     operation.parameters = [
       ...(operation.parameters ?? []),
-      { in: 'header', name: 'If-None-Match', required: false, schema: { type: 'string' } as never, description: 'The ETag of a copy you hold: 304 when it is still current.' } as never,
+      {
+        in: 'header',
+        name: 'If-None-Match',
+        required: false,
+        schema: { type: 'string' } as never,
+        description: 'The ETag of a copy you hold: 304 when it is still current.',
+      } as never,
     ];
     operation.responses['304'] ??= { description: 'Not modified: the copy whose ETag was sent is current (no body).' };
     const ok = operation.responses['200'];
-    if (ok) ok.headers = { ...ok.headers, ETag: header('Weak validator of this representation.'), 'Cache-Control': header('`public, max-age=5`; `private, no-store` for a caller\'s own pending ads.') };
+    if (ok) ok.headers = {
+      ...ok.headers,
+      ETag: header('Weak validator of this representation.'),
+      'Cache-Control': header('`public, max-age=5`; `private, no-store` for a caller\'s own pending ads.'),
+    };
   }
   if (isIdempotentOperation(method, path)) describeIdempotencyKey(operation);
   for (const status of ['409', '429', '503']) {
     const response = operation.responses[status];
     if (response) response.headers = { ...response.headers, ...RETRY_AFTER, ...(status === '429' ? RATE_LIMIT : {}) };
   }
-  operation.operationId ??= `${method}${path.replace(/\{([^}]+)\}/g, 'By-$1').split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
+  const words = path.replace(/\{([^}]+)\}/g, 'By-$1').split(/[^A-Za-z0-9]+/);
+  operation.operationId ??= `${method}${words.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
 }
 
 /** The Idempotency-Key header, its 409 (first request still running) and 422 (bad key, key of another request), and the replay marker. */
@@ -90,15 +104,32 @@ function describeIdempotencyKey(operation: Operation): void {
     {
       in: 'header', name: IDEMPOTENCY_HEADER, required: false,
       schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN, maxLength: 255, example: '8e03978e-40d5-43e8-bc93-6894a57f9324' } as never,
-      description: 'Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes.',
+      description: 'Makes a retry safe: the same key from the same user with the same request (method, path, body) ' +
+        'within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. ' +
+        'Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs ' +
+        'waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that ' +
+        'stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a ' +
+        'duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be ' +
+        'committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a ' +
+        'refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of ' +
+        'letters, digits and -._~+/=:, bare or in double quotes.',
     } as never,
   ];
-  const error = (status: number) => ({ description: ERROR_DESCRIPTIONS[status]!, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  const error = (status: number) => ({
+    description: ERROR_DESCRIPTIONS[status]!,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
   operation.responses['409'] ??= error(409);
   operation.responses['422'] ??= error(422);
   for (const [status, response] of Object.entries(operation.responses)) {
     // Only successes are stored and replayed.
-    if (status.startsWith('2')) response.headers = { ...response.headers, [REPLAYED_HEADER]: header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', { type: 'string', enum: ['true'] }) };
+    if (status.startsWith('2')) response.headers = {
+      ...response.headers,
+      [REPLAYED_HEADER]: header(
+        '`true` when this is the stored answer to an earlier request with the same Idempotency-Key.',
+        { type: 'string', enum: ['true'] },
+      ),
+    };
   }
 }
 

@@ -20,19 +20,23 @@ import { adSchema } from '../schemas/resources.ts';
 import { parseOrThrow } from '../validation.ts';
 
 /** The per-user limits on ad requests (ads/service.ts `assertRequestRoom`), as the operations state them. */
-const OPEN_REQUESTS_LIMIT = 'A user may have at most MAX_OPEN_AD_REQUESTS_PER_USER (default 50) unconfirmed ad requests still in their confirmation window: one more is 429 naming the limit, with Retry-After, and records nothing.';
-const PER_USER_LIMITS = `At most MAX_PENDING_ADS_PER_USER (default 20) PENDING ads per user, and ${OPEN_REQUESTS_LIMIT.charAt(0).toLowerCase()}${OPEN_REQUESTS_LIMIT.slice(1)}`;
+const OPEN_REQUESTS_LIMIT = 'A user may have at most MAX_OPEN_AD_REQUESTS_PER_USER (default 50) unconfirmed ad ' +
+  'requests still in their confirmation window: one more is 429 naming the limit, with Retry-After, and records nothing.';
+const PER_USER_LIMITS = `At most MAX_PENDING_ADS_PER_USER (default 20) PENDING ads per user, ` +
+  `and ${OPEN_REQUESTS_LIMIT.charAt(0).toLowerCase()}${OPEN_REQUESTS_LIMIT.slice(1)}`;
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const body = <T>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
 const secured = { security: [{ [bearerAuth.name]: [] }] };
 /** Public, with more shown to a caller who sends a token: `{}` (no token) or the Bearer token. */
 const optionallySecured = { security: [{}, { [bearerAuth.name]: [] }] };
 const MAKER_ONLY = 'Only the ad creator (the caller\'s wallet of the ad chain\'s kind) may call it: anyone else gets 403.';
-const SIGNED = 'Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash.';
+const SIGNED = 'Returns signed AdManager call data (EIP-712 on EVM, ed25519 with signerPublicKey on Stellar) valid ' +
+  'until `deadline`; send it to the ad chain, then POST /v1/ads/{id}/confirm with the transaction hash.';
 
 registry.registerPath({
   method: 'get', path: '/v1/ads', operationId: 'listAds', tags: ['Ads'], summary: 'List published ads', ...optionallySecured,
-  description: "Ads whose create is not yet confirmed on chain (PENDING) are not listed, except to their creator asking with status=PENDING and a Bearer token.",
+  description: "Ads whose create is not yet confirmed on chain (PENDING) are not listed, except to their creator " +
+    "asking with status=PENDING and a Bearer token.",
   request: { query: adsQuery },
   responses: { 200: json(page(adSchema), 'One page of ads'), ...errorResponses(401, 422, 429) },
 });
@@ -44,7 +48,8 @@ registry.registerPath({
 });
 registry.registerPath({
   method: 'post', path: '/v1/ads/create', operationId: 'createAd', tags: ['Ads'], summary: 'Create an ad (signed AdManager.createAd call data)', ...secured,
-  description: `The ad is PENDING (unlisted) until its create transaction is confirmed. ${SIGNED} The Maker is the caller's wallet of the ad chain's kind; creatorDstAddress is on the order chain. ${PER_USER_LIMITS}`,
+  description: `The ad is PENDING (unlisted) until its create transaction is confirmed. ${SIGNED} The Maker is the ` +
+    `caller's wallet of the ad chain's kind; creatorDstAddress is on the order chain. ${PER_USER_LIMITS}`,
   request: body(createAdBody),
   responses: { 200: json(createAdResponse, 'Signed call data and the new ad id'), ...errorResponses(401, 403, 422, 429, 503) },
 });
@@ -55,26 +60,47 @@ registry.registerPath({
   responses: { 200: json(fundAdResponse, 'Signed call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/ads/{id}/withdraw', operationId: 'withdrawFromAd', tags: ['Ads'], summary: 'Withdraw from the pool (signed AdManager.withdrawFromAd call data)', ...secured,
-  description: `At most the available (unreserved, unlocked) balance, else 409; the amount is held from now until confirmed or expired. ${SIGNED} ${MAKER_ONLY} ${OPEN_REQUESTS_LIMIT}`,
+  method: 'post',
+  path: '/v1/ads/{id}/withdraw',
+  operationId: 'withdrawFromAd',
+  tags: ['Ads'],
+  summary: 'Withdraw from the pool (signed AdManager.withdrawFromAd call data)',
+  ...secured,
+  description: `At most the available (unreserved, unlocked) balance, else 409; the amount is held from now until ` +
+    `confirmed or expired. ${SIGNED} ${MAKER_ONLY} ${OPEN_REQUESTS_LIMIT}`,
   request: { params: idParams, ...body(withdrawAdBody) },
   responses: { 200: json(withdrawAdResponse, 'Signed call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/ads/{id}/close', operationId: 'closeAd', tags: ['Ads'], summary: 'Close the ad (signed AdManager.closeAd call data)', ...secured,
-  description: `The remaining available balance goes to \`to\`; irreversible once confirmed. 409 while trades hold reservations. ${SIGNED} ${MAKER_ONLY} ${OPEN_REQUESTS_LIMIT}`,
+  description: `The remaining available balance goes to \`to\`; irreversible once confirmed. 409 while trades hold ` +
+    `reservations. ${SIGNED} ${MAKER_ONLY} ${OPEN_REQUESTS_LIMIT}`,
   request: { params: idParams, ...body(closeAdBody) },
   responses: { 200: json(closeAdResponse, 'Signed call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/ads/{id}/confirm', operationId: 'confirmAdTransaction', tags: ['Ads'], summary: 'Confirm a create, fund, withdraw or close transaction', ...secured,
-  description: 'Verifies the transaction on the ad chain against the pending request it answers (contract, event, reqHash, ad id, amount, finality) and applies it once. The same transaction again answers the same and changes nothing. A transaction not yet final is 409 with Retry-After: retry. One answering no pending request of this ad is 422.',
+  method: 'post',
+  path: '/v1/ads/{id}/confirm',
+  operationId: 'confirmAdTransaction',
+  tags: ['Ads'],
+  summary: 'Confirm a create, fund, withdraw or close transaction',
+  ...secured,
+  description: 'Verifies the transaction on the ad chain against the pending request it answers (contract, event, ' +
+    'reqHash, ad id, amount, finality) and applies it once. The same transaction again answers the same and changes ' +
+    'nothing. A transaction not yet final is 409 with Retry-After: retry. One answering no pending request of this ' +
+    'ad is 422.',
   request: { params: idParams, ...body(confirmBody) },
   responses: { 200: json(confirmAdResponse, 'Recorded'), ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
 });
 registry.registerPath({
-  method: 'patch', path: '/v1/ads/{id}/update', operationId: 'updateAd', tags: ['Ads'], summary: 'Change status, bounds or metadata (no transaction)', ...secured,
-  description: `status ACTIVE or PAUSED; minAmount <= maxAmount (null clears a bound); metadata replaces. Allowed from ACTIVE, PAUSED, EXHAUSTED; 409 on PENDING or CLOSED. ${MAKER_ONLY}`,
+  method: 'patch',
+  path: '/v1/ads/{id}/update',
+  operationId: 'updateAd',
+  tags: ['Ads'],
+  summary: 'Change status, bounds or metadata (no transaction)',
+  ...secured,
+  description: `status ACTIVE or PAUSED; minAmount <= maxAmount (null clears a bound); metadata replaces. Allowed ` +
+    `from ACTIVE, PAUSED, EXHAUSTED; 409 on PENDING or CLOSED. ${MAKER_ONLY}`,
   request: { params: idParams, ...body(updateAdBody) },
   responses: { 200: json(updateAdResponse, 'The updated ad'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });

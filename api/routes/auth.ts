@@ -17,13 +17,15 @@ const FLOW = 'Flow: challenge -> sign locally -> login -> Bearer access token ->
 
 registry.registerPath({
   method: 'post', path: '/v1/auth/challenge', operationId: 'createChallenge', tags: ['Auth'], summary: 'Ask for a sign-in challenge for a wallet',
-  description: `EVM: returns the SIWE (EIP-4361) \`message\` to sign as a personal message. Stellar: returns a server-signed SEP-10 \`transaction\` to co-sign. Single use, expires at \`expiresAt\`. ${FLOW}`,
+  description: `EVM: returns the SIWE (EIP-4361) \`message\` to sign as a personal message. Stellar: returns a ` +
+    `server-signed SEP-10 \`transaction\` to co-sign. Single use, expires at \`expiresAt\`. ${FLOW}`,
   request: { body: { required: true, content: { 'application/json': { schema: challengeBody } } } },
   responses: { 200: json(challengeResponse, 'The challenge'), ...errorResponses(422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/auth/login', operationId: 'login', tags: ['Auth'], summary: 'Sign in with a signed challenge',
-  description: 'EVM: `{chainKind, message, signature}` with the message exactly as issued. Stellar: `{chainKind, transaction}` co-signed by the account. The first login of a wallet creates its user.',
+  description: 'EVM: `{chainKind, message, signature}` with the message exactly as issued. Stellar: `{chainKind, ' +
+    'transaction}` co-signed by the account. The first login of a wallet creates its user.',
   request: { body: { required: true, content: { 'application/json': { schema: walletProofBody } } } },
   responses: { 200: json(loginResponse, 'The user and a token pair'), ...errorResponses(401, 422, 429), ...signInFailed },
 });
@@ -31,18 +33,28 @@ registry.registerPath({
   method: 'post', path: '/v1/auth/refresh', operationId: 'refreshTokens', tags: ['Auth'], summary: 'Exchange a refresh token for a new pair',
   description: 'The refresh token is single use and rotates. Presenting one already used revokes the whole session (401).',
   request: { body: { required: true, content: { 'application/json': { schema: refreshBody } } } },
-  responses: { 200: json(refreshResponse, 'A new token pair'), ...errorResponses(401, 422, 429), 401: { ...errorResponses(401)[401], description: 'Refresh token invalid, expired, already used (the session is then revoked) or of a revoked session' } },
+  responses: {
+    200: json(refreshResponse, 'A new token pair'),
+    ...errorResponses(401, 422, 429),
+    401: {
+      ...errorResponses(401)[401],
+      description: 'Refresh token invalid, expired, already used (the session is then revoked) or of a revoked session',
+    },
+  },
 });
 registry.registerPath({
   method: 'post', path: '/v1/auth/link', operationId: 'linkWallet', tags: ['Auth'], summary: "Link a wallet of the other chain kind to the caller's user",
-  description: 'Body as for login, signed by the wallet to link (ask a challenge for it first). No new tokens: the existing ones now stand for both wallets. 409 when the chain kind is already linked or the address belongs to another user.',
+  description: 'Body as for login, signed by the wallet to link (ask a challenge for it first). No new tokens: the ' +
+    'existing ones now stand for both wallets. 409 when the chain kind is already linked or the address belongs to ' +
+    'another user.',
   security: [{ [bearerAuth.name]: [] }],
   request: { body: { required: true, content: { 'application/json': { schema: walletProofBody } } } },
   responses: { 200: json(userSchema, 'The updated user'), ...errorResponses(401, 409, 422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/auth/logout', operationId: 'logout', tags: ['Auth'], summary: "End the caller's session",
-  description: 'Revokes the session of the Bearer access token: that access token and every refresh token of the session stop working at once (401). Other sessions of the same user are untouched. No body.',
+  description: 'Revokes the session of the Bearer access token: that access token and every refresh token of the ' +
+    'session stop working at once (401). Other sessions of the same user are untouched. No body.',
   security: [{ [bearerAuth.name]: [] }],
   responses: { 204: { description: 'The session is ended' }, ...errorResponses(401, 429) },
 });
@@ -55,13 +67,17 @@ registry.registerPath({
 
 registry.registerPath({
   method: 'get', path: '/v1/auth/sep10', operationId: 'getSep10Challenge', tags: ['Auth'], summary: 'SEP-10 challenge (the standard web-auth endpoint)',
-  description: "Stellar wallets' standard sign-in (SEP-10), the WEB_AUTH_ENDPOINT of /.well-known/stellar.toml: the same challenge as POST /v1/auth/challenge for a STELLAR account, in SEP-10's shape. Co-sign it and POST it back here, or to /v1/auth/login.",
+  description: "Stellar wallets' standard sign-in (SEP-10), the WEB_AUTH_ENDPOINT of /.well-known/stellar.toml: the " +
+    "same challenge as POST /v1/auth/challenge for a STELLAR account, in SEP-10's shape. Co-sign it and POST it back " +
+    "here, or to /v1/auth/login.",
   request: { query: sep10ChallengeQuery },
   responses: { 200: json(sep10ChallengeResponse, 'The challenge'), ...errorResponses(422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/auth/sep10', operationId: 'getSep10Token', tags: ['Auth'], summary: 'SEP-10 token for a co-signed challenge',
-  description: 'Verifies the co-signed challenge exactly as POST /v1/auth/login does and opens the same kind of session; answers SEP-10\'s `{token}` (the access JWT) and the refresh token. The body may also be a form (application/x-www-form-urlencoded), as SEP-10 allows.',
+  description: 'Verifies the co-signed challenge exactly as POST /v1/auth/login does and opens the same kind of ' +
+    'session; answers SEP-10\'s `{token}` (the access JWT) and the refresh token. The body may also be a form ' +
+    '(application/x-www-form-urlencoded), as SEP-10 allows.',
   request: {
     body: {
       required: true,
@@ -87,7 +103,9 @@ export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAu
     const query = parseOrThrow(sep10ChallengeQuery, req.query);
     const server = await auth.sep10Server(reachedHost(req));
     const unsupported = [
-      ...(query.home_domain !== undefined && query.home_domain.toLowerCase() !== server.homeDomain ? [`home_domain must be ${server.homeDomain}, this service's home domain`] : []),
+      ...(query.home_domain !== undefined && query.home_domain.toLowerCase() !== server.homeDomain
+        ? [`home_domain must be ${server.homeDomain}, this service's home domain`]
+        : []),
       ...(query.client_domain !== undefined ? ['client_domain is not supported: this service verifies no client domain'] : []),
       ...(query.memo !== undefined ? ['memo is not supported: sign in with the account itself'] : []),
     ];

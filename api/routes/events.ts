@@ -20,34 +20,67 @@ import { openSse } from '../streams/sse.ts';
 import { parseOrThrow } from '../validation.ts';
 
 const streamQueryDoc = z.strictObject({
-  lastEventId: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'Resume after this event id (the Last-Event-ID header wins when both are sent).' }),
+  lastEventId: z.string().regex(/^\d{1,15}$/).optional().openapi({
+    description: 'Resume after this event id (the Last-Event-ID header wins when both are sent).',
+  }),
 });
 const eventStream = (description: string) => ({ description, content: eventStreamContent });
 /** The streams' own meanings of 429 and 503 (api/streams/slots.ts). */
 const streamLimits = {
-  429: { ...errorResponses(429)[429], description: 'Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API process; retry after Retry-After' },
-  503: { ...errorResponses(503)[503], description: 'PostgreSQL is unavailable, or this API process already serves SSE_MAX_STREAMS streams; retry after Retry-After (another replica may have room)' },
+  429: {
+    ...errorResponses(429)[429],
+    description: 'Rate limit exceeded, or this client already holds SSE_MAX_STREAMS_PER_CLIENT streams on this API ' +
+      'process; retry after Retry-After',
+  },
+  503: {
+    ...errorResponses(503)[503],
+    description: 'PostgreSQL is unavailable, or this API process already serves SSE_MAX_STREAMS streams; retry ' +
+      'after Retry-After (another replica may have room)',
+  },
 };
 
 registry.registerPath({
   method: 'get', path: '/v1/trades/{id}/events', operationId: 'streamTradeEvents', tags: ['Events'], summary: "A trade's status as server-sent events",
-  description: `Public, like GET /v1/trades/{id}. Ids count the trade's events 1, 2, 3... The stream ends after the trade's terminal state (SETTLED, EXPIRED); reconnecting then with the last id gets 204 (EventSource stops). ${SSE_FORMAT}`,
+  description: `Public, like GET /v1/trades/{id}. Ids count the trade's events 1, 2, 3... The stream ends after the ` +
+    `trade's terminal state (SETTLED, EXPIRED); reconnecting then with the last id gets 204 (EventSource ` +
+    `stops). ${SSE_FORMAT}`,
   request: { params: idParams, query: streamQueryDoc },
-  responses: { 200: eventStream('The trade\'s events, replayed from Last-Event-ID, then live'), 204: { description: 'The trade ended and every event was read' }, ...errorResponses(404, 422), ...streamLimits },
+  responses: {
+    200: eventStream('The trade\'s events, replayed from Last-Event-ID, then live'),
+    204: { description: 'The trade ended and every event was read' },
+    ...errorResponses(404, 422),
+    ...streamLimits,
+  },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/events/ticket', operationId: 'createEventTicket', tags: ['Events'], summary: 'A single-use ticket that opens the caller\'s event stream without an Authorization header', security: [{ [bearerAuth.name]: [] }],
+  method: 'post',
+  path: '/v1/events/ticket',
+  operationId: 'createEventTicket',
+  tags: ['Events'],
+  summary: 'A single-use ticket that opens the caller\'s event stream without an Authorization header',
+  security: [{ [bearerAuth.name]: [] }],
   description: 'For a browser\'s `EventSource`, which cannot send an Authorization header: `new EventSource(`${api}/v1/events?ticket=${ticket}`)`. '
     + 'The ticket opens one stream (a second use is 401), within SSE_TICKET_TTL_SECONDS (60 s by default, never past the access token that asked); '
-    + 'the stream it opens is the session\'s, like one opened with the token: it ends when that access token would expire and when the session is revoked (logout). '
+    + 'the stream it opens is the session\'s, like one opened with the token: it ends when that access token would ' +
+      'expire and when the session is revoked (logout). '
     + 'EventSource reconnects on its own with the same URL, which a spent ticket refuses (401, and EventSource stops): to resume, ask a new ticket and open '
     + '`?ticket=<new>&lastEventId=<last id seen>` (the client package\'s `followEvents` does this).',
   responses: { 200: { description: 'The ticket', content: { 'application/json': { schema: eventTicketSchema } } }, ...errorResponses(401) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/events', operationId: 'streamEvents', tags: ['Events'], summary: "Everything about the caller's ads and trades as server-sent events",
+  method: 'get',
+  path: '/v1/events',
+  operationId: 'streamEvents',
+  tags: ['Events'],
+  summary: "Everything about the caller's ads and trades as server-sent events",
   security: [{ [bearerAuth.name]: [] }, { [eventTicketAuth.name]: [] }],
-  description: `The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with \`?ticket=\` from POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket is 401 naming the ticket. The stream ends when the access token that opened it (or asked for its ticket) expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
+  description: `The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with \`?ticket=\` from ` +
+    `POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket ` +
+    `is 401 naming the ticket. The stream ends when the access token that opened it (or asked for its ticket) ` +
+    `expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within ` +
+    `SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on ` +
+    `every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, ` +
+    `2, 3... (the same numbering webhooks deliver in). ${SSE_FORMAT}`,
   request: { query: streamQueryDoc },
   responses: { 200: eventStream('The caller\'s events, replayed from Last-Event-ID, then live'), ...errorResponses(401, 422), ...streamLimits },
 });
@@ -93,7 +126,13 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
   const sseOptions = { heartbeatMs: deps.settings.heartbeatSeconds * 1000, retryMs: 2_000, maxBufferedBytes: 1 << 20 };
 
   /** Opens the stream on `res`, unless the client is already gone (closed or reset during the handler's awaits). */
-  function stream(req: Request, res: Response, key: StreamKey, lastSeq: number, ends: { afterStatus?: (status: TradeStatus) => boolean; at?: Date; sessionId?: string } = {}): void {
+  function stream(
+    req: Request,
+    res: Response,
+    key: StreamKey,
+    lastSeq: number,
+    ends: { afterStatus?: (status: TradeStatus) => boolean; at?: Date; sessionId?: string } = {},
+  ): void {
     if (responseGone(req, res)) return; // its slot was given back when it closed
     const sse = openSse(req, res, sseOptions);
     const endsAfter = ends.afterStatus;

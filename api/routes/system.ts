@@ -34,10 +34,31 @@ export const HOME_PAGE = '/app/';
 registry.registerPath({
   method: 'get', path: '/', operationId: 'getHome', summary: `Leads to the service's page: a redirect to ${HOME_PAGE}`,
   description: 'For a person who opens the base URL in a browser; API clients start at /v1.', tags: ['System'],
-  responses: { 302: { description: `Found: go to ${HOME_PAGE}`, headers: { Location: { description: 'Where the page is', schema: { type: 'string', example: HOME_PAGE } } } } },
+  responses: {
+    302: {
+      description: `Found: go to ${HOME_PAGE}`,
+      headers: { Location: { description: 'Where the page is', schema: { type: 'string', example: HOME_PAGE } } },
+    },
+  },
 });
-registry.registerPath({ method: 'get', path: '/docs', operationId: 'getDocs', summary: 'Interactive API documentation (works offline)', description: 'Swagger UI over this document, served with its own assets.', tags: ['System'], responses: { 200: { description: 'HTML' } } });
-registry.registerPath({ method: 'get', path: '/openapi.json', operationId: 'getOpenApiDocument', summary: 'This OpenAPI 3.1 document', description: 'Generated from the zod schemas that validate requests; the typed client in client/ is generated from it.', tags: ['System'], responses: { 200: { description: 'OpenAPI document' } } });
+registry.registerPath({
+  method: 'get',
+  path: '/docs',
+  operationId: 'getDocs',
+  summary: 'Interactive API documentation (works offline)',
+  description: 'Swagger UI over this document, served with its own assets.',
+  tags: ['System'],
+  responses: { 200: { description: 'HTML' } },
+});
+registry.registerPath({
+  method: 'get',
+  path: '/openapi.json',
+  operationId: 'getOpenApiDocument',
+  summary: 'This OpenAPI 3.1 document',
+  description: 'Generated from the zod schemas that validate requests; the typed client in client/ is generated from it.',
+  tags: ['System'],
+  responses: { 200: { description: 'OpenAPI document' } },
+});
 registry.registerPath({
   method: 'get', path: '/metrics', operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['System'],
   description: 'Served on the metrics port (METRICS_PORT), not here: 404 unless METRICS_ON_API_PORT is true.',

@@ -21,13 +21,17 @@ import { parseOrThrow } from '../validation.ts';
 
 registry.registerPath({
   method: 'get', path: '/v1/trades/all', operationId: 'listTrades', tags: ['Trades'], summary: 'List trades',
-  description: 'Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass nextCursor back as cursor for the next page.',
+  description: 'Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed ' +
+    'maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass ' +
+    'nextCursor back as cursor for the next page.',
   request: { query: tradesQuery },
   responses: { 200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } }, ...errorResponses(400, 422, 429) },
 });
 registry.registerPath({
   method: 'get', path: '/v1/trades/{id}', operationId: 'getTrade', tags: ['Trades'], summary: 'One trade',
-  description: 'Public. `unlockDue` says whose unlock is due by default (the ad-chain unlock, the Maker\'s, first, then the order-chain unlock, the Bridger\'s) and `unlockableBy` who may ask for it (either party: the Bridger takes the ad side with `side: "ad"`). Revalidate with If-None-Match: 304 when unchanged.',
+  description: 'Public. `unlockDue` says whose unlock is due by default (the ad-chain unlock, the Maker\'s, first, ' +
+    'then the order-chain unlock, the Bridger\'s) and `unlockableBy` who may ask for it (either party: the Bridger ' +
+    'takes the ad side with `side: "ad"`). Revalidate with If-None-Match: 304 when unchanged.',
   request: { params: idParams },
   responses: { 200: { description: 'The trade', content: { 'application/json': { schema: tradeSchema } } }, ...errorResponses(404, 422, 429) },
 });
@@ -35,11 +39,26 @@ registry.registerPath({
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const body = <T>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
 const secured = { security: [{ [bearerAuth.name]: [] }] };
-const CONFIRM = 'Verified on chain (contract, event for this order hash, finality) and applied once; the same transaction again answers the same with `duplicate: true`. Not final yet: 409 with Retry-After. A transaction that is not this trade\'s, or of the wrong kind for this endpoint (the deposit or the lock sent to unlock/confirm, an unlock sent to confirm): 422, nothing changes. Either party may confirm.';
+const CONFIRM = 'Verified on chain (contract, event for this order hash, finality) and applied once; the same ' +
+  'transaction again answers the same with `duplicate: true`. Not final yet: 409 with Retry-After. A transaction ' +
+  'that is not this trade\'s, or of the wrong kind for this endpoint (the deposit or the lock sent to ' +
+  'unlock/confirm, an unlock sent to confirm): 422, nothing changes. Either party may confirm.';
 
 registry.registerPath({
-  method: 'post', path: '/v1/trades/create', operationId: 'createTrade', tags: ['Trades'], summary: 'Create a trade (signed OrderPortal.createOrder call data)', ...secured,
-  description: "The Bridger's step 1. The route must be the ad's, the ad ACTIVE, the amount within its bounds; the amount is reserved against the ad's available balance in one row-locked transaction (409 when it cannot be covered). Nobody trades against their own ad (403). The Bridger must hold the amount on the order chain (its balance covering this and its other open reservations of the token) and, for an ERC-20, have approved the OrderPortal for it (422 naming amount otherwise); a wallet and an ad carry at most MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations (409). The reservation lives as long as the signed deposit request (min(TRADE_RESERVATION_TTL_SECONDS, SIGNED_REQUEST_TTL_SECONDS)): then, unless the order chain shows the deposit, it returns to the ad (EXPIRED).",
+  method: 'post',
+  path: '/v1/trades/create',
+  operationId: 'createTrade',
+  tags: ['Trades'],
+  summary: 'Create a trade (signed OrderPortal.createOrder call data)',
+  ...secured,
+  description: "The Bridger's step 1. The route must be the ad's, the ad ACTIVE, the amount within its bounds; the " +
+    "amount is reserved against the ad's available balance in one row-locked transaction (409 when it cannot be " +
+    "covered). Nobody trades against their own ad (403). The Bridger must hold the amount on the order chain (its " +
+    "balance covering this and its other open reservations of the token) and, for an ERC-20, have approved the " +
+    "OrderPortal for it (422 naming amount otherwise); a wallet and an ad carry at most " +
+    "MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations (409). The reservation " +
+    "lives as long as the signed deposit request (min(TRADE_RESERVATION_TTL_SECONDS, SIGNED_REQUEST_TTL_SECONDS)): " +
+    "then, unless the order chain shows the deposit, it returns to the ad (EXPIRED).",
   request: body(createTradeBody),
   responses: { 200: json(createTradeResponse, 'The trade id and the deposit call data'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
@@ -50,13 +69,24 @@ registry.registerPath({
   responses: { 200: json(tradeParamsResponse, 'The order parameters and the order hash'), ...errorResponses(401, 403, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/trades/{id}/confirm', operationId: 'confirmTradeTransaction', tags: ['Trades'], summary: 'Confirm the deposit (order chain), later the lock (ad chain)', ...secured,
-  description: `While the trade is PENDING the transaction is the Bridger's deposit; it then goes into the mirrored tree and the proof starts. After that it is the Maker's lock. ${CONFIRM}`,
+  method: 'post',
+  path: '/v1/trades/{id}/confirm',
+  operationId: 'confirmTradeTransaction',
+  tags: ['Trades'],
+  summary: 'Confirm the deposit (order chain), later the lock (ad chain)',
+  ...secured,
+  description: `While the trade is PENDING the transaction is the Bridger's deposit; it then goes into the mirrored ` +
+    `tree and the proof starts. After that it is the Maker's lock. ${CONFIRM}`,
   request: { params: idParams, ...body(confirmTradeBody) },
   responses: { 200: json(confirmTradeResponse, 'Recorded'), ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
 });
 registry.registerPath({
-  method: 'post', path: '/v1/trades/{id}/lock', operationId: 'lockTrade', tags: ['Trades'], summary: "The Maker's lock (signed AdManager.lockForOrder call data)", ...secured,
+  method: 'post',
+  path: '/v1/trades/{id}/lock',
+  operationId: 'lockTrade',
+  tags: ['Trades'],
+  summary: "The Maker's lock (signed AdManager.lockForOrder call data)",
+  ...secured,
   description: "The ad's Maker only (403 for others), once the deposit is confirmed (409 before) and while the lock window is open.",
   request: { params: idParams },
   responses: { 200: json(lockTradeResponse, 'Signed call data and the order'), ...errorResponses(401, 403, 404, 409, 422, 429) },
@@ -65,17 +95,28 @@ registry.registerPath({
   method: 'post', path: '/v1/trades/{id}/unlock', operationId: 'unlockTrade', tags: ['Trades'], summary: 'Unlock with the proof (signed call data)', ...secured,
   description: [
     '**Unlock order (a safety rule): the ad-chain unlock first, the order-chain unlock only after it is confirmed.**',
-    '1. The ad-chain unlock: call data for the AdManager on the ad chain, which pays the Bridger\'s recipient whoever sends it. It is valid only before the order\'s `lockExpiry`. The Maker gets it by default; the Bridger gets it by asking with `"side": "ad"` (beside the spec, whose default routes the Bridger\'s unlock to the OrderPortal), so a Maker who locked and walked away cannot keep the Bridger\'s deposit waiting until `refundTime`.',
-    '2. Once that unlock is confirmed (POST /v1/trades/{id}/unlock/confirm, by either party; the trade shows `bridgerClaimed: true`), the Bridger (or the Maker) gets call data for the OrderPortal on the order chain, which pays the Maker.',
-    'The order side asked for out of turn answers 409 with `Retry-After` saying which unlock is awaited; `unlockDue` and `unlockableBy` on GET /v1/trades/{id} show it. Why: were the Maker paid first, the Maker could let the lock expire and take the Bridger\'s liquidity back. The ad side asked for once it is confirmed: 409.',
-    'Also needs LOCKED and a finished proof (409 saying which is missing). The body is the caller\'s wallet signature over the 32 bytes of the order hash, and optionally `side` (`ad` | `order`; default: the Bridger\'s `order`, the Maker\'s `ad`, then `order` once the ad side is confirmed).',
+    '1. The ad-chain unlock: call data for the AdManager on the ad chain, which pays the Bridger\'s recipient ' +
+      'whoever sends it. It is valid only before the order\'s `lockExpiry`. The Maker gets it by default; the ' +
+      'Bridger gets it by asking with `"side": "ad"` (beside the spec, whose default routes the Bridger\'s unlock to ' +
+      'the OrderPortal), so a Maker who locked and walked away cannot keep the Bridger\'s deposit waiting until ' +
+      '`refundTime`.',
+    '2. Once that unlock is confirmed (POST /v1/trades/{id}/unlock/confirm, by either party; the trade shows ' +
+      '`bridgerClaimed: true`), the Bridger (or the Maker) gets call data for the OrderPortal on the order chain, ' +
+      'which pays the Maker.',
+    'The order side asked for out of turn answers 409 with `Retry-After` saying which unlock is awaited; ' +
+      '`unlockDue` and `unlockableBy` on GET /v1/trades/{id} show it. Why: were the Maker paid first, the Maker ' +
+      'could let the lock expire and take the Bridger\'s liquidity back. The ad side asked for once it is confirmed: 409.',
+    'Also needs LOCKED and a finished proof (409 saying which is missing). The body is the caller\'s wallet ' +
+      'signature over the 32 bytes of the order hash, and optionally `side` (`ad` | `order`; default: the Bridger\'s ' +
+      '`order`, the Maker\'s `ad`, then `order` once the ad side is confirmed).',
   ].join('\n\n'),
   request: { params: idParams, ...body(unlockTradeBody) },
   responses: { 200: json(unlockTradeResponse, 'Signed call data with the proof'), ...errorResponses(401, 403, 404, 409, 422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/trades/{id}/unlock/confirm', operationId: 'confirmUnlock', tags: ['Trades'], summary: 'Confirm an unlock transaction', ...secured,
-  description: `Sets that side's claimed flag (bridgerClaimed: the ad-chain unlock paid the Bridger; adCreatorClaimed: the order-chain unlock paid the Maker); SETTLED when both are set. ${CONFIRM}`,
+  description: `Sets that side's claimed flag (bridgerClaimed: the ad-chain unlock paid the Bridger; ` +
+    `adCreatorClaimed: the order-chain unlock paid the Maker); SETTLED when both are set. ${CONFIRM}`,
   request: { params: idParams, ...body(confirmTradeBody) },
   responses: { 200: json(confirmTradeResponse, 'Recorded'), ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
 });

@@ -15,12 +15,20 @@ const OWNER = "The endpoint's owner only: anyone else gets 404.";
 
 registry.registerPath({
   method: 'post', path: '/v1/webhooks', operationId: 'createWebhook', ...secured, summary: "Register a webhook endpoint for the caller's ads and trades",
-  description: 'Every event of your /v1/events stream from now on is POSTed to `url`, in that order, signed per the Standard Webhooks spec (headers webhook-id, webhook-timestamp, webhook-signature: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed by the secret), retried with exponential backoff and jitter until a 2xx, at least once (dedupe by webhook-id). Production accepts https URLs of public hosts only (422 naming url).',
+  description: 'Every event of your /v1/events stream from now on is POSTed to `url`, in that order, signed per the ' +
+    'Standard Webhooks spec (headers webhook-id, webhook-timestamp, webhook-signature: `v1,<base64 HMAC-SHA256 of ' +
+    '"id.timestamp.body">` keyed by the secret), retried with exponential backoff and jitter until a 2xx, at least ' +
+    'once (dedupe by webhook-id). Production accepts https URLs of public hosts only (422 naming url).',
   request: { body: { content: { 'application/json': { schema: createWebhookBody } } } },
   responses: { 201: json(webhookWithSecretSchema, 'The endpoint and its secret'), ...errorResponses(401, 409, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/webhooks', operationId: 'listWebhooks', ...secured, summary: "The caller's webhook endpoints", description: 'Every endpoint the caller registered, enabled or not, newest first; secrets are never shown again.',
+  method: 'get',
+  path: '/v1/webhooks',
+  operationId: 'listWebhooks',
+  ...secured,
+  summary: "The caller's webhook endpoints",
+  description: 'Every endpoint the caller registered, enabled or not, newest first; secrets are never shown again.',
   responses: { 200: json(z.object({ data: z.array(webhookSchema) }), 'Newest first'), ...errorResponses(401, 429) },
 });
 registry.registerPath({
@@ -33,16 +41,25 @@ registry.registerPath({
 });
 registry.registerPath({
   method: 'post', path: '/v1/webhooks/{id}/rotate-secret', operationId: 'rotateWebhookSecret', ...secured, summary: 'Rotate the signing secret',
-  description: `A new secret signs from now on; for 24 hours the previous one signs too (webhook-signature then carries two signatures), so a receiver can switch without missing a delivery. ${OWNER}`,
+  description: `A new secret signs from now on; for 24 hours the previous one signs too (webhook-signature then ` +
+    `carries two signatures), so a receiver can switch without missing a delivery. ${OWNER}`,
   request: { params: idParams }, responses: { 200: json(webhookWithSecretSchema, 'The endpoint and its new secret'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({
   method: 'post', path: '/v1/webhooks/{id}/enable', operationId: 'enableWebhook', ...secured, summary: 'Re-enable a disabled endpoint',
-  description: `An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. On an ACTIVE endpoint it changes nothing (its failure count and next attempt stay) and returns it as it is. ${OWNER}`,
+  description: `An endpoint is disabled after WEBHOOK_DISABLE_AFTER_FAILURES failures in a row over at least ` +
+    `WEBHOOK_DISABLE_AFTER_SECONDS. Enabling resumes delivery where it stopped. On an ACTIVE endpoint it changes ` +
+    `nothing (its failure count and next attempt stay) and returns it as it is. ${OWNER}`,
   request: { params: idParams }, responses: { 200: json(webhookSchema, 'The endpoint'), ...errorResponses(401, 404, 422, 429) },
 });
 registry.registerPath({
-  method: 'get', path: '/v1/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', ...secured, summary: "The endpoint's delivery log", description: `Every attempt, newest first, a page at a time: pass \`nextCursor\` back as \`cursor\` until it is null to read back to the first attempt. ${OWNER}`,
+  method: 'get',
+  path: '/v1/webhooks/{id}/deliveries',
+  operationId: 'listWebhookDeliveries',
+  ...secured,
+  summary: "The endpoint's delivery log",
+  description: `Every attempt, newest first, a page at a time: pass \`nextCursor\` back as \`cursor\` until it is ` +
+    `null to read back to the first attempt. ${OWNER}`,
   request: { params: idParams, query: deliveriesQuery },
   responses: { 200: json(page(webhookDeliverySchema), 'Attempts, newest first'), ...errorResponses(401, 404, 422, 429) },
 });

@@ -48,12 +48,23 @@ export const createAdBody = z
     routeId: uuid,
     creatorDstAddress: address('Where the Maker is paid: an address of the order chain (0x on EVM; G... or C... on Stellar).'),
     fundAmount: positiveAmount.openapi({ description: "Initial deposit into the pool, in the ad token's smallest unit." }),
-    minAmount: positiveAmount.nullable().optional().openapi({ description: "Smallest trade amount (the Bridger's deposit, in the order token's smallest unit)." }),
-    maxAmount: positiveAmount.nullable().optional().openapi({ description: "Largest trade amount (the Bridger's deposit, in the order token's smallest unit)." }),
+    minAmount: positiveAmount.nullable().optional().openapi({
+      description: "Smallest trade amount (the Bridger's deposit, in the order token's smallest unit).",
+    }),
+    maxAmount: positiveAmount.nullable().optional().openapi({
+      description: "Largest trade amount (the Bridger's deposit, in the order token's smallest unit).",
+    }),
     metadata: metadata.nullable().optional().openapi({ description: 'Free-form JSON object, at most 4 KB; null or absent: none.' }),
   })
   .openapi('CreateAdBody', {
-    example: { routeId: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a', creatorDstAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', fundAmount: '1000000000000000000', minAmount: '1000', maxAmount: '500000000000000000', metadata: { name: 'Fast lane' } },
+    example: {
+      routeId: '0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a',
+      creatorDstAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      fundAmount: '1000000000000000000',
+      minAmount: '1000',
+      maxAmount: '500000000000000000',
+      metadata: { name: 'Fast lane' },
+    },
   });
 
 export const fundAdBody = z.strictObject({ poolAmountTopUp: positiveAmount }).openapi('FundAdBody', { example: { poolAmountTopUp: '250000000000000000' } });
@@ -81,8 +92,12 @@ export const confirmBody = z
 export const updateAdBody = z
   .strictObject({
     status: z.enum(SETTABLE_AD_STATUSES, { error: `must be one of ${SETTABLE_AD_STATUSES.join(', ')}` }).optional(),
-    minAmount: positiveAmount.nullable().optional().openapi({ description: "Smallest trade amount (the deposit, order token's smallest unit); null clears the bound." }),
-    maxAmount: positiveAmount.nullable().optional().openapi({ description: "Largest trade amount (the deposit, order token's smallest unit); null clears the bound." }),
+    minAmount: positiveAmount.nullable().optional().openapi({
+      description: "Smallest trade amount (the deposit, order token's smallest unit); null clears the bound.",
+    }),
+    maxAmount: positiveAmount.nullable().optional().openapi({
+      description: "Largest trade amount (the deposit, order token's smallest unit); null clears the bound.",
+    }),
     metadata: metadata.nullable().optional().openapi({ description: 'Replaces the metadata; null clears it.' }),
   })
   .refine((body) => Object.keys(body).length > 0, { error: 'must name at least one of status, minAmount, maxAmount, metadata' })
@@ -123,21 +138,81 @@ export const createAdResponse = z
     orderChainId: chainIdOut,
     adRecipient: addressOut.openapi({ description: 'The Maker recipient on the order chain (creatorDstAddress).' }),
   })
-  .openapi('CreateAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', adCreator: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', adToken: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0', initialAmount: '1000000000000000000', orderChainId: '31338', adRecipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
-export const fundAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: amountOut }).openapi('FundAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '250000000000000000' } } });
-export const withdrawAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: amountOut, to: addressOut }).openapi('WithdrawAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '100000000000000000', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
-export const closeAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), to: addressOut }).openapi('CloseAdResponse', { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } } });
-export const confirmAdResponse = z.object({ adId: z.string().uuid(), success: z.boolean() }).openapi('ConfirmAdResponse', { example: { adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', success: true } });
+  .openapi(
+    'CreateAdResponse',
+    {
+      example: {
+        ...SIGNED_EXAMPLE,
+        ...{
+          adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f',
+          adCreator: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+          adToken: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
+          initialAmount: '1000000000000000000',
+          orderChainId: '31338',
+          adRecipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+        },
+      },
+    },
+  );
+export const fundAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), amount: amountOut }).openapi(
+  'FundAdResponse',
+  { example: { ...SIGNED_EXAMPLE, ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', amount: '250000000000000000' } } },
+);
+export const withdrawAdResponse = z.object({
+  ...signedCallDataShape,
+  adId: z.string().uuid(),
+  amount: amountOut,
+  to: addressOut,
+}).openapi(
+  'WithdrawAdResponse',
+  {
+    example: {
+      ...SIGNED_EXAMPLE,
+      ...{
+        adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f',
+        amount: '100000000000000000',
+        to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      },
+    },
+  },
+);
+export const closeAdResponse = z.object({ ...signedCallDataShape, adId: z.string().uuid(), to: addressOut }).openapi(
+  'CloseAdResponse',
+  {
+    example: {
+      ...SIGNED_EXAMPLE,
+      ...{ adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' },
+    },
+  },
+);
+export const confirmAdResponse = z.object({ adId: z.string().uuid(), success: z.boolean() }).openapi(
+  'ConfirmAdResponse',
+  { example: { adId: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', success: true } },
+);
 export const updateAdResponse = z
   .object({
     id: z.string().uuid(),
     status: z.enum(AD_STATUSES).openapi({ description: 'The ad as listed: EXHAUSTED while nothing is available, whatever was set.' }),
     setStatus: z.enum(['ACTIVE', 'PAUSED']).openapi({
-      description: 'The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again.',
+      description: 'The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` ' +
+        'while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again.',
     }),
     creatorAddress: addressOut,
     minAmount: amountOut.nullable(),
     maxAmount: amountOut.nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
   })
-  .openapi('UpdateAdResponse', { example: { id: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f', status: 'PAUSED', setStatus: 'PAUSED', creatorAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', minAmount: '1000', maxAmount: '200000000000000000', metadata: { name: 'Fast lane' } } });
+  .openapi(
+    'UpdateAdResponse',
+    {
+      example: {
+        id: '3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f',
+        status: 'PAUSED',
+        setStatus: 'PAUSED',
+        creatorAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+        minAmount: '1000',
+        maxAmount: '200000000000000000',
+        metadata: { name: 'Fast lane' },
+      },
+    },
+  );

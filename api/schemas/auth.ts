@@ -29,7 +29,11 @@ const chainKind = z.enum(['EVM', 'STELLAR'], { error: (issue) => (issue.input ==
 
 export const challengeBody = z
   .object({
-    address: text('must be a wallet address string').openapi({ pattern: '^(0x[0-9a-fA-F]{40}|G[A-Z2-7]{55})$', description: 'An EVM address (chainKind EVM) or a Stellar account G-address (chainKind STELLAR).', example: EVM_EXAMPLE }),
+    address: text('must be a wallet address string').openapi({
+      pattern: '^(0x[0-9a-fA-F]{40}|G[A-Z2-7]{55})$',
+      description: 'An EVM address (chainKind EVM) or a Stellar account G-address (chainKind STELLAR).',
+      example: EVM_EXAMPLE,
+    }),
     chainKind,
   })
   .strict()
@@ -113,7 +117,8 @@ export function parseWalletProof(body: unknown): WalletProof {
   const result = (kind === 'EVM' ? evmLogin : stellarLogin).safeParse(rest, { reportInput: true });
   const messages = result.success ? [] : issuesToMessages(result.error.issues);
   if (foreign.length > 0) {
-    messages.unshift(`chainKind is ${kind} but ${foreign.join(', ')} ${foreign.length > 1 ? 'belong' : 'belongs'} to a ${other} login: chainKind must match the challenge's`);
+    messages.unshift(`chainKind is ${kind} but ${foreign.join(', ')} ${foreign.length > 1 ? 'belong' : 'belongs'} ` +
+      `to a ${other} login: chainKind must match the challenge's`);
   }
   if (messages.length > 0 || !result.success) throw unprocessable(messages);
   return result.data;

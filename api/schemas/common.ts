@@ -34,7 +34,12 @@ export const amount = text('must be a non-negative integer decimal string')
   .regex(DECIMAL_INTEGER, { error: 'must be a non-negative integer decimal string without sign, decimals or leading zeros', abort: true })
   // zod runs refinements even after a failed check unless aborted; guard anyway, BigInt throws on junk.
   .refine((value) => DECIMAL_INTEGER.test(value) && value.length <= 78 && BigInt(value) <= MAX_UINT256, { error: 'must fit in 256 bits' })
-  .openapi({ pattern: DECIMAL_INTEGER.source, maxLength: 78, example: '1000000000000000000', description: 'Amount in the smallest unit, decimal string (at most 2^256 - 1).' });
+  .openapi({
+    pattern: DECIMAL_INTEGER.source,
+    maxLength: 78,
+    example: '1000000000000000000',
+    description: 'Amount in the smallest unit, decimal string (at most 2^256 - 1).',
+  });
 
 /** Addresses the document describes: an EVM address, or a Stellar account (G...) or contract (C...) strkey. */
 export const ADDRESS_PATTERN = '^(0x[0-9a-fA-F]{40}|[GC][A-Z2-7]{55})$';

@@ -46,7 +46,10 @@ const orderHashFilter = text('must be an order hash: 0x and 64 hex digits')
 const txHashFilter = text('must be a transaction hash: 64 hex digits, 0x optional')
   .regex(/^(0x)?[0-9a-fA-F]{64}$/, { error: 'must be a transaction hash: 64 hex digits, 0x optional' })
   .transform((value) => value.replace(/^0x/, '').toLowerCase())
-  .openapi({ pattern: '^(0x)?[0-9a-fA-F]{64}$', description: "Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional." });
+  .openapi({
+    pattern: '^(0x)?[0-9a-fA-F]{64}$',
+    description: "Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional.",
+  });
 
 export const tradesQuery = listQuery({
   routeId: uuid.optional(),

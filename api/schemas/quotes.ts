@@ -20,19 +20,29 @@ export const UNAVAILABLE_REASONS = [
 const adQuote = z.object({
   adId: z.string().uuid(),
   orderAmount: amountOut.openapi({ description: "What the Bridger deposits on the order chain (order token's smallest unit): the amount asked." }),
-  adAmount: amountOut.openapi({ description: "What the ad locks and pays the Bridger on the ad chain (ad token's smallest unit): the route's price, exactly as POST /v1/trades/create signs it." }),
+  adAmount: amountOut.openapi({
+    description: "What the ad locks and pays the Bridger on the ad chain (ad token's smallest unit): the route's " +
+      "price, exactly as POST /v1/trades/create signs it.",
+  }),
   minAmount: amountOut.nullable().openapi({ description: "The ad's smallest deposit (order token's smallest unit), or null." }),
   maxAmount: amountOut.nullable().openapi({ description: "The ad's largest deposit (order token's smallest unit), or null." }),
   availableAmount: amountOut.openapi({ description: "The ad's available balance now (ad token's smallest unit)." }),
-  reservationExpiresAt: timestamp.openapi({ description: 'When the reservation of a trade created at quotedAt would run out unless its deposit is seen: min(TRADE_RESERVATION_TTL_SECONDS, SIGNED_REQUEST_TTL_SECONDS) and a 10 s chain margin, as create computes it.' }),
+  reservationExpiresAt: timestamp.openapi({
+    description: 'When the reservation of a trade created at quotedAt would run out unless its deposit is seen: ' +
+      'min(TRADE_RESERVATION_TTL_SECONDS, SIGNED_REQUEST_TTL_SECONDS) and a 10 s chain margin, as create computes it.',
+  }),
 }).openapi('AdQuote');
 
 const unavailable = z.object({
   reason: z.enum(UNAVAILABLE_REASONS),
   message: z.string(),
-  adCount: z.number().int().min(0).openapi({ description: "How many of the route's open ads this cause covers; 0 for a cause of the route or the amount itself." }),
+  adCount: z.number().int().min(0).openapi({
+    description: "How many of the route's open ads this cause covers; 0 for a cause of the route or the amount itself.",
+  }),
   bound: amountOut.nullable().openapi({
-    description: "BELOW_MINIMUM: the smallest minimum; ABOVE_MAXIMUM: the largest maximum (order token's smallest unit). INSUFFICIENT_LIQUIDITY: the most available in one ad (ad token's smallest unit). INEXACT_CONVERSION: the deposit step that converts exactly. Otherwise null.",
+    description: "BELOW_MINIMUM: the smallest minimum; ABOVE_MAXIMUM: the largest maximum (order token's smallest " +
+      "unit). INSUFFICIENT_LIQUIDITY: the most available in one ad (ad token's smallest unit). INEXACT_CONVERSION: " +
+      "the deposit step that converts exactly. Otherwise null.",
   }),
 }).openapi('QuoteUnavailable');
 
@@ -41,6 +51,9 @@ export const quoteResponse = z.object({
   amount: amountOut.openapi({ description: 'The amount asked (order token).' }),
   adAmount: amountOut.nullable().openapi({ description: "The amount priced into the ad token; null when the route cannot price it exactly." }),
   quotedAt: timestamp,
-  quotes: z.array(adQuote).max(QUOTE_LIMIT).openapi({ description: `At most ${QUOTE_LIMIT} ads, best first: the most adAmount for the amount (one price per route today, so all tie), then the most available, then the oldest ad.` }),
+  quotes: z.array(adQuote).max(QUOTE_LIMIT).openapi({
+    description: `At most ${QUOTE_LIMIT} ads, best first: the most adAmount for the amount (one price per route ` +
+      `today, so all tie), then the most available, then the oldest ad.`,
+  }),
   unavailable: z.array(unavailable).openapi({ description: 'Empty when quotes is not; else every cause, in the order trade creation checks them.' }),
 }).openapi('Quote');

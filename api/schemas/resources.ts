@@ -18,7 +18,8 @@ export const chainSchema = z
       example: 'Standalone Network ; February 2017',
     }),
     publicRpcUrl: z.string().url().optional().openapi({
-      description: 'Stellar chains only, where the operator publishes one: the Soroban RPC URL a client simulates and submits its transactions through (with `networkPassphrase`). Absent: bring your own RPC.',
+      description: 'Stellar chains only, where the operator publishes one: the Soroban RPC URL a client simulates ' +
+        'and submits its transactions through (with `networkPassphrase`). Absent: bring your own RPC.',
       example: 'https://soroban-testnet.stellar.org',
     }),
     createdAt: timestamp,
@@ -54,7 +55,9 @@ export const routeSchema = z
       })
       .nullable()
       .openapi('RoutePrice', {
-        description: "How a deposit converts: a trade's adAmount (what the Maker locks and the Bridger receives, ad token base units) is amount x adUnits / orderUnits. Same asset: scaled by the tokens' decimals; otherwise the route's stated rate. Null: the route cannot be priced and takes no trades. An addition to the spec's Route.",
+        description: "How a deposit converts: a trade's adAmount (what the Maker locks and the Bridger receives, ad " +
+          "token base units) is amount x adUnits / orderUnits. Same asset: scaled by the tokens' decimals; otherwise " +
+          "the route's stated rate. Null: the route cannot be priced and takes no trades. An addition to the spec's Route.",
       }),
   })
   .openapi('Route');
@@ -102,7 +105,9 @@ export const orderHashOut = z.string().openapi({
 export const tradeTransactionSchema = z
   .object({
     step: z.enum(TRADE_STEPS).openapi({
-      description: 'deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain).',
+      description: 'deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain ' +
+        'unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock ' +
+        'after lockExpiry, ad chain).',
     }),
     chainId: chainIdOut,
     txHash: z.string().openapi({ pattern: '^(0x)?[0-9a-f]{64}$', description: 'EVM: 0x and lower-case hex; Stellar: lower-case hex.' }),
@@ -123,17 +128,25 @@ export const tradeSchema = z
     adCreatorClaimed: z.boolean(),
     bridgerClaimed: z.boolean(),
     unlockDue: z.enum(['MAKER', 'BRIDGER']).nullable().openapi({
-      description: "Whose unlock is due by default. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.",
+      description: "Whose unlock is due by default. The order is fixed: MAKER (the ad-chain unlock, AdManager, pays " +
+        "the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the " +
+        "Maker; the Maker may send it too) only once the first is confirmed. null outside LOCKED.",
     }),
     unlockableBy: z.array(z.enum(['MAKER', 'BRIDGER'])).openapi({
-      description: 'Who may ask for the unlock in turn (POST /v1/trades/{id}/unlock), its default party first: on the ad side the Maker and the Bridger (with `side: "ad"`; the AdManager pays the Bridger\'s recipient whoever sends it, so an absent Maker cannot keep the Bridger\'s deposit waiting until refundTime), on the order side the Bridger and the Maker. Empty outside LOCKED. Beside the spec. Until the proof is ready the unlock answers 409 with Retry-After.',
+      description: 'Who may ask for the unlock in turn (POST /v1/trades/{id}/unlock), its default party first: on ' +
+        'the ad side the Maker and the Bridger (with `side: "ad"`; the AdManager pays the Bridger\'s recipient ' +
+        'whoever sends it, so an absent Maker cannot keep the Bridger\'s deposit waiting until refundTime), on the ' +
+        'order side the Bridger and the Maker. Empty outside LOCKED. Beside the spec. Until the proof is ready the ' +
+        'unlock answers 409 with Retry-After.',
       example: ['MAKER', 'BRIDGER'],
     }),
     createdAt: timestamp,
     updatedAt: timestamp,
     ad: z.object({ id: z.string().uuid(), routeId: z.string().uuid(), creatorAddress: addressOut }),
     route: z.object({ id: z.string().uuid(), adToken: routeTokenSchema, orderToken: routeTokenSchema }),
-    orderHash: orderHashOut.nullable().openapi({ description: 'The order hash; every trade the service creates has one (null only on rows older than the stored order).' }),
+    orderHash: orderHashOut.nullable().openapi({
+      description: 'The order hash; every trade the service creates has one (null only on rows older than the stored order).',
+    }),
     transactions: z.array(tradeTransactionSchema).openapi({
       description: "The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by.",
     }),

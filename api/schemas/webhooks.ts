@@ -4,7 +4,10 @@ import { cursor, limit, text } from './common.ts';
 /** Request and response shapes of /v1/webhooks. */
 
 export const createWebhookBody = z.strictObject({
-  url: text().min(1).max(2048).openapi({ description: 'Where deliveries are POSTed. Production: https to a public address only.', example: 'https://bot.example.com/relayer' }),
+  url: text().min(1).max(2048).openapi({
+    description: 'Where deliveries are POSTed. Production: https to a public address only.',
+    example: 'https://bot.example.com/relayer',
+  }),
   description: text().max(500).optional(),
 }).openapi('CreateWebhookBody');
 

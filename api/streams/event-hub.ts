@@ -133,7 +133,11 @@ export class PushedEventHub {
   }
 
   /** The stream's events after `afterSeq`; for a user stream, also which of its subscribers' sessions are live, in the same snapshot. */
-  private async read(key: StreamKey, afterSeq: number, subscribers: Set<StreamSubscriber>): Promise<{ events: StoredPushedEvent[]; liveSessions?: Set<string> }> {
+  private async read(
+    key: StreamKey,
+    afterSeq: number,
+    subscribers: Set<StreamSubscriber>,
+  ): Promise<{ events: StoredPushedEvent[]; liveSessions?: Set<string> }> {
     if (key.kind === 'trade') return { events: await tradeEventsAfter(this.knex, key.id, afterSeq, BATCH) };
     const sessionIds = new Set<string>();
     for (const subscriber of subscribers) if (subscriber.sessionId !== undefined) sessionIds.add(subscriber.sessionId);

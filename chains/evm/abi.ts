@@ -5,7 +5,8 @@ import { Interface } from 'ethers';
  * the reference implementation; a production contract must emit the same signatures).
  */
 export const AD_MANAGER_ABI = [
-  'event AdCreated(bytes32 indexed adId, bytes32 indexed reqHash, address indexed creator, address token, uint256 amount, uint256 orderChainId, bytes32 adRecipient)',
+  'event AdCreated(bytes32 indexed adId, bytes32 indexed reqHash, address indexed creator, address token, uint256 ' +
+    'amount, uint256 orderChainId, bytes32 adRecipient)',
   'event AdFunded(bytes32 indexed adId, bytes32 indexed reqHash, uint256 amount, uint256 available)',
   'event AdWithdrawn(bytes32 indexed adId, bytes32 indexed reqHash, uint256 amount, address to)',
   'event AdClosed(bytes32 indexed adId, bytes32 indexed reqHash, uint256 amount, address to)',
@@ -25,7 +26,10 @@ export const ORDER_PORTAL_ABI = [
 
 /** The Order struct argument of the order calls (contracts/evm/src/RelayerRequests.sol; chains/order-struct.ts ORDER_FIELDS). */
 const ORDER_TUPLE =
-  'tuple(bytes32 orderChainToken, bytes32 adChainToken, uint256 orderAmount, uint256 adAmount, bytes32 bridger, bytes32 orderRecipient, bytes32 adId, bytes32 adCreator, bytes32 adRecipient, uint256 salt, uint256 orderChainId, bytes32 orderPortal, uint256 adChainId, bytes32 adManager, uint256 lockExpiry, uint256 refundTime) o';
+  'tuple(bytes32 orderChainToken, bytes32 adChainToken, uint256 orderAmount, uint256 adAmount, bytes32 bridger, ' +
+    'bytes32 orderRecipient, bytes32 adId, bytes32 adCreator, bytes32 adRecipient, uint256 salt, uint256 ' +
+    'orderChainId, bytes32 orderPortal, uint256 adChainId, bytes32 adManager, uint256 lockExpiry, uint256 ' +
+    'refundTime) o';
 
 /** The signature checked on every signed call: the relayer's request (chains/signed-call-data.ts). */
 const SIGNED = 'bytes32 authToken, uint256 deadline, bytes signature';

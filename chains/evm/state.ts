@@ -11,7 +11,8 @@ import { rpcCall } from './rpc.ts';
 const STATE_INTERFACE = new Interface([
   'function authTokenUsed(bytes32 authToken) view returns (bool)',
   'function nullifierSpent(uint256 nullifierHash) view returns (bool)',
-  'function ads(bytes32 adId) view returns (address creator, address token, uint256 orderChainId, bytes32 adRecipient, uint256 available, uint256 locked, bool closed)',
+  'function ads(bytes32 adId) view returns (address creator, address token, uint256 orderChainId, bytes32 ' +
+    'adRecipient, uint256 available, uint256 locked, bool closed)',
   'function orders(bytes32 orderHash) view returns (uint8)',
 ]);
 
@@ -65,7 +66,10 @@ export async function evmFinalTime(web3: Web3, confirmations = 1): Promise<bigin
   const latest = BigInt(await rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber()));
   const final = latest - BigInt(Math.max(1, confirmations) - 1);
   const block = (await rpcCall(`eth_getBlockByNumber ${final}`, () =>
-    web3.requestManager.send({ method: 'eth_getBlockByNumber', params: [`0x${(final < 0n ? 0n : final).toString(16)}`, false] }))) as { timestamp?: string } | null;
+    web3.requestManager.send({
+      method: 'eth_getBlockByNumber',
+      params: [`0x${(final < 0n ? 0n : final).toString(16)}`, false],
+    }))) as { timestamp?: string } | null;
   if (!block?.timestamp) throw new RpcUnavailableError(`eth_getBlockByNumber ${final} answered no block`);
   return BigInt(block.timestamp);
 }

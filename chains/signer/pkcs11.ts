@@ -24,7 +24,10 @@ export interface Pkcs11Settings {
 }
 
 /** Settings the signer child must not see: the relayer's other secrets stay in this process. */
-const WITHHELD = /^(RELAYER_EVM_PRIVATE_KEY|RELAYER_STELLAR_SECRET|RELAYER_EVM_PREVIOUS_PRIVATE_KEY|RELAYER_STELLAR_PREVIOUS_SECRET|JWT_SECRET|JWT_PREVIOUS_SECRET|SEP10_SIGNING_SECRET|DATABASE_URL)$/;
+const WITHHELD = new RegExp(
+  '^(RELAYER_EVM_PRIVATE_KEY|RELAYER_STELLAR_SECRET|RELAYER_EVM_PREVIOUS_PRIVATE_KEY|RELAYER_STELLAR_PREVIOUS_SECRET' +
+    '|JWT_SECRET|JWT_PREVIOUS_SECRET|SEP10_SIGNING_SECRET|DATABASE_URL)$',
+);
 
 interface Pending {
   resolve(value: Record<string, string>): void;
@@ -58,7 +61,15 @@ export function createPkcs11Signer(settings: Pkcs11Settings): RelayerSigner {
   const startChild = (): Child => {
     if (!existsSync(binary)) throw new Error(`the PKCS#11 signer is not built (${binary}): run npm run build:signer`);
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !WITHHELD.test(name)));
-    Object.assign(env, { PKCS11_MODULE: settings.module, PKCS11_TOKEN_LABEL: settings.tokenLabel, PKCS11_PIN: settings.pin ?? '', PKCS11_PIN_FILE: settings.pinFile ?? '' });
+    Object.assign(
+      env,
+      {
+        PKCS11_MODULE: settings.module,
+        PKCS11_TOKEN_LABEL: settings.tokenLabel,
+        PKCS11_PIN: settings.pin ?? '',
+        PKCS11_PIN_FILE: settings.pinFile ?? '',
+      },
+    );
     const proc = spawn(binary, ['serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const pending = new Map<number, Pending>();
     let stderr = '';
@@ -109,7 +120,10 @@ export function createPkcs11Signer(settings: Pkcs11Settings): RelayerSigner {
 
   const address = (): Promise<string> => {
     evmAddress ??= publicKey(settings.evmKeyLabel).then((point) => {
-      if (point.length !== 65 || point[0] !== 4) throw new Error(`PKCS#11 key '${settings.evmKeyLabel}' is not an uncompressed secp256k1 point (${point.length} bytes)`);
+      if (point.length !== 65 || point[0] !== 4) {
+        throw new Error(`PKCS#11 key '${settings.evmKeyLabel}' is not an uncompressed secp256k1 point ` +
+          `(${point.length} bytes)`);
+      }
       return computeAddress(`0x${point.toString('hex')}`);
     });
     evmAddress.catch(() => { evmAddress = undefined; });

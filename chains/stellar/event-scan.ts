@@ -51,7 +51,8 @@ export async function scanStellarEvents(
     }
     const reached = page.cursor ? cursorLedger(page.cursor) : undefined;
     if (reached === undefined) {
-      throw new RpcUnavailableError(`Soroban RPC answered getEvents with no cursor to follow ('${page.cursor ?? ''}'): ledgers ${fromLedger}..${toLedger} cannot be known searched`);
+      throw new RpcUnavailableError(`Soroban RPC answered getEvents with no cursor to follow ` +
+        `('${page.cursor ?? ''}'): ledgers ${fromLedger}..${toLedger} cannot be known searched`);
     }
     if (reached >= toLedger) return 'searched';
     if (page.cursor === cursor) throw new RpcUnavailableError(`Soroban RPC getEvents does not move past cursor ${cursor} (ledger ${reached} of ${toLedger})`);

@@ -53,7 +53,8 @@ export async function readStellarPortalDeposits(
     });
   });
   if (outcome === 'outside-retention') {
-    throw new RpcUnavailableError(`Soroban RPC no longer holds ledger ${fromLedger} (before its retention window): the portal's deposits from there need an archive`);
+    throw new RpcUnavailableError(`Soroban RPC no longer holds ledger ${fromLedger} (before its retention window): ` +
+      `the portal's deposits from there need an archive`);
   }
   return deposits.sort((a, b) => a.leafIndex - b.leafIndex);
 }

@@ -53,7 +53,9 @@ export async function readStellarTokenKind(server: rpc.Server, token: string): P
   const name = String(value);
   if (name === 'native') return { kind: 'native' };
   const [code, issuer] = name.split(':');
-  if (!code || !issuer || !StrKey.isValidEd25519PublicKey(issuer)) throw new RpcUnavailableError(`the Stellar Asset Contract ${token} names its asset '${name}'`);
+  if (!code || !issuer || !StrKey.isValidEd25519PublicKey(issuer)) {
+    throw new RpcUnavailableError(`the Stellar Asset Contract ${token} names its asset '${name}'`);
+  }
   return { kind: 'classic', code, issuer };
 }
 
@@ -87,11 +89,21 @@ export async function stellarRecipientProblem(
   const { code, issuer } = tokenKind;
   if (recipient === issuer) return null;
   const asset = new Asset(code, issuer);
-  const entry = await ledgerEntry(server, xdr.LedgerKey.trustline(new xdr.LedgerKeyTrustLine({ accountId, asset: asset.toTrustLineXDRObject() })), `the trustline of ${recipient} to ${code}`);
+  const entry = await ledgerEntry(
+    server,
+    xdr.LedgerKey.trustline(new xdr.LedgerKeyTrustLine({ accountId, asset: asset.toTrustLineXDRObject() })),
+    `the trustline of ${recipient} to ${code}`,
+  );
   if (!entry) return `${recipient} has no trustline to ${code}:${issuer}: it cannot be paid the token (${token}) until it adds one`;
   const trustline = entry.trustLine();
-  if ((trustline.flags() & AUTHORIZED_FLAG) === 0) return `${recipient}'s trustline to ${code}:${issuer} is not authorised by the issuer: it cannot be paid the token (${token})`;
+  if ((trustline.flags() & AUTHORIZED_FLAG) === 0) {
+    return `${recipient}'s trustline to ${code}:${issuer} is not authorised by the issuer: it cannot be paid the ` +
+      `token (${token})`;
+  }
   const room = BigInt(trustline.limit().toString()) - BigInt(trustline.balance().toString());
-  if (room < amount) return `${recipient}'s trustline to ${code}:${issuer} has room for ${room} more, less than the ${amount} it would be paid: raise its limit`;
+  if (room < amount) {
+    return `${recipient}'s trustline to ${code}:${issuer} has room for ${room} more, less than the ${amount} it ` +
+      `would be paid: raise its limit`;
+  }
   return null;
 }

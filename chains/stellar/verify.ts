@@ -70,7 +70,8 @@ export async function verifyStellarTransaction(
       Object.entries(expected.args).every(([name, value]) => sameArgValue(event.args[name], value)),
   );
   if (!match) {
-    throw new WrongEventError(`transaction ${events[0]?.txHash ?? expected.txHash} emitted no ${expected.event} from ${expected.contractId} with the expected arguments`);
+    throw new WrongEventError(`transaction ${events[0]?.txHash ?? expected.txHash} emitted no ${expected.event} ` +
+      `from ${expected.contractId} with the expected arguments`);
   }
   return match;
 }

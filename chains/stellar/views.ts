@@ -37,7 +37,12 @@ export async function stellarView(server: rpc.Server, contract: string, fn: stri
 const bytes32 = (hex: string): xdr.ScVal => nativeToScVal(Buffer.from(hex.replace(/^0x/, ''), 'hex'), { type: 'bytes' });
 
 /** An ad as the Soroban AdManager stores it (its `ad` view); `exists` is false for an id never created. Same shape as EVM's. */
-export async function stellarAdState(server: rpc.Server, adManager: string, adId: string): Promise<{ exists: boolean; available: bigint; locked: bigint; closed: boolean }> {
+export async function stellarAdState(server: rpc.Server, adManager: string, adId: string): Promise<{
+  exists: boolean;
+  available: bigint;
+  locked: bigint;
+  closed: boolean;
+}> {
   const { value } = await stellarView(server, adManager, 'ad', [bytes32(uuidToBytes32(adId))]);
   if (value === null || value === undefined) return { exists: false, available: 0n, locked: 0n, closed: false };
   const ad = value as { available: bigint; locked: bigint; closed: boolean };

@@ -38,7 +38,10 @@ export async function init(options: InitOptions): Promise<Transcript> {
   const info = await snarkjs.r1cs.info(options.r1cs);
   const power = Math.ceil(Math.log2(info.nConstraints + info.nPubInputs + info.nOutputs + 1));
   const ok = await snarkjs.zKey.newZKey(options.r1cs, options.ptau, options.out);
-  if (ok === false || ok === -1) throw new CeremonyError(`snarkjs could not start phase 2 from ${options.ptau} (is it prepared for phase 2 and of power ${power} or more?)`);
+  if (ok === false || ok === -1) {
+    throw new CeremonyError(`snarkjs could not start phase 2 from ${options.ptau} (is it prepared for phase 2 and ` +
+      `of power ${power} or more?)`);
+  }
   const transcript: Transcript = {
     circuit: `${CIRCUIT_NAME}.circom`,
     r1csSha256: await sha256File(options.r1cs),
@@ -73,7 +76,11 @@ async function verifiedPrevious(options: StepOptions): Promise<Transcript> {
   return transcript;
 }
 
-async function append(options: StepOptions, transcript: Transcript, entry: Omit<TranscriptEntry, 'previousSha256' | 'newSha256' | 'at'>): Promise<TranscriptEntry> {
+async function append(
+  options: StepOptions,
+  transcript: Transcript,
+  entry: Omit<TranscriptEntry, 'previousSha256' | 'newSha256' | 'at'>,
+): Promise<TranscriptEntry> {
   const full: TranscriptEntry = { ...entry, previousSha256: transcript.entries.at(-1)!.newSha256, newSha256: await sha256File(options.out), at: now() };
   transcript.entries.push(full);
   await writeTranscript(options.transcript, transcript);
@@ -108,7 +115,16 @@ export async function beacon(options: StepOptions & { beaconHash: string; iterat
   const transcript = await verifiedPrevious(options);
   const hash = await snarkjs.zKey.beacon(options.in, options.out, options.name, beaconHash, options.iterationsExp);
   if (!(hash instanceof Uint8Array)) throw new CeremonyError(`snarkjs refused the beacon on ${options.in}`);
-  return append(options, transcript, { step: 'beacon', name: options.name, contributionHash: hex(hash), beacon: { hash: beaconHash, iterationsExp: options.iterationsExp } });
+  return append(
+    options,
+    transcript,
+    {
+      step: 'beacon',
+      name: options.name,
+      contributionHash: hex(hash),
+      beacon: { hash: beaconHash, iterationsExp: options.iterationsExp },
+    },
+  );
 }
 
 export interface Phase1Options {

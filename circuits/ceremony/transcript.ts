@@ -84,12 +84,18 @@ export function checkChain(transcript: Transcript, finalSha256: string): void {
     const where = `transcript entry ${i} (${entry.step} by ${JSON.stringify(entry.name)})`;
     if (i > 0 && entry.step === 'init') throw new CeremonyError(`${where}: init may only come first`);
     if (i > 0 && entries[i - 1]!.step === 'beacon') throw new CeremonyError(`${where}: nothing may follow the beacon`);
-    if (!HEX64.test(entry.previousSha256) || !HEX64.test(entry.newSha256)) throw new CeremonyError(`${where}: previousSha256 and newSha256 must be 64 hex digits`);
+    if (!HEX64.test(entry.previousSha256) || !HEX64.test(entry.newSha256)) {
+      throw new CeremonyError(`${where}: previousSha256 and newSha256 must be 64 hex digits`);
+    }
     if (entry.previousSha256 !== expected) {
       throw new CeremonyError(`${where}: previousSha256 ${entry.previousSha256} does not chain: the step before wrote ${expected}`);
     }
-    if (entry.step !== 'init' && !/^[0-9a-f]{128}$/.test(entry.contributionHash ?? '')) throw new CeremonyError(`${where}: contributionHash must be 128 hex digits`);
-    if (entry.step === 'beacon' && (!entry.beacon || !/^[0-9a-f]+$/.test(entry.beacon.hash))) throw new CeremonyError(`${where}: a beacon entry records the beacon's hex value`);
+    if (entry.step !== 'init' && !/^[0-9a-f]{128}$/.test(entry.contributionHash ?? '')) {
+      throw new CeremonyError(`${where}: contributionHash must be 128 hex digits`);
+    }
+    if (entry.step === 'beacon' && (!entry.beacon || !/^[0-9a-f]+$/.test(entry.beacon.hash))) {
+      throw new CeremonyError(`${where}: a beacon entry records the beacon's hex value`);
+    }
     expected = entry.newSha256;
   });
   if (expected !== finalSha256) throw new CeremonyError(`transcript: the last entry wrote ${expected}, but the zkey given has sha256 ${finalSha256}`);

@@ -81,7 +81,10 @@ export async function verifyCeremony(options: VerifyOptions): Promise<RecordedCo
   const { transcript } = options;
   const [r1csSha, ptauSha, zkeySha] = await Promise.all([sha256File(options.r1cs), sha256File(options.ptau), sha256File(options.zkey)]);
   if (r1csSha !== transcript.r1csSha256) throw new CeremonyError(`r1cs ${options.r1cs} has sha256 ${r1csSha}; the transcript is for ${transcript.r1csSha256}`);
-  if (ptauSha !== transcript.phase1.sha256) throw new CeremonyError(`phase-1 file ${options.ptau} has sha256 ${ptauSha}; the transcript pins ${transcript.phase1.sha256}`);
+  if (ptauSha !== transcript.phase1.sha256) {
+    throw new CeremonyError(`phase-1 file ${options.ptau} has sha256 ${ptauSha}; the transcript ` +
+      `pins ${transcript.phase1.sha256}`);
+  }
   checkChain(transcript, zkeySha);
   const expected = contributionsOf(transcript);
   if (options.requireBeacon && expected.at(-1)?.step !== 'beacon') throw new CeremonyError('the ceremony is not closed: its last step is not the beacon');
@@ -95,7 +98,9 @@ export async function verifyCeremony(options: VerifyOptions): Promise<RecordedCo
   recorded.forEach((record, i) => {
     const entry = expected[i]!;
     if (record.name !== entry.name || record.hash !== entry.contributionHash) {
-      throw new CeremonyError(`contribution ${i + 1}: the zkey records ${JSON.stringify(record.name)} ${record.hash}, the transcript ${JSON.stringify(entry.name)} ${entry.contributionHash}`);
+      throw new CeremonyError(`contribution ${i + 1}: the zkey ` +
+        `records ${JSON.stringify(record.name)} ${record.hash}, the ` +
+        `transcript ${JSON.stringify(entry.name)} ${entry.contributionHash}`);
     }
     if ((entry.step === 'beacon') !== Boolean(record.beacon)
       || (record.beacon && (record.beacon.hash !== entry.beacon?.hash || record.beacon.iterationsExp !== entry.beacon?.iterationsExp))) {

@@ -68,7 +68,8 @@ export function renderParams(verificationKeyPath: string = artifacts.verificatio
     bytes('VK_BETA_G2', 'Verification key beta (G2).', g2(vk.vk_beta_2)),
     bytes('VK_GAMMA_G2', 'Verification key gamma (G2).', g2(vk.vk_gamma_2)),
     bytes('VK_DELTA_G2', 'Verification key delta (G2).', g2(vk.vk_delta_2)),
-    `/// Verification key IC points (G1), one more than the ${vk.nPublic} public signals.\npub const VK_IC: [[u8; 64]; ${vk.IC.length}] = [\n${vk.IC.map((p) => `    ${rustBytes(g1(p))},`).join('\n')}\n];\n`,
+    `/// Verification key IC points (G1), one more than the ${vk.nPublic} public signals.\npub const VK_IC: [[u8; ` +
+      `64]; ${vk.IC.length}] = [\n${vk.IC.map((p) => `    ${rustBytes(g1(p))},`).join('\n')}\n];\n`,
   ];
   return parts.join('\n');
 }

@@ -60,9 +60,21 @@ const { minUnlockWindowSeconds: WINDOW, minRefundMarginSeconds: MARGIN, maxOrder
 const EDGE_TIMES = { lockExpiry: String(LEDGER_TIMESTAMP + WINDOW), refundTime: String(LEDGER_TIMESTAMP + WINDOW + MARGIN) };
 /** Times one second past each limit (contract error InvalidTimes). */
 const TIMES_REFUSED: Array<{ why: string; changes: Partial<OrderParams> }> = [
-  { why: 'InvalidTimes: lockExpiry leaves less than the unlock window', changes: { lockExpiry: String(LEDGER_TIMESTAMP + WINDOW - 1), refundTime: String(LEDGER_TIMESTAMP + WINDOW - 1 + MARGIN) } },
+  {
+    why: 'InvalidTimes: lockExpiry leaves less than the unlock window',
+    changes: {
+      lockExpiry: String(LEDGER_TIMESTAMP + WINDOW - 1),
+      refundTime: String(LEDGER_TIMESTAMP + WINDOW - 1 + MARGIN),
+    },
+  },
   { why: 'InvalidTimes: refundTime less than the margin after lockExpiry', changes: { refundTime: String(Number(TIMES.lockExpiry) + MARGIN - 1) } },
-  { why: 'InvalidTimes: refundTime beyond the order lifetime', changes: { lockExpiry: String(LEDGER_TIMESTAMP + LIFETIME - MARGIN), refundTime: String(LEDGER_TIMESTAMP + LIFETIME + 1) } },
+  {
+    why: 'InvalidTimes: refundTime beyond the order lifetime',
+    changes: {
+      lockExpiry: String(LEDGER_TIMESTAMP + LIFETIME - MARGIN),
+      refundTime: String(LEDGER_TIMESTAMP + LIFETIME + 1),
+    },
+  },
 ];
 const refusals = (times: typeof TIMES_REFUSED, ...more: Array<{ why: string } & Partial<OrderParams>>) => [
   ...more.map(({ why, ...changes }) => ({ why, changes })),
@@ -147,7 +159,9 @@ export async function buildVectors(knex: Knex, prove: Prove) {
   // The EVM TUSD has 6 decimals, the Stellar TUSD 7: the ad side moves ten times the deposit's base units.
   const tradeOrder = (salt: string, adAmount: string, changes: Partial<OrderParams> = {}) =>
     orderVector({
-      orderChainToken: EVM.token, adChainToken: token, ...depositOf(String(BigInt(adAmount) / 10n)), adAmount, bridger: evmBridger!.address, orderRecipient: evmMaker!.address,
+      orderChainToken: EVM.token, adChainToken: token, ...depositOf(
+        String(BigInt(adAmount) / 10n),
+      ), adAmount, bridger: evmBridger!.address, orderRecipient: evmMaker!.address,
       adId, adCreator: maker.publicKey(), adRecipient: bridger.publicKey(), salt, orderChainId: '31337',
       orderPortal: EVM.orderPortal, adChainId: STELLAR_CHAIN_ID, adManager: AD_MANAGER, ...TIMES, ...changes,
     });
@@ -158,7 +172,11 @@ export async function buildVectors(knex: Knex, prove: Prove) {
   // makes exactly these on devnet A, so the portal there reaches the same root).
   const evmKey: TreeKey = { chainId: '31337', portalAddress: EVM.orderPortal };
   const orderChainDeposits = [];
-  for (const [index, deposit] of [tradeOrder(fieldOf('evm deposit salt 0').toString(), '10'), tradeOrder(fieldOf('evm deposit salt 1').toString(), '20'), order].entries()) {
+  for (const [index, deposit] of [
+    tradeOrder(fieldOf('evm deposit salt 0').toString(), '10'),
+    tradeOrder(fieldOf('evm deposit salt 1').toString(), '20'),
+    order,
+  ].entries()) {
     const commitment = index === 2 ? secretCommitment(adSecret) : secretCommitment(fieldOf(`evm deposit secret ${index}`));
     const leaf = leafOf(deposit.hash, commitment);
     const state = await store.insertLeaf(evmKey, index, leaf);
@@ -177,7 +195,19 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     nullifierHash: adNullifier.toString(),
     targetRoot: evmRoot.toString(),
     proof: await proofOf(evmKey, 2, adSecret, order.hash),
-    createAd: await sign(AD_MANAGER, 'createAd', { adId, adCreator: maker.publicKey(), adToken: token, initialAmount: '1000000', orderChainId: '31337', adRecipient: evmMaker!.address }, 'createAd'),
+    createAd: await sign(
+      AD_MANAGER,
+      'createAd',
+      {
+        adId,
+        adCreator: maker.publicKey(),
+        adToken: token,
+        initialAmount: '1000000',
+        orderChainId: '31337',
+        adRecipient: evmMaker!.address,
+      },
+      'createAd',
+    ),
     fundAd: await sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd'),
     fundAdWrongSigner: await sign(AD_MANAGER, 'fundAd', { adId, amount: '500000' }, 'fundAd by impostor', signersOf(impostor)),
     withdrawFromAd: await sign(AD_MANAGER, 'withdrawFromAd', { adId, amount: '200000', to: maker.publicKey() }, 'withdrawFromAd'),
@@ -190,7 +220,10 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     /** The unlock valid past the order's lockExpiry, so the contract's time rule decides at the boundary. */
     unlockLate: await sign(AD_MANAGER, 'unlock', adUnlockFields, 'unlock late', signers, LATE_TTL),
     /** Orders the AdManager must refuse to lock, each with a signed lock request. */
-    lockRefused: await Promise.all(refusals(TIMES_REFUSED, { orderRecipient: evmBridger!.address, why: 'OrderMismatch: pays another recipient than the ad records' })
+    lockRefused: await Promise.all(refusals(
+      TIMES_REFUSED,
+      { orderRecipient: evmBridger!.address, why: 'OrderMismatch: pays another recipient than the ad records' },
+    )
       .map(async ({ why, changes }, i) => {
         const refused = tradeOrder(fieldOf(`refused lock salt ${i}`).toString(), '1000', changes);
         return { why, order: refused, lockForOrder: await sign(AD_MANAGER, 'lockForOrder', { orderHash: refused.hash }, `lock refused ${i}`) };
@@ -208,7 +241,11 @@ export async function buildVectors(knex: Knex, prove: Prove) {
   const deposits = [];
   const depositOrder = (i: number, salt: string, changes: Partial<OrderParams> = {}) =>
     orderVector({
-      orderChainToken: token, adChainToken: EVM.token, ...depositOf(String(100_000 * (i + 1))), adAmount: String(10_000 * (i + 1)), bridger: bridger.publicKey(),
+      orderChainToken: token,
+      adChainToken: EVM.token,
+      ...depositOf(String(100_000 * (i + 1))),
+      adAmount: String(10_000 * (i + 1)),
+      bridger: bridger.publicKey(),
       orderRecipient: maker.publicKey(), adId: uuidOf(`evm ad ${i}`), adCreator: evmMaker!.address, adRecipient: evmBridger!.address,
       salt, orderChainId: STELLAR_CHAIN_ID, orderPortal: ORDER_PORTAL, adChainId: '31338', adManager: EVM.adManager, ...TIMES, ...changes,
     });
@@ -248,13 +285,32 @@ export async function buildVectors(knex: Knex, prove: Prove) {
     createRefused: await Promise.all(refusals(TIMES_REFUSED).map(async ({ why, changes }, i) => {
       const refused = depositOrder(0, fieldOf(`refused deposit salt ${i}`).toString(), changes);
       const commitment = secretCommitment(fieldOf(`refused deposit secret ${i}`));
-      return { why, order: refused, secretCommitment: commitment.toString(), createOrder: await sign(ORDER_PORTAL, 'createOrder', { orderHash: refused.hash, secretCommitment: commitment }, `create refused ${i}`) };
+      return {
+        why,
+        order: refused,
+        secretCommitment: commitment.toString(),
+        createOrder: await sign(
+          ORDER_PORTAL,
+          'createOrder',
+          { orderHash: refused.hash, secretCommitment: commitment },
+          `create refused ${i}`,
+        ),
+      };
     })),
     /** A deposit at every limit exactly: accepted. */
     edge: await (async () => {
       const edge = depositOrder(0, fieldOf('edge deposit salt').toString(), EDGE_TIMES);
       const commitment = secretCommitment(fieldOf('edge deposit secret'));
-      return { order: edge, secretCommitment: commitment.toString(), createOrder: await sign(ORDER_PORTAL, 'createOrder', { orderHash: edge.hash, secretCommitment: commitment }, 'create edge') };
+      return {
+        order: edge,
+        secretCommitment: commitment.toString(),
+        createOrder: await sign(
+          ORDER_PORTAL,
+          'createOrder',
+          { orderHash: edge.hash, secretCommitment: commitment },
+          'create edge',
+        ),
+      };
     })(),
   };
 

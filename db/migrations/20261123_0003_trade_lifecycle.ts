@@ -26,6 +26,17 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('DROP INDEX trades_open_idx');
   await knex.schema.alterTable('trades', (t) => {
-    for (const column of ['order_params', 'order_hash', 'secret', 'secret_commitment', 'reservation_expires_at', 'lock_deadline', 'proof_state', 'leaf_index', 'leaf', 'proof']) t.dropColumn(column);
+    for (const column of [
+      'order_params',
+      'order_hash',
+      'secret',
+      'secret_commitment',
+      'reservation_expires_at',
+      'lock_deadline',
+      'proof_state',
+      'leaf_index',
+      'leaf',
+      'proof',
+    ]) t.dropColumn(column);
   });
 }

@@ -35,7 +35,8 @@ export interface QuoteQuery {
 // as an anti join reading every close request ever made.
 const LIVE_CLOSE = (cutoff: string) => `(select exists (select 1 from ad_requests r where r.ad_id = ads.id and r.action = 'closeAd'
   and (r.status = 'EXECUTED' or (r.status = 'PENDING' and r.deadline > ${cutoff}))))`;
-const OPEN_RESERVATIONS = (now: string) => `(select count(*) from trades t where t.ad_id = ads.id and t.status = 'PENDING' and t.reservation_expires_at > ${now})`;
+const OPEN_RESERVATIONS = (now: string) => `(select count(*) from trades t where t.ad_id = ads.id and t.status = ` +
+  `'PENDING' and t.reservation_expires_at > ${now})`;
 
 // Each placeholder appears once, in order (db/repositories/list-plans.test.ts EXPLAINs the text as sent).
 const quoteStatement = statement(`select ads.id as "adId", ads.min_amount::text as "minAmount", ads.max_amount::text as "maxAmount",

@@ -45,7 +45,12 @@ function changedColumns(row: Record<string, unknown>, wanted: Record<string, unk
 }
 
 /** Inserts the row found by `key`, or updates the columns of `wanted` that differ; reports which. */
-async function upsert(trx: Knex.Transaction, table: 'chains' | 'tokens' | 'routes', key: Record<string, unknown>, wanted: Record<string, unknown>): Promise<UpsertResult> {
+async function upsert(
+  trx: Knex.Transaction,
+  table: 'chains' | 'tokens' | 'routes',
+  key: Record<string, unknown>,
+  wanted: Record<string, unknown>,
+): Promise<UpsertResult> {
   const existing = await trx(table).where(key).first();
   if (!existing) {
     const [row] = await trx(table).insert({ ...key, ...wanted }).returning('id');

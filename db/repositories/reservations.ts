@@ -29,7 +29,10 @@ export async function openReservations(
     .andWhere((q) => q.where({ bridger_address: query.bridgerAddress }).orWhere({ ad_id: query.adId }))
     .select(
       knex.raw('count(*) filter (where bridger_address = ?)::int as "walletCount"', [query.bridgerAddress]),
-      knex.raw('coalesce(sum(amount) filter (where bridger_address = ? and order_token_id = ?), 0)::text as "walletAmountOfToken"', [query.bridgerAddress, query.orderTokenId]),
+      knex.raw(
+        'coalesce(sum(amount) filter (where bridger_address = ? and order_token_id = ?), 0)::text as "walletAmountOfToken"',
+        [query.bridgerAddress, query.orderTokenId],
+      ),
       knex.raw('count(*) filter (where ad_id = ?)::int as "adCount"', [query.adId]),
     )
     .first();

@@ -107,7 +107,8 @@ function listConditions(param: (value: unknown) => string, filter: TradeFilter):
   // EVM hashes are stored 0x-prefixed, Stellar ones bare (chains/tx-hash.ts): both spellings. The
   // ids are read first (one InitPlan over chain_events_trade_tx_idx), then the trades by primary key.
   if (filter.txHash !== undefined) {
-    conditions.push(`trades.id = ANY (ARRAY(SELECT ce.subject_id FROM chain_events ce WHERE ce.subject_kind = 'trade' AND ce.tx_hash IN (${param(`0x${filter.txHash}`)}, ${param(filter.txHash)})))`);
+    conditions.push(`trades.id = ANY (ARRAY(SELECT ce.subject_id FROM chain_events ce WHERE ce.subject_kind = ` +
+      `'trade' AND ce.tx_hash IN (${param(`0x${filter.txHash}`)}, ${param(filter.txHash)})))`);
   }
   return conditions;
 }

@@ -72,7 +72,10 @@ export async function findWebhookEndpoint(knex: Knex, id: string): Promise<Webho
 }
 
 export async function listWebhookEndpoints(knex: Knex, userId: string): Promise<WebhookEndpointRecord[]> {
-  const rows: WebhookEndpointRecord[] = await knex('webhook_endpoints').select(ENDPOINT).where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+  const rows: WebhookEndpointRecord[] = await knex('webhook_endpoints').select(ENDPOINT).where({ user_id: userId }).orderBy([
+    { column: 'created_at', order: 'desc' },
+    { column: 'id', order: 'desc' },
+  ]);
   return rows.map((row) => toEndpoint(row)!);
 }
 

@@ -46,7 +46,10 @@ export const apiDashboard: Dashboard = {
           description: 'Share of each route\'s responses that are server errors (alert HttpServerErrors watches the total).',
           unit: 'percentunit',
           queries: [{
-            expr: `(sum by (route) (rate(${scoped('http_request_duration_seconds_count', 'status=~"5.."')}[5m])) or sum by (route) (rate(${scoped('http_request_duration_seconds_count')}[5m])) * 0)`
+            expr: `(sum by (route) (rate(${scoped(
+              'http_request_duration_seconds_count',
+              'status=~"5.."',
+            )}[5m])) or sum by (route) (rate(${scoped('http_request_duration_seconds_count')}[5m])) * 0)`
               + ` / sum by (route) (rate(${scoped('http_request_duration_seconds_count')}[5m]))`,
             legend: '{{route}}',
           }],
@@ -69,7 +72,10 @@ export const apiDashboard: Dashboard = {
           title: 'Latency p95 by route',
           description: 'Server-side duration, 95th percentile, per route template.',
           unit: 's',
-          queries: [{ expr: `histogram_quantile(0.95, sum by (le, route) (rate(${scoped('http_request_duration_seconds_bucket')}[5m])))`, legend: '{{route}}' }],
+          queries: [{
+            expr: `histogram_quantile(0.95, sum by (le, route) (rate(${scoped('http_request_duration_seconds_bucket')}[5m])))`,
+            legend: '{{route}}',
+          }],
         },
         {
           title: 'Latency, all routes',
@@ -84,7 +90,9 @@ export const apiDashboard: Dashboard = {
       panels: [
         {
           title: 'API availability SLO: 5xx ratio against the budget',
-          description: 'Error ratio of the API availability SLO (99.9 % not 5xx over 30 days) over 1 h and 6 h (recording rules); the budget is 0.001, the fast burn-rate alert pages at 14.4x over 1 h (alerts ApiAvailabilityBudgetBurnFast/Slow).',
+          description: 'Error ratio of the API availability SLO (99.9 % not 5xx over 30 days) over 1 h and 6 h ' +
+            '(recording rules); the budget is 0.001, the fast burn-rate alert pages at 14.4x over 1 h (alerts ' +
+            'ApiAvailabilityBudgetBurnFast/Slow).',
           unit: 'percentunit',
           queries: [
             { expr: 'max by (namespace) (relayer:slo_api_availability:error_ratio_rate1h{namespace=~"$namespace"})', legend: '1 h {{namespace}}' },
@@ -93,7 +101,8 @@ export const apiDashboard: Dashboard = {
         },
         {
           title: 'Database reachable, per process',
-          description: "1 when the process's probe of PostgreSQL answered (every METRICS_SAMPLE_SECONDS), 0 when not (alert DatabaseUnreachable). /metrics answers either way.",
+          description: "1 when the process's probe of PostgreSQL answered (every METRICS_SAMPLE_SECONDS), 0 when " +
+            "not (alert DatabaseUnreachable). /metrics answers either way.",
           unit: 'short',
           queries: [{ expr: `min by (job, instance) (${scoped('relayer_db_up')})`, legend: '{{job}} {{instance}}' }],
         },
@@ -105,14 +114,17 @@ export const apiDashboard: Dashboard = {
 export const tradesDashboard: Dashboard = {
   uid: 'relayer-trades-proofs',
   title: 'Relayer / Trades and proofs',
-  description: 'Trades by status and their flow, deposit-to-proof time, outcomes and SLOs, faults (lifecycle starts, the start outbox, stuck trades, timers armed again), proof latency and throughput, the proofs backlog in Temporal, prover pool and workers per pod, Temporal schedule-to-start on the proofs queue.',
+  description: 'Trades by status and their flow, deposit-to-proof time, outcomes and SLOs, faults (lifecycle ' +
+    'starts, the start outbox, stuck trades, timers armed again), proof latency and throughput, the proofs backlog ' +
+    'in Temporal, prover pool and workers per pod, Temporal schedule-to-start on the proofs queue.',
   rows: [
     {
       title: 'Trades',
       panels: [
         {
           title: 'Trades by status',
-          description: 'Trades in each status, read from the database every METRICS_SAMPLE_SECONDS by the process leading the trade gauges (never at scrape time).',
+          description: 'Trades in each status, read from the database every METRICS_SAMPLE_SECONDS by the process ' +
+            'leading the trade gauges (never at scrape time).',
           unit: 'short',
           queries: [{ expr: `max by (status) (${scoped('relayer_trades')})`, legend: '{{status}}' }],
         },
@@ -130,13 +142,15 @@ export const tradesDashboard: Dashboard = {
         },
         {
           title: 'Oldest deposit awaiting its proof',
-          description: 'Seconds since the deposit of the longest-waiting deposited trade whose proof is not ready (alert TradeStuckDeposited over 10 min, for 5 min).',
+          description: 'Seconds since the deposit of the longest-waiting deposited trade whose proof is not ready ' +
+            '(alert TradeStuckDeposited over 10 min, for 5 min).',
           unit: 's',
           queries: [{ expr: `max(${scoped('relayer_trades_awaiting_proof_oldest_seconds')})`, legend: 'oldest' }],
         },
         {
           title: 'Trade gauges age',
-          description: 'Seconds since the trade gauges were last read from PostgreSQL by their leading process (grows in an outage; alert TradeGaugesStale over 2 min).',
+          description: 'Seconds since the trade gauges were last read from PostgreSQL by their leading process ' +
+            '(grows in an outage; alert TradeGaugesStale over 2 min).',
           unit: 's',
           queries: [{ expr: `min(${scoped('relayer_trade_gauges_age_seconds')})`, legend: 'age' }],
         },
@@ -154,7 +168,8 @@ export const tradesDashboard: Dashboard = {
         },
         {
           title: 'Proof latency and settlement SLOs: error ratios',
-          description: 'Over 1 h: proofs later than 60 s (budget 1 %) and deposited trades not settled (budget 1 %), recording rules by namespace (alerts ProofLatencyBudgetBurn*, SettlementBudgetBurn*).',
+          description: 'Over 1 h: proofs later than 60 s (budget 1 %) and deposited trades not settled (budget 1 ' +
+            '%), recording rules by namespace (alerts ProofLatencyBudgetBurn*, SettlementBudgetBurn*).',
           unit: 'percentunit',
           queries: [
             { expr: 'max by (namespace) (relayer:slo_proof_latency:error_ratio_rate1h{namespace=~"$namespace"})', legend: 'proofs over 60 s {{namespace}}' },
@@ -168,13 +183,15 @@ export const tradesDashboard: Dashboard = {
       panels: [
         {
           title: 'Trade starts by who and outcome',
-          description: 'Lifecycle starts per minute: by the creating request, by a confirm that found none, by the reconciler; failed ones (alert TradeStartsFailing on the reconciler\'s).',
+          description: 'Lifecycle starts per minute: by the creating request, by a confirm that found none, by the ' +
+            'reconciler; failed ones (alert TradeStartsFailing on the reconciler\'s).',
           unit: 'short',
           queries: [{ expr: `sum by (by, outcome) (rate(${scoped('relayer_trade_starts_total')}[5m])) * 60`, legend: '{{by}} {{outcome}}' }],
         },
         {
           title: 'Start outbox: pending and lag',
-          description: 'Reservations whose lifecycle has not started (rows in trade_starts) and how long the oldest has waited (alert TradeStartOutboxLagging at 2 min).',
+          description: 'Reservations whose lifecycle has not started (rows in trade_starts) and how long the oldest ' +
+            'has waited (alert TradeStartOutboxLagging at 2 min).',
           unit: 'short',
           queries: [
             { expr: `max(${scoped('relayer_trade_start_outbox_pending')})`, legend: 'pending' },
@@ -183,13 +200,15 @@ export const tradesDashboard: Dashboard = {
         },
         {
           title: 'Stuck trades',
-          description: 'Open trades 2 min past the timer that should have moved them: PENDING past the reservation expiry, DEPOSITED past the lock deadline (alert TradesStuck).',
+          description: 'Open trades 2 min past the timer that should have moved them: PENDING past the reservation ' +
+            'expiry, DEPOSITED past the lock deadline (alert TradesStuck).',
           unit: 'short',
           queries: [{ expr: `max by (status) (${scoped('relayer_trades_stuck')})`, legend: '{{status}}' }],
         },
         {
           title: 'Timers armed again (embedded runner)',
-          description: "Open trades' timer jobs the embedded runner armed again per hour after pg-boss gave them up (their retries spent in an outage of about 17 min or more) or cancelled them (alert TradeTimersRearmed).",
+          description: "Open trades' timer jobs the embedded runner armed again per hour after pg-boss gave them up " +
+            "(their retries spent in an outage of about 17 min or more) or cancelled them (alert TradeTimersRearmed).",
           unit: 'short',
           queries: [{ expr: `sum by (timer) (increase(${scoped('relayer_trade_timers_rearmed_total')}[1h]))`, legend: '{{timer}}' }],
         },
@@ -232,7 +251,8 @@ export const tradesDashboard: Dashboard = {
       panels: [
         {
           title: 'Proof backlog (Temporal)',
-          description: "Proofs on Temporal's task queue proofs that no prover has taken, and how long the oldest has waited (read from Temporal by the workers; what KEDA scales provers on; alert ProofBacklogGrowing).",
+          description: "Proofs on Temporal's task queue proofs that no prover has taken, and how long the oldest " +
+            "has waited (read from Temporal by the workers; what KEDA scales provers on; alert ProofBacklogGrowing).",
           unit: 'short',
           queries: [
             { expr: `max(${scoped('relayer_proof_backlog_tasks', 'task_queue="proofs"')})`, legend: 'waiting' },
@@ -241,7 +261,8 @@ export const tradesDashboard: Dashboard = {
         },
         {
           title: 'Pool queue depth per prover pod',
-          description: "Proofs waiting for a free thread inside each process's pool: near 0 on Temporal (a prover takes no more than its threads), the backlog is Temporal's (panel above).",
+          description: "Proofs waiting for a free thread inside each process's pool: near 0 on Temporal (a prover " +
+            "takes no more than its threads), the backlog is Temporal's (panel above).",
           unit: 'short',
           queries: [{ expr: `sum by (instance) (${scoped('relayer_prover_queue_depth')})`, legend: '{{instance}}' }],
         },
@@ -258,7 +279,8 @@ export const tradesDashboard: Dashboard = {
       panels: [
         {
           title: 'Schedule-to-start on task queue proofs',
-          description: 'How long generateProof activities wait before a prover starts them (Temporal SDK metric, recorded in ms; alert ProofScheduleToStartSlow at p95 > 1 s).',
+          description: 'How long generateProof activities wait before a prover starts them (Temporal SDK metric, ' +
+            'recorded in ms; alert ProofScheduleToStartSlow at p95 > 1 s).',
           unit: 's',
           queries: quantiles('temporal_activity_schedule_to_start_latency', '', (q) => q, 'task_queue="proofs"', ' / 1000'),
         },

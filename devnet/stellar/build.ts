@@ -43,7 +43,10 @@ function run(command: string, args: readonly string[], quiet: boolean): void {
  */
 export function ensureRustToolchain({ quiet = false }: { quiet?: boolean } = {}): void {
   const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8' });
-  if (installed.error) throw new Error(`rustup could not start: ${installed.error.message}; the repository's Rust toolchain (rust-toolchain.toml) comes from rustup`);
+  if (installed.error) {
+    throw new Error(`rustup could not start: ${installed.error.message}; the repository's Rust toolchain ` +
+      `(rust-toolchain.toml) comes from rustup`);
+  }
   if (installed.status === 0 && installed.stdout.split('\n').some((line) => line.trim() === WASM_TARGET)) return;
   run('rustup', ['toolchain', 'install', '--no-self-update'], quiet);
 }

@@ -94,7 +94,11 @@ export async function sendAndWait(server: rpc.Server, tx: Transaction): Promise<
     if (got.status === rpc.Api.GetTransactionStatus.FAILED) {
       const results = got.resultXdr.result().results?.() ?? [];
       const detail = results.map((r) => r.tr?.().value()?.switch?.().name ?? r.switch().name).join(', ');
-      throw new StellarSubmitError(`transaction ${sent.hash} failed: ${got.resultXdr.result().switch().name} ${detail}`, sent.hash, got.resultXdr.toXDR('base64'));
+      throw new StellarSubmitError(
+        `transaction ${sent.hash} failed: ${got.resultXdr.result().switch().name} ${detail}`,
+        sent.hash,
+        got.resultXdr.toXDR('base64'),
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -114,7 +118,14 @@ export async function fund(server: rpc.Server, account: string): Promise<void> {
  * A read-only contract call, simulated (what an explorer or wallet does for a view), from
  * `source` (an existing account); resolves with its result as a native value (`scValToNative`).
  */
-export async function readContract(server: rpc.Server, networkPassphrase: string, source: string, contract: string, fn: string, args: xdr.ScVal[] = []): Promise<any> {
+export async function readContract(
+  server: rpc.Server,
+  networkPassphrase: string,
+  source: string,
+  contract: string,
+  fn: string,
+  args: xdr.ScVal[] = [],
+): Promise<any> {
   const tx = new TransactionBuilder(await server.getAccount(source), { fee: BASE_FEE, networkPassphrase })
     .addOperation(Operation.invokeContractFunction({ contract, function: fn, args }))
     .setTimeout(30)

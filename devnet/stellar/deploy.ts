@@ -95,7 +95,15 @@ async function trustedBy(server: rpc.Server, contractId: string, wasmFile: strin
  * already there that trusts another relayer or chain id is left alone and this relayer's goes to
  * a salt tagged with its key and chain id: never a contract trusting someone else.
  */
-async function deployForRelayer(server: rpc.Server, passphrase: string, name: string, wasmFile: string, relayer: Buffer, chainId: bigint, args: xdr.ScVal[]): Promise<string> {
+async function deployForRelayer(
+  server: rpc.Server,
+  passphrase: string,
+  name: string,
+  wasmFile: string,
+  relayer: Buffer,
+  chainId: bigint,
+  args: xdr.ScVal[],
+): Promise<string> {
   const tag = createHash('sha256').update(relayer).update(chainId.toString()).digest('hex').slice(0, 16);
   for (const saltName of [name, `${name} ${tag}`]) {
     const id = contractIdFor(STELLAR_DEPLOYER.publicKey(), salt(saltName), passphrase);

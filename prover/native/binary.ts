@@ -85,7 +85,11 @@ export function ensureNativeProver(options: EnsureNativeProverOptions): NativePr
   const { choice, logger, binary = NATIVE_PROVER_BINARY } = options;
   const step = nativeProverStep(choice, nativeProverBuilt(binary), options.cargo ?? cargoAvailable);
   if (step === 'no-cargo') {
-    logger.warn({ binary }, 'cargo is not installed, so the native prover cannot be built: proofs use snarkjs, about five times slower. Install Rust (rustup, README "Two commands") and start again to prove natively');
+    logger.warn(
+      { binary },
+      'cargo is not installed, so the native prover cannot be built: proofs use snarkjs, about five times slower. ' +
+        'Install Rust (rustup, README "Two commands") and start again to prove natively',
+    );
     return { step, unavailable: 'cargo is not installed' };
   }
   if (step !== 'build') return { step };

@@ -80,7 +80,11 @@ export class NativeProver {
       else pending.resolve(reply);
     });
     this.#exit = new Promise((resolve) => {
-      child.once('error', (error) => { this.#fail(new NativeProverError(`native prover could not run: ${error.message}`)); ready.reject(this.#exited!); resolve(); });
+      child.once('error', (error) => {
+        this.#fail(new NativeProverError(`native prover could not run: ${error.message}`));
+        ready.reject(this.#exited!);
+        resolve();
+      });
       child.once('close', (code, signal) => {
         this.#fail(new NativeProverError(`native prover exited (${signal ?? `code ${code}`})${this.#stderr ? `: ${this.#stderr.trim()}` : ''}`));
         ready.reject(this.#exited!);

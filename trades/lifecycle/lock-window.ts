@@ -9,7 +9,10 @@ import type { TradeState } from './machine.ts';
  */
 export type LockWindowReading =
   | { readable: false }
-  /** `locked`: the AdManager holds a lock for the order (Locked, or later Unlocked or Released). `chainTime`: the latest block's or ledger's timestamp, unix seconds. */
+  /**
+   * `locked`: the AdManager holds a lock for the order (Locked, or later Unlocked or Released). `chainTime`: the latest
+   * block's or ledger's timestamp, unix seconds.
+   */
   | { readable: true; locked: boolean; chainTime: bigint };
 
 /** What a fired lock window timer does (`lockWindowVerdict`): expire, deliver the chain's lock, or look again in `seconds`. */

@@ -155,7 +155,9 @@ function decide(state: TradeState, event: TradeEvent): Transition {
       // ends and its lock goes back to the ad. After the Bridger's unlock nothing is left to release.
       if (state.status === 'LOCKED' && !state.bridgerClaimed) return go({ ...state, status: 'EXPIRED' }, { type: 'RETURN_LOCK' });
       if (state.status === 'EXPIRED') return refuse('the trade already ended', true);
-      if (state.status === 'LOCKED' || state.status === 'SETTLED') return refuse('the ad-side unlock is confirmed: the lock was paid to the Bridger, not released');
+      if (state.status === 'LOCKED' || state.status === 'SETTLED') {
+        return refuse('the ad-side unlock is confirmed: the lock was paid to the Bridger, not released');
+      }
       return refuse('the lock is not confirmed: there is no lock to release');
   }
 }

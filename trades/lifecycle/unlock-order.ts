@@ -77,10 +77,13 @@ export function unlockDue(state: TradeState, role: Role, asked?: UnlockSide): { 
   if (side === inTurn && UNLOCK_SIDES[side].takers.includes(PARTY_OF[role])) return { side };
   if (side === 'ad') return { missing: 'the ad-chain unlock is already confirmed (bridgerClaimed): the order-chain unlock is in turn, ask for side "order"' };
   const yours = role === 'bridger'
-    ? 'ask for it yourself with {"signature", "side": "ad"} (the AdManager pays your recipient whoever sends it; the Maker may send it too) and confirm it, or retry once it is confirmed'
+    ? 'ask for it yourself with {"signature", "side": "ad"} (the AdManager pays your recipient whoever sends it; ' +
+      'the Maker may send it too) and confirm it, or retry once it is confirmed'
     : 'ask for it with side "ad" (or without a side) and confirm it, or retry once the Bridger has';
   return {
-    missing: `unlock order: the ad-chain unlock (which pays the Bridger) comes first and must be confirmed before the order-chain unlock is issued; ${yours} (unlockDue and unlockableBy on GET /v1/trades/{id} say which unlock is in turn)`,
+    missing: `unlock order: the ad-chain unlock (which pays the Bridger) comes first and must be confirmed before ` +
+      `the order-chain unlock is issued; ${yours} (unlockDue and unlockableBy on GET /v1/trades/{id} say which ` +
+      `unlock is in turn)`,
     awaited: true,
   };
 }

@@ -79,7 +79,11 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // A timer looked at again (`again`: the lock window still open on chain) is a job of its own,
   // named by its time: the fired job holds the timer's id until it completes.
   const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
-    boss.send(QUEUES.timer, withTraceContext({ tradeId, event } satisfies TimerJob), { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) });
+    boss.send(
+      QUEUES.timer,
+      withTraceContext({ tradeId, event } satisfies TimerJob),
+      { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) },
+    );
   const proveWorkers: string[] = [];
   const carryOut = async (tradeId: string, followUps: readonly TradeFollowUp[]) => {
     for (const command of followUps) {

@@ -89,7 +89,10 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
   /** Signals the follow-ups to the trade's workflow, starting it if it never started; a finished workflow needs none. */
   const deliver = async (trade: StartedTrade, followUps: TradeFollowUp[], state?: TradeState) => {
     try {
-      await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.signalWithStart<typeof tradeWorkflow, [{ followUps: TradeFollowUp[]; state?: TradeState }]>('tradeWorkflow', {
+      await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.signalWithStart<typeof tradeWorkflow, [{
+        followUps: TradeFollowUp[];
+        state?: TradeState;
+      }]>('tradeWorkflow', {
         ...startOptions(inputOf(trade)),
         signal: followUpsSignal,
         signalArgs: [{ followUps, ...(state ? { state } : {}) }],
@@ -117,7 +120,10 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
     client,
     async startTrade(trade: StartedTrade) {
       try {
-        await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', startOptions(inputOf(trade))));
+        await connection.withDeadline(
+          Date.now() + (options.startTimeoutMs ?? 5_000),
+          () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', startOptions(inputOf(trade))),
+        );
       } catch (error) {
         if (error instanceof WorkflowExecutionAlreadyStartedError) return;
         throw unreachableAs503(error);

@@ -67,7 +67,16 @@ export function fromApplicationFailure(failure: ApplicationFailure): Error {
     const error = Object.assign(Object.create(known.prototype) as Error, fields);
     Object.defineProperty(error, 'message', { value: failure.message, enumerable: false, writable: true, configurable: true });
     Object.defineProperty(error, 'name', { value: type, enumerable: false, writable: true, configurable: true });
-    Object.defineProperty(error, 'stack', { value: `${type}: ${failure.message}\n    (reported by a Temporal worker)`, enumerable: false, writable: true, configurable: true });
+    Object.defineProperty(
+      error,
+      'stack',
+      {
+        value: `${type}: ${failure.message}\n    (reported by a Temporal worker)`,
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      },
+    );
     return error;
   }
   if (fields.kind) return new RemoteDomainError(type, failure.message, fields);

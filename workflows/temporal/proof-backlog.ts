@@ -46,9 +46,24 @@ export async function startProofBacklogSampler(options: {
   registry: Registry; address: string; tls?: TemporalTls; apiKey?: string; namespace: string; taskQueue: string; intervalMs: number; logger: Logger;
 }): Promise<ProofBacklogSampler> {
   const { registry, namespace, taskQueue, logger } = options;
-  const tasks = new Gauge({ name: 'relayer_proof_backlog_tasks', help: 'Proofs scheduled on the Temporal task queue that no prover has taken yet (Temporal\'s approximate backlog)', labelNames: ['task_queue'] as const, registers: [registry] });
-  const oldest = new Gauge({ name: 'relayer_proof_backlog_oldest_seconds', help: 'How long the oldest proof in the Temporal task queue\'s backlog has waited', labelNames: ['task_queue'] as const, registers: [registry] });
-  const readAt = new Gauge({ name: 'relayer_proof_backlog_read_timestamp_seconds', help: 'Unix time the proofs task queue\'s backlog was last read from Temporal', labelNames: ['task_queue'] as const, registers: [registry] });
+  const tasks = new Gauge({
+    name: 'relayer_proof_backlog_tasks',
+    help: 'Proofs scheduled on the Temporal task queue that no prover has taken yet (Temporal\'s approximate backlog)',
+    labelNames: ['task_queue'] as const,
+    registers: [registry],
+  });
+  const oldest = new Gauge({
+    name: 'relayer_proof_backlog_oldest_seconds',
+    help: 'How long the oldest proof in the Temporal task queue\'s backlog has waited',
+    labelNames: ['task_queue'] as const,
+    registers: [registry],
+  });
+  const readAt = new Gauge({
+    name: 'relayer_proof_backlog_read_timestamp_seconds',
+    help: 'Unix time the proofs task queue\'s backlog was last read from Temporal',
+    labelNames: ['task_queue'] as const,
+    registers: [registry],
+  });
   const connection = await Connection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey });
   const sample = async () => {
     const backlog = await readProofBacklog(connection, namespace, taskQueue);

@@ -35,7 +35,10 @@ export interface RunningWorker {
 }
 
 export interface LifecycleWorkerOptions extends WorkerConnectionOptions {
-  /** applyEvent (timers; and, for executions of the previous version and API pods of the previous release, confirmations with verifyConfirmation). generateProof runs on the proofs queue (prover-worker.ts). */
+  /**
+   * applyEvent (timers; and, for executions of the previous version and API pods of the previous release, confirmations
+   * with verifyConfirmation). generateProof runs on the proofs queue (prover-worker.ts).
+   */
   activities: Pick<TradeActivities, 'verifyConfirmation' | 'applyEvent'>;
   taskQueue?: string;
   /** A bundle from `bundleTradeWorkflows` (tests share one); bundled at start otherwise. */
@@ -76,7 +79,13 @@ export async function runWorker(
   const connection = options.connection ?? (await NativeConnection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey }));
   let worker: Worker;
   try {
-    worker = await Worker.create({ connection, namespace: options.namespace ?? 'default', shutdownGraceTime: '10 s', ...tracingWorkerOptions(), ...workerOptions });
+    worker = await Worker.create({
+      connection,
+      namespace: options.namespace ?? 'default',
+      shutdownGraceTime: '10 s',
+      ...tracingWorkerOptions(),
+      ...workerOptions,
+    });
   } catch (error) {
     if (!options.connection) await connection.close();
     throw error;

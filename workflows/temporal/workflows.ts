@@ -74,7 +74,13 @@ const lifecycle = proxyActivities<TradeActivities>({
 const verifying = proxyActivities<TradeActivities>({
   taskQueue: LIFECYCLE_TASK_QUEUE,
   startToCloseTimeout: '30 s',
-  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '2 s', maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE, 'NotFinalError'] },
+  retry: {
+    initialInterval: '500 ms',
+    backoffCoefficient: 2,
+    maximumInterval: '2 s',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: [...NON_RETRYABLE, 'NotFinalError'],
+  },
 });
 
 /** The lifecycle of one trade: reservation timer, deposit, proof, lock window, lock, both unlocks. */
