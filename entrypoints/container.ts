@@ -238,7 +238,8 @@ export function buildContainer(config: Config, logger: Logger, knex: Knex, optio
     orchestrator: currentOrchestrator,
     starts: tradeStarts,
     orderChainReader,
-    events: activities,
+    // Traced like the orchestrators' calls: a confirm's verification and write are a span of its request.
+    events: tracedActivities(activities),
     onApplied: trades.observe,
     onCarryOutFailed: (tradeId, error) => logger.warn({ tradeId, err: error }, 'follow-ups not handed to the orchestrator now; its sweep carries them out'),
     settings: {

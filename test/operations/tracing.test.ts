@@ -23,8 +23,8 @@ import { call, loginEvm } from '../support/wallets.ts';
  * OpenTelemetry tracing of one trade, read back from an OTLP/HTTP receiver in this test (what a
  * collector would get at OTEL_EXPORTER_OTLP_ENDPOINT): with the embedded orchestrator, the confirm
  * request -> the prove job -> the generateProof activity -> the proof are one chain of parents; on
- * Temporal (API here, worker and prover as their own processes), the confirm request -> its Update
- * -> the workflow's update handler -> the generateProof activity on the prover process -> the proof
+ * Temporal (API here, worker and prover as their own processes), the confirm request -> its follow-ups
+ * signal -> the workflow's signal handler -> the generateProof activity on the prover process -> the proof
  * are one chain across three processes, and the create request is the parent of the workflow's start.
  */
 
@@ -141,9 +141,10 @@ describe('tracing with the embedded orchestrator', () => {
     expect(chainOfSpans.at(-1)!.name, describeChain(chainOfSpans)).toBe('POST /v1/trades/:id/confirm');
     expect(chainOfSpans.at(-1)!.kind).toBe(2); // SPAN_KIND_SERVER
     expect(new Set(chainOfSpans.map((s) => s.traceId)).size).toBe(1);
-    // The deposit's verification and state write ran in that request, in the same trace.
+    // The deposit's state write ran in that request, in the same trace (PROOF_READY is written by
+    // generateProof itself, in the transaction that stores the proof: no applyEvent of its own).
     const applied = received.filter((s) => s.traceId === proof!.traceId && s.name === 'activity applyEvent');
-    expect(applied.length).toBeGreaterThanOrEqual(2); // DEPOSIT_CONFIRMED in the request, PROOF_READY in the job
+    expect(applied.map((s) => ancestry(s).at(-1)!.name)).toEqual(['POST /v1/trades/:id/confirm']);
   }, 300_000);
 });
 
@@ -198,14 +199,15 @@ describe('tracing with the Temporal orchestrator (worker and prover processes)',
     // The workflow's span of the activity ends when the activity's result is back: the worker exports it a moment later.
     const chainOfSpans = await eventually('the whole chain', async () => ancestry(proof!), (c) => c.at(-1)?.kind === 2, 15_000);
     const trace = received.filter((s) => s.traceId === proof!.traceId).map((s) => `${s.service}:${s.name}`).join(', ');
-    // The deposit's confirm request -> its Update -> the workflow's update handler -> the activity
-    // it scheduled on queue `proofs` -> that activity on the prover process -> the proof.
+    // The deposit's confirm request (applied there, in one transaction) -> the follow-ups signal it
+    // sends (signal-with-start) -> the workflow's signal handler -> the activity it scheduled on
+    // queue `proofs` -> that activity on the prover process -> the proof.
     expect(chainOfSpans.map((s) => `${s.service}:${s.name}`), trace).toEqual([
       'relayer-prover:proof',
       'relayer-prover:RunActivity:generateProof',
       'relayer-worker:StartActivity:generateProof',
-      'relayer-worker:HandleUpdate:confirm',
-      'relayer-embedded:StartWorkflowUpdate:confirm',
+      'relayer-worker:HandleSignal:followUps',
+      'relayer-embedded:SignalWithStartWorkflow:tradeWorkflow',
       'relayer-embedded:POST /v1/trades/:id/confirm',
     ]);
     expect(chainOfSpans.at(-1)!.kind).toBe(2); // SPAN_KIND_SERVER
