@@ -117,6 +117,23 @@ describe('the local Stellar network', () => {
     expect((await server.getFeeStats()).sorobanInclusionFee.min).toBe('100');
   });
 
+  it('answers a browser page on another origin as a public Stellar RPC does: the preflight 204, every answer Access-Control-Allow-Origin *', async () => {
+    const preflight = await fetch(node.rpcUrl, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:3000', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('*');
+    const answer = await fetch(node.rpcUrl, {
+      method: 'POST', headers: { 'content-type': 'application/json', Origin: 'http://localhost:3000' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth' }),
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
   it('deploys on a fresh network to the ids devnet/registry.json names for chain 148, with the local RPC', async () => {
     expect(deployment).toMatchObject(freshNetworkContractIds(node.networkPassphrase));
     const committed = JSON.parse(readFileSync(new URL('../registry.json', import.meta.url), 'utf8')) as RegistryFile;

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app/build.ts';
 import { AD_CHAIN, ORDER_CHAIN } from '../support/devnet-client.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
-import { startCorsProxy, type CorsProxy } from '../support/cors-proxy.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { prepareStellarTrades, STELLAR, wxlmBalance, xlmBalance, type StellarTradeWorld } from '../support/stellar-trades.ts';
 import { installEvmWalletDouble, installFreighterDouble, type EvmDouble } from '../support/wallet-doubles.ts';
@@ -28,7 +27,6 @@ let makerWallet: EvmDouble;
 let bridgerWallet: EvmDouble;
 let bridgerFreighter: Awaited<ReturnType<typeof installFreighterDouble>>;
 let routeId: string;
-let rpcProxy: CorsProxy;
 
 beforeAll(async () => {
   await buildApp();
@@ -38,10 +36,9 @@ beforeAll(async () => {
   const routes = (await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${STELLAR}`)).body.data;
   routeId = routes.find((r: any) => r.adToken.address === world.wxlm[AD_CHAIN]).id;
   const network = { name: 'STANDALONE', passphrase: world.passphrase };
-  // The devnet's Soroban node answers no CORS (no preflight, no Access-Control-* header): the page
-  // reaches it through a pass-through that does, published as the chain's publicRpcUrl (the CSP follows).
-  rpcProxy = await startCorsProxy(devnet.stellar!.node.rpcUrl);
-  await service.knex('chains').where({ chain_id: STELLAR }).update({ public_rpc_url: rpcProxy.url });
+  // The page talks to the chain's Soroban RPC at its publicRpcUrl (the CSP follows): the devnet's own
+  // node, which answers CORS as a public Stellar RPC does.
+  await service.knex('chains').where({ chain_id: STELLAR }).update({ public_rpc_url: devnet.stellar!.node.rpcUrl });
   makerBrowser = await launchBrowser();
   bridgerBrowser = await launchBrowser();
 
@@ -58,7 +55,6 @@ afterAll(async () => {
   await makerBrowser?.close();
   await bridgerBrowser?.close();
   world?.chain.close();
-  await rpcProxy?.close();
   await service?.close();
 });
 

@@ -33,6 +33,17 @@ pub fn handle(node: &mut Node, mut request: tiny_http::Request) {
         .unwrap_or_else(|| "127.0.0.1".into());
     let mut body = String::new();
     let read = request.as_reader().take(16 * 1024 * 1024).read_to_string(&mut body);
+    // A browser dApp (the page at /app) calls this RPC from another origin, as it calls a public
+    // Stellar RPC, which answers CORS for any origin: the preflight gets 204, every answer the header.
+    if *request.method() == tiny_http::Method::Options {
+        let preflight = tiny_http::Response::empty(204)
+            .with_header(cors_header("Access-Control-Allow-Origin: *"))
+            .with_header(cors_header("Access-Control-Allow-Methods: POST, GET, OPTIONS"))
+            .with_header(cors_header("Access-Control-Allow-Headers: *"))
+            .with_header(cors_header("Access-Control-Max-Age: 600"));
+        let _ = request.respond(preflight);
+        return;
+    }
     let (status, reply) = if url.starts_with("/friendbot") {
         friendbot(node, &url)
     } else if *request.method() != tiny_http::Method::Post {
@@ -45,8 +56,13 @@ pub fn handle(node: &mut Node, mut request: tiny_http::Request) {
     };
     let response = tiny_http::Response::from_string(reply.to_string())
         .with_status_code(status)
-        .with_header("Content-Type: application/json".parse::<tiny_http::Header>().expect("header"));
+        .with_header("Content-Type: application/json".parse::<tiny_http::Header>().expect("header"))
+        .with_header(cors_header("Access-Control-Allow-Origin: *"));
     let _ = request.respond(response);
+}
+
+fn cors_header(line: &str) -> tiny_http::Header {
+    line.parse::<tiny_http::Header>().expect("a fixed, valid header line")
 }
 
 fn error_reply(id: Value, RpcError(code, message): RpcError) -> Value {
