@@ -141,8 +141,11 @@ describe('the image (deploy/Dockerfile, built with podman)', () => {
   });
 
   it('carries the PKCS#11 signer that RELAYER_SIGNER=pkcs11 starts (target/devnet/relayer-pkcs11-signer), runnable as its user', async () => {
-    const { stdout, stderr } = await podman(['run', '--rm', '--read-only', '--entrypoint', '/app/target/devnet/relayer-pkcs11-signer', IMAGE]);
-    expect(`${stdout}${stderr}`).toMatch(/usage: relayer-pkcs11-signer serve \| generate/);
+    // With no verb it prints its usage and exits non-zero: it ran (present, executable, its libraries there).
+    const run = podman(['run', '--rm', '--read-only', '--entrypoint', '/app/target/devnet/relayer-pkcs11-signer', IMAGE]);
+    const failure = await run.then(() => undefined, (error: { code?: number; stdout?: string; stderr?: string }) => error);
+    expect(failure, 'the signer exits non-zero without a verb').toBeDefined();
+    expect(`${failure!.stdout ?? ''}${failure!.stderr ?? ''}`).toMatch(/usage: relayer-pkcs11-signer serve \| generate/);
   });
 
   it('migrate brings an empty database to the latest schema and exits 0, also when SIGTERM arrives mid-way', async () => {
