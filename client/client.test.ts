@@ -13,7 +13,7 @@ import { launchBrowser } from '../test/support/browser.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { evmTransaction } from './evm.js';
 import type { CallExtras, EvmAction, EvmTimeoutAction, EvmTransactionRequest, OrderParams, SignedResponse } from './evm.js';
-import { bundleEventHelpers, bundleEvmCalls, bundleOrderHash, declareEventHelpers, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
+import { bundleEventHelpers, bundleEvmCalls, bundleFlowHelpers, declareFlowHelpers, bundleOrderHash, declareEventHelpers, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
 import { orderHashOf, type OrderParams as ClientOrderParams } from './order.js';
 import { computeOrderHash } from '../chains/order.ts';
 import { createRelayerClient, type Schemas } from './index.js';
@@ -108,6 +108,13 @@ describe('the typed client package', () => {
     expect(bundle).not.toMatch(/^import |\brequire\(|node:|\bBuffer\b|\bprocess\./m);
   }, 60_000);
 
+  it('carries the flow helpers bundled from client/flows-entry.ts, importing nothing (else run npm run client:generate)', async () => {
+    const bundle = await bundleFlowHelpers();
+    expect(committed('./flows.js')).toBe(bundle);
+    expect(committed('./flows.d.ts')).toBe(declareFlowHelpers());
+    expect(bundle).not.toMatch(/^import |\brequire\(|node:|\bBuffer\b|\bprocess\./m);
+  }, 60_000);
+
   it('computes orderHashOf (client/order.js, standing alone) as the service and the Soroban contracts do, on orders of both chain kinds', async () => {
     const bundle = await bundleOrderHash();
     expect(committed('./order.js')).toBe(bundle);
@@ -163,7 +170,7 @@ describe('the typed client package', () => {
   it('declares types a dApp compiles with TypeScript 5, strict and checking the declarations themselves (no skipLibCheck)', async () => {
     // The workspace's own TypeScript 5 (client/node_modules), as a dApp's build has; the repository's tsc skips .d.ts files.
     const tsc = new URL('./node_modules/.bin/tsc', import.meta.url).pathname;
-    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', '--lib', 'es2022,dom', 'index.d.ts', 'evm.d.ts', 'events.d.ts'];
+    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', '--lib', 'es2022,dom', 'index.d.ts', 'evm.d.ts', 'events.d.ts', 'flows.d.ts'];
     const { stdout } = await promisify(execFile)(tsc, args, { cwd: new URL('.', import.meta.url).pathname }).catch((error: { stdout?: string }) => ({ stdout: `failed: ${error.stdout}` }));
     expect(stdout).toBe('');
   }, 180_000); // a whole tsc run without skipLibCheck: 55 s on a quiet 2-core machine, over 60 s under load

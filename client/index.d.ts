@@ -4,6 +4,8 @@ import type { components, operations, paths } from './schema.d.ts';
 export type { components, operations, paths };
 export { followEvents, followTrade, isTerminalEvent, StreamError } from './events.js';
 export type { FollowEnd, FollowEventsOptions, FollowOptions, PushedEvent, StreamEvent } from './events.js';
+export { confirmUntilFinal, ethereumProof, RelayerCallError, refreshingFetch, retryAfterMs, RETRYABLE_CONFIRM_CODES, sendAndWait, signInWithEthereum, signInWithStellar, stellarProof, TransactionError } from './flows.js';
+export type { AuthClient, CallAnswer, ConfirmOptions, Eip1193Provider, SendAndWaitOptions, SignStellarTransaction, TokenRefreshOptions } from './flows.js';
 
 /** Every schema of the document by name: `Schemas['Ad']`, `Schemas['Trade']`, `Schemas['Error']`. */
 export type Schemas = components['schemas'];

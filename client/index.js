@@ -3,6 +3,7 @@
 import createClient from 'openapi-fetch';
 
 export { followEvents, followTrade, isTerminalEvent, StreamError } from './events.js';
+export { confirmUntilFinal, ethereumProof, RelayerCallError, refreshingFetch, retryAfterMs, RETRYABLE_CONFIRM_CODES, sendAndWait, signInWithEthereum, signInWithStellar, stellarProof, TransactionError } from './flows.js';
 
 /** The operations whose 200 is a `text/event-stream` (client.test.ts holds this list equal to the document's). */
 export const EVENT_STREAM_PATHS = ['/v1/events', '/v1/trades/{id}/events'];

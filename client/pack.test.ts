@@ -19,11 +19,11 @@ const work = mkdtempSync(path.join(tmpdir(), 'relayer-client-pack-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed client package', () => {
-  it('packs with its licence, README and generated entries only, installs in an empty project and imports ., ./evm, ./stellar, ./order and ./events', async () => {
+  it('packs with its licence, README and generated entries only, installs in an empty project and imports ., ./evm, ./stellar, ./order, ./events and ./flows', async () => {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: CLIENT_DIR });
     const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
     const files = packed.files.map((file) => file.path).sort();
-    expect(files).toEqual(['LICENSE', 'README.md', 'events.d.ts', 'events.js', 'evm.d.ts', 'evm.js', 'index.d.ts', 'index.js', 'openapi.json',
+    expect(files).toEqual(['LICENSE', 'README.md', 'events.d.ts', 'events.js', 'evm.d.ts', 'flows.d.ts', 'flows.js', 'evm.js', 'index.d.ts', 'index.js', 'openapi.json',
       'order.d.ts', 'order.js', 'package.json', 'schema.d.ts', 'stellar.d.ts', 'stellar.js'].sort());
 
     const project = path.join(work, 'dapp');
@@ -40,8 +40,9 @@ describe('the packed client package', () => {
       const stellar = await import('@cross-chain-relayer/client/stellar');
       const order = await import('@cross-chain-relayer/client/order');
       const events = await import('@cross-chain-relayer/client/events');
+      const flows = await import('@cross-chain-relayer/client/flows');
       const kinds = (module) => Object.fromEntries(Object.entries(module).map(([name, value]) => [name, typeof value]).sort());
-      console.log(JSON.stringify({ root: kinds(root), evm: kinds(evm), stellar: kinds(stellar), order: kinds(order), events: kinds(events) }));
+      console.log(JSON.stringify({ root: kinds(root), evm: kinds(evm), stellar: kinds(stellar), order: kinds(order), events: kinds(events), flows: kinds(flows) }));
     `);
     const { stdout: imported } = await run('node', ['check.mjs'], { cwd: project });
     const entries = JSON.parse(imported) as Record<string, Record<string, string>>;
@@ -53,5 +54,7 @@ describe('the packed client package', () => {
     });
     expect(entries.order).toMatchObject({ orderHashOf: 'function', DEFAULT_ORDER_DOMAIN: 'object' });
     expect(entries.events).toMatchObject({ followTrade: 'function', followEvents: 'function', isTerminalEvent: 'function', StreamError: 'function' });
+    expect(entries.flows).toMatchObject({ confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
+    expect(entries.root).toMatchObject({ confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
   }, 300_000);
 });
