@@ -1,4 +1,4 @@
-import { createRelayerClient, type Schemas } from '@cross-chain-relayer/client';
+import { createRelayerClient, ethereumProof, refreshingFetch, RelayerCallError, stellarProof, type Schemas } from '@cross-chain-relayer/client';
 import { apiError, UserError } from './errors.ts';
 import type { EvmWallet } from './wallets/evm.ts';
 import type { StellarWallet } from './wallets/stellar.ts';
@@ -24,8 +24,14 @@ export class Session {
   private stored: Stored | undefined;
   private refreshing: Promise<boolean> | undefined;
   readonly anyone = createRelayerClient(API_BASE, { fetch: revalidating });
-  /** The client with the access token (asked per request, so a refresh takes effect at once). */
-  readonly api = createRelayerClient(API_BASE, { accessToken: () => this.stored?.access ?? '', fetch: revalidating });
+  /**
+   * The client with the access token (asked per request, so a refresh takes effect at once); a 401
+   * refreshes the session once and sends the request again (the client's refreshingFetch).
+   */
+  readonly api = createRelayerClient(API_BASE, {
+    accessToken: () => this.stored?.access ?? '',
+    fetch: refreshingFetch({ fetch: revalidating, refresh: async () => ((await this.refresh()) ? this.stored?.access : undefined) }),
+  });
 
   constructor(private readonly onChange: () => void) {
     try { this.stored = JSON.parse(localStorage.getItem(STORE) ?? 'null') ?? undefined; } catch { this.stored = undefined; }
@@ -43,28 +49,28 @@ export class Session {
     this.onChange();
   }
 
-  /** The proof of an EVM wallet: SIWE challenge, signed by the wallet. */
-  private async evmProof(wallet: EvmWallet): Promise<Schemas['EvmLogin']> {
-    const challenge = await this.anyone.POST('/v1/auth/challenge', { body: { address: wallet.address, chainKind: 'EVM' } });
-    if (challenge.error) throw apiError(challenge.error, challenge.response.status);
-    if (challenge.data.chainKind !== 'EVM') throw new UserError('The service sent no sign-in message.');
-    return { chainKind: 'EVM', message: challenge.data.message, signature: await wallet.signMessage(challenge.data.message) };
-  }
-
-  /** The proof of a Stellar account: SEP-10 challenge co-signed by Freighter. */
-  private async stellarProof(wallet: StellarWallet): Promise<Schemas['StellarLogin']> {
-    const challenge = await this.anyone.POST('/v1/auth/challenge', { body: { address: wallet.address, chainKind: 'STELLAR' } });
-    if (challenge.error) throw apiError(challenge.error, challenge.response.status);
-    if (challenge.data.chainKind !== 'STELLAR') throw new UserError('The service sent no sign-in transaction.');
-    if (challenge.data.networkPassphrase !== wallet.networkPassphrase) {
-      throw new UserError(`Freighter is on "${wallet.networkPassphrase}", the service signs in on "${challenge.data.networkPassphrase}". Switch networks in Freighter.`);
+  /**
+   * The login/link body for `wallet`: SIWE (the client's ethereumProof over the wallet's EIP-1193
+   * provider) or SEP-10 co-signed by Freighter (stellarProof), with Freighter's network checked
+   * against the challenge's. The API's refusals become sentences.
+   */
+  private async proof(wallet: EvmWallet | StellarWallet): Promise<Schemas['EvmLogin'] | Schemas['StellarLogin']> {
+    try {
+      if ('provider' in wallet) return await ethereumProof(this.anyone, wallet.provider, wallet.address);
+      return await stellarProof(this.anyone, wallet.address, async (transaction, networkPassphrase) => {
+        if (networkPassphrase !== wallet.networkPassphrase) {
+          throw new UserError(`Freighter is on "${wallet.networkPassphrase}", the service signs in on "${networkPassphrase}". Switch networks in Freighter.`);
+        }
+        return wallet.signTransaction(transaction);
+      });
+    } catch (error) {
+      throw error instanceof RelayerCallError ? apiError(error.body, error.status) : error;
     }
-    return { chainKind: 'STELLAR', transaction: await wallet.signTransaction(challenge.data.transaction) };
   }
 
   /** Signs in with `wallet` (SIWE or SEP-10). */
   async signIn(wallet: EvmWallet | StellarWallet): Promise<void> {
-    const body = 'provider' in wallet ? await this.evmProof(wallet) : await this.stellarProof(wallet);
+    const body = await this.proof(wallet);
     const login = await this.anyone.POST('/v1/auth/login', { body });
     if (login.error) throw apiError(login.error, login.response.status);
     this.save({ access: login.data.tokens.access, refresh: login.data.tokens.refresh, user: login.data.user });
@@ -72,7 +78,7 @@ export class Session {
 
   /** Links `wallet` (the other chain kind) to the signed-in user. */
   async link(wallet: EvmWallet | StellarWallet): Promise<void> {
-    const body = 'provider' in wallet ? await this.evmProof(wallet) : await this.stellarProof(wallet);
+    const body = await this.proof(wallet);
     const linked = await this.call(() => this.api.POST('/v1/auth/link', { body }));
     if (this.stored) this.save({ ...this.stored, user: linked });
   }
@@ -97,12 +103,11 @@ export class Session {
   }
 
   /**
-   * Runs an authenticated call; on a 401 refreshes once and runs it again. Returns the data or throws
-   * the API's error as a sentence.
+   * Runs a call (through `api`, a 401 has been refreshed and retried once already). Returns the data
+   * or throws the API's error as a sentence.
    */
   async call<T>(request: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-    let answer = await request();
-    if (answer.response.status === 401 && (await this.refresh())) answer = await request();
+    const answer = await request();
     if (answer.error !== undefined || answer.data === undefined) throw apiError(answer.error, answer.response.status);
     return answer.data;
   }

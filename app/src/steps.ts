@@ -1,3 +1,4 @@
+import { confirmUntilFinal } from '@cross-chain-relayer/client';
 import { evmTransaction, type CallExtras, type EvmAction, type SignedResponse } from '@cross-chain-relayer/client/evm';
 import { apiError, UserError } from './errors.ts';
 import { chainOf, type AppContext } from './context.ts';
@@ -133,20 +134,11 @@ export async function resumePending(context: AppContext): Promise<boolean> {
 
 /**
  * A confirmation call (POST …/confirm): a transaction the service does not see as final yet (409
- * NOT_FINAL with Retry-After) is asked again after the time it says, up to a minute.
+ * NOT_FINAL / TRADE_AWAITING with Retry-After) is asked again after the time it says (the client's
+ * confirmUntilFinal), a few times over about a minute. Returns the data or throws the API's error as a sentence.
  */
 export async function confirm<T>(context: AppContext, request: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const answer = await request();
-    const code = (answer.error as { code?: string } | undefined)?.code;
-    if (answer.response.status === 409 && (code === 'NOT_FINAL' || code === 'TRADE_AWAITING') && Date.now() < deadline) {
-      const wait = Number(answer.response.headers.get('retry-after') ?? '1');
-      context.say('Waiting for the transaction to be final…');
-      await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(wait, 1), 10) * 1000));
-      continue;
-    }
-    if (answer.error !== undefined || answer.data === undefined) throw apiError(answer.error, answer.response.status);
-    return answer.data;
-  }
+  const answer = await confirmUntilFinal(request, { retries: 20, maxDelayMs: 10_000, onWait: () => context.say('Waiting for the transaction to be final…') });
+  if (answer.error !== undefined || answer.data === undefined) throw apiError(answer.error, answer.response.status);
+  return answer.data;
 }

@@ -1,3 +1,4 @@
+import { sendAndWait, TransactionError } from '@cross-chain-relayer/client';
 import { UserError } from '../errors.ts';
 
 /** An EIP-1193 provider: the one interface every injected EVM wallet exposes. */
@@ -80,21 +81,12 @@ export class EvmWallet {
    * hash; `onSent` hears it as soon as the wallet gives it (before mining).
    */
   async send(tx: { to: string; data: string; value?: bigint }, onSent?: (hash: string) => void): Promise<string> {
-    const hash = (await this.provider.request({
-      method: 'eth_sendTransaction',
-      params: [{ from: this.address, to: tx.to, data: tx.data, value: hex(tx.value ?? 0n) }],
-    })) as string;
-    onSent?.(hash);
-    // Waiting for the receipt through the wallet's own node (EIP-1193 has no subscription for it).
-    for (let waited = 0; waited < 120_000; waited += 500) {
-      const receipt = (await this.provider.request({ method: 'eth_getTransactionReceipt', params: [hash] })) as { status?: string } | null;
-      if (receipt) {
-        if (receipt.status !== '0x1') throw new UserError('The transaction failed on chain (reverted).', hash);
-        return hash;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
+    try {
+      return await sendAndWait(this.provider, tx, { from: this.address, onSent, timeoutMs: 120_000 });
+    } catch (error) {
+      if (!(error instanceof TransactionError)) throw error;
+      throw new UserError(error.reason === 'reverted' ? 'The transaction failed on chain (reverted).' : 'The transaction was sent but not mined in 2 minutes.', error.hash);
     }
-    throw new UserError('The transaction was sent but not mined in 2 minutes.', hash);
   }
 
   /** ERC-20 approve(spender, amount), sent and mined (before a deposit or a pool funding pulls the tokens). */
