@@ -156,7 +156,7 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     expect(wrong.status).toBe(422);
     expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body.status).toBe('PENDING');
 
-    // Deposit and confirm: the Update answers with the verdict; the proof goes to queue `proofs`.
+    // Deposit and confirm: the API verifies and applies it, the workflow is signalled; the proof goes to queue `proofs`.
     const depositTx = await chain.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
     expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
     expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body.status).toBe('DEPOSITED');
@@ -185,7 +185,10 @@ describe('a whole trade with the Temporal orchestrator (temporal server start-de
     const lockTx = await chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
     expect((await call(api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
     expect((await call(api, 'GET', `/v1/trades/${tradeId}`, undefined, makerToken)).body.status).toBe('LOCKED');
-    expect(await eventually('indexed LOCKED', () => listWorkflows(`TradeStatus='LOCKED' AND AdId='${adId}'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
+    // The API answered LOCKED from the database; the workflow learns it from the follow-ups signal, and
+    // its first task after the worker's death waits out the dead worker's sticky queue: the search
+    // attribute follows within seconds, more on a loaded machine.
+    expect(await eventually('indexed LOCKED', () => listWorkflows(`TradeStatus='LOCKED' AND AdId='${adId}'`), (ids) => ids.length > 0, 60_000)).toEqual([workflowId]);
 
     // Both unlocks with the proof; the contracts pay out.
     const makerUnlock = await call(api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, order.orderHash) }, makerToken);
