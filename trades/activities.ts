@@ -104,7 +104,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
    * may be behind).
    */
   async function applyInTransaction(tradeId: string, event: TradeEvent, options: ApplyOptions = {}): Promise<AppliedEvent> {
-    if (options.read) {
+    // A repeat is never applied to the caller's unlocked read: that read may predate the first
+    // confirmation's commit (concurrent confirms of one transaction), so it goes to the locked row.
+    if (options.read && !options.chainEvent?.recorded) {
       const applied = await knex.transaction((trx) => applyTo(trx, options.read!, event, options, true)).catch((error: unknown) => {
         if (error instanceof TradeStateError) return undefined;
         throw error;
@@ -139,6 +141,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     }
     const { state } = result;
     // The deposit's leaf is ours to compute: the order hash and the commitment we issued.
+    if (chainEvent?.recorded) throw new TradeStateError(`trade ${tradeId}: ${chainEvent.txHash} is recorded but the trade is ${before.status}`);
     const leaf = event.type === 'DEPOSIT_CONFIRMED' && chainEvent
       ? { index: Number(chainEvent.args.leafIndex), leaf: leafOf(trade.orderHash, BigInt(trade.secretCommitment)).toString() }
       : undefined;
@@ -253,7 +256,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
             continue;
           }
           const { subjectKind: _kind, subjectId: _id, ...ref } = event;
-          return { event: eventOf(action), chainEvent: { ...ref, args: {} } };
+          return { event: eventOf(action), chainEvent: { ...ref, args: {}, recorded: true } };
         }
       }
       // This trade's deposit or lock sent to /unlock/confirm, or its unlock to /confirm.

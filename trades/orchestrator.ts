@@ -100,6 +100,12 @@ export interface ChainEventRef {
   blockHash: string;
   event: string;
   args: Record<string, string>;
+  /**
+   * The event was already recorded for this trade (a repeated confirmation): its arguments are not
+   * read again, and the repeat is judged on the trade's current, locked row (the machine calls it a
+   * duplicate), never on a state read before the first confirmation committed.
+   */
+  recorded?: true;
 }
 
 /** The stored trade after an event: its state and the commands the orchestrator must still run. */

@@ -178,6 +178,27 @@ describe('a confirmation (issue 34: one read, one transaction, no orchestrator r
   });
 });
 
+describe('one deposit confirmed many times at once (a bot replaying the confirm, issue 34: the guarded write)', () => {
+  it('applies it once: one answer not a duplicate, one chain event, one PROVE follow-up, the ad debited once', async () => {
+    const adId = await createAd(300n);
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
+    const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
+    const { tradeId, reqContractDetails: order } = created.body;
+    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+    // Every confirm reads the PENDING row before any writes: all race for the one guarded UPDATE.
+    const answers = await Promise.all(Array.from({ length: 12 }, () =>
+      call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)));
+    expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
+    expect(answers.filter((a) => a.body.duplicate === false)).toHaveLength(1);
+    const { knex } = service.container;
+    expect(Number((await knex('chain_events').where({ subject_id: tradeId }).count({ n: '*' }).first())!.n)).toBe(1);
+    const proves = (await knex('trade_follow_ups').where({ trade_id: tradeId })).filter((r) => r.follow_up.type === 'PROVE');
+    expect(proves).toHaveLength(1);
+    expect(await adOf(adId)).toMatchObject({ availableAmount: '200', lockedAmount: '100' });
+    expect((await trade(tradeId)).status).toBe('DEPOSITED');
+  });
+});
+
 describe('a deposit reorganised away', () => {
   it('is not usable for a lock: the Maker gets 409 instead of signed call data', async () => {
     const adId = await createAd(100n);
