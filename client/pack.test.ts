@@ -49,7 +49,7 @@ describe('the packed client package', () => {
     expect(entries.root).toMatchObject({ createRelayerClient: 'function', followTrade: 'function', followEvents: 'function', EVENT_STREAM_PATHS: 'object' });
     expect(entries.evm).toMatchObject({ evmTransaction: 'function', evmTimeoutTransaction: 'function', adManagerAbi: 'object', orderPortalAbi: 'object' });
     expect(entries.stellar).toEqual({
-      sendStellarTransaction: 'function', sep53Digest: 'function', signUnlockMessage: 'function', stellarOperation: 'function', stellarTimeoutOperation: 'function',
+      authorizeWithWallet: 'function', sendStellarTransaction: 'function', sep53Digest: 'function', signUnlockMessage: 'function', stellarOperation: 'function', stellarTimeoutOperation: 'function',
       stellarTransaction: 'function', stellarTransactionWithFeePayer: 'function', unlockMessage: 'function',
     });
     expect(entries.order).toMatchObject({ orderHashOf: 'function', DEFAULT_ORDER_DOMAIN: 'object' });

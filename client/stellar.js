@@ -20,7 +20,7 @@ var __privateWrapper = (obj, member, setter, getter) => ({
 });
 
 // client/stellar-entry.ts
-import { Account, hash, rpc, StrKey as StrKey2, TransactionBuilder, xdr as xdr2 } from "@stellar/stellar-sdk";
+import { Account, authorizeEntry, hash, rpc, StrKey as StrKey2, TransactionBuilder, xdr as xdr2 } from "@stellar/stellar-sdk";
 
 // chains/stellar/call-args.ts
 import { Address, nativeToScVal, Operation, StrKey, xdr } from "@stellar/stellar-sdk";
@@ -5332,6 +5332,13 @@ async function stellarTransaction(action, signed, source, network, extras = {}) 
   const tx = await unsignedTransaction(server, source, stellarOperation(action, signed, extras), passphrase, network);
   return server.prepareTransaction(tx);
 }
+function authorizeWithWallet(signAuthEntry, caller, networkPassphrase) {
+  return (entry, validUntilLedgerSeq) => authorizeEntry(entry, async (preimage) => {
+    const signed = await signAuthEntry(preimage.toXDR("base64"), { networkPassphrase, address: caller });
+    const signature = typeof signed === "string" ? Uint8Array.from(atob(signed), (char) => char.charCodeAt(0)) : Uint8Array.from(signed);
+    return { signature, publicKey: caller };
+  }, validUntilLedgerSeq, networkPassphrase);
+}
 function entryAddress(entry) {
   if (entry.credentials().switch() !== xdr2.SorobanCredentialsType.sorobanCredentialsAddress()) return null;
   const address2 = entry.credentials().address().address();
@@ -5395,6 +5402,7 @@ function signUnlockMessage(keypair, orderHash) {
   return btoa(binary);
 }
 export {
+  authorizeWithWallet,
   sendStellarTransaction,
   sep53Digest,
   signUnlockMessage,
