@@ -13,6 +13,7 @@
  */
 import { Account, authorizeEntry, hash, rpc, StrKey, TransactionBuilder, xdr, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
 import { stellarContractCall, stellarTimeoutCall } from '../chains/stellar/call-args.ts';
+import { unlockMessage as unlockText } from './flows-entry.ts';
 
 /** The signed actions, as the API's responses are for them (the same names as `./evm`). */
 export type StellarAction = 'createAd' | 'fundAd' | 'withdrawFromAd' | 'closeAd' | 'createOrder' | 'lockForOrder' | 'unlock';
@@ -242,8 +243,7 @@ const SEP53_PREFIX = 'Stellar Signed Message:\n';
  * hash's 32 bytes). Throws on anything but a 32-byte hex hash.
  */
 export function unlockMessage(orderHash: string): string {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
-  return orderHash.toLowerCase();
+  return unlockText(orderHash); // the one definition, in ./flows (which carries no stellar-sdk)
 }
 
 /** SEP-53's digest of a text message: SHA-256 of "Stellar Signed Message:\n" and the message's UTF-8 bytes. */

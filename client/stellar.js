@@ -5309,6 +5309,12 @@ function stellarTimeoutCall(action, orderParams) {
   return Operation.invokeContractFunction({ contract, function: fn, args: [orderScVal(orderParams)] });
 }
 
+// client/flows-entry.ts
+function unlockMessage(orderHash) {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
+  return orderHash.toLowerCase();
+}
+
 // client/stellar-entry.ts
 function stellarOperation(action, signed, extras = {}) {
   const withOwn = { orderParams: signed.orderParams, proof: signed.proof, ...extras };
@@ -5387,16 +5393,15 @@ async function sendStellarTransaction(tx, network, timeoutMs = 6e4) {
   throw new Error(`transaction ${sent.hash} not in a ledger after ${timeoutMs} ms`);
 }
 var SEP53_PREFIX = "Stellar Signed Message:\n";
-function unlockMessage(orderHash) {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
-  return orderHash.toLowerCase();
+function unlockMessage2(orderHash) {
+  return unlockMessage(orderHash);
 }
 function sep53Digest(message) {
   const text = new TextEncoder().encode(SEP53_PREFIX + message);
   return new Uint8Array(hash(text));
 }
 function signUnlockMessage(keypair, orderHash) {
-  const signature = keypair.sign(sep53Digest(unlockMessage(orderHash)));
+  const signature = keypair.sign(sep53Digest(unlockMessage2(orderHash)));
   let binary = "";
   for (const byte of signature) binary += String.fromCharCode(byte);
   return btoa(binary);
@@ -5410,5 +5415,5 @@ export {
   stellarTimeoutOperation,
   stellarTransaction,
   stellarTransactionWithFeePayer,
-  unlockMessage
+  unlockMessage2 as unlockMessage
 };
