@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { promisify } from 'node:util';
 import { StrKey } from '@stellar/stellar-sdk';
-import { Wallet } from 'ethers';
+import { Contract, Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { CallExtras as ServiceCallExtras, EvmTransactionRequest as ServiceTransaction, TimeoutAction } from '../chains/evm/call-args.ts';
 import type { OrderParams as ServiceOrderParams } from '../chains/order.ts';
@@ -11,10 +11,11 @@ import type { ActionName } from '../chains/request-schema.ts';
 import { freeLoopbackPort } from '../entrypoints/free-port.ts';
 import { launchBrowser } from '../test/support/browser.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
-import { evmTransaction } from './evm.js';
+import { erc20ApproveTransaction, evmTransaction } from './evm.js';
 import type { CallExtras, EvmAction, EvmTimeoutAction, EvmTransactionRequest, OrderParams, SignedResponse } from './evm.js';
 import { bundleEventHelpers, bundleEvmCalls, bundleFlowHelpers, declareFlowHelpers, bundleOrderHash, declareEventHelpers, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
 import { orderHashOf, type OrderParams as ClientOrderParams } from './order.js';
+import { unlockMessage } from './flows.js';
 import { computeOrderHash } from '../chains/order.ts';
 import { createRelayerClient, type Schemas } from './index.js';
 
@@ -151,7 +152,19 @@ describe('the typed client package', () => {
     expect(orderHashOf(evmOrder, { name: 'Other', version: '2' })).toBe(computeOrderHash(evmOrder, { name: 'Other', version: '2' }));
     expect(orderHashOf(evmOrder, { name: 'Other', version: '2' })).not.toBe(serviceHash);
     expectTypeOf<ClientOrderParams>().toEqualTypeOf<ServiceOrderParams>();
+    // The unlock text a Stellar wallet signs, in ./flows without stellar-sdk: the lower-case hash, as ./stellar's.
+    expect(unlockMessage(serviceHash.toUpperCase().replace('0X', '0x'))).toBe(serviceHash.toLowerCase());
+    expect(() => unlockMessage('0x1234')).toThrow(/not an order hash/);
   }, 60_000);
+
+  it('erc20ApproveTransaction is the ERC-20 approve a wallet sends before a pull, as ethers encodes it', async () => {
+    const token = new Wallet(`0x${'1'.padStart(64, '0')}`).address;
+    const spender = new Wallet(`0x${'2'.padStart(64, '0')}`).address;
+    const erc20 = new Contract(token, ['function approve(address spender, uint256 amount) returns (bool)']);
+    expect(erc20ApproveTransaction(token, spender, 12_345n)).toEqual({ to: token, data: erc20.interface.encodeFunctionData('approve', [spender, 12_345n]), value: 0n });
+    expect(erc20ApproveTransaction(token, spender, 1n).data.slice(0, 10)).toBe('0x095ea7b3');
+    expect(() => erc20ApproveTransaction(token, 'not an address', 1n)).toThrow();
+  });
 
   it('spells out for dApps exactly the service\'s call types (the entry\'s calls check one way, these the other)', () => {
     expectTypeOf<EvmAction>().toEqualTypeOf<ActionName>();

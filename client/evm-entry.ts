@@ -8,6 +8,7 @@
  * and chains/evm/abi.ts (function fragments). The types below are spelled out so the declarations
  * stand alone; this file's calls into the service check one direction, client/client.test.ts the other.
  */
+import { Interface } from 'ethers';
 import { evmTimeoutTransaction as timeoutTransaction, evmTransaction as signedTransaction } from '../chains/evm/call-args.ts';
 import { AD_MANAGER_ABI, AD_MANAGER_FUNCTIONS, ORDER_PORTAL_ABI, ORDER_PORTAL_FUNCTIONS } from '../chains/evm/abi.ts';
 
@@ -87,6 +88,18 @@ export function evmTransaction(action: EvmAction, signed: SignedResponse, extras
  */
 export function evmTimeoutTransaction(action: EvmTimeoutAction, orderParams: OrderParams): EvmTransactionRequest {
   return timeoutTransaction(action, orderParams);
+}
+
+const ERC20_APPROVE = new Interface(['function approve(address spender, uint256 amount) returns (bool)']);
+
+/**
+ * The ERC-20 `approve(spender, amount)` a wallet sends before `createAd`/`fundAd` (spender: the
+ * response's `contractAddress`, the AdManager) or `createOrder` (the OrderPortal) pulls the tokens.
+ * Not for a native-token ad or order (the zero address): its amount travels as value. Throws on an
+ * address or amount the ABI cannot encode.
+ */
+export function erc20ApproveTransaction(token: string, spender: string, amount: bigint): EvmTransactionRequest {
+  return { to: token, data: ERC20_APPROVE.encodeFunctionData('approve', [spender, amount]), value: 0n };
 }
 
 /** AdManager's ABI as human-readable fragments (ethers `Interface`/`Contract`): the calls, then the events and views the service reads. */

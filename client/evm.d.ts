@@ -64,6 +64,13 @@ export declare function evmTransaction(action: EvmAction, signed: SignedResponse
  * pays the Bridger) or `releaseLock` (AdManager, from lockExpiry on, back to the Maker's ad).
  */
 export declare function evmTimeoutTransaction(action: EvmTimeoutAction, orderParams: OrderParams): EvmTransactionRequest;
+/**
+ * The ERC-20 `approve(spender, amount)` a wallet sends before `createAd`/`fundAd` (spender: the
+ * response's `contractAddress`, the AdManager) or `createOrder` (the OrderPortal) pulls the tokens.
+ * Not for a native-token ad or order (the zero address): its amount travels as value. Throws on an
+ * address or amount the ABI cannot encode.
+ */
+export declare function erc20ApproveTransaction(token: string, spender: string, amount: bigint): EvmTransactionRequest;
 /** AdManager's ABI as human-readable fragments (ethers `Interface`/`Contract`): the calls, then the events and views the service reads. */
 export declare const adManagerAbi: readonly string[];
 /** OrderPortal's ABI as human-readable fragments: the calls, then the events and views the service reads. */

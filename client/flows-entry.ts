@@ -226,3 +226,14 @@ export async function stellarProof(client: AuthClient, address: string, sign: Si
 export async function signInWithStellar(client: AuthClient, address: string, sign: SignStellarTransaction): Promise<Schemas['LoginResponse']> {
   return login(client, await stellarProof(client, address, sign));
 }
+
+/**
+ * The text a Stellar wallet signs to unlock (Freighter's `signMessage(text)`, SEP-53): the order hash
+ * as `0x` and 64 lower-case hex digits. The API accepts SEP-53 over this text (or over the hash's 32
+ * bytes). Here, with no dependency, for a page that keeps @stellar/stellar-sdk out of its first
+ * bundle (`./stellar` exports the same). Throws on anything but a 32-byte hex hash.
+ */
+export function unlockMessage(orderHash: string): string {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
+  return orderHash.toLowerCase();
+}

@@ -124,4 +124,11 @@ export type SignStellarTransaction = (transactionXdr: string, networkPassphrase:
 export declare function stellarProof(client: AuthClient, address: string, sign: SignStellarTransaction): Promise<Schemas['StellarLogin']>;
 /** Signs in the Stellar account `address` with SEP-10 (`stellarProof` then login): the tokens and the user. */
 export declare function signInWithStellar(client: AuthClient, address: string, sign: SignStellarTransaction): Promise<Schemas['LoginResponse']>;
+/**
+ * The text a Stellar wallet signs to unlock (Freighter's `signMessage(text)`, SEP-53): the order hash
+ * as `0x` and 64 lower-case hex digits. The API accepts SEP-53 over this text (or over the hash's 32
+ * bytes). Here, with no dependency, for a page that keeps @stellar/stellar-sdk out of its first
+ * bundle (`./stellar` exports the same). Throws on anything but a 32-byte hex hash.
+ */
+export declare function unlockMessage(orderHash: string): string;
 export {};

@@ -125,6 +125,10 @@ async function stellarProof(client, address, sign) {
 async function signInWithStellar(client, address, sign) {
   return login(client, await stellarProof(client, address, sign));
 }
+function unlockMessage(orderHash) {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
+  return orderHash.toLowerCase();
+}
 export {
   RETRYABLE_CONFIRM_CODES,
   RelayerCallError,
@@ -136,5 +140,6 @@ export {
   sendAndWait,
   signInWithEthereum,
   signInWithStellar,
-  stellarProof
+  stellarProof,
+  unlockMessage
 };

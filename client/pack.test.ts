@@ -47,14 +47,14 @@ describe('the packed client package', () => {
     const { stdout: imported } = await run('node', ['check.mjs'], { cwd: project });
     const entries = JSON.parse(imported) as Record<string, Record<string, string>>;
     expect(entries.root).toMatchObject({ createRelayerClient: 'function', followTrade: 'function', followEvents: 'function', EVENT_STREAM_PATHS: 'object' });
-    expect(entries.evm).toMatchObject({ evmTransaction: 'function', evmTimeoutTransaction: 'function', adManagerAbi: 'object', orderPortalAbi: 'object' });
+    expect(entries.evm).toMatchObject({ erc20ApproveTransaction: 'function', evmTransaction: 'function', evmTimeoutTransaction: 'function', adManagerAbi: 'object', orderPortalAbi: 'object' });
     expect(entries.stellar).toEqual({
-      sendStellarTransaction: 'function', sep53Digest: 'function', signUnlockMessage: 'function', stellarOperation: 'function', stellarTimeoutOperation: 'function',
+      authorizeWithWallet: 'function', sendStellarTransaction: 'function', sep53Digest: 'function', signUnlockMessage: 'function', stellarOperation: 'function', stellarTimeoutOperation: 'function',
       stellarTransaction: 'function', stellarTransactionWithFeePayer: 'function', unlockMessage: 'function',
     });
     expect(entries.order).toMatchObject({ orderHashOf: 'function', DEFAULT_ORDER_DOMAIN: 'object' });
     expect(entries.events).toMatchObject({ followTrade: 'function', followEvents: 'function', isTerminalEvent: 'function', StreamError: 'function' });
-    expect(entries.flows).toMatchObject({ confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
+    expect(entries.flows).toMatchObject({ unlockMessage: 'function', confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
     expect(entries.root).toMatchObject({ confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
   }, 300_000);
 });

@@ -11,8 +11,9 @@
  * source (its signature on the envelope authorises its calls), or a fee payer's account as source
  * with the caller's signed authorisation entries (`authorizeEntry`, or a wallet's `signAuthEntry`).
  */
-import { Account, hash, rpc, StrKey, TransactionBuilder, xdr, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
+import { Account, authorizeEntry, hash, rpc, StrKey, TransactionBuilder, xdr, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
 import { stellarContractCall, stellarTimeoutCall } from '../chains/stellar/call-args.ts';
+import { unlockMessage as unlockText } from './flows-entry.ts';
 
 /** The signed actions, as the API's responses are for them (the same names as `./evm`). */
 export type StellarAction = 'createAd' | 'fundAd' | 'withdrawFromAd' | 'closeAd' | 'createOrder' | 'lockForOrder' | 'unlock';
@@ -129,6 +130,29 @@ export async function stellarTransaction(action: StellarAction, signed: SignedRe
  */
 export type AuthorizeEntry = (entry: xdr.SorobanAuthorizationEntry, validUntilLedgerSeq: number) => Promise<xdr.SorobanAuthorizationEntry>;
 
+/**
+ * A wallet's `signAuthEntry` as the Freighter API (and SEP-43 wallets) offer it: it takes an
+ * authorisation entry's preimage (`HashIdPreimage`, base64 XDR), signs SHA-256 of it with the
+ * account's ed25519 key, and answers the signature (base64; older Freighter API versions a byte
+ * array). Throws when the person declines.
+ */
+export type WalletSignAuthEntry = (preimageXdr: string, opts: { networkPassphrase: string; address: string }) => Promise<string | Uint8Array>;
+
+/**
+ * The `authorize` of `stellarTransactionWithFeePayer` for a browser wallet: each of `caller`'s
+ * authorisation entries is signed by the wallet's `signAuthEntry` (the preimage stellar-sdk's
+ * `authorizeEntry` builds for the network and the expiry ledger), the signature checked against
+ * `caller`'s key before it goes in. With Freighter:
+ * `authorizeWithWallet(async (x, o) => (await signAuthEntry(x, o)).signedAuthEntry!, address, passphrase)`.
+ */
+export function authorizeWithWallet(signAuthEntry: WalletSignAuthEntry, caller: string, networkPassphrase: string): AuthorizeEntry {
+  return (entry, validUntilLedgerSeq) => authorizeEntry(entry, async (preimage) => {
+    const signed = await signAuthEntry(preimage.toXDR('base64'), { networkPassphrase, address: caller });
+    const signature = typeof signed === 'string' ? Uint8Array.from(atob(signed), (char) => char.charCodeAt(0)) : Uint8Array.from(signed);
+    return { signature: signature as never, publicKey: caller };
+  }, validUntilLedgerSeq, networkPassphrase);
+}
+
 /** Who pays and who authorises, when the caller's own account is not the transaction's source. */
 export interface FeePayerOptions {
   /** The fee payer's G-address: the transaction's source (it signs the envelope and pays the fee). */
@@ -219,8 +243,7 @@ const SEP53_PREFIX = 'Stellar Signed Message:\n';
  * hash's 32 bytes). Throws on anything but a 32-byte hex hash.
  */
 export function unlockMessage(orderHash: string): string {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
-  return orderHash.toLowerCase();
+  return unlockText(orderHash); // the one definition, in ./flows (which carries no stellar-sdk)
 }
 
 /** SEP-53's digest of a text message: SHA-256 of "Stellar Signed Message:\n" and the message's UTF-8 bytes. */

@@ -92,6 +92,24 @@ export declare function stellarTransaction(action: StellarAction, signed: Signed
  * (Freighter `signAuthEntry`). Returns the entry with its signature.
  */
 export type AuthorizeEntry = (entry: xdr.SorobanAuthorizationEntry, validUntilLedgerSeq: number) => Promise<xdr.SorobanAuthorizationEntry>;
+/**
+ * A wallet's `signAuthEntry` as the Freighter API (and SEP-43 wallets) offer it: it takes an
+ * authorisation entry's preimage (`HashIdPreimage`, base64 XDR), signs SHA-256 of it with the
+ * account's ed25519 key, and answers the signature (base64; older Freighter API versions a byte
+ * array). Throws when the person declines.
+ */
+export type WalletSignAuthEntry = (preimageXdr: string, opts: {
+    networkPassphrase: string;
+    address: string;
+}) => Promise<string | Uint8Array>;
+/**
+ * The `authorize` of `stellarTransactionWithFeePayer` for a browser wallet: each of `caller`'s
+ * authorisation entries is signed by the wallet's `signAuthEntry` (the preimage stellar-sdk's
+ * `authorizeEntry` builds for the network and the expiry ledger), the signature checked against
+ * `caller`'s key before it goes in. With Freighter:
+ * `authorizeWithWallet(async (x, o) => (await signAuthEntry(x, o)).signedAuthEntry!, address, passphrase)`.
+ */
+export declare function authorizeWithWallet(signAuthEntry: WalletSignAuthEntry, caller: string, networkPassphrase: string): AuthorizeEntry;
 /** Who pays and who authorises, when the caller's own account is not the transaction's source. */
 export interface FeePayerOptions {
     /** The fee payer's G-address: the transaction's source (it signs the envelope and pays the fee). */

@@ -20,7 +20,7 @@ var __privateWrapper = (obj, member, setter, getter) => ({
 });
 
 // client/stellar-entry.ts
-import { Account, hash, rpc, StrKey as StrKey2, TransactionBuilder, xdr as xdr2 } from "@stellar/stellar-sdk";
+import { Account, authorizeEntry, hash, rpc, StrKey as StrKey2, TransactionBuilder, xdr as xdr2 } from "@stellar/stellar-sdk";
 
 // chains/stellar/call-args.ts
 import { Address, nativeToScVal, Operation, StrKey, xdr } from "@stellar/stellar-sdk";
@@ -5309,6 +5309,12 @@ function stellarTimeoutCall(action, orderParams) {
   return Operation.invokeContractFunction({ contract, function: fn, args: [orderScVal(orderParams)] });
 }
 
+// client/flows-entry.ts
+function unlockMessage(orderHash) {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
+  return orderHash.toLowerCase();
+}
+
 // client/stellar-entry.ts
 function stellarOperation(action, signed, extras = {}) {
   const withOwn = { orderParams: signed.orderParams, proof: signed.proof, ...extras };
@@ -5331,6 +5337,13 @@ async function stellarTransaction(action, signed, source, network, extras = {}) 
   const passphrase = passphraseOf(network);
   const tx = await unsignedTransaction(server, source, stellarOperation(action, signed, extras), passphrase, network);
   return server.prepareTransaction(tx);
+}
+function authorizeWithWallet(signAuthEntry, caller, networkPassphrase) {
+  return (entry, validUntilLedgerSeq) => authorizeEntry(entry, async (preimage) => {
+    const signed = await signAuthEntry(preimage.toXDR("base64"), { networkPassphrase, address: caller });
+    const signature = typeof signed === "string" ? Uint8Array.from(atob(signed), (char) => char.charCodeAt(0)) : Uint8Array.from(signed);
+    return { signature, publicKey: caller };
+  }, validUntilLedgerSeq, networkPassphrase);
 }
 function entryAddress(entry) {
   if (entry.credentials().switch() !== xdr2.SorobanCredentialsType.sorobanCredentialsAddress()) return null;
@@ -5380,21 +5393,21 @@ async function sendStellarTransaction(tx, network, timeoutMs = 6e4) {
   throw new Error(`transaction ${sent.hash} not in a ledger after ${timeoutMs} ms`);
 }
 var SEP53_PREFIX = "Stellar Signed Message:\n";
-function unlockMessage(orderHash) {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(orderHash)) throw new Error(`not an order hash: '${orderHash.slice(0, 80)}'`);
-  return orderHash.toLowerCase();
+function unlockMessage2(orderHash) {
+  return unlockMessage(orderHash);
 }
 function sep53Digest(message) {
   const text = new TextEncoder().encode(SEP53_PREFIX + message);
   return new Uint8Array(hash(text));
 }
 function signUnlockMessage(keypair, orderHash) {
-  const signature = keypair.sign(sep53Digest(unlockMessage(orderHash)));
+  const signature = keypair.sign(sep53Digest(unlockMessage2(orderHash)));
   let binary = "";
   for (const byte of signature) binary += String.fromCharCode(byte);
   return btoa(binary);
 }
 export {
+  authorizeWithWallet,
   sendStellarTransaction,
   sep53Digest,
   signUnlockMessage,
@@ -5402,5 +5415,5 @@ export {
   stellarTimeoutOperation,
   stellarTransaction,
   stellarTransactionWithFeePayer,
-  unlockMessage
+  unlockMessage2 as unlockMessage
 };

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { Account, Keypair, StrKey, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Account, Address, authorizeEntry, hash, Keypair, StrKey, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { stellarContractCall } from '../chains/stellar/call-args.ts';
 import { isWalletSignature } from '../chains/wallet-signature.ts';
 import { freeLoopbackPort } from '../entrypoints/free-port.ts';
 import { launchBrowser } from '../test/support/browser.ts';
 import { bundleStellarCalls, declareStellarCalls } from './generate.ts';
-import { signUnlockMessage, stellarOperation, unlockMessage, type SignedResponse, type StellarAction } from './stellar.js';
+import { authorizeWithWallet, signUnlockMessage, stellarOperation, unlockMessage, type SignedResponse, type StellarAction } from './stellar.js';
 
 /**
  * `@cross-chain-relayer/client/stellar` is the service's own Soroban call assembly, bundled: the
@@ -64,6 +64,30 @@ describe('the ./stellar entry of the client package', () => {
     expect(signUnlockMessage(maker, ORDER_HASH.toUpperCase().replace('0X', '0x'))).toBe(signature); // the text is the lower-case hash
     expect(() => unlockMessage('0x1234')).toThrow(/not an order hash/);
     expect(() => stellarOperation('unlock', { ...signed, orderParams })).toThrow(/proof/);
+  });
+
+  it('authorizeWithWallet: an authorisation entry signed through a wallet\'s signAuthEntry (Freighter\'s form: the preimage XDR in, the signature of its hash out, base64 or bytes) equals stellar-sdk\'s authorizeEntry with the key; another key\'s signature is refused', async () => {
+    // The entry a fee-payer transaction's simulation records for the Maker's fund_ad.
+    const entry = new xdr.SorobanAuthorizationEntry({
+      credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(new xdr.SorobanAddressCredentials({
+        address: new Address(maker.publicKey()).toScAddress(), nonce: xdr.Int64.fromString('7'), signatureExpirationLedger: 0, signature: xdr.ScVal.scvVoid(),
+      })),
+      rootInvocation: new xdr.SorobanAuthorizedInvocation({
+        function: xdr.SorobanAuthorizedFunction.sorobanAuthorizedFunctionTypeContractFn(new xdr.InvokeContractArgs({ contractAddress: new Address(contract).toScAddress(), functionName: 'fund_ad', args: [] })),
+        subInvocations: [],
+      }),
+    });
+    const asked: { address: string; networkPassphrase: string }[] = [];
+    const freighterLike = (key: Keypair, bytes = false) => async (preimageXdr: string, opts: { networkPassphrase: string; address: string }) => {
+      asked.push(opts);
+      const signature = key.sign(hash(Buffer.from(preimageXdr, 'base64')));
+      return bytes ? new Uint8Array(signature) : signature.toString('base64');
+    };
+    const expected = (await authorizeEntry(entry, maker, 1234, PASSPHRASE)).toXDR('base64');
+    expect((await authorizeWithWallet(freighterLike(maker), maker.publicKey(), PASSPHRASE)(entry, 1234)).toXDR('base64')).toBe(expected);
+    expect((await authorizeWithWallet(freighterLike(maker, true), maker.publicKey(), PASSPHRASE)(entry, 1234)).toXDR('base64')).toBe(expected);
+    expect(asked).toEqual([{ address: maker.publicKey(), networkPassphrase: PASSPHRASE }, { address: maker.publicKey(), networkPassphrase: PASSPHRASE }]);
+    await expect(authorizeWithWallet(freighterLike(Keypair.random()), maker.publicKey(), PASSPHRASE)(entry, 1234)).rejects.toThrow(/signature doesn't match payload/);
   });
 
   it('builds and signs the same transactions in headless Chromium (stellar-sdk\'s browser build, no Buffer or process) as in Node', async () => {

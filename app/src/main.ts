@@ -57,6 +57,7 @@ async function start(): Promise<void> {
       }));
     } else {
       buttons.push(h('span', { class: 'account', 'data-field': 'stellar-address' }, `Freighter: ${context.stellar.address}`));
+      buttons.push(feePayerField(context));
     }
     if (!user) {
       if (context.evm) buttons.push(button('Sign in with Ethereum', async () => { await session.signIn(context.evm!); refreshViews(); }));
@@ -107,6 +108,30 @@ async function start(): Promise<void> {
   if (context.session.user && (await resumePending(context))) refreshViews();
   document.documentElement.dataset.ready = 'true';
   performance.mark('app-ready'); // the page rendered with the service's chains and routes (app/README.md's figure)
+}
+
+/**
+ * "Fees paid by": another Freighter account (G...) that pays the Soroban transactions' fees as
+ * their source, the connected account signing only its authorisation entries (signAuthEntry).
+ * Empty: the connected account pays. Checked as a Stellar account address on change.
+ */
+function feePayerField(context: AppContext): HTMLElement {
+  const wallet = context.stellar!;
+  const input: HTMLInputElement = h('input', {
+    id: 'stellar-fee-payer', name: 'fee-payer', size: 12, placeholder: 'this account', value: wallet.feePayer ?? '', spellcheck: false,
+    onchange: () => {
+      const value = input.value.trim();
+      if (value && !/^G[A-Z2-7]{55}$/.test(value)) {
+        input.setAttribute('aria-invalid', 'true');
+        context.say(`Fees paid by: "${value.slice(0, 60)}" is not a Stellar account address (G…, 56 characters).`, 'error');
+        return;
+      }
+      input.removeAttribute('aria-invalid');
+      wallet.feePayer = value || undefined;
+      context.say(value ? `Stellar fees are paid by ${value}: Freighter signs your authorisations, then that account's transaction.` : 'Stellar fees are paid by your account.', 'done');
+    },
+  });
+  return h('label', { class: 'fee-payer', for: 'stellar-fee-payer' }, 'Fees paid by ', input);
 }
 
 void start();

@@ -1,5 +1,6 @@
 import { confirmUntilFinal } from '@cross-chain-relayer/client';
 import { evmTransaction, type CallExtras, type EvmAction, type SignedResponse } from '@cross-chain-relayer/client/evm';
+import { unlockMessage } from '@cross-chain-relayer/client/flows';
 import { apiError, UserError } from './errors.ts';
 import { chainOf, type AppContext } from './context.ts';
 import type { StellarAction } from '@cross-chain-relayer/client/stellar';
@@ -54,14 +55,14 @@ export function addressOn(context: AppContext, chainId: string): string {
  * The unlock signature POST /v1/trades/{id}/unlock takes, from the wallet of the chain the unlock
  * pays out on (`chainId`: the ad chain for the Maker's, the order chain for the Bridger's): on a
  * Stellar chain Freighter's `signMessage` of the order hash as lower-case `0x` hex text (SEP-53, the
- * client's `unlockMessage(orderHash)`, written out here so the main bundle stays without
- * stellar-sdk); on an EVM chain personal_sign of the hash's 32 bytes.
+ * client's `unlockMessage(orderHash)`, from `./flows`, which carries no stellar-sdk); on an EVM
+ * chain personal_sign of the hash's 32 bytes.
  */
 export async function signUnlock(context: AppContext, chainId: string, orderHash: string): Promise<string> {
   if (chainOf(context, chainId)?.kind === 'STELLAR') {
     if (!context.stellar) throw new UserError('Connect Freighter first: this unlock is on a Stellar chain.');
     context.say('Sign the unlock message in Freighter…');
-    return context.stellar.signMessage(orderHash.toLowerCase());
+    return context.stellar.signMessage(unlockMessage(orderHash));
   }
   return evmWallet(context).signMessage(orderHash, { bytes: true });
 }

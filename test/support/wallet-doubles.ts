@@ -1,6 +1,6 @@
 import { getBytes, JsonRpcProvider, Wallet } from 'ethers';
 import type { Keypair } from '@stellar/stellar-sdk';
-import { Transaction } from '@stellar/stellar-sdk';
+import { hash, Transaction } from '@stellar/stellar-sdk';
 import type { Page } from 'playwright-core';
 import { sep53Digest } from '../../chains/wallet-signature.ts';
 
@@ -105,11 +105,18 @@ export async function installEvmWalletDouble(page: Page, key: string, rpcUrls: R
  * github.com/stellar/freighter, extension/src/contentScript) for `keypair` on `network`: access,
  * the public key, the network details, transactions signed with the key, and messages signed as
  * its `signMessage` asks (`SUBMIT_BLOB`: the extension signs SEP-53, ed25519 over
- * SHA-256("Stellar Signed Message:\n" + the text), and answers `signedBlob` in base64 to API v4+).
- * `signed` lists the texts it signed.
+ * SHA-256("Stellar Signed Message:\n" + the text), and answers `signedBlob` in base64 to API v4+),
+ * and authorisation entries as its `signAuthEntry` asks (`SUBMIT_AUTH_ENTRY`: ed25519 over SHA-256
+ * of the entry's preimage XDR, `signedAuthEntry` in base64). `signed` lists the texts it signed;
+ * `others`: more accounts the wallet holds (a person's second account, a fee payer), used when a
+ * request names them (`accountToSign`); `authEntries` and `envelopes` list whose entries and
+ * transactions it signed.
  */
-export async function installFreighterDouble(page: Page, keypair: Keypair, network: { name: string; passphrase: string }): Promise<{ declineNext: boolean; network: { name: string; passphrase: string }; signed: string[] }> {
-  const controls = { declineNext: false, network, signed: [] as string[] };
+export async function installFreighterDouble(page: Page, keypair: Keypair, network: { name: string; passphrase: string }, others: Keypair[] = []): Promise<FreighterDouble> {
+  const controls: FreighterDouble = { declineNext: false, network, signed: [], authEntries: [], envelopes: [] };
+  const accounts = new Map([keypair, ...others].map((key) => [key.publicKey(), key]));
+  // The account a request names, else the active one (the extension's `accountToSign`).
+  const signerOf = (request: { accountToSign?: string }) => accounts.get(request.accountToSign || keypair.publicKey());
   await page.exposeBinding('__freighterDouble', async (_source, text: string) => {
     const request = JSON.parse(text);
     const declined = { apiError: { code: -4, message: 'The user rejected this request. (Freighter double)' } };
@@ -126,14 +133,25 @@ export async function installFreighterDouble(page: Page, keypair: Keypair, netwo
       }
       case 'SUBMIT_TRANSACTION': {
         if (controls.declineNext) { controls.declineNext = false; return JSON.stringify(declined); }
+        const signer = signerOf(request);
+        if (!signer) return JSON.stringify({ apiError: { code: -1, message: `no account ${request.accountToSign} in the Freighter double` } });
         const tx = new Transaction(request.transactionXdr, request.networkPassphrase ?? controls.network.passphrase);
-        tx.sign(keypair);
-        return JSON.stringify({ signedTransaction: tx.toEnvelope().toXDR('base64'), signerAddress: keypair.publicKey() });
+        tx.sign(signer);
+        controls.envelopes.push(signer.publicKey());
+        return JSON.stringify({ signedTransaction: tx.toEnvelope().toXDR('base64'), signerAddress: signer.publicKey() });
+      }
+      case 'SUBMIT_AUTH_ENTRY': {
+        if (controls.declineNext) { controls.declineNext = false; return JSON.stringify(declined); }
+        const signer = signerOf(request);
+        if (!signer) return JSON.stringify({ apiError: { code: -1, message: `no account ${request.accountToSign} in the Freighter double` } });
+        controls.authEntries.push(signer.publicKey());
+        const signature = signer.sign(hash(Buffer.from(request.entryXdr, 'base64')));
+        return JSON.stringify({ signedAuthEntry: signature.toString('base64'), signerAddress: signer.publicKey() });
       }
       case 'SUBMIT_BLOB': {
         if (controls.declineNext) { controls.declineNext = false; return JSON.stringify(declined); }
         controls.signed.push(request.blob);
-        const signature = keypair.sign(sep53Digest(Buffer.from(request.blob, 'utf8')));
+        const signature = (signerOf(request) ?? keypair).sign(sep53Digest(Buffer.from(request.blob, 'utf8')));
         return JSON.stringify({ signedBlob: signature.toString('base64'), signerAddress: keypair.publicKey() });
       }
       default:
@@ -150,4 +168,17 @@ export async function installFreighterDouble(page: Page, keypair: Keypair, netwo
     });
   });
   return controls;
+}
+
+/** What a test steers and reads of the Freighter double. */
+export interface FreighterDouble {
+  /** Decline the next signature request, as a person would in the popup. */
+  declineNext: boolean;
+  network: { name: string; passphrase: string };
+  /** The texts signed with signMessage. */
+  signed: string[];
+  /** Whose authorisation entries were signed (signAuthEntry), in order. */
+  authEntries: string[];
+  /** Which account signed each transaction envelope (signTransaction), in order. */
+  envelopes: string[];
 }

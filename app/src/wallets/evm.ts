@@ -1,4 +1,5 @@
 import { sendAndWait, TransactionError } from '@cross-chain-relayer/client';
+import { erc20ApproveTransaction } from '@cross-chain-relayer/client/evm';
 import { UserError } from '../errors.ts';
 
 /** An EIP-1193 provider: the one interface every injected EVM wallet exposes. */
@@ -91,7 +92,7 @@ export class EvmWallet {
 
   /** ERC-20 approve(spender, amount), sent and mined (before a deposit or a pool funding pulls the tokens). */
   async approve(token: string, spender: string, amount: bigint): Promise<void> {
-    await this.send({ to: token, data: `0x095ea7b3${word(spender)}${word(amount)}` });
+    await this.send(erc20ApproveTransaction(token, spender, amount));
   }
 
   /** The account's balance of `token` (ERC-20 balanceOf, or the native balance for the zero address) on the wallet's current chain. */

@@ -1,5 +1,5 @@
 import { TransactionBuilder } from '@stellar/stellar-sdk';
-import { sendStellarTransaction, stellarTransaction, type CallExtras, type SignedResponse, type StellarAction } from '@cross-chain-relayer/client/stellar';
+import { authorizeWithWallet, sendStellarTransaction, stellarTransaction, stellarTransactionWithFeePayer, type CallExtras, type SignedResponse, type StellarAction } from '@cross-chain-relayer/client/stellar';
 import { UserError } from '../errors.ts';
 import type { StellarWallet } from './stellar.ts';
 
@@ -10,7 +10,7 @@ export interface StellarChain { name: string; publicRpcUrl?: string; networkPass
  * The Stellar side of sending an API's signed response, loaded as its own chunk (stellar-sdk) only
  * when a Stellar transaction is sent (app/build.ts splits it off the main bundle). Builds and
  * simulates the call through the chain's `publicRpcUrl` (the one origin the CSP adds), has Freighter
- * sign it, calls `onHash` with the hash before sending (so a reload loses nothing), sends it and waits
+ * sign it (or, with a fee payer set, sign the account's authorisation entries and the fee payer's envelope), calls `onHash` with the hash before sending (so a reload loses nothing), sends it and waits
  * for its ledger. Resolves the hash, what POST …/confirm takes.
  */
 export async function sendStellar(wallet: StellarWallet, chain: StellarChain, action: StellarAction, signed: unknown, onHash: (hash: string) => void, extras?: CallExtras): Promise<string> {
@@ -21,8 +21,16 @@ export async function sendStellar(wallet: StellarWallet, chain: StellarChain, ac
     throw new UserError(`Freighter is on "${wallet.networkPassphrase}"; ${chain.name} is "${chain.networkPassphrase}". Switch networks in Freighter.`);
   }
   const network = { rpc: chain.publicRpcUrl, networkPassphrase: chain.networkPassphrase };
-  const unsigned = await stellarTransaction(action, signed as SignedResponse, wallet.address, network, extras);
-  const signedXdr = await wallet.signTransaction(unsigned.toXDR());
+  // With a fee payer, it is the source and signs the envelope; the account signs only its own
+  // authorisation entries (Freighter's signAuthEntry), the pull of its tokens included.
+  const feePayer = wallet.feePayer && wallet.feePayer !== wallet.address ? wallet.feePayer : undefined;
+  const unsigned = feePayer
+    ? await stellarTransactionWithFeePayer(action, signed as SignedResponse, {
+      feePayer, caller: wallet.address,
+      authorize: authorizeWithWallet((preimage) => wallet.signAuthEntry(preimage), wallet.address, chain.networkPassphrase),
+    }, network, extras)
+    : await stellarTransaction(action, signed as SignedResponse, wallet.address, network, extras);
+  const signedXdr = await wallet.signTransaction(unsigned.toXDR(), feePayer);
   const tx = TransactionBuilder.fromXDR(signedXdr, chain.networkPassphrase);
   onHash(tx.hash().toString('hex'));
   return (await sendStellarTransaction(tx, network)).hash;

@@ -1,4 +1,4 @@
-import { getNetworkDetails, isConnected, requestAccess, signMessage, signTransaction } from '@stellar/freighter-api';
+import { getNetworkDetails, isConnected, requestAccess, signAuthEntry, signMessage, signTransaction } from '@stellar/freighter-api';
 import { UserError } from '../errors.ts';
 
 /** Freighter's error (its `error` field) as thrown: a decline reads as "rejected". */
@@ -14,6 +14,13 @@ function failed(error: { message?: string; code?: number } | undefined, what: st
  * signature: a wallet on another network is named.
  */
 export class StellarWallet {
+  /**
+   * Another account in Freighter that pays the fees of this account's Soroban calls (a sponsor):
+   * the transactions' source, whose envelope Freighter signs for it, while this account only signs
+   * its authorisation entries (`signAuthEntry`). Unset: this account is the source and pays.
+   */
+  feePayer?: string;
+
   constructor(readonly address: string, readonly networkPassphrase: string) {}
 
   /** Asks Freighter for access and the account; `expectedPassphrase`: the Stellar chain's, from GET /v1/chains. */
@@ -30,11 +37,22 @@ export class StellarWallet {
     return new StellarWallet(access.address, network.networkPassphrase);
   }
 
-  /** Co-signs a transaction (a SEP-10 challenge, a contract call) with the account; the signed XDR. */
-  async signTransaction(xdr: string): Promise<string> {
-    const signed = await signTransaction(xdr, { networkPassphrase: this.networkPassphrase, address: this.address });
+  /** Co-signs a transaction (a SEP-10 challenge, a contract call) with the account, or with `address` (the fee payer's); the signed XDR. */
+  async signTransaction(xdr: string, address: string = this.address): Promise<string> {
+    const signed = await signTransaction(xdr, { networkPassphrase: this.networkPassphrase, address });
     if (signed.error || !signed.signedTxXdr) failed(signed.error, 'sign the transaction');
     return signed.signedTxXdr;
+  }
+
+  /**
+   * Freighter's `signAuthEntry`: the signature (base64) of an authorisation entry's preimage
+   * (`HashIdPreimage` XDR, base64) by the account, for a Soroban call another account submits.
+   * API v4+ answers base64; an older byte-array answer is turned into base64 too.
+   */
+  async signAuthEntry(preimageXdr: string): Promise<string> {
+    const signed = await signAuthEntry(preimageXdr, { networkPassphrase: this.networkPassphrase, address: this.address });
+    if (signed.error || !signed.signedAuthEntry) failed(signed.error, 'sign the authorisation');
+    return base64Of(signed.signedAuthEntry);
   }
 
   /**
@@ -46,9 +64,13 @@ export class StellarWallet {
   async signMessage(text: string): Promise<string> {
     const signed = await signMessage(text, { networkPassphrase: this.networkPassphrase, address: this.address });
     if (signed.error || !signed.signedMessage) failed(signed.error, 'sign the message');
-    const value = signed.signedMessage as unknown;
-    if (typeof value === 'string') return value;
-    const bytes = Array.from((value as { data?: number[] }).data ?? (value as ArrayLike<number>));
-    return btoa(String.fromCharCode(...bytes));
+    return base64Of(signed.signedMessage);
   }
+}
+
+/** A Freighter signature as base64: API v4+ gives base64; v3 a Buffer, or its JSON `{ data: [...] }`. */
+function base64Of(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const bytes = Array.from((value as { data?: number[] }).data ?? (value as ArrayLike<number>));
+  return btoa(String.fromCharCode(...bytes));
 }
