@@ -9,7 +9,7 @@ import type { RegistryCache } from '../db/repositories/registry-cache.ts';
 import type { PushedEventHub } from './streams/event-hub.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
 
-/** Everything the HTTP layer needs, built once by the composition root (entrypoints/container.ts). */
+/** Everything the HTTP layer needs, built once by the API process's composition (entrypoints/compose/api.ts). */
 export interface AppDeps {
   config: Config;
   knex: Knex;

@@ -123,12 +123,13 @@ describe('health without a database', () => {
     const { createKnex } = await import('../db/knex.ts');
     const { loadConfig } = await import('../config/config.ts');
     const { pino } = await import('pino');
-    const { buildContainer } = await import('../entrypoints/container.ts');
+    const { composeApi } = await import('../entrypoints/compose/api.ts');
+    const { resolveSecrets } = await import('../config/secrets.ts');
     const knex = createKnex('postgres://nobody:nothing@127.0.0.1:1/none', 1);
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: mkdtempSync(`${tmpdir()}/health-`) });
-    const app = createApp(buildContainer(config, pino({ level: 'silent' }), knex));
+    const app = createApp(composeApi(config, pino({ level: 'silent' }), knex, { role: 'embedded', secrets: resolveSecrets(config, 'embedded') }));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {

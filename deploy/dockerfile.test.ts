@@ -59,7 +59,7 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('keeps in the build context what the processes load at run time', () => {
-    for (const file of ['entrypoints/api-main.ts', 'entrypoints/migrate-main.ts', 'db/migrations', 'prover/proof-worker.mjs', 'circuits/build/deposit_final.zkey',
+    for (const file of ['entrypoints/api-main.ts', 'entrypoints/migrate-main.ts', 'entrypoints/compose/worker.ts', 'entrypoints/parts/chains.ts', 'db/migrations', 'prover/proof-worker.mjs', 'circuits/build/deposit_final.zkey',
       'circuits/build/deposit.wasm', 'devnet/registry.json', 'contracts/evm/src', 'package-lock.json']) {
       expect(existsSync(path.join(ROOT, file)), file).toBe(true);
       expect(ignored(file), file).toBe(false);

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { checkDeployedVerifiers } from '../chains/deployed-verifiers.ts';
 import { checkProvingKey, type TrustedProvingKey } from '../prover/proving-key-trust.ts';
-import type { Container } from './container.ts';
+import type { ChainReaders } from './parts/chains.ts';
 
 /**
  * The proving-key checks of a process that proves or signs unlocks (api and embedded run, worker,
@@ -16,7 +16,9 @@ export function trustProvingKey(config: Config, logger: Logger): Promise<Trusted
 }
 
 /** See `trustProvingKey`: every registered chain's verifiers against the trusted key. */
-export async function checkChainVerifiers(key: TrustedProvingKey | undefined, container: Container, logger: Logger): Promise<void> {
+export async function checkChainVerifiers(
+  key: TrustedProvingKey | undefined, chains: Pick<ChainReaders, 'registryCache' | 'chainClients'>, logger: Logger,
+): Promise<void> {
   if (!key) return;
-  await checkDeployedVerifiers(await container.registryCache.allChains(), key.verificationKey, key.vkSha256, container.chainClients, logger);
+  await checkDeployedVerifiers(await chains.registryCache.allChains(), key.verificationKey, key.vkSha256, chains.chainClients, logger);
 }

@@ -2,18 +2,19 @@ import type { Knex } from 'knex';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../api/app.ts';
 import { createMetricsApp } from '../api/metrics-app.ts';
-import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import { loadConfig, type Config } from '../config/config.ts';
 import type { Devnet } from '../devnet/index.ts';
-import { announceProverBackend, type ResolvedProverBackend } from '../prover/backend.ts';
+import type { ResolvedProverBackend } from '../prover/backend.ts';
 import { ensureNativeProver } from '../prover/native/binary.ts';
-import { NativeProverUnavailableError } from '../prover/errors.ts';
 import { resolveSecrets } from '../config/secrets.ts';
-import { buildContainer, type Container } from './container.ts';
+import { composeApi, type ApiParts } from './compose/api.ts';
 import { openDatabase } from './database.ts';
+import { relayerSignerReady } from './parts/chains.ts';
+import { announceProverBackendOrStop } from './parts/proving.ts';
 import { listen, type HttpServer } from './http-server.ts';
 import { checkChainVerifiers, trustProvingKey } from './proving-key.ts';
 
-/** A running API: its URL and how to stop it (HTTP first, then the container, then the database). */
+/** A running API: its URL and how to stop it (HTTP first, then its parts, then the database). */
 export interface RunningService {
   url: string;
   port: number;
@@ -24,7 +25,8 @@ export interface RunningService {
   /** The database's URL (DATABASE_URL, or the embedded PostgreSQL's), for processes beside this one. */
   databaseUrl: string;
   logger: Logger;
-  container: Container;
+  /** What the process holds (compose/api.ts). */
+  container: ApiParts;
   /** The local devnet this process started (DEVNET), if any. */
   devnet?: Devnet;
   /** True when this process runs its own PostgreSQL (no DATABASE_URL), its data in DATA_DIR/pg. */
@@ -65,89 +67,70 @@ export async function start(
   // This process signs unlocks (and, on the embedded runner, proves): production refuses a key it cannot trust.
   const provingKey = await trustProvingKey(config, logger);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
-  const container = buildContainer(config, logger, database.knex, { secrets, role });
+  const parts = composeApi(config, logger, database.knex, { secrets, role });
   let devnet: Devnet | undefined;
+  let servers: ApiServers | undefined;
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {
-    await relayerSignerReady(container, logger);
+    await relayerSignerReady(parts.signers, logger);
     if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
       // Loaded only here: the devnet's packages (anvil, solc, circomlibjs) are development dependencies,
       // absent from the production image.
       const { startLocalDevnet } = await import('./local-devnet.ts');
-      devnet = await startLocalDevnet(config, container.signers.signer, database.knex, logger);
+      devnet = await startLocalDevnet(config, parts.signers.signer, database.knex, logger);
     }
-    await checkChainVerifiers(provingKey, container, logger);
-    await container.startOrchestrator(database.url);
+    await checkChainVerifiers(provingKey, parts, logger);
+    await parts.startOrchestrator(database.url);
+    servers = await serveApi(config, logger, parts);
   } catch (error) {
-    await container.close();
-    await devnet?.stop();
-    await database.close();
-    throw error;
-  }
-  let http: HttpServer | undefined;
-  let metricsHttp: HttpServer | undefined;
-  try {
-    http = await listen(createApp(container), config.HOST, config.PORT, logger);
-    container.apiListeningOn(http.port);
-    // Sign-in records are the API's: the worker and prover processes never purge them.
-    container.authPurger.start();
-    if (config.METRICS_PORT !== undefined) {
-      metricsHttp = await listen(createMetricsApp(container.metrics), config.HOST, config.METRICS_PORT, logger, 'metrics');
-    }
-  } catch (error) {
-    await http?.close();
-    await container.close();
+    await parts.close();
     await devnet?.stop();
     await database.close();
     throw error;
   }
   let stopping: Promise<void> | undefined;
   return {
-    url: http.url,
-    port: http.port,
-    metricsUrl: metricsHttp?.url,
+    url: servers.http.url,
+    port: servers.http.port,
+    metricsUrl: servers.metrics?.url,
     config,
     knex: database.knex,
     databaseUrl: database.url,
     logger,
-    container,
+    container: parts,
     devnet,
     embeddedDatabase: database.embedded,
     proverBackend,
     stop: () =>
       (stopping ??= (async () => {
         // Open event streams never finish on their own: end them first, so the server closes at once.
-        await container.eventHub.close();
-        await http!.close();
-        await metricsHttp?.close();
-        await container.close();
+        await parts.eventHub.close();
+        await servers.http.close();
+        await servers.metrics?.close();
+        await parts.close();
         await devnet?.stop();
         await database.close();
       })()),
   };
 }
 
-/**
- * Reads the relayer signer's two public keys before anything is served: with RELAYER_SIGNER=pkcs11 a
- * token that is missing, locked or without the labelled keys stops start-up (ConfigError, exit 78)
- * rather than failing the first signed request.
- */
-async function relayerSignerReady(container: Container, logger: Logger): Promise<void> {
-  const { signer } = container.signers;
-  try {
-    const [evmAddress, stellarPublicKey] = await Promise.all([signer.evmAddress(), signer.stellarPublicKey()]);
-    logger.info({ backend: signer.backend, evmAddress, stellarPublicKey }, `relayer signer ready (RELAYER_SIGNER=${signer.backend})`);
-  } catch (error) {
-    throw new ConfigError(`RELAYER_SIGNER=${signer.backend}: ${(error as Error).message}`);
-  }
+/** The API's HTTP servers: the app, and /metrics on its own port when METRICS_PORT is set. */
+interface ApiServers {
+  http: HttpServer;
+  metrics?: HttpServer;
 }
 
-/** Says which prover backend proofs will use (PROVER_BACKEND); a native backend that is not built stops start-up (exit 78). */
-function announceProverBackendOrStop(config: Config, logger: Logger, notBuiltReason?: string): ResolvedProverBackend {
+/** Serves the app on HOST:PORT, then starts the sign-in purge and /metrics on METRICS_PORT; a failure closes the app's server. */
+async function serveApi(config: Config, logger: Logger, parts: ApiParts): Promise<ApiServers> {
+  const http = await listen(createApp(parts), config.HOST, config.PORT, logger);
   try {
-    return announceProverBackend(logger, { choice: config.PROVER_BACKEND, nativeThreads: config.PROVER_NATIVE_THREADS, notBuiltReason });
+    parts.apiListeningOn(http.port);
+    // Sign-in records are the API's: the worker and prover processes never purge them.
+    parts.authPurger.start();
+    if (config.METRICS_PORT === undefined) return { http };
+    return { http, metrics: await listen(createMetricsApp(parts.metrics), config.HOST, config.METRICS_PORT, logger, 'metrics') };
   } catch (error) {
-    if (error instanceof NativeProverUnavailableError) throw new ConfigError(error.message);
+    await http.close();
     throw error;
   }
 }

@@ -14,7 +14,7 @@ describe('the import rules of the README', () => {
     expect(violations).toEqual([]);
     // Not vacuous: the whole tree was read, the service's modules included.
     expect(result.summary.totalCruised).toBeGreaterThan(150);
-    expect(result.modules.some((m) => m.source === 'entrypoints/container.ts')).toBe(true);
+    expect(result.modules.some((m) => m.source === 'entrypoints/compose/api.ts')).toBe(true);
     expect(result.modules.some((m) => m.source === 'trades/lifecycle/machine.ts')).toBe(true);
   });
 
@@ -41,8 +41,8 @@ describe('the import rules of the README', () => {
       'workflows/embedded/runner.ts': "import { activities } from '../../trades/activities.ts';\nimport { port } from '../../trades/orchestrator.ts';\nimport { t } from '../../trades/lifecycle/index.ts';\nexport const run = [activities, port, t];\n",
       'ads/confirm.ts': "import { app } from '../api/app.ts';\nimport pg from 'pg';\nexport const confirm = [app, pg];\n",
       'contracts/evm/compile.ts': "import { a } from '../../db/a.ts';\nexport const c = a;\n",
-      'entrypoints/container.ts': 'export const container = 1;\n',
-      'api/deps.ts': "import { container } from '../entrypoints/container.ts';\nexport const deps = container;\n",
+      'entrypoints/compose/api.ts': 'export const parts = 1;\n',
+      'api/deps.ts': "import { parts } from '../entrypoints/compose/api.ts';\nexport const deps = parts;\n",
     };
     for (const [file, text] of Object.entries(files)) {
       mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
@@ -65,8 +65,8 @@ describe('the import rules of the README', () => {
       'orchestrators-carry-out: workflows/embedded/orchestrator.ts -> ads/service.ts',
       'db-below-logic: db/repositories/trades.ts -> trades/lifecycle/index.ts',
       'contracts-alone: contracts/evm/compile.ts -> db/a.ts',
-      'nothing-imports-entrypoints: api/deps.ts -> entrypoints/container.ts',
-      'api-no-processes: api/deps.ts -> entrypoints/container.ts',
+      'nothing-imports-entrypoints: api/deps.ts -> entrypoints/compose/api.ts',
+      'api-no-processes: api/deps.ts -> entrypoints/compose/api.ts',
       'lifecycle-is-pure: trades/lifecycle/machine.ts -> db/repositories/trades.ts',
       'lifecycle-is-pure: trades/lifecycle/machine.ts -> crypto',
       'workflows-through-the-port: workflows/embedded/runner.ts -> trades/activities.ts',
