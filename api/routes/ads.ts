@@ -8,7 +8,7 @@ import { notFound, unauthorized } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
 import { presentAd, presentAdUpdate, presentPageJson } from '../presenters.ts';
-import { answeredNotModified, etagOfKey, pageKey, privateRead, sendJsonBytes, sendJsonText, weakEtag } from '../http-cache.ts';
+import { answeredNotModified, pageEtag, privateRead, sendJsonBytes, sendJsonText, weakEtag } from '../http-cache.ts';
 import { PresentedPages } from '../presented-pages.ts';
 import { PresentedRows } from '../presented-rows.ts';
 import {
@@ -139,26 +139,26 @@ export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Route
     const generation = await deps.registryCache.current();
     const versions = await listAdVersions(deps.knex, filter, limit, cursor, creators);
     // Caller-specific pages (their own pending ads) are neither cached by anyone nor kept here.
-    const key = creators ? undefined : pageKey(generation, versions);
-    if (key === undefined) privateRead(res);
+    if (creators) privateRead(res);
     else {
-      const kept = adPages.get(key);
-      if (answeredNotModified(req, res, kept?.etag ?? etagOfKey(key))) return;
+      const kept = adPages.find(generation, versions);
+      if (answeredNotModified(req, res, kept?.etag ?? pageEtag(generation, versions))) return;
       if (kept !== undefined) return sendJsonBytes(res, kept.body);
     }
     const known = adTexts.known(versions.items, generation);
     if (known !== undefined) {
       const text = presentPageJson(known, versions.nextCursor);
-      return key === undefined ? sendJsonText(res, text) : sendJsonBytes(res, adPages.keep(key, text).body);
+      return creators ? sendJsonText(res, text) : sendJsonBytes(res, adPages.keep(generation, versions, text).body);
     }
     // An ad on the page is new or was written since: read the whole page again, in one snapshot.
     const page = await listAds(deps.knex, filter, limit, cursor, creators);
     const tokens = await deps.registryCache.tokensById(page.items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
-    const text = presentPageJson(adTexts.textsOf(page.items, deps.registryCache.version, (ad) => presentAd(ad, tokens)), page.nextCursor);
-    if (key === undefined) return sendJsonText(res, text);
-    const fresh = adPages.keep(pageKey(deps.registryCache.version, page), text);
-    res.setHeader('ETag', fresh.etag);
-    sendJsonBytes(res, fresh.body);
+    const fresh = deps.registryCache.version;
+    const text = presentPageJson(adTexts.textsOf(page.items, fresh, (ad) => presentAd(ad, tokens)), page.nextCursor);
+    if (creators) return sendJsonText(res, text);
+    const presented = adPages.keep(fresh, page, text);
+    res.setHeader('ETag', presented.etag);
+    sendJsonBytes(res, presented.body);
   });
   router.get('/ads/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
