@@ -20,9 +20,9 @@ interface Kept extends PresentedPage {
  * id and version, the parts of its `pageEtag`. A request still reads its page's ids and versions
  * from PostgreSQL (api/routes/ads.ts), so a row written since, by anyone, no longer matches and is
  * read afresh: what is kept is the presentation of row versions (as `PresentedRows` keeps each
- * row's text), never an answer from the past. Kept as bytes with their ETag: encoding a 22 KB page
- * to UTF-8, measuring it and hashing its identity for the ETag were a fifth of the list's own CPU
- * per request (docs/benchmarks.md). One body per place in a list (its first row and where it ends),
+ * row's text), never an answer from the past. Kept as bytes with their ETag: joining a 22 KB page,
+ * measuring it, encoding it to UTF-8 and hashing its identity for the ETag, on every request, were
+ * most of the list handler's own JavaScript (docs/benchmarks.md, "bench:api"). One body per place in a list (its first row and where it ends),
  * at most `maxBytes` of them; the least recently stored go first.
  */
 export class PresentedPages {
