@@ -14,28 +14,12 @@ export const PUBLIC_MAX_AGE_SECONDS = 5;
  * never over its serialised body: a revalidation that matches is answered before any body is built.
  */
 export function weakEtag(parts: readonly string[]): string {
-  return etagOfKey(parts.join('\n'));
-}
-
-/** The weak ETag of `key`, the text that identifies a representation (`weakEtag` of its parts joined by newlines). */
-export function etagOfKey(key: string): string {
-  return `W/"${createHash('sha1').update(key).digest('base64url')}"`;
-}
-
-/**
- * What identifies a list page's representation, exactly: what its rows nest (`generation`, the
- * registry's version), where it ends (`nextCursor`) and each row's id and version. Two pages with
- * the same key have the same body.
- */
-export function pageKey(generation: string, page: Page<RowVersion>): string {
-  let key = `${generation}\n${page.nextCursor ?? ''}`;
-  for (const row of page.items) key += `\n${row.id}@${row.version}`;
-  return key;
+  return `W/"${createHash('sha1').update(parts.join('\n')).digest('base64url')}"`;
 }
 
 /** The weak ETag of a list page: its rows' versions, where it ends, and what else they nest (`generation`). */
 export function pageEtag(generation: string, page: Page<RowVersion>): string {
-  return etagOfKey(pageKey(generation, page));
+  return weakEtag([generation, page.nextCursor ?? '', ...page.items.map((row) => `${row.id}@${row.version}`)]);
 }
 
 /**
