@@ -48,3 +48,10 @@ export function sendJsonText(res: Response, text: string): void {
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
 }
+
+/** `sendJsonText` for JSON already encoded as UTF-8 (a kept page): the same headers, nothing encoded or measured again. */
+export function sendJsonBytes(res: Response, body: Buffer): void {
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
+}

@@ -1,5 +1,8 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { Histogram, type Registry } from 'prom-client';
+
+/** Where `httpMetrics` keeps a response's start, in `res.locals`. */
+const STARTED = 'httpMetricsStartedAt';
 
 /**
  * Records every request's duration labelled by route template (`/v1/ads/:id`, never the raw
@@ -13,14 +16,18 @@ export function httpMetrics(registry: Registry): RequestHandler {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  return (req, res, next) => {
+  /** One listener for every response, not a closure each: `this` is the response, its start kept on it. */
+  function record(this: Response): void {
+    const { req } = this;
+    const mountPath = (this.locals.mountPath as string | undefined) ?? req.baseUrl;
+    const route = req.route?.path ? `${mountPath}${req.route.path}` : 'unmatched';
+    duration.observe({ route, method: req.method, status: String(this.statusCode) }, (performance.now() - (this.locals[STARTED] as number)) / 1000);
+  }
+  return (_req, res, next) => {
     // performance.now and one observe: startTimer's hrtime pairs and merged label objects cost more per request.
-    const started = performance.now();
-    res.once('finish', () => {
-      const mountPath = (res.locals.mountPath as string | undefined) ?? req.baseUrl;
-      const route = req.route?.path ? `${mountPath}${req.route.path}` : 'unmatched';
-      duration.observe({ route, method: req.method, status: String(res.statusCode) }, (performance.now() - started) / 1000);
-    });
+    res.locals[STARTED] = performance.now();
+    // `on`, not `once`: a response finishes once, and `once` wraps the listener anew for every request.
+    res.on('finish', record);
     next();
   };
 }

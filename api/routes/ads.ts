@@ -8,7 +8,8 @@ import { notFound, unauthorized } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
 import { presentAd, presentAdUpdate, presentPageJson } from '../presenters.ts';
-import { answeredNotModified, pageEtag, privateRead, sendJsonText, weakEtag } from '../http-cache.ts';
+import { answeredNotModified, pageEtag, privateRead, sendJsonBytes, sendJsonText, weakEtag } from '../http-cache.ts';
+import { PresentedPages } from '../presented-pages.ts';
 import { PresentedRows } from '../presented-rows.ts';
 import {
   closeAdBody, closeAdResponse, confirmAdResponse, confirmBody, createAdBody, createAdResponse, fundAdBody, fundAdResponse,
@@ -116,6 +117,7 @@ export interface AdsRouterDeps {
 export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Router {
   const { ads, requireAuth } = deps;
   const adTexts = new PresentedRows<AdRecord>();
+  const adPages = new PresentedPages();
   /** The caller when a Bearer token was sent (and valid), else undefined: for reads that show more to an owner. */
   const caller = (req: Request) => new Promise<Principal | undefined>((resolve, reject) => {
     if (!req.headers.authorization) return resolve(undefined);
@@ -131,23 +133,32 @@ export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Route
       if (!principal) throw unauthorized('status=PENDING lists your own pending ads: send your Bearer access token');
       creators = Object.values(principal.wallets);
     }
-    // The page's ids and row versions first: enough to answer 304, and to reuse the text of every
-    // ad version already presented (docs/benchmarks.md "Read path").
+    // The page's ids and row versions first: enough to answer 304, and to reuse the body of a page
+    // of exactly these versions or the text of every ad version already presented
+    // (docs/benchmarks.md "Read path").
     const generation = await deps.registryCache.current();
     const versions = await listAdVersions(deps.knex, filter, limit, cursor, creators);
+    // Caller-specific pages (their own pending ads) are neither cached by anyone nor kept here.
     if (creators) privateRead(res);
-    else if (answeredNotModified(req, res, pageEtag(generation, versions))) return;
-    let texts = adTexts.known(versions.items, generation);
-    let { nextCursor } = versions;
-    if (texts === undefined) {
-      // An ad on the page is new or was written since: read the whole page again, in one snapshot.
-      const page = await listAds(deps.knex, filter, limit, cursor, creators);
-      const tokens = await deps.registryCache.tokensById(page.items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
-      texts = adTexts.textsOf(page.items, deps.registryCache.version, (ad) => presentAd(ad, tokens));
-      ({ nextCursor } = page);
-      if (!creators) res.setHeader('ETag', pageEtag(deps.registryCache.version, page));
+    else {
+      const kept = adPages.find(generation, versions);
+      if (answeredNotModified(req, res, kept?.etag ?? pageEtag(generation, versions))) return;
+      if (kept !== undefined) return sendJsonBytes(res, kept.body);
     }
-    sendJsonText(res, presentPageJson(texts, nextCursor));
+    const known = adTexts.known(versions.items, generation);
+    if (known !== undefined) {
+      const text = presentPageJson(known, versions.nextCursor);
+      return creators ? sendJsonText(res, text) : sendJsonBytes(res, adPages.keep(generation, versions, text).body);
+    }
+    // An ad on the page is new or was written since: read the whole page again, in one snapshot.
+    const page = await listAds(deps.knex, filter, limit, cursor, creators);
+    const tokens = await deps.registryCache.tokensById(page.items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
+    const fresh = deps.registryCache.version;
+    const text = presentPageJson(adTexts.textsOf(page.items, fresh, (ad) => presentAd(ad, tokens)), page.nextCursor);
+    if (creators) return sendJsonText(res, text);
+    const presented = adPages.keep(fresh, page, text);
+    res.setHeader('ETag', presented.etag);
+    sendJsonBytes(res, presented.body);
   });
   router.get('/ads/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);

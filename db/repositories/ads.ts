@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { pageSql, parameters, toPage, type Page, type RowVersion } from '../pagination.ts';
-import { runStatement, statement, statementCache } from '../prepared.ts';
+import { pageStatements, parameters, toPage, type Page, type RowVersion } from '../pagination.ts';
+import { runStatement, statement } from '../prepared.ts';
 import { isoTimestamp } from '../sql.ts';
 import { LISTED_AD_STATUSES, type AdStatus } from '../../domain/index.ts';
 
@@ -94,7 +94,8 @@ export interface AdFilter {
 const FILTER_KEYS = ['routeId', 'creatorAddress', 'adChainId', 'orderChainId', 'adTokenId', 'orderTokenId', 'status'] as const;
 // Fixed strings from the domain, written into the SQL: they are part of the query's shape.
 const LISTED = `ads.status in (${LISTED_AD_STATUSES.map((status) => `'${status}'`).join(', ')})`;
-const listStatements = statementCache();
+const pageStatement = pageStatements('ads', SELECT_SQL);
+const versionsStatement = pageStatements('ads', VERSION_SELECT);
 const findStatement = statement(`select ${SELECT_SQL} from ads where ads.id = $1`);
 
 /** The WHERE conditions of a list, their values given to `param`. */
@@ -119,8 +120,8 @@ export async function listAds(knex: Knex, filter: AdFilter, limit: number, curso
   // SQL written per query shape and prepared once per shape: the query builder cost more per
   // request than PostgreSQL spends executing the page.
   const { values, param } = parameters();
-  const text = pageSql('ads', SELECT_SQL, listConditions(param, filter, creators), param, limit, cursor);
-  return toPage(await runStatement<AdRecord & { cursor_created_at: string }>(knex, listStatements(text), values), limit, 'ads');
+  const query = pageStatement(listConditions(param, filter, creators), param, limit, cursor);
+  return toPage(await runStatement<AdRecord & { cursor_created_at: string }>(knex, query, values), limit, 'ads');
 }
 
 /**
@@ -130,8 +131,8 @@ export async function listAds(knex: Knex, filter: AdFilter, limit: number, curso
  */
 export async function listAdVersions(knex: Knex, filter: AdFilter, limit: number, cursor?: string, creators?: string[]): Promise<Page<RowVersion>> {
   const { values, param } = parameters();
-  const text = pageSql('ads', VERSION_SELECT, listConditions(param, filter, creators), param, limit, cursor);
-  return toPage(await runStatement<RowVersion & { cursor_created_at: string }>(knex, listStatements(text), values), limit, 'ads');
+  const query = versionsStatement(listConditions(param, filter, creators), param, limit, cursor);
+  return toPage(await runStatement<RowVersion & { cursor_created_at: string }>(knex, query, values), limit, 'ads');
 }
 
 /** One ad by id, or undefined. */
