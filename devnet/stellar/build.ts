@@ -77,8 +77,8 @@ export const STELLAR_DEVNET_BUILD: readonly string[] = ['build', '--locked', '--
  * in a `target/` shared by several checkouts another checkout's build of the same crate can look
  * fresh to cargo and run instead. One selection, so one build (features unify over it) serves both.
  */
-export const SOROBAN_HOST_TESTS: readonly string[] = ['test', '--locked', '--workspace', '--exclude', 'relayer-prover-native', '--exclude', 'relayer-stellar-devnet',
-  '--target-dir', WASM_TARGET_DIR];
+export const SOROBAN_HOST_TESTS: readonly string[] = ['test', '--locked', '--workspace',
+  '--exclude', 'relayer-prover-native', '--exclude', 'relayer-stellar-devnet', '--target-dir', WASM_TARGET_DIR];
 
 /** True when the binary and every wasm exist. */
 export function stellarDevnetBuilt(): boolean {
