@@ -41,6 +41,8 @@ declare module 'snarkjs' {
     contribute(oldFile: string, newFile: string, name: string, entropy: string, logger?: unknown): Promise<unknown>;
     beacon(oldFile: string, newFile: string, name: string, beaconHash: string, numIterationsExp: number, logger?: unknown): Promise<unknown>;
     preparePhase2(oldFile: string, newFile: string, logger?: unknown): Promise<unknown>;
+    /** snarkjs `powersoftau verify`: every contribution, the beacon and the prepared sections. */
+    verify(file: string, logger?: unknown): Promise<boolean>;
   };
   export const zKey: {
     newZKey(r1cs: string, ptau: string, zkey: string, logger?: unknown): Promise<unknown>;

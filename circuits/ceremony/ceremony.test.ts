@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, realpathSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +9,7 @@ import * as snarkjs from 'snarkjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSolidity } from '../../contracts/evm/compile.ts';
 import { startAnvil, type AnvilInstance } from '../../devnet/anvil.ts';
+import { SOROBAN_HOST_TESTS } from '../../devnet/stellar/build.ts';
 import { sorobanKeyBytes } from '../../chains/deployed-verifiers.ts';
 import { verificationKeyOf, type VerificationKeyJson } from '../../prover/proving-key-trust.ts';
 import { encodeProof, toSolidityCallArgs, type Groth16Proof, type SolidityCallArgs } from '../../prover/solidity.ts';
@@ -17,7 +17,6 @@ import { sampleProofInput } from '../../test/support/circuit-vectors.ts';
 import { artifacts, type BuildManifest } from '../artifacts.ts';
 import { BUILD_DIR } from '../compile.ts';
 import { verificationKeySha256 } from '../verification-key.ts';
-import { phase1 } from './steps.ts';
 import { readTranscript, sha256File, writeTranscript } from './transcript.ts';
 import { verifyCeremony } from './zkey-check.ts';
 
@@ -29,13 +28,21 @@ import { verifyCeremony } from './zkey-check.ts';
  * params.rs key data, contracts/soroban/tests/src/ceremony_key.rs). Tampered files and transcripts
  * are refused.
  *
- * Phase 1 is the tool's own local multi-party powers of tau (`phase1`), made once and kept in
- * circuits/.cache/ (ignored by git): it takes minutes on 2 cores, and does not depend on the circuit.
+ * Phase 1 is test/fixtures/pot13_ceremony.ptau, pinned by its sha256: the tool's own local
+ * multi-party powers of tau (`npm run ceremony -- phase1 --power 13 --contributors phase1-alice,phase1-bob
+ * --beacon <BEACON>`), committed because preparing it takes about 5 minutes of both cores, which every
+ * fresh clone (CI) paid before; it does not depend on the circuit. phase1.test.ts runs `phase1` itself
+ * at a small power.
+ *
+ * Only the final `verify` recomputes the first zkey from the r1cs and phase 1 (snarkjs's full check,
+ * about 15 s); every other check verifies from the init zkey, which the transcript pins by hash and
+ * that full check ties to the r1cs (contribute and beacon `--init`, finalize `--init`, the refusals).
  */
 const run = promisify(execFile);
 const ROOT = join(BUILD_DIR, '..', '..');
-const CACHE = join(BUILD_DIR, '..', '.cache');
-const PTAU = join(CACHE, 'pot13_ceremony.ptau');
+const PTAU = join(ROOT, 'test', 'fixtures', 'pot13_ceremony.ptau');
+/** The committed phase 1's sha256: init refuses any other file (the first test). */
+const PTAU_SHA256 = 'fd6e1ed55bf4725e44877409e9b5ba4f23987cc66163373131278f2f5a913e13';
 const BEACON = '0x5f6a1c9e2b7d4f8a3c6e9b2d5f8a1c4e7b0d3f6a9c2e5b8d1f4a7c0e3b6d9f2a';
 const DEV_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 
@@ -69,13 +76,9 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
     dir = await mkdtemp(join(tmpdir(), 'ceremony-'));
     out = join(dir, 'build');
     transcriptFile = join(dir, 'transcript.json');
-    if (!existsSync(PTAU)) {
-      await mkdir(CACHE, { recursive: true });
-      await timed('phase 1 (local, 2 contributors + beacon, 2^13, once)', () => phase1({ power: 13, out: PTAU, contributors: ['phase1-alice', 'phase1-bob'], beaconHash: BEACON }));
-      await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
-    }
     ptauSha = await sha256File(PTAU);
-  }, 30 * 60_000);
+    expect(ptauSha, 'test/fixtures/pot13_ceremony.ptau is the pinned phase 1').toBe(PTAU_SHA256);
+  });
 
   afterAll(async () => {
     console.info(`ceremony timings (s): ${JSON.stringify(timings)}`);
@@ -93,7 +96,7 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
     const started = performance.now();
     expect((await timed('init', () => ceremony('init', '--ptau', PTAU, '--ptau-sha256', ptauSha, '--out', zkey(0), '--transcript', transcriptFile))).code).toBe(0);
     for (const [i, name] of ['Alice', 'Bob', 'Carol'].entries()) {
-      const result = await timed(`contribute ${name}`, () => ceremony('contribute', '--ptau', PTAU, ...(i > 0 ? ['--init', zkey(0)] : []), '--in', zkey(i), '--out', zkey(i + 1), '--name', name, '--transcript', transcriptFile));
+      const result = await timed(`contribute ${name}`, () => ceremony('contribute', '--ptau', PTAU, '--init', zkey(0), '--in', zkey(i), '--out', zkey(i + 1), '--name', name, '--transcript', transcriptFile));
       expect(result.code, result.out).toBe(0);
       expect(result.out).toMatch(new RegExp(`contribution by ${name}: [0-9a-f]{128}`));
     }
@@ -131,7 +134,7 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
     // A forger who also rewrites the transcript to the tampered file's hash: the hash chain now holds, snarkjs does not.
     transcript.entries[2]!.newSha256 = await sha256File(tampered);
     await writeTranscript(forked, transcript);
-    await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: tampered, transcript })).rejects.toThrow(/does not verify/);
+    await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: tampered, transcript, init: zkey(0) })).rejects.toThrow(/does not verify/);
   }, 5 * 60_000);
 
   it('refuses a transcript whose hashes do not chain, or whose contributions are not the zkey\'s', async () => {
@@ -145,7 +148,7 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
 
     const renamed = await readTranscript(transcriptFile);
     renamed.entries[1]!.name = 'Mallory';
-    await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: zkey(4), transcript: renamed })).rejects.toThrow(/contribution 1: the zkey records "Alice" [0-9a-f]{128}, the transcript "Mallory"/);
+    await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: zkey(4), transcript: renamed, init: zkey(0) })).rejects.toThrow(/contribution 1: the zkey records "Alice" [0-9a-f]{128}, the transcript "Mallory"/);
 
     const unclosed = await readTranscript(transcriptFile);
     unclosed.entries = unclosed.entries.slice(0, 4);
@@ -161,7 +164,7 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
     let provider: JsonRpcProvider;
 
     beforeAll(async () => {
-      const finalized = await timed('finalize', () => ceremony('finalize', '--ptau', PTAU, '--zkey', zkey(4), '--transcript', transcriptFile, '--out-dir', out, '--soroban-params', join(out, 'params.rs')));
+      const finalized = await timed('finalize', () => ceremony('finalize', '--ptau', PTAU, '--init', zkey(0), '--zkey', zkey(4), '--transcript', transcriptFile, '--out-dir', out, '--soroban-params', join(out, 'params.rs')));
       expect(finalized.code, finalized.out).toBe(0);
       manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as BuildManifest;
       vk = await verificationKeyOf(join(out, 'deposit_final.zkey'));
@@ -238,10 +241,11 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
       };
       const casesFile = join(dir, 'host-cases.json');
       await writeFile(casesFile, JSON.stringify(cases));
-      // This checkout's own target directory (as devnet/stellar/build.ts keeps its wasm): in the shared
-      // `target/` another checkout's build of the same crate can look fresh to cargo and run instead.
-      const targetDir = join('target', 'wasm', createHash('sha256').update(realpathSync(ROOT)).digest('hex').slice(0, 12));
-      const { stdout, stderr } = await timed('Soroban host (cargo test)', () => run('cargo', ['test', '--locked', '-p', 'relayer-soroban-tests', '--target-dir', targetDir, '--', '--ignored', '--exact', 'ceremony_key::ceremony_key_verifies_its_proofs_in_the_host'], {
+      // The same cargo build as contracts/soroban/cargo.test.ts (one selection, features and target
+      // directory, this checkout's own): whichever file comes first builds the Soroban test crate,
+      // the other reuses it. On a fresh clone that build is minutes of both cores; it used to be done
+      // twice, once per target directory.
+      const { stdout, stderr } = await timed('Soroban host (cargo test)', () => run('cargo', [...SOROBAN_HOST_TESTS, '--', '--ignored', '--exact', 'ceremony_key::ceremony_key_verifies_its_proofs_in_the_host'], {
         cwd: ROOT, env: { ...process.env, CEREMONY_HOST_CASES: casesFile }, maxBuffer: 64 << 20,
       }));
       expect(stdout + stderr).toMatch(/test ceremony_key::ceremony_key_verifies_its_proofs_in_the_host \.\.\. ok/);

@@ -71,6 +71,15 @@ export const STELLAR_WASM_BUILD: readonly string[] = ['build', '--locked', '--re
   '-p', 'relayer-soroban-ad-manager', '-p', 'relayer-soroban-order-portal', '-p', 'relayer-soroban-test-token'];
 export const STELLAR_DEVNET_BUILD: readonly string[] = ['build', '--locked', '--profile', 'devnet', '--target-dir', 'target', '-p', 'relayer-stellar-devnet'];
 
+/**
+ * `cargo test` of the Soroban contracts' host tests (contracts/soroban/cargo.test.ts runs them; the
+ * ceremony test runs one ignored test of the same build), in this checkout's own target directory:
+ * in a `target/` shared by several checkouts another checkout's build of the same crate can look
+ * fresh to cargo and run instead. One selection, so one build (features unify over it) serves both.
+ */
+export const SOROBAN_HOST_TESTS: readonly string[] = ['test', '--locked', '--workspace',
+  '--exclude', 'relayer-prover-native', '--exclude', 'relayer-stellar-devnet', '--target-dir', WASM_TARGET_DIR];
+
 /** True when the binary and every wasm exist. */
 export function stellarDevnetBuilt(): boolean {
   return existsSync(STELLAR_DEVNET_BINARY) && Object.values(SOROBAN_WASM).every((file) => existsSync(file));

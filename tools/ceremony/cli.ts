@@ -16,10 +16,11 @@ const USAGE = `usage: npm run ceremony -- <verb> [options]
   contribute --ptau pot.ptau --in deposit_000N.zkey --out deposit_000M.zkey --name "Alice" --transcript transcript.json [--entropy text]
   beacon     --ptau pot.ptau --in last.zkey --out deposit_final.zkey --beacon <hex> [--iterations 10] [--name beacon] --transcript transcript.json
   verify     --ptau pot.ptau --zkey file.zkey --transcript transcript.json [--final]
-  finalize   --ptau pot.ptau --zkey deposit_final.zkey --transcript transcript.json [--out-dir circuits/build] [--soroban-params path]
+  finalize   --ptau pot.ptau --zkey deposit_final.zkey --transcript transcript.json [--init deposit_0000.zkey] [--out-dir circuits/build] [--soroban-params path]
              (--soroban-params default contracts/soroban/shared/src/params.rs)
-every verb but phase1 takes --r1cs (default circuits/build/deposit.r1cs); contribute and beacon take --init deposit_0000.zkey
-(the init step's output) to verify the previous file from it instead of from the r1cs (faster; verify and finalize always use the r1cs)`;
+every verb but phase1 takes --r1cs (default circuits/build/deposit.r1cs); contribute, beacon and finalize take --init deposit_0000.zkey
+(the init step's output, pinned by the transcript) to verify from it instead of from the r1cs (faster); verify always uses the
+r1cs, and finalize does unless given --init, which is for right after a verify --final of the same zkey`;
 
 class UsageError extends Error {}
 
@@ -85,7 +86,7 @@ async function run(verb: string | undefined): Promise<void> {
       return;
     }
     case 'finalize': {
-      const { manifest, files } = await finalize({ r1cs, ptau: need('ptau'), zkey: need('zkey'), transcript: need('transcript'), outDir: values['out-dir'], sorobanParams: values['soroban-params'] });
+      const { manifest, files } = await finalize({ r1cs, ptau: need('ptau'), init: values.init, zkey: need('zkey'), transcript: need('transcript'), outDir: values['out-dir'], sorobanParams: values['soroban-params'] });
       console.log(`finalized: ${Object.values(files).join(', ')}\nverification key sha256 (PROVING_KEY_VK_SHA256): ${manifest.ceremony.vkSha256}`);
       return;
     }

@@ -13,6 +13,11 @@ export interface FinalizeOptions {
   ptau: string;
   /** The zkey the beacon wrote. */
   zkey: string;
+  /**
+   * The ceremony's first zkey (pinned by the transcript): verify from it instead of from the r1cs.
+   * Only right after `verify --final` of the same zkey, which checked that file against the r1cs.
+   */
+  init?: string;
   transcript: string;
   /** Where the build goes: circuits/build by default. */
   outDir?: string;
@@ -26,8 +31,8 @@ export interface Finalized {
 }
 
 /**
- * `finalize`: verifies the whole ceremony (which must be closed by its beacon), then writes the
- * build from its zkey: the zkey as deposit_final.zkey, verification_key.json, the Solidity verifier
+ * `finalize`: verifies the whole ceremony (which must be closed by its beacon; from the r1cs, or
+ * from the pinned init zkey with `init`), then writes the build from its zkey: the zkey as deposit_final.zkey, verification_key.json, the Solidity verifier
  * (Verifier.sol, snarkjs's template), the Soroban contracts' key data (params.rs, through
  * contracts/soroban/codegen.ts), the transcript beside them and manifest.json with the ceremony's
  * facts (kind "multi-party", participants, beacon, vk sha256, phase-1 hash) and every file's sha256.
@@ -36,7 +41,7 @@ export interface Finalized {
 export async function finalize(options: FinalizeOptions): Promise<Finalized> {
   const outDir = resolve(options.outDir ?? BUILD_DIR);
   const transcript = await readTranscript(options.transcript);
-  await verifyCeremony({ r1cs: options.r1cs, ptau: options.ptau, zkey: options.zkey, transcript, requireBeacon: true });
+  await verifyCeremony({ r1cs: options.r1cs, ptau: options.ptau, zkey: options.zkey, transcript, requireBeacon: true, init: options.init });
   await mkdir(outDir, { recursive: true });
   const at = (file: string) => join(outDir, basename(file));
   const files = {
