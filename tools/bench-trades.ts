@@ -37,6 +37,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const PROVERS = Number(process.env.BENCH_PROVERS ?? 1);
 const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded,temporal').split(',');
 const EXACT_GAS = process.env.BENCH_EXACT_GAS === '1';
+/** Seconds the stack is left idle before the trades start, to measure what each process burns doing nothing. */
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15);
 const AD_CHAIN = '31338';
 const ORDER_CHAIN = '31337';
 const AMOUNT = 100n;
@@ -46,7 +48,7 @@ const [funder, makerAccount] = anvilAccounts(2);
 const makerKey = makerAccount!.privateKey;
 const maker = web3.eth.accounts.privateKeyToAccount(makerKey);
 
-/** Processes by role, matched on their command lines (first match wins). */
+/** Processes by role, matched on their command lines (first match wins); one none matches counts as its nearest matched ancestor (a pool's native provers). */
 const ROLES: Roles = [
   ['api', /entrypoints\/api-main\.ts/],
   ['worker', /entrypoints\/worker-main\.ts/],
@@ -56,6 +58,9 @@ const ROLES: Roles = [
   ['anvil', /anvil/],
 ];
 
+/** The native prover's processes (prover/pool.ts spawns one per pool thread), for the bare proofs' CPU. */
+const NATIVE_PROVER_ROLE: Roles = [['native', /relayer-groth16/]];
+
 interface Result {
   name: string;
   trades: number;
@@ -63,6 +68,10 @@ interface Result {
   depositToProof: number[];
   calls: Map<string, number[]>;
   cpu: Record<string, number>;
+  /** CPU seconds per second of each role while no trade ran (polls, schedules, metrics). */
+  idleRate: Record<string, number>;
+  /** The run's length, seconds. */
+  seconds: number;
   failures: string[];
   /** The 1-, 5- and 15-minute load averages when the run ended (the machine is shared: read the figures beside them). */
   load: number[];
@@ -156,6 +165,11 @@ async function runOrchestrator(name: string): Promise<Result> {
     await Promise.all(lanes.map(async (lane) => { lane.token = await login(lane.key); }));
     calls.clear();
 
+    // What the stack costs with nothing to do: paid again for every second the trades take.
+    const idleBefore = cpuByRole(process.pid, ROLES);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    const idleRate = Object.fromEntries(Object.entries(cpuSpent(idleBefore, cpuByRole(process.pid, ROLES))).map(([role, s]) => [role, s / Math.max(1, IDLE_SECONDS)]));
+
     // Proof-ready, for every waiting lane, from one query every 25 ms (not one per lane).
     const waiting = new Map<string, () => void>();
     let polling = true;
@@ -216,7 +230,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     polling = false;
     await poller;
     const settled = Number((await knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);
-    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, failures, load: loadavg() };
+    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, idleRate, seconds: minutes * 60, failures, load: loadavg() };
   } finally {
     for (const child of processes) await stopped(child, 'SIGTERM');
     for (const stop of stops) await stop().catch(() => undefined);
@@ -232,18 +246,23 @@ async function baseline(): Promise<{ times: number[]; poolSize: number; cpuMsPer
   const pool = new ProverPool({ size: Number(process.env.PROVER_POOL_SIZE ?? 0) || undefined });
   await pool.ready();
   const times: number[] = [];
-  const cpuBefore = process.cpuUsage();
+  // This process (its pool threads verify each proof) and the native proving processes the threads
+  // spawn (read from /proc before the pool closes them; process.cpuUsage does not see them).
+  const cpuNow = () => cpuByRole(process.pid, NATIVE_PROVER_ROLE, 'client');
+  const cpuBefore = cpuNow();
+  let cpu: Record<string, number>;
   try {
     for (let i = 0; i < Math.min(TRADES, 50); i++) {
       const t = performance.now();
       await pool.prove(sampleProofInput().input);
       times.push((performance.now() - t) / 1000);
     }
+    cpu = cpuSpent(cpuBefore, cpuNow());
   } finally {
     await pool.close();
   }
-  const cpu = process.cpuUsage(cpuBefore);
-  return { times, poolSize: pool.size, cpuMsPerProof: (cpu.user + cpu.system) / 1000 / Math.max(1, times.length) };
+  const seconds = Object.values(cpu).reduce((a, b) => a + b, 0);
+  return { times, poolSize: pool.size, cpuMsPerProof: (seconds * 1000) / Math.max(1, times.length) };
 }
 
 const fmt = (s: number, digits = 2) => (Number.isFinite(s) ? s.toFixed(digits) : '-');
@@ -280,6 +299,12 @@ console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
 for (const r of results) {
   const per = (s: number) => fmt((s * 1000) / Math.max(1, r.trades), 0);
   console.log(`| ${r.name} | ${roles.map((role) => per(r.cpu[role] ?? 0)).join(' | ')} | ${per(Object.values(r.cpu).reduce((a, b) => a + b, 0))} |`);
+}
+console.log(`\nOf which idle (each process's CPU per second with no trade running, over ${IDLE_SECONDS} s before the run, times the run's length):\n`);
+console.log(`| run | ${roles.join(' | ')} | run s |`);
+console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
+for (const r of results) {
+  console.log(`| ${r.name} | ${roles.map((role) => fmt(((r.idleRate[role] ?? 0) * r.seconds * 1000) / Math.max(1, r.trades), 0)).join(' | ')} | ${fmt(r.seconds, 0)} |`);
 }
 // The service's own CPU (not the chains', not this client's) against what a proof costs.
 const SERVICE_ROLES = ['api', 'worker', 'prover', 'postgres', 'temporal'];
