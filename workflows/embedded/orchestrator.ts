@@ -31,8 +31,8 @@ export interface EmbeddedOrchestratorOptions {
   /** Observes each applied event (metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   /**
-   * How many proofs this process runs at once (one pg-boss worker each): the proof pool's size.
-   * Default 1.
+   * How many proofs this process runs at once: the proof pool's size (one pg-boss worker each, and
+   * one more that prepares the next proof meanwhile). Default 1.
    */
   proveConcurrency?: number;
   /** Observes each timer job re-created for an open trade because pg-boss had given it up (metrics). */
@@ -167,10 +167,12 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     });
     return id;
   };
-  // One worker per proof the pool runs at once: a pg-boss worker takes one job at a time. Proofs
+  // One worker per proof the pool runs at once, and one more: a pg-boss worker takes one job at a
+  // time, and a job spends part of its time outside the pool (reading the trade, syncing the tree,
+  // applying the result), so the extra one prepares the next proof while the pool proves. Proofs
   // queued in this process wake its workers (`carryOut`), so their polls (each a query, idle or
   // not) only find another process's proofs: every PROVE_POLLING_SECONDS.
-  for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1); i++) {
+  for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1) + 1; i++) {
     proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, PROVE_POLLING_SECONDS, async (data) => {
       const { tradeId } = data;
       await runTracedJob(QUEUES.prove, data, async () => {
