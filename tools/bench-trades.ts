@@ -20,10 +20,14 @@ import { performance } from 'node:perf_hooks';
 import { Keypair } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { Knex } from 'knex';
 // @ts-expect-error plain ESM script without types
 import { installTemporal } from '../scripts/install-temporal.mjs';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { listenForPushedEvents } from '../db/event-notifications.ts';
 import { anvilAccounts, startDevnet } from '../devnet/index.ts';
 import { ProverPool } from '../prover/pool.ts';
 import { importRegistry } from '../registry/import.ts';
@@ -68,6 +72,10 @@ interface Result {
   depositToProof: number[];
   calls: Map<string, number[]>;
   cpu: Record<string, number>;
+  /** PostgreSQL's own counts over the run (pg_stat_database, pg_stat_user_tables): transactions and rows written, by table. */
+  database: DatabaseCounts;
+  /** On Temporal: history events of the trades' workflows by type (workflow tasks, signals, timers, activities), summed. */
+  workflowEvents?: Record<string, number>;
   /** CPU seconds per second of each role while no trade ran (polls, schedules, metrics). */
   idleRate: Record<string, number>;
   /** The run's length, seconds. */
@@ -170,16 +178,26 @@ async function runOrchestrator(name: string): Promise<Result> {
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const idleRate = Object.fromEntries(Object.entries(cpuSpent(idleBefore, cpuByRole(process.pid, ROLES))).map(([role, s]) => [role, s / Math.max(1, IDLE_SECONDS)]));
 
-    // Proof-ready, for every waiting lane, from one query every 25 ms (not one per lane).
+    // Proof-ready, for every waiting lane: the service announces each committed event of a trade
+    // (NOTIFY, db/event-notifications.ts), its proof's among them; a trade waited for is read when
+    // its notice comes, and all of them once a second in case one is missed. (A query every 25 ms
+    // for all of them was 40 statements a second on the service's PostgreSQL, counted in its CPU.)
     const waiting = new Map<string, () => void>();
     let polling = true;
+    const readReady = async (ids: string[]) => {
+      if (ids.length === 0) return;
+      const ready: string[] = await knex('trades').whereIn('id', ids).where({ proof_state: 'ready' }).pluck('id');
+      for (const id of ready) { waiting.get(id)?.(); waiting.delete(id); }
+    };
+    const listener = listenForPushedEvents(knex, {
+      onNotice: ({ tradeId }) => { if (tradeId && waiting.has(tradeId)) void readReady([tradeId]); },
+      onConnected: () => undefined,
+    });
+    stops.unshift(() => listener.close());
     const poller = (async () => {
       while (polling) {
-        if (waiting.size > 0) {
-          const ready: string[] = await knex('trades').whereIn('id', [...waiting.keys()]).where({ proof_state: 'ready' }).pluck('id');
-          for (const id of ready) { waiting.get(id)!(); waiting.delete(id); }
-        }
-        await new Promise((resolve) => setTimeout(resolve, 25));
+        await readReady([...waiting.keys()]);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     })();
     const proofReady = (tradeId: string) => new Promise<void>((resolve) => waiting.set(tradeId, resolve));
@@ -194,6 +212,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     const depositToProof: number[] = [];
     const failures: string[] = [];
     let next = 0;
+    const dbBefore = await databaseCounts(knex);
     const cpuBefore = cpuByRole(process.pid, ROLES, 'client');
     const started = performance.now();
     await Promise.all(lanes.map(async (bridger) => {
@@ -229,12 +248,53 @@ async function runOrchestrator(name: string): Promise<Result> {
     const cpu = cpuSpent(cpuBefore, cpuByRole(process.pid, ROLES, 'client'));
     polling = false;
     await poller;
+    // Backends report their statistics when idle, at most once a second.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const dbCounts = countsSpent(dbBefore, await databaseCounts(knex));
+    const workflowEvents = temporal ? await historyEventCounts(temporal.address) : undefined;
     const settled = Number((await knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);
-    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, idleRate, seconds: minutes * 60, failures, load: loadavg() };
+    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, database: dbCounts, workflowEvents, idleRate, seconds: minutes * 60, failures, load: loadavg() };
   } finally {
     for (const child of processes) await stopped(child, 'SIGTERM');
     for (const stop of stops) await stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface DatabaseCounts { transactions: number; written: Record<string, number> }
+
+/** Committed and rolled-back transactions of the bench's database (each statement outside a transaction is one), and rows inserted, updated or deleted per table (pg-boss's under `pgboss.`). */
+async function databaseCounts(knex: Knex): Promise<DatabaseCounts> {
+  const [db] = (await knex.raw('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()')).rows;
+  const tables = (await knex.raw(
+    "SELECT CASE WHEN schemaname = 'public' THEN relname ELSE schemaname || '.' || relname END AS name, n_tup_ins + n_tup_upd + n_tup_del AS n FROM pg_stat_user_tables",
+  )).rows as Array<{ name: string; n: string }>;
+  return { transactions: Number(db.n), written: Object.fromEntries(tables.map((t) => [t.name, Number(t.n)])) };
+}
+
+function countsSpent(before: DatabaseCounts, after: DatabaseCounts): DatabaseCounts {
+  return {
+    transactions: after.transactions - before.transactions,
+    written: Object.fromEntries(Object.entries(after.written).map(([name, n]) => [name, n - (before.written[name] ?? 0)]).filter(([, n]) => (n as number) > 0)),
+  };
+}
+
+/** Every trade workflow's history, its events counted by type (EVENT_TYPE_ prefix dropped). */
+async function historyEventCounts(address: string): Promise<Record<string, number>> {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const counts: Record<string, number> = {};
+    for await (const workflow of client.workflow.list({ query: "WorkflowType = 'tradeWorkflow'" })) {
+      const history = await client.workflow.getHandle(workflow.workflowId, workflow.runId).fetchHistory();
+      for (const event of (JSON.parse(historyToJSON(history)) as { events: Array<{ eventType: string }> }).events) {
+        const name = event.eventType.replace(/^EVENT_TYPE_/, '');
+        counts[name] = (counts[name] ?? 0) + 1;
+      }
+    }
+    return counts;
+  } finally {
+    await connection.close();
   }
 }
 
@@ -305,6 +365,18 @@ console.log(`| run | ${roles.join(' | ')} | run s |`);
 console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
 for (const r of results) {
   console.log(`| ${r.name} | ${roles.map((role) => fmt(((r.idleRate[role] ?? 0) * r.seconds * 1000) / Math.max(1, r.trades), 0)).join(' | ')} | ${fmt(r.seconds, 0)} |`);
+}
+console.log('\nPostgreSQL per settled trade (pg_stat_database, pg_stat_user_tables): transactions (a statement outside one counts as one), rows written by table:\n');
+for (const r of results) {
+  const per = (n: number) => (n / Math.max(1, r.trades)).toFixed(1);
+  const tables = Object.entries(r.database.written).sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${per(n)}`).join(', ');
+  console.log(`- ${r.name}: ${per(r.database.transactions)} transactions; rows written ${per(Object.values(r.database.written).reduce((a, b) => a + b, 0))}: ${tables}`);
+}
+for (const r of results) {
+  if (!r.workflowEvents) continue;
+  const per = (n: number) => (n / Math.max(1, r.trades)).toFixed(1);
+  const events = Object.entries(r.workflowEvents).sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${per(n)}`).join(', ');
+  console.log(`- ${r.name} workflow history events per trade: ${per(Object.values(r.workflowEvents).reduce((a, b) => a + b, 0))}: ${events}`);
 }
 // The service's own CPU (not the chains', not this client's) against what a proof costs.
 const SERVICE_ROLES = ['api', 'worker', 'prover', 'postgres', 'temporal'];
