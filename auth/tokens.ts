@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { SignInRejected } from './errors.ts';
 import { isUuid } from '../domain/index.ts';
@@ -153,6 +153,22 @@ export function readClaims(payload: unknown, expected: TokenType): TokenClaims {
 }
 
 /**
+ * The secret as a KeyObject, made once per secret: given a string, jsonwebtoken first tries to read
+ * it as a PEM public key (an exception thrown and caught on every request) before taking it as the
+ * HMAC secret. At most the current and the previous key are held.
+ */
+const secretKeys = new Map<string, KeyObject>();
+function secretKey(secret: string): KeyObject {
+  let key = secretKeys.get(secret);
+  if (!key) {
+    if (secretKeys.size >= 4) secretKeys.clear();
+    key = createSecretKey(Buffer.from(secret));
+    secretKeys.set(secret, key);
+  }
+  return key;
+}
+
+/**
  * Verifies the key (`kid`: the current key, or the previous one within its window after a rotation),
  * signature (HS256 only), issuer, audience, expiry and type. Throws `SignInRejected` saying why; a
  * token of a key the service does not hold (an unknown `kid`, or the previous key's after its window)
@@ -165,7 +181,7 @@ export function verifyToken(settings: TokenSettings, token: string, expected: To
   if (secret === undefined) throw new SignInRejected(`${expected} token is signed by a key this service does not accept`);
   let payload: unknown;
   try {
-    payload = jwt.verify(token, secret, { ...verifyOptions(settings), clockTimestamp: Math.floor(now.getTime() / 1000) });
+    payload = jwt.verify(token, secretKey(secret), { ...verifyOptions(settings), clockTimestamp: Math.floor(now.getTime() / 1000) });
   } catch (error) {
     if (error instanceof jwt.TokenExpiredError) throw new SignInRejected(`${expected} token expired`, { code: 'TOKEN_EXPIRED' });
     throw new SignInRejected(`${expected} token is invalid`);

@@ -8,8 +8,10 @@
  * run BENCH_TRADES trades (default 12) between them: create, deposit, confirm, wait for the proof,
  * lock, both unlocks, confirms. Prints settled trades per minute, p50/p95 of every API call and of
  * deposit-confirmed to proof-ready, and CPU seconds per settled trade of each process (api, worker,
- * prover, PostgreSQL, Temporal, the anvil chains, this client), beside the baseline measured in the
- * same run: bare proofs through a pool of the same size with no orchestration. BENCH_EXACT_GAS=1
+ * prover, PostgreSQL, Temporal, the anvil chains, this client; a pool's native provers count as their
+ * parent's) and the part of it each burns idle, PostgreSQL's transactions and rows written per trade, the
+ * trade workflows' history events per trade on Temporal, and each run's own proof time (prover metrics),
+ * beside the baseline measured in the same run: bare proofs through a pool of the same size with no orchestration. BENCH_EXACT_GAS=1
  * sends with the bare gas estimate (reproduces the createOrder out-of-gas, see devnet-client.ts).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -20,10 +22,14 @@ import { performance } from 'node:perf_hooks';
 import { Keypair } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { Web3 } from 'web3';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { Knex } from 'knex';
 // @ts-expect-error plain ESM script without types
 import { installTemporal } from '../scripts/install-temporal.mjs';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
+import { listenForPushedEvents } from '../db/event-notifications.ts';
 import { anvilAccounts, startDevnet } from '../devnet/index.ts';
 import { ProverPool } from '../prover/pool.ts';
 import { importRegistry } from '../registry/import.ts';
@@ -37,6 +43,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const PROVERS = Number(process.env.BENCH_PROVERS ?? 1);
 const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded,temporal').split(',');
 const EXACT_GAS = process.env.BENCH_EXACT_GAS === '1';
+/** Seconds the stack is left idle before the trades start, to measure what each process burns doing nothing. */
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15);
 const AD_CHAIN = '31338';
 const ORDER_CHAIN = '31337';
 const AMOUNT = 100n;
@@ -46,7 +54,7 @@ const [funder, makerAccount] = anvilAccounts(2);
 const makerKey = makerAccount!.privateKey;
 const maker = web3.eth.accounts.privateKeyToAccount(makerKey);
 
-/** Processes by role, matched on their command lines (first match wins). */
+/** Processes by role, matched on their command lines (first match wins); one none matches counts as its nearest matched ancestor (a pool's native provers). */
 const ROLES: Roles = [
   ['api', /entrypoints\/api-main\.ts/],
   ['worker', /entrypoints\/worker-main\.ts/],
@@ -56,6 +64,9 @@ const ROLES: Roles = [
   ['anvil', /anvil/],
 ];
 
+/** The native prover's processes (prover/pool.ts spawns one per pool thread), for the bare proofs' CPU. */
+const NATIVE_PROVER_ROLE: Roles = [['native', /relayer-groth16/]];
+
 interface Result {
   name: string;
   trades: number;
@@ -63,6 +74,16 @@ interface Result {
   depositToProof: number[];
   calls: Map<string, number[]>;
   cpu: Record<string, number>;
+  /** PostgreSQL's own counts over the run (pg_stat_database, pg_stat_user_tables): transactions and rows written, by table. */
+  database: DatabaseCounts;
+  /** On Temporal: history events of the trades' workflows by type (workflow tasks, signals, timers, activities), summed. */
+  workflowEvents?: Record<string, number>;
+  /** The trades' proofs' mean time in the pool during the run (witness + prove + verify, from the prover's metrics), seconds. */
+  proofSeconds?: number;
+  /** CPU seconds per second of each role while no trade ran (polls, schedules, metrics). */
+  idleRate: Record<string, number>;
+  /** The run's length, seconds. */
+  seconds: number;
   failures: string[];
   /** The 1-, 5- and 15-minute load averages when the run ended (the machine is shared: read the figures beside them). */
   load: number[];
@@ -118,9 +139,14 @@ async function runOrchestrator(name: string): Promise<Result> {
     };
     const api = await startServiceProcess('api', env);
     processes.push(api.child);
+    // Where the proofs' own times are read (the prover pool's metrics): the API's metrics port embedded, the provers' on Temporal.
+    const proverMetrics: string[] = [];
+    const apiMetricsPort = /"port":(\d+),"msg":"metrics listening"/.exec(api.output())?.[1];
+    if (!temporal && apiMetricsPort) proverMetrics.push(`http://127.0.0.1:${apiMetricsPort}/metrics`);
     if (temporal) {
       const started = await Promise.all([startServiceProcess('worker', env), ...Array.from({ length: PROVERS }, () => startServiceProcess('prover', env))]);
       processes.push(...started.map((p) => p.child));
+      proverMetrics.push(...started.slice(1).map((p) => p.metricsUrl));
     }
     const chain: DevnetClient = await devnetClient(devnet.rpcUrls, devnet.deployments, { exactGas: EXACT_GAS });
     stops.unshift(async () => chain.close());
@@ -156,16 +182,31 @@ async function runOrchestrator(name: string): Promise<Result> {
     await Promise.all(lanes.map(async (lane) => { lane.token = await login(lane.key); }));
     calls.clear();
 
-    // Proof-ready, for every waiting lane, from one query every 25 ms (not one per lane).
+    // What the stack costs with nothing to do: paid again for every second the trades take.
+    const idleBefore = cpuByRole(process.pid, ROLES);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    const idleRate = Object.fromEntries(Object.entries(cpuSpent(idleBefore, cpuByRole(process.pid, ROLES))).map(([role, s]) => [role, s / Math.max(1, IDLE_SECONDS)]));
+
+    // Proof-ready, for every waiting lane: the service announces each committed event of a trade
+    // (NOTIFY, db/event-notifications.ts), its proof's among them; a trade waited for is read when
+    // its notice comes, and all of them once a second in case one is missed. (A query every 25 ms
+    // for all of them was 40 statements a second on the service's PostgreSQL, counted in its CPU.)
     const waiting = new Map<string, () => void>();
     let polling = true;
+    const readReady = async (ids: string[]) => {
+      if (ids.length === 0) return;
+      const ready: string[] = await knex('trades').whereIn('id', ids).where({ proof_state: 'ready' }).pluck('id');
+      for (const id of ready) { waiting.get(id)?.(); waiting.delete(id); }
+    };
+    const listener = listenForPushedEvents(knex, {
+      onNotice: ({ tradeId }) => { if (tradeId && waiting.has(tradeId)) void readReady([tradeId]); },
+      onConnected: () => undefined,
+    });
+    stops.unshift(() => listener.close());
     const poller = (async () => {
       while (polling) {
-        if (waiting.size > 0) {
-          const ready: string[] = await knex('trades').whereIn('id', [...waiting.keys()]).where({ proof_state: 'ready' }).pluck('id');
-          for (const id of ready) { waiting.get(id)!(); waiting.delete(id); }
-        }
-        await new Promise((resolve) => setTimeout(resolve, 25));
+        await readReady([...waiting.keys()]);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     })();
     const proofReady = (tradeId: string) => new Promise<void>((resolve) => waiting.set(tradeId, resolve));
@@ -180,6 +221,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     const depositToProof: number[] = [];
     const failures: string[] = [];
     let next = 0;
+    const dbBefore = await databaseCounts(knex);
     const cpuBefore = cpuByRole(process.pid, ROLES, 'client');
     const started = performance.now();
     await Promise.all(lanes.map(async (bridger) => {
@@ -215,12 +257,70 @@ async function runOrchestrator(name: string): Promise<Result> {
     const cpu = cpuSpent(cpuBefore, cpuByRole(process.pid, ROLES, 'client'));
     polling = false;
     await poller;
+    // Backends report their statistics when idle, at most once a second.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const dbCounts = countsSpent(dbBefore, await databaseCounts(knex));
+    const workflowEvents = temporal ? await historyEventCounts(temporal.address) : undefined;
+    const proofSeconds = await meanProofSeconds(proverMetrics);
     const settled = Number((await knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);
-    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, failures, load: loadavg() };
+    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, database: dbCounts, workflowEvents, proofSeconds, idleRate, seconds: minutes * 60, failures, load: loadavg() };
   } finally {
     for (const child of processes) await stopped(child, 'SIGTERM');
     for (const stop of stops) await stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The mean time of a proof in the pool during the run, summed over its phases (the prover's
+ * `relayer_prover_{witness,prove,verify}_duration_seconds`, sum over count, all provers).
+ */
+async function meanProofSeconds(urls: string[]): Promise<number | undefined> {
+  let seconds = 0;
+  let proofs = 0;
+  for (const url of urls) {
+    const text = await fetch(url).then((r) => r.text()).catch(() => '');
+    const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+    for (const phase of ['witness', 'prove', 'verify']) seconds += value(`relayer_prover_${phase}_duration_seconds_sum`) || 0;
+    proofs += value('relayer_prover_prove_duration_seconds_count') || 0;
+  }
+  return proofs > 0 ? seconds / proofs : undefined;
+}
+
+interface DatabaseCounts { transactions: number; written: Record<string, number> }
+
+/** Committed and rolled-back transactions of the bench's database (each statement outside a transaction is one), and rows inserted, updated or deleted per table (pg-boss's under `pgboss.`). */
+async function databaseCounts(knex: Knex): Promise<DatabaseCounts> {
+  const [db] = (await knex.raw('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()')).rows;
+  const tables = (await knex.raw(
+    "SELECT CASE WHEN schemaname = 'public' THEN relname ELSE schemaname || '.' || relname END AS name, n_tup_ins + n_tup_upd + n_tup_del AS n FROM pg_stat_user_tables",
+  )).rows as Array<{ name: string; n: string }>;
+  return { transactions: Number(db.n), written: Object.fromEntries(tables.map((t) => [t.name, Number(t.n)])) };
+}
+
+function countsSpent(before: DatabaseCounts, after: DatabaseCounts): DatabaseCounts {
+  return {
+    transactions: after.transactions - before.transactions,
+    written: Object.fromEntries(Object.entries(after.written).map(([name, n]) => [name, n - (before.written[name] ?? 0)]).filter(([, n]) => (n as number) > 0)),
+  };
+}
+
+/** Every trade workflow's history, its events counted by type (EVENT_TYPE_ prefix dropped). */
+async function historyEventCounts(address: string): Promise<Record<string, number>> {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const counts: Record<string, number> = {};
+    for await (const workflow of client.workflow.list({ query: "WorkflowType = 'tradeWorkflow'" })) {
+      const history = await client.workflow.getHandle(workflow.workflowId, workflow.runId).fetchHistory();
+      for (const event of (JSON.parse(historyToJSON(history)) as { events: Array<{ eventType: string }> }).events) {
+        const name = event.eventType.replace(/^EVENT_TYPE_/, '');
+        counts[name] = (counts[name] ?? 0) + 1;
+      }
+    }
+    return counts;
+  } finally {
+    await connection.close();
   }
 }
 
@@ -232,18 +332,23 @@ async function baseline(): Promise<{ times: number[]; poolSize: number; cpuMsPer
   const pool = new ProverPool({ size: Number(process.env.PROVER_POOL_SIZE ?? 0) || undefined });
   await pool.ready();
   const times: number[] = [];
-  const cpuBefore = process.cpuUsage();
+  // This process (its pool threads verify each proof) and the native proving processes the threads
+  // spawn (read from /proc before the pool closes them; process.cpuUsage does not see them).
+  const cpuNow = () => cpuByRole(process.pid, NATIVE_PROVER_ROLE, 'client');
+  const cpuBefore = cpuNow();
+  let cpu: Record<string, number>;
   try {
     for (let i = 0; i < Math.min(TRADES, 50); i++) {
       const t = performance.now();
       await pool.prove(sampleProofInput().input);
       times.push((performance.now() - t) / 1000);
     }
+    cpu = cpuSpent(cpuBefore, cpuNow());
   } finally {
     await pool.close();
   }
-  const cpu = process.cpuUsage(cpuBefore);
-  return { times, poolSize: pool.size, cpuMsPerProof: (cpu.user + cpu.system) / 1000 / Math.max(1, times.length) };
+  const seconds = Object.values(cpu).reduce((a, b) => a + b, 0);
+  return { times, poolSize: pool.size, cpuMsPerProof: (seconds * 1000) / Math.max(1, times.length) };
 }
 
 const fmt = (s: number, digits = 2) => (Number.isFinite(s) ? s.toFixed(digits) : '-');
@@ -264,6 +369,13 @@ console.log(`\nQueueing floor of deposit->proof: ${CONCURRENCY} lanes x ${fmt(pe
 for (const r of results) {
   console.log(`  ${r.name}: p95 ${fmt(percentile(r.depositToProof, 95))} s = ${fmt(percentile(r.depositToProof, 95) / floor)} x the floor (target <= 1.5); load average at the run's end ${r.load.map((l) => l.toFixed(1)).join(' ')}`);
 }
+// On a loaded machine a proof during the run takes longer than the bare ones measured after it:
+// the same floor from the run's own proof times (the prover's metrics) separates slow proofs from queueing.
+for (const r of results) {
+  if (r.proofSeconds === undefined) continue;
+  const own = (CONCURRENCY * r.proofSeconds) / Math.max(1, poolSize);
+  console.log(`  ${r.name}: a proof took ${fmt(r.proofSeconds)} s in the pool during the run (mean, prover metrics): floor ${fmt(own)} s, p95 = ${fmt(percentile(r.depositToProof, 95) / own)} x it`);
+}
 
 console.log('\nAPI calls, milliseconds (client-side, through the devnet client):\n');
 console.log(`| call | ${results.map((r) => `${r.name} n | p50 | p95`).join(' | ')} |`);
@@ -280,6 +392,24 @@ console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
 for (const r of results) {
   const per = (s: number) => fmt((s * 1000) / Math.max(1, r.trades), 0);
   console.log(`| ${r.name} | ${roles.map((role) => per(r.cpu[role] ?? 0)).join(' | ')} | ${per(Object.values(r.cpu).reduce((a, b) => a + b, 0))} |`);
+}
+console.log(`\nOf which idle (each process's CPU per second with no trade running, over ${IDLE_SECONDS} s before the run, times the run's length):\n`);
+console.log(`| run | ${roles.join(' | ')} | run s |`);
+console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
+for (const r of results) {
+  console.log(`| ${r.name} | ${roles.map((role) => fmt(((r.idleRate[role] ?? 0) * r.seconds * 1000) / Math.max(1, r.trades), 0)).join(' | ')} | ${fmt(r.seconds, 0)} |`);
+}
+console.log('\nPostgreSQL per settled trade (pg_stat_database, pg_stat_user_tables): transactions (a statement outside one counts as one), rows written by table:\n');
+for (const r of results) {
+  const per = (n: number) => (n / Math.max(1, r.trades)).toFixed(1);
+  const tables = Object.entries(r.database.written).sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${per(n)}`).join(', ');
+  console.log(`- ${r.name}: ${per(r.database.transactions)} transactions; rows written ${per(Object.values(r.database.written).reduce((a, b) => a + b, 0))}: ${tables}`);
+}
+for (const r of results) {
+  if (!r.workflowEvents) continue;
+  const per = (n: number) => (n / Math.max(1, r.trades)).toFixed(1);
+  const events = Object.entries(r.workflowEvents).sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${per(n)}`).join(', ');
+  console.log(`- ${r.name} workflow history events per trade: ${per(Object.values(r.workflowEvents).reduce((a, b) => a + b, 0))}: ${events}`);
 }
 // The service's own CPU (not the chains', not this client's) against what a proof costs.
 const SERVICE_ROLES = ['api', 'worker', 'prover', 'postgres', 'temporal'];

@@ -43,11 +43,25 @@ function descendants(root: number): ProcInfo[] {
 /** A role: the first whose pattern matches a process's command line takes its CPU time. */
 export type Roles = Array<[role: string, pattern: RegExp]>;
 
-/** CPU seconds by role of `root`'s descendants now; `self` adds `root`'s own time under that role. */
+/**
+ * CPU seconds by role of `root`'s descendants now; `self` adds `root`'s own time under that role.
+ * A process no pattern matches counts towards its nearest ancestor's role below `root`: a prover's
+ * native proving processes (`relayer-groth16`, spawned by its pool's threads) are the prover's CPU,
+ * the API's in the embedded orchestrator (they were counted nowhere before).
+ */
 export function cpuByRole(root: number, roles: Roles, self?: string): Record<string, number> {
   const totals: Record<string, number> = Object.fromEntries(roles.map(([role]) => [role, 0]));
-  for (const p of descendants(root)) {
-    const role = roles.find(([, pattern]) => pattern.test(p.command))?.[0];
+  const found = descendants(root);
+  const byPid = new Map(found.map((p) => [p.pid, p]));
+  const roleOf = (p: ProcInfo | undefined): string | undefined => {
+    for (let at = p; at; at = byPid.get(at.ppid)) {
+      const role = roles.find(([, pattern]) => pattern.test(at!.command))?.[0];
+      if (role) return role;
+    }
+    return undefined;
+  };
+  for (const p of found) {
+    const role = roleOf(p);
     if (role) totals[role]! += p.cpuSeconds;
   }
   if (self) {

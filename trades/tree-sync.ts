@@ -29,6 +29,14 @@ export async function syncOrderTree(input: TreeSyncInput): Promise<void> {
 const differs = (key: TreeKey, ours: bigint, theirs: bigint) =>
   new TreeOutOfSyncError(`the mirrored tree of chain ${key.chainId} (root ${ours}) differs from its portal (root ${theirs})`);
 
+/**
+ * The block up to which each EVM tree (per store, per chain and portal) was last found level with its
+ * portal in this process: the next sync reads the portal's logs after it, not from block 0 again
+ * (with 25 trades in flight nearly every proof finds the tree behind: each read the whole log).
+ * Only a hint: a read from it that does not add up to the portal's root is done again from block 0.
+ */
+const syncedUpTo = new WeakMap<MerkleTreeStore, Map<string, bigint>>();
+
 /** EVM: the portal's current root and leaf count are read with eth_call; gaps from its logs. */
 async function syncEvmTree(store: MerkleTreeStore, web3: Web3, key: TreeKey): Promise<void> {
   const onChain = await readPortalRoot(web3, key.portalAddress);
@@ -37,13 +45,27 @@ async function syncEvmTree(store: MerkleTreeStore, web3: Web3, key: TreeKey): Pr
     if (state.root !== onChain.root) throw differs(key, state.root, onChain.root);
     return;
   }
-  // Reads the whole log of the portal: fine for the devnet and young portals; a production
-  // portal would page from its deployment block (the EVM reader takes any block range).
+  const marks = syncedUpTo.get(store) ?? new Map<string, bigint>();
+  syncedUpTo.set(store, marks);
+  const mark = `${key.chainId}:${key.portalAddress.toLowerCase()}`;
   const latest = BigInt(await web3.eth.getBlockNumber());
-  const deposits = await readPortalDeposits(web3, key.portalAddress, 0n, latest);
-  state = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
-  const now = await readPortalRoot(web3, key.portalAddress, latest);
-  if (state.root !== now.root || state.leafCount !== now.leafCount) throw differs(key, state.root, now.root);
+  // Reads the portal's log from the last block found level (or its whole log: fine for the devnet
+  // and young portals; a production portal would page from its deployment block).
+  const readFrom = async (from: bigint) => {
+    const deposits = await readPortalDeposits(web3, key.portalAddress, from, latest);
+    state = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
+    const now = await readPortalRoot(web3, key.portalAddress, latest);
+    return { now, level: state.root === now.root && state.leafCount === now.leafCount };
+  };
+  const since = marks.get(mark);
+  const from = since !== undefined && since < latest ? since + 1n : undefined;
+  let read = await readFrom(from ?? 0n);
+  if (!read.level && from !== undefined) {
+    marks.delete(mark);
+    read = await readFrom(0n);
+  }
+  if (!read.level) throw differs(key, state.root, read.now.root);
+  marks.set(mark, latest);
 }
 
 /**

@@ -165,6 +165,70 @@ describe('proofs', () => {
   });
 });
 
+describe('a backlog of proofs', () => {
+  it('is drained without a polling pause between proofs: a worker that finished one takes the next at once', async () => {
+    const world = outageActivities();
+    const ids = ['a1111111-1111-4111-8111-111111111111', 'a2222222-2222-4222-8222-222222222222', 'a3333333-3333-4333-8333-333333333333',
+      'a4444444-4444-4444-8444-444444444444', 'a5555555-5555-4555-8555-555555555555'];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const runs: Array<{ started: number; ended: number }> = [];
+    const prove = world.activities.generateProof;
+    world.activities.generateProof = async (input) => {
+      const run = { started: performance.now(), ended: 0 };
+      // The first proof is held until every deposit is queued behind it.
+      if (runs.push(run) === 1) await held;
+      const applied = await prove(input);
+      run.ended = performance.now();
+      return applied;
+    };
+    const trades = ids.map((tradeId) => world.newTrade(tradeId, 3_600_000));
+    const orchestrator = await start(world, ids, 0, 1);
+    for (const trade of trades) {
+      await orchestrator.startTrade(trade);
+      await confirmDeposit(world, orchestrator, trade);
+    }
+    await eventually('the first proof running', async () => runs.length, (n) => n >= 1, 30_000);
+    release();
+    for (const tradeId of ids) await eventually('proof ready', async () => world.memory.stateOf(tradeId), (s) => s.proof === 'ready', 30_000);
+    expect(runs).toHaveLength(ids.length);
+    // Between one proof's end and the next one's start: the job's completion and the next fetch,
+    // not the rest of a polling interval (pg-boss's wait before it looks again: 0.5 s and more).
+    const pauses = runs.slice(1).map((run, i) => Math.round(run.started - runs[i]!.ended));
+    expect(Math.max(...pauses), `pauses ${pauses.join(', ')} ms`).toBeLessThan(300);
+  });
+});
+
+describe('a proof pool of one', () => {
+  it('takes one proof more than the pool runs, prepared while the pool proves', async () => {
+    const world = outageActivities();
+    const ids = ['b1111111-1111-4111-8111-111111111111', 'b2222222-2222-4222-8222-222222222222'];
+    let inFlight = 0;
+    let most = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    const prove = world.activities.generateProof;
+    world.activities.generateProof = async (input) => {
+      most = Math.max(most, ++inFlight);
+      if (most === 2) release();
+      // Each waits until both are in hand (or 10 s): taken one at a time, the first would wait out the 10 s alone.
+      await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      inFlight--;
+      return prove(input);
+    };
+    const trades = ids.map((tradeId) => world.newTrade(tradeId, 3_600_000));
+    const orchestrator = await start(world, ids, 0, 1);
+    const started = performance.now();
+    for (const trade of trades) {
+      await orchestrator.startTrade(trade);
+      await confirmDeposit(world, orchestrator, trade);
+    }
+    for (const tradeId of ids) await eventually('proof ready', async () => world.memory.stateOf(tradeId), (s) => s.proof === 'ready', 30_000);
+    expect(most).toBe(2);
+    expect(performance.now() - started).toBeLessThan(8_000);
+  });
+});
+
 describe('a proof given up during an outage', () => {
   it('is queued again on the runner schedule once the outage ends, and becomes ready once', async () => {
     const world = outageActivities();

@@ -31,8 +31,8 @@ export interface EmbeddedOrchestratorOptions {
   /** Observes each applied event (metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   /**
-   * How many proofs this process runs at once (one pg-boss worker each): the proof pool's size.
-   * Default 1.
+   * How many proofs this process runs at once: the proof pool's size (one pg-boss worker each, and
+   * one more that prepares the next proof meanwhile). Default 1.
    */
   proveConcurrency?: number;
   /** Observes each timer job re-created for an open trade because pg-boss had given it up (metrics). */
@@ -89,7 +89,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     for (const command of followUps) {
       if (command.type === 'PROVE') {
         await boss.send(QUEUES.prove, withTraceContext({ tradeId } satisfies ProveJob));
-        // This process's idle workers look now rather than at their next poll (up to 0.5 s later).
+        // This process's idle workers look now rather than at their next poll (up to PROVE_POLLING_SECONDS later).
         for (const worker of proveWorkers) boss.notifyWorker(worker);
       }
       if (command.type === 'ARM_TIMER') await armTimer(tradeId, command.event, command.at, command.again);
@@ -152,13 +152,30 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     await options.outbox.markCarriedOut(rows.map((row) => row.seq));
   };
 
-  // How often workers look for due jobs: pg-boss's minimum.
-  const pollingIntervalSeconds = 0.5;
-  // One worker per proof the pool runs at once: a pg-boss worker takes one job at a time.
-  for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1); i++) {
-    proveWorkers.push(await boss.work<ProveJob>(QUEUES.prove, { pollingIntervalSeconds }, async ([job]) => {
-      const { tradeId } = job!.data;
-      await runTracedJob(QUEUES.prove, job!.data, async () => {
+  // A pg-boss worker that finished a job waits out the rest of its polling interval before it
+  // looks again, though more jobs wait (a proof shorter than the interval left the pool idle
+  // between proofs of a backlog): each worker is told to look again at once after every job, so
+  // it polls only when the queue was empty.
+  const workAndLookAgain = async <T extends object>(queue: string, pollingIntervalSeconds: number, run: (data: T) => Promise<void>) => {
+    let id = '';
+    id = await boss.work<T>(queue, { pollingIntervalSeconds }, async ([job]) => {
+      try {
+        await run(job!.data);
+      } finally {
+        boss.notifyWorker(id);
+      }
+    });
+    return id;
+  };
+  // One worker per proof the pool runs at once, and one more: a pg-boss worker takes one job at a
+  // time, and a job spends part of its time outside the pool (reading the trade, syncing the tree,
+  // applying the result), so the extra one prepares the next proof while the pool proves. Proofs
+  // queued in this process wake its workers (`carryOut`), so their polls (each a query, idle or
+  // not) only find another process's proofs: every PROVE_POLLING_SECONDS.
+  for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1) + 1; i++) {
+    proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, PROVE_POLLING_SECONDS, async (data) => {
+      const { tradeId } = data;
+      await runTracedJob(QUEUES.prove, data, async () => {
         // The proof and PROOF_READY in one transaction (activities.ts).
         const applied = await activities.generateProof({ tradeId });
         await options.onApplied?.(tradeId, applied, { type: 'PROOF_READY' });
@@ -166,10 +183,11 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
       });
     }));
   }
-  // A timer whose state is over by now is the machine's no-op (applied as `stale`).
-  await boss.work<TimerJob>(QUEUES.timer, { pollingIntervalSeconds }, async ([job]) => {
-    const { tradeId, event } = job!.data;
-    await runTracedJob(QUEUES.timer, job!.data, () => apply(tradeId, { type: event }));
+  // A timer whose state is over by now is the machine's no-op (applied as `stale`). Timer jobs
+  // become due by the clock, which wakes nobody: polled at pg-boss's minimum.
+  await workAndLookAgain<TimerJob>(QUEUES.timer, 0.5, async (data) => {
+    const { tradeId, event } = data;
+    await runTracedJob(QUEUES.timer, data, () => apply(tradeId, { type: event }));
   });
 
   /**
@@ -232,6 +250,9 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     })()),
   };
 }
+
+/** How often a prove worker polls for proofs queued by another process (this process's wake its workers at once). */
+const PROVE_POLLING_SECONDS = 2;
 
 /** How long a pending outbox row is left to the request that wrote it before the schedule carries it out. */
 const OUTBOX_GRACE_MS = 30_000;

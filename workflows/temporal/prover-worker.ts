@@ -12,7 +12,7 @@ export interface ProverWorkerOptions extends WorkerConnectionOptions {
   /** Observes each proof applied (trade metrics: deposit to proof). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   taskQueue?: string;
-  /** Proofs run at once by this process (the pool's size: more would only queue inside it). */
+  /** Proofs run at once by this process (the pool's size); the worker takes one activity more, prepared meanwhile. */
   concurrency: number;
   /** Heartbeat period while a proof runs (the workflow's heartbeat timeout is 10 s). */
   heartbeatMs?: number;
@@ -42,6 +42,9 @@ export async function startProverWorker(options: ProverWorkerOptions): Promise<R
   return runWorker(options, {
     taskQueue: options.taskQueue ?? PROOFS_TASK_QUEUE,
     activities: reportingDomainErrors({ generateProof }),
-    maxConcurrentActivityTaskExecutions: options.concurrency,
+    // One more than the pool proves at once: an activity spends part of its time outside the pool
+    // (reading the trade, syncing the tree, applying the result), so the extra one prepares the
+    // next proof while the pool proves, and the pool is never left idle between proofs.
+    maxConcurrentActivityTaskExecutions: options.concurrency + 1,
   });
 }
