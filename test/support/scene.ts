@@ -122,7 +122,7 @@ const API_ONLY = /^(DEVNET|STELLAR_DEVNET|PORT$|HOST$)/;
 export async function startOrchestratedService(orchestrator: Orchestrator, env: Record<string, string>, prover = true): Promise<OrchestratedService> {
   if (orchestrator === 'embedded') {
     const service = await startTestService(env);
-    return { service, stop: () => service.close() };
+    return { service, stop: async () => { await proofsSettled(service); await service.close(); } };
   }
   const cli = inject('temporalCli');
   const lease: TemporalLease = await leaseTemporalNamespace(cli);
@@ -167,6 +167,19 @@ export async function startOrchestratedService(orchestrator: Orchestrator, env: 
   } catch (error) {
     await stopAll();
     throw error;
+  }
+}
+
+/**
+ * Waits (up to 60 s) until no trade's proof is still being made: the embedded service's prover pool
+ * waits for a running proof when it closes, and times out doing so on a loaded machine.
+ */
+async function proofsSettled(service: TestService): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const running = await service.knex('trades').where({ proof_state: 'running' }).whereIn('status', ['DEPOSITED', 'LOCKED']).first('id').catch(() => undefined);
+    if (!running) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
