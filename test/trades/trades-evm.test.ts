@@ -262,7 +262,7 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
       // process embedded; on Temporal by the worker, the deposit-to-proof time where the proof was applied).
       const metrics = await eventually('SETTLED in the trade gauges', () => scene.tradeMetrics(), (text) => /relayer_trades\{status="SETTLED"\} [1-9]/.test(text), 30_000);
       expect(metrics).toMatch(/relayer_trade_deposit_to_proof_seconds_count [1-9]/);
-    });
+    }, 180_000); // the first proof of the embedded run loads the proving key: over a minute at a load average of 30
 
     it('refuses a trade against your own ad, outside the bounds, or on a route that is not the ad\'s', async () => {
       const adId = await createAd(500n, { minAmount: '10', maxAmount: '200' });
