@@ -26,9 +26,9 @@ const files = (specs: TestSpecification[]) => specs.map((s) => path.relative(ROO
 
 describe('test run order and parallelism (CI time)', () => {
   it('starts the longest files first, by the measured table, unknown (short) files last in their given order', async () => {
-    const given = ['api/errors-a.test.ts', 'test/trades/trades-embedded.test.ts', 'api/errors-b.test.ts', 'circuits/ceremony/ceremony.test.ts', 'test/attacks/chaos.test.ts'];
+    const given = ['api/errors-a.test.ts', 'test/trades/trades-evm.test.ts', 'api/errors-b.test.ts', 'circuits/ceremony/ceremony.test.ts', 'test/attacks/chaos.test.ts'];
     expect(files(await sequencer().sort(given.map(spec)))).toEqual([
-      'circuits/ceremony/ceremony.test.ts', 'test/attacks/chaos.test.ts', 'test/trades/trades-embedded.test.ts', 'api/errors-a.test.ts', 'api/errors-b.test.ts',
+      'circuits/ceremony/ceremony.test.ts', 'test/attacks/chaos.test.ts', 'test/trades/trades-evm.test.ts', 'api/errors-a.test.ts', 'api/errors-b.test.ts',
     ]);
   });
 

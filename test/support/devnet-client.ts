@@ -80,7 +80,7 @@ export async function explainRevert(provider: JsonRpcProvider, txHash: string, a
  * zero bit): estimated while another deposit is in flight, the exact estimate falls short when the
  * other lands first, and the token's transferFrom, called last with 63/64 of what is left, runs out:
  * the portal reverts with TransferFailed() (bench:trades' createOrder revert at 8 lanes, named by
- * replaying it with `explainRevert`; test/trades/trades-embedded.test.ts reproduces it).
+ * replaying it with `explainRevert`; test/trades/trades-evm.test.ts reproduces it).
  */
 export const withGasHeadroom = (estimate: bigint): bigint => (estimate * 13n) / 10n;
 

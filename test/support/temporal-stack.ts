@@ -12,7 +12,7 @@ export interface DevServer { process: ChildProcess; address: string }
  * `temporal server start-dev` (the CLI at `cli`) on free ports with the trade search attributes;
  * resolves once it answers. In memory, or in `dbFile` (SQLite), which a restarted server resumes.
  */
-export async function startTemporalDevServer(cli: string, options: { dbFile?: string } = {}): Promise<DevServer> {
+export async function startTemporalDevServer(cli: string, options: { dbFile?: string; namespaces?: readonly string[] } = {}): Promise<DevServer> {
   for (let attempt = 0; ; attempt++) {
     const port = await freeLoopbackPort();
     const child = spawn(cli, [
@@ -20,6 +20,7 @@ export async function startTemporalDevServer(cli: string, options: { dbFile?: st
       '--metrics-port', String(await freeLoopbackPort()), '--log-level', 'error',
       '--search-attribute', 'TradeStatus=Keyword', '--search-attribute', 'AdId=Keyword', '--search-attribute', 'RouteId=Keyword',
       ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
+      ...(options.namespaces ?? []).flatMap((namespace) => ['--namespace', namespace]),
     ], { stdio: ['ignore', 'ignore', 'inherit'] });
     const address = `127.0.0.1:${port}`;
     const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
@@ -42,6 +43,46 @@ export async function startTemporalDevServer(cli: string, options: { dbFile?: st
     // A port taken between probing and binding: try other ports, a few times.
     if (attempt >= 3) throw new Error(`temporal server start-dev did not come up (${outcome})`);
   }
+}
+
+/** Namespaces the file's shared dev server creates at launch, one per stack that runs on it. */
+const SHARED_NAMESPACES = ['stack-1', 'stack-2', 'stack-3', 'stack-4'];
+
+let shared: { server: Promise<DevServer>; users: number; handedOut: number } | undefined;
+
+/** A namespace of the test file's one dev server, and how to give it back. */
+export interface TemporalLease { address: string; namespace: string; release(): Promise<void> }
+
+/**
+ * A namespace of its own on the dev server this test file shares (started on the first lease,
+ * stopped when the last lease is given back): every Temporal stack of a file costs one server
+ * start, not one each, and two stacks never run each other's workflows (each has its own database).
+ */
+export async function leaseTemporalNamespace(cli: string): Promise<TemporalLease> {
+  shared ??= { server: startTemporalDevServer(cli, { namespaces: SHARED_NAMESPACES }), users: 0, handedOut: 0 };
+  const mine = shared;
+  const namespace = SHARED_NAMESPACES[mine.handedOut++];
+  if (!namespace) throw new Error(`a test file runs at most ${SHARED_NAMESPACES.length} Temporal stacks on its shared dev server`);
+  mine.users++;
+  let server: DevServer;
+  try {
+    server = await mine.server;
+  } catch (error) {
+    if (shared === mine) shared = undefined;
+    throw error;
+  }
+  let released = false;
+  return {
+    address: server.address,
+    namespace,
+    async release() {
+      if (released) return;
+      released = true;
+      if (--mine.users > 0) return;
+      if (shared === mine) shared = undefined;
+      await stopped(server.process, 'SIGTERM');
+    },
+  };
 }
 
 export interface ServiceProcess {

@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uuidToBytes32 } from '../../chains/address.ts';
 import { AD_CHAIN, eventually, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
 import { expectSettledTradePushed } from '../support/pushed-stream.ts';
 import type { TestService } from '../support/service.ts';
-import { startScene, type Scene } from '../support/scene.ts';
+import { describeOnEachOrchestrator, startScene, type Scene } from '../support/scene.ts';
 import { call } from '../support/wallets.ts';
+import { tradeWorkflowId } from '../../workflows/temporal/workflows.ts';
 
 /**
- * Issue 33, finding 5 ("An absent Maker holds a free option"), on the two-chain devnet with the
- * embedded orchestrator: the Maker creates the ad and locks, then never unlocks. The Bridger asks
+ * Issue 33, finding 5 ("An absent Maker holds a free option"), on the two-chain devnet with each
+ * orchestrator (embedded; Temporal, with its worker and prover processes): the Maker creates the ad and locks, then never unlocks. The Bridger asks
  * for the ad-side unlock itself (`side: "ad"`, beside the spec), sends it to the AdManager (which
  * pays the Bridger's recipient whoever sends it), confirms it, then takes the order-side unlock as
  * usual: the trade settles with the Maker doing nothing after its lock, each party paid exactly,
@@ -17,26 +18,26 @@ import { call } from '../support/wallets.ts';
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
 
-let scene: Scene;
-let service: TestService;
-let devnet: DevnetClient;
-let makerToken: string;
-let bridgerToken: string;
-let routeId: string;
+describeOnEachOrchestrator('a Maker who locks and never unlocks', (orchestrator) => {
+  let scene: Scene;
+  let service: TestService;
+  let devnet: DevnetClient;
+  let makerToken: string;
+  let bridgerToken: string;
+  let routeId: string;
 
-const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
-const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
+  const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
+  const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
-beforeAll(async () => {
-  scene = await startScene();
-  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
-});
+  beforeAll(async () => {
+    scene = await startScene({ orchestrator });
+    ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
+  }, 240_000);
 
-afterAll(async () => {
-  await scene?.close();
-});
+  afterAll(async () => {
+    await scene?.close();
+  });
 
-describe('a Maker who locks and never unlocks', () => {
   it('cannot hold the Bridger\'s deposit: the Bridger takes the ad-side unlock itself, then the order side; SETTLED, exact payouts, zero drift', async () => {
     // The Maker's ad, and the Bridger's trade of 100 against it, deposited and locked (both confirmed).
     const ad = await call(service, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: maker.address, fundAmount: '1000' }, makerToken);
@@ -123,5 +124,10 @@ describe('a Maker who locks and never unlocks', () => {
       expect.objectContaining({ side: 'ad', unlockDue: 'MAKER', unlockableBy: ['MAKER', 'BRIDGER'] }),
       expect.objectContaining({ side: 'order', unlockDue: 'BRIDGER', unlockableBy: ['BRIDGER', 'MAKER'] }),
     ]);
+    // Temporal only: the trade's workflow ran to the end too, indexed SETTLED under its ad.
+    if (scene.temporal) {
+      expect(await eventually('indexed SETTLED', () => scene.temporal!.listWorkflows(`TradeStatus='SETTLED' AND AdId='${adId}'`), (ids) => ids.length > 0, 15_000))
+        .toEqual([tradeWorkflowId(tradeId)]);
+    }
   }, 240_000);
 });

@@ -1,15 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RpcUnavailableError } from '../../chains/errors.ts';
 import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
 import { createActivities } from '../../trades/activities.ts';
 import { lockDeadline } from '../../chains/timing.ts';
 import { AD_CHAIN, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
 import type { TestService } from '../support/service.ts';
-import { startScene, type Scene } from '../support/scene.ts';
+import { describeOnEachOrchestrator, startOrchestratedService, startScene, type OrchestratedService, type Scene } from '../support/scene.ts';
+import { ORDER_STATE, prepareStellarTrades, sorobanOrder, stellarAdEvmDeposit, submitStellar, type StellarTradeWorld } from '../support/stellar-trades.ts';
 import { call } from '../support/wallets.ts';
 
 /**
- * The end of a trade's lock window on the two-chain devnet with the embedded orchestrator: the
+ * The end of a trade's lock window on each orchestrator (embedded; Temporal, where the window is a
+ * workflow timer in the worker process), on the two-chain devnet and on a Stellar ad chain: the
  * timer fires at the order's lock deadline by the service's clock, and the ad chain decides. A
  * Maker's lock mined in the window's last second but reported by nobody makes the trade LOCKED (the
  * books keep the amount locked as the AdManager does); a trade with no lock stays DEPOSITED until
@@ -20,49 +22,52 @@ import { call } from '../support/wallets.ts';
  * hour) comes 60 s after creation. The ad chain's clock is set by block timestamps (anvil's
  * evm_setNextBlockTimestamp) to put the lock in the last second the contract accepts, and to pass
  * the deadline on chain when the test says so (anvil mines no block by itself).
+ *
+ * On a Stellar ad chain (the local Soroban network), the Maker's lock on the Soroban AdManager,
+ * reported by nobody, is found when the window's timer fires: LOCKED, not EXPIRED, and the books'
+ * locked equal the Soroban AdManager's. All four runs (two chains, two orchestrators) go side by
+ * side: most of their time is the wait for the deadline.
  */
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
+/** The deposit request lives 20 s, the lock deadline comes 60 s after creation. */
+const SHORT_TIMING = { TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660' };
 
-let scene: Scene;
-let service: TestService;
-let devnet: DevnetClient;
-let makerToken: string;
-let bridgerToken: string;
-let routeId: string;
+describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orchestrator) => {
+  let scene: Scene;
+  let service: TestService;
+  let devnet: DevnetClient;
+  let makerToken: string;
+  let bridgerToken: string;
+  let routeId: string;
 
-const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
-const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
+  const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
+  const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
-beforeAll(async () => {
-  scene = await startScene({
-    env: {
-      TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660',
-    },
+  beforeAll(async () => {
+    scene = await startScene({ orchestrator, env: SHORT_TIMING });
+    ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
+  }, 240_000);
+
+  afterAll(async () => {
+    await scene?.close();
   });
-  ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
-});
 
-afterAll(async () => {
-  await scene?.close();
-});
+  /** An ad of `amount` created and confirmed; its id. */
+  const confirmedAd = (amount: bigint): Promise<string> => scene.createAd(amount);
 
-/** An ad of `amount` created and confirmed; its id. */
-const confirmedAd = (amount: bigint): Promise<string> => scene.createAd(amount);
+  /** A trade of `amount` on `adId`, its deposit made and confirmed: DEPOSITED. */
+  async function depositedTrade(adId: string, amount: bigint) {
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', amount);
+    const opened = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
+    expect(opened.status).toBe(200);
+    const { tradeId, reqContractDetails: order } = opened.body;
+    const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+    expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+    expect(await trade(tradeId)).toMatchObject({ status: 'DEPOSITED' });
+    return { tradeId: tradeId as string, deadline: Number(lockDeadline(order.orderParams)) };
+  }
 
-/** A trade of `amount` on `adId`, its deposit made and confirmed: DEPOSITED. */
-async function depositedTrade(adId: string, amount: bigint) {
-  await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', amount);
-  const opened = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
-  expect(opened.status).toBe(200);
-  const { tradeId, reqContractDetails: order } = opened.body;
-  const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
-  expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
-  expect(await trade(tradeId)).toMatchObject({ status: 'DEPOSITED' });
-  return { tradeId: tradeId as string, deadline: Number(lockDeadline(order.orderParams)) };
-}
-
-describe('the lock window ends on the ad chain\'s clock', () => {
   it('a lock mined in the last second and never reported makes the trade LOCKED, not EXPIRED; a window with no lock closes at the chain\'s deadline', async () => {
     const adChain = devnet.provider(AD_CHAIN);
     const adId = await confirmedAd(150n);
@@ -170,4 +175,38 @@ describe('the lock window ends on the ad chain\'s clock', () => {
     expect(await reader.finalTime({ ...chain, confirmations: 2 })).toBe(BigInt(latest + 10));
     expect(await reader.finalTime({ ...chain, rpcUrl: 'http://127.0.0.1:9' })).toBeUndefined();
   });
+});
+
+describeOnEachOrchestrator('the lock window on a Stellar ad chain', (orchestrator) => {
+  let stack: OrchestratedService;
+  let world: StellarTradeWorld;
+
+  beforeAll(async () => {
+    stack = await startOrchestratedService(orchestrator, {
+      DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET: 'on', STELLAR_DEVNET_PORT: '0', ...SHORT_TIMING,
+    });
+    const { service } = stack;
+    world = await prepareStellarTrades({ api: service, knex: service.knex, evm: service.devnet!, stellar: service.devnet!.stellar! });
+  }, 5 * 60_000);
+
+  afterAll(async () => {
+    world?.chain.close();
+    await stack?.stop();
+  });
+
+  it('takes the Maker\'s lock nobody reported when the window\'s timer fires: LOCKED, not EXPIRED, the books\' locked equal the Soroban AdManager\'s', async () => {
+    const run = await stellarAdEvmDeposit(world, 10_000_000n);
+    const lock = await call(world.api, 'POST', `/v1/trades/${run.tradeId}/lock`, undefined, run.makerToken);
+    expect(lock.status).toBe(200);
+    await submitStellar(world, world.makerStellar, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect(await sorobanOrder(world, world.stellar.deployment.adManager, run.orderHash)).toEqual({ state: ORDER_STATE.locked });
+
+    const status = async () => (await call(world.api, 'GET', `/v1/trades/${run.tradeId}`)).body.status;
+    await eventually('the lock window', status, (s) => s !== 'DEPOSITED', 150_000);
+    expect(await status()).toBe('LOCKED');
+    expect((await call(world.api, 'GET', `/v1/ads/${run.adId}`)).body).toMatchObject({ availableAmount: '40000000', lockedAmount: '10000000' });
+    expect(await stack.service.container.runAudit()).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
+    // The trade's proof finished before the stack stops: an embedded prover closing mid-proof waits for it (and times out on a loaded machine).
+    await eventually('the proof', () => stack.service.knex('trades').where({ id: run.tradeId }).first('proof_state'), (t) => t.proof_state === 'ready', 120_000);
+  }, 300_000);
 });

@@ -9,14 +9,16 @@ import { mintTestToken } from '../../devnet/stellar/deploy.ts';
 import { stellarContractCall } from '../../chains/stellar/call-args.ts';
 import { submitStarved } from '../support/soroban-network.ts';
 import { call, loginEvm, loginStellar } from '../support/wallets.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import type { TestService } from '../support/service.ts';
+import { describeOnEachOrchestrator, startOrchestratedService, type OrchestratedService } from '../support/scene.ts';
 import {
   advanceLedgerTo, createEvmAdForStellarOrders, createStellarAdForEvmOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
   approveWxlm, stellarAdBridgerAlone, stellarAdEvmDeposit, wxlmForXlm, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from '../support/stellar-trades.ts';
 
 /**
- * Whole trades with a Stellar side through HTTP with the embedded orchestrator, on the devnet
+ * Whole trades with a Stellar side through HTTP on each orchestrator (embedded; Temporal with its
+ * worker and prover processes, where each whole trade's workflow is also indexed SETTLED), on the devnet
  * `npm start` runs (anvil 31337 and 31338, the local Soroban network as chain 148 with the
  * contracts' wasm): an EVM ad chain with a Stellar order chain (the deposit in XLM), and a Stellar
  * ad chain with an EVM order chain; the proof verified by the Soroban host's pairing check. Then
@@ -25,254 +27,269 @@ import {
  * ledger is hours ahead of the service's clock afterwards, no new order fits its time checks).
  */
 
-let service: TestService;
-let world: StellarTradeWorld;
-
-beforeAll(async () => {
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET: 'on', STELLAR_DEVNET_PORT: '0', METRICS_PORT: '0',
-    // Every request that finds an ad taken re-reads its reservations: the test below checks what a re-read leaves alone.
-    UNBACKED_RESERVATIONS_RECHECK_SECONDS: '0',
-  });
-  const devnet = service.devnet!;
-  world = await prepareStellarTrades({ api: service, knex: service.knex, evm: devnet, stellar: devnet.stellar! });
-}, 5 * 60_000);
-
-afterAll(async () => {
-  world?.chain.close();
-  await service?.close();
-});
-
-describe('a whole trade with a Stellar side (embedded orchestrator)', () => {
-  it('settles with an EVM ad chain and a Stellar order chain: XLM deposited on Soroban, WXLM to the Bridger, XLM to the Maker', async () => {
-    await evmAdStellarOrderTrade(world, 10_000_000n);
-  });
-
-  it('settles a SEP-41 deposit on Soroban against a 6-decimal ad on anvil: each chain moves its own number (1 TUSD: 10,000,000 base units on Stellar, 1,000,000 on anvil)', async () => {
-    const deposit = 10_000_000n; // 1 TUSD at 7 decimals
-    await mintTestToken(world.server, world.passphrase, world.stellar.deployment.testToken, world.bridgerStellar.publicKey(), deposit);
-    const run = await evmAdStellarOrderTrade(world, deposit, tusdForTusd(world), 1_000_000n);
-    expect(run.orderParams).toMatchObject({ orderAmount: '10000000', adAmount: '1000000' });
-  });
-
-  it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {
-    await stellarAdEvmOrderTrade(world, 10_000_000n);
-  });
-
-  it('settles with a Maker who locks on Soroban and never unlocks: the Bridger takes the ad-side unlock (side "ad") from its own Stellar account, then the order side on anvil; zero drift', async () => {
-    await stellarAdBridgerAlone(world, 4_000_000n);
-    expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
-  });
-});
-
-describe('reported Stellar transactions that prove no deposit of this trade', () => {
-  it('are refused with 422 and change nothing: a hash the network never saw, a deposit that failed in its ledger, another trade\'s deposit', async () => {
-    const other = await evmAdStellarDeposit(world, 2_000_000n);
-    await evmAdStellarDeposit(world, 3_000_000n, undefined, undefined, async ({ tradeId, order, bridgerToken }) => {
-      const report = (txHash: string) => call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash }, bridgerToken);
-      const failed = await submitStarved(world.server, world.passphrase, world.bridgerStellar, stellarContractCall('createOrder', order, { orderParams: order.orderParams }));
-      for (const txHash of ['ab'.repeat(32), failed, other.depositTxHash]) {
-        const res = await report(txHash);
-        expect(res.status, txHash).toBe(422);
-        expect(res.body).toMatchObject({ statusCode: 422, error: expect.any(String) });
-      }
-      expect((await call(world.api, 'GET', `/v1/trades/${tradeId}`)).body.status).toBe('PENDING');
-      expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, order.orderHash)).toEqual({ state: ORDER_STATE.none });
-    });
-    // evmAdStellarDeposit then deposits with the same signed request and confirms it (200, DEPOSITED):
-    // the failed transaction consumed neither its authToken nor the Bridger's XLM.
-  });
-});
-
-describe('a whole trade driven by the client package\'s ./stellar helpers (issue 29)', () => {
-  it('settles: the deposit built with a fee payer and the Bridger\'s authorizeEntry, the unlock from the Bridger\'s own account after a Freighter-style text signature; the network read from GET /v1/chains', async () => {
-    const amount = 6_000_000n;
-    const tokens = wxlmForXlm(world);
-    const { makerKey, bridger } = world.evmParties;
-    const bridgerKp = world.bridgerStellar;
-    const feePayer = Keypair.random();
-    await fund(world.server, feePayer.publicKey());
-    // What a dApp reads first: the chain's RPC and passphrase, published by the operator (the devnet publishes its own RPC).
-    const chain = (await call(world.api, 'GET', '/v1/chains/148')).body;
-    expect(chain).toMatchObject({ kind: 'STELLAR', networkPassphrase: world.passphrase, publicRpcUrl: world.stellar.node.rpcUrl });
-    const network = { rpc: chain.publicRpcUrl as string, networkPassphrase: chain.networkPassphrase as string };
-
-    const { adId, routeId, makerToken } = await createEvmAdForStellarOrders(world, tokens, amount * 5n);
-    const bridgerToken = (await loginStellar(world.api, bridgerKp)).body.tokens.access;
-    const created = await call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
-    expect(created.status).toBe(200);
-    const { tradeId, reqContractDetails: order } = created.body;
-
-    // The deposit: the fee payer is the source and pays the fee; the Bridger only authorises its create_order (and the pull it makes).
-    const bridgerBefore = await tokens.orderBalance(bridgerKp.publicKey());
-    const payerBefore = await tokens.orderBalance(feePayer.publicKey());
-    const deposit = await stellarTransactionWithFeePayer('createOrder', order, {
-      feePayer: feePayer.publicKey(), caller: bridgerKp.publicKey(),
-      authorize: (entry, validUntil) => authorizeEntry(entry, bridgerKp, validUntil, network.networkPassphrase),
-    }, network);
-    deposit.sign(feePayer);
-    const sentDeposit = await sendStellarTransaction(deposit, network);
-    expect(await tokens.orderBalance(bridgerKp.publicKey())).toBe(bridgerBefore - amount); // exactly the deposit: no fee
-    expect(await tokens.orderBalance(feePayer.publicKey())).toBeLessThan(payerBefore);
-    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: sentDeposit.hash }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
-
-    // The Maker's side on anvil, as any EVM dApp runs it.
-    const lock = await call(world.api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
-    const lockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
-    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
-    const orderHash = order.orderHash as string;
-    const makerUnlock = await eventually('the proof', () => call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, orderHash) }, makerToken), (r) => r.status !== 409, 120_000);
-    expect(makerUnlock.status).toBe(200);
-    const adUnlockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
-    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
-
-    // The Bridger's unlock, as a Freighter dApp that lost the create response makes it: the order hash
-    // computed from /params, Freighter's signMessage over its 0x hex text, the transaction from its own account.
-    const params = (await call(world.api, 'GET', `/v1/trades/${tradeId}/params`, undefined, bridgerToken)).body;
-    expect(orderHashOf(params)).toBe(orderHash);
-    expect(unlockMessage(orderHashOf(params))).toBe(orderHash.toLowerCase());
-    const unlock = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signUnlockMessage(bridgerKp, orderHashOf(params)) }, bridgerToken);
-    expect(unlock.status).toBe(200);
-    const makerBefore = await tokens.orderBalance(world.makerStellar.publicKey());
-    const orderUnlock = await stellarTransaction('unlock', unlock.body, bridgerKp.publicKey(), network);
-    orderUnlock.sign(bridgerKp);
-    const sentUnlock = await sendStellarTransaction(orderUnlock, network);
-    expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: sentUnlock.hash }, bridgerToken)).status).toBe(200);
-    expect(await tokens.orderBalance(world.makerStellar.publicKey())).toBe(makerBefore + amount);
-    expect((await call(world.api, 'GET', `/v1/trades/${tradeId}`)).body).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
-    expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, orderHash)).toEqual({ state: ORDER_STATE.unlocked });
-  }, 240_000); // a whole trade with a proof: about a minute on a loaded 2-core machine
-});
-
-describe('a Stellar recipient that cannot receive the ad token (issue 29)', () => {
-  it('is refused at create with 422 naming bridgerDstAddress (RECIPIENT_CANNOT_RECEIVE), changing nothing: a fresh G-address is no account, and XLM can only be paid to one', async () => {
-    const { bridgerKey, bridger } = world.evmParties;
-    const { adId, routeId } = await createStellarAdForEvmOrders(world, 5_000_000n);
-    const bridgerToken = (await loginEvm(world.api, bridger)).body.tokens.access;
-    await approveWxlm(world, '31337', bridgerKey!.privateKey, 'orderPortal', 1_000_000n);
-    const before = (await call(world.api, 'GET', `/v1/ads/${adId}`)).body;
-    const trades = async () => (await call(world.api, 'GET', `/v1/trades/all?adId=${adId}`)).body.data;
-    const create = (bridgerDstAddress: string) => call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: '1000000', bridgerDstAddress }, bridgerToken);
-
-    const fresh = Keypair.random().publicKey();
-    const refused = await create(fresh);
-    expect(refused.status).toBe(422);
-    expect(refused.body).toMatchObject({ statusCode: 422, error: 'Unprocessable Entity', code: 'RECIPIENT_CANNOT_RECEIVE' });
-    expect(refused.body.message).toEqual([expect.stringMatching(new RegExp(`^bridgerDstAddress cannot receive the ad token: ${fresh} is no account on this network`))]);
-    expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: before.availableAmount, poolAmount: before.poolAmount });
-    expect(await trades()).toEqual([]);
-
-    // The same address once it exists is paid: the reservation is made.
-    await fund(world.server, fresh);
-    const taken = await create(fresh);
-    expect(taken.status).toBe(200);
-    expect(taken.body.reqContractDetails.orderParams).toMatchObject({ adRecipient: fresh });
-  }, 120_000);
-});
-
-describe('reservations against a Stellar order chain, backed by what the Bridger holds there', () => {
-  it('reads the Bridger\'s SEP-41 balance at create, and ends a reservation whose tokens moved on when a funded Bridger finds the ad taken', async () => {
-    const tokens = tusdForTusd(world);
-    const testToken = world.stellar.deployment.testToken;
-    // 1 TUSD on anvil (6 decimals): 10,000,000 base units of the Stellar TUSD (7 decimals).
-    const { adId, routeId } = await createEvmAdForStellarOrders(world, tokens, 1_000_000n);
-    const reserve = async (wallet: Keypair) => call(world.api, 'POST', '/v1/trades/create', {
-      adId, routeId, amount: '10000000', bridgerDstAddress: world.evmParties.bridger.address,
-    }, (await loginStellar(world.api, wallet)).body.tokens.access);
-
-    // A wallet holding none of the token is refused at create, naming the amount and what the chain says.
-    const unfunded = Keypair.random();
-    const empty = await reserve(unfunded);
-    expect(empty.status).toBe(422);
-    expect(empty.body.message).toEqual([`amount 10000000 is more than ${unfunded.publicKey()} holds of TUSD (${testToken}) on chain 148 (0)`]);
-
-    // A wallet holding the deposit reserves the whole ad (no allowance: the portal pulls by the Bridger's authorisation), then passes the tokens on.
-    const attacker = Keypair.random();
-    await fund(world.server, attacker.publicKey());
-    await mintTestToken(world.server, world.passphrase, testToken, attacker.publicKey(), 10_000_000n);
-    const held = await reserve(attacker);
-    expect(held.status).toBe(200);
-    expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '0' });
-    await submitOperation(world.server, world.passphrase, attacker, Operation.invokeContractFunction({
-      contract: testToken, function: 'transfer',
-      args: [new Address(attacker.publicKey()).toScVal(), new Address(world.bridgerStellar.publicKey()).toScVal(), nativeToScVal(10_000_000n, { type: 'i128' })],
-    }));
-
-    // The Bridger now holding them finds the ad taken: the attacker's balance is read again, its reservation ends, and the ad is the Bridger's.
-    const honest = await reserve(world.bridgerStellar);
-    expect(honest.status).toBe(200);
-    expect((await call(world.api, 'GET', `/v1/trades/${held.body.tradeId}`)).body.status).toBe('EXPIRED');
-    expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
-
-    // The attacker, holding nothing now, is refused on its own balance before anyone else's is read (issue 33).
-    expect((await reserve(attacker)).status).toBe(422);
-    // A backed reservation is left alone: the honest Bridger still holds its deposit, so the next funded asker
-    // (whose request re-reads the ad's reservations: UNBACKED_RESERVATIONS_RECHECK_SECONDS is 0 here) is turned away.
-    const another = Keypair.random();
-    await fund(world.server, another.publicKey());
-    await mintTestToken(world.server, world.passphrase, testToken, another.publicKey(), 10_000_000n);
-    const turnedAway = await reserve(another);
-    expect(turnedAway.status).toBe(409);
-    expect(turnedAway.body.message).toMatch(/cannot cover 10000000/);
-    expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
-  });
-});
-
-describe('the timeouts on Soroban, on the ledger clock moved forward', () => {
-  const amount = 7_000_000n;
-  let deposited: TradeRun;
-  let locked: TradeRun;
-  const adIdWord = (adId: string) => nativeToScVal(Buffer.from(uuidToBytes32(adId).slice(2), 'hex'), { type: 'bytes' });
+describeOnEachOrchestrator('trades with a Stellar side', (orchestrator) => {
+  let stack: OrchestratedService;
+  let service: TestService;
+  let world: StellarTradeWorld;
 
   beforeAll(async () => {
-    // A deposit on the Soroban OrderPortal the Maker never locks, and a lock on the Soroban AdManager the Bridger never unlocks.
-    deposited = await evmAdStellarDeposit(world, amount);
-    const run = await stellarAdEvmDeposit(world, amount);
-    await stellarLock(world, run);
-    locked = run;
-  }, 120_000);
+    stack = await startOrchestratedService(orchestrator, { DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET: 'on', STELLAR_DEVNET_PORT: '0', METRICS_PORT: '0',
+      // Every request that finds an ad taken re-reads its reservations: the test below checks what a re-read leaves alone.
+      UNBACKED_RESERVATIONS_RECHECK_SECONDS: '0',
+    });
+    service = stack.service;
+    const devnet = service.devnet!;
+    world = await prepareStellarTrades({ api: service, knex: service.knex, evm: devnet, stellar: devnet.stellar! });
+  }, 5 * 60_000);
 
-  it('the books audit reads the orders on the Soroban OrderPortal and AdManager and the Stellar ads: zero drift, nothing unchecked', async () => {
-    const report = await service.container.runAudit();
-    expect(report).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
-    expect(report.trades).toBeGreaterThanOrEqual(2);
+  afterAll(async () => {
+    world?.chain.close();
+    await stack?.stop();
   });
 
-  it('refuses both before their time: the host answers TooEarly (#18) and nothing moves', async () => {
-    await expect(submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams)).rejects.toThrow(/Error\(Contract, #18\)/);
-    await expect(submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams)).rejects.toThrow(/Error\(Contract, #18\)/);
-    expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, deposited.orderHash)).toEqual({ state: ORDER_STATE.deposited });
-    expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.locked });
+  /** A whole trade with a proof; the first of a run also loads the proving key (over a minute at a load average of 40). */
+const WHOLE_TRADE_MS = 180_000;
+
+/** Temporal only: the trade's workflow ran there to the end, indexed SETTLED. */
+  const expectIndexedSettled = async (tradeId: string) => {
+    if (!stack.temporal) return;
+    expect(await eventually('indexed SETTLED', () => stack.temporal!.indexedStatus(tradeId), (status) => status === 'SETTLED', 15_000)).toBe('SETTLED');
+  };
+
+  describe('a whole trade with a Stellar side', () => {
+    it('settles with an EVM ad chain and a Stellar order chain: XLM deposited on Soroban, WXLM to the Bridger, XLM to the Maker', async () => {
+      const { tradeId } = await evmAdStellarOrderTrade(world, 10_000_000n);
+      await expectIndexedSettled(tradeId);
+    }, WHOLE_TRADE_MS);
+
+    it('settles a SEP-41 deposit on Soroban against a 6-decimal ad on anvil: each chain moves its own number (1 TUSD: 10,000,000 base units on Stellar, 1,000,000 on anvil)', async () => {
+      const deposit = 10_000_000n; // 1 TUSD at 7 decimals
+      await mintTestToken(world.server, world.passphrase, world.stellar.deployment.testToken, world.bridgerStellar.publicKey(), deposit);
+      const run = await evmAdStellarOrderTrade(world, deposit, tusdForTusd(world), 1_000_000n);
+      expect(run.orderParams).toMatchObject({ orderAmount: '10000000', adAmount: '1000000' });
+    }, WHOLE_TRADE_MS);
+
+    it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {
+      const { tradeId } = await stellarAdEvmOrderTrade(world, 10_000_000n);
+      await expectIndexedSettled(tradeId);
+    }, WHOLE_TRADE_MS);
+
+    it('settles with a Maker who locks on Soroban and never unlocks: the Bridger takes the ad-side unlock (side "ad") from its own Stellar account, then the order side on anvil; zero drift', async () => {
+      await stellarAdBridgerAlone(world, 4_000_000n);
+      expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
+    }, WHOLE_TRADE_MS);
   });
 
-  it('releases the Maker\'s lock from lockExpiry on: the amount is available in the ad again, on the chain and, through the audit, in the books; once', async () => {
-    const before = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]);
-    await advanceLedgerTo(world, BigInt(locked.orderParams.lockExpiry));
-    const release = await submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams);
-    expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.released });
-    const after = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]);
-    expect(after).toMatchObject({ available: before.available + amount, locked: before.locked - amount });
-    // A second release finds no lock (WrongOrderState, #10).
-    await expect(submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams)).rejects.toThrow(/Error\(Contract, #10\)/);
-
-    // Nobody reports it: the books audit finds the release event (two topics: name, orderHash) and ends the trade; zero drift.
-    const report = await service.container.runAudit();
-    expect(report).toMatchObject({ drifts: [], unchecked: 0 });
-    expect(report.repairs).toEqual([{ kind: 'trade', subject: locked.tradeId, txHash: expect.any(String) }]);
-    expect(report.repairs[0]!.txHash.replace(/^0x/, '').toLowerCase()).toBe(release.hash.replace(/^0x/, '').toLowerCase());
-    expect((await call(world.api, 'GET', `/v1/trades/${locked.tradeId}`)).body).toMatchObject({ status: 'EXPIRED', bridgerClaimed: false });
-    expect((await call(world.api, 'GET', `/v1/ads/${locked.adId}`)).body).toMatchObject({ availableAmount: after.available.toString() });
-    expect(await service.container.runAudit()).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
+  describe('reported Stellar transactions that prove no deposit of this trade', () => {
+    it('are refused with 422 and change nothing: a hash the network never saw, a deposit that failed in its ledger, another trade\'s deposit', async () => {
+      const other = await evmAdStellarDeposit(world, 2_000_000n);
+      await evmAdStellarDeposit(world, 3_000_000n, undefined, undefined, async ({ tradeId, order, bridgerToken }) => {
+        const report = (txHash: string) => call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash }, bridgerToken);
+        const failed = await submitStarved(world.server, world.passphrase, world.bridgerStellar, stellarContractCall('createOrder', order, { orderParams: order.orderParams }));
+        for (const txHash of ['ab'.repeat(32), failed, other.depositTxHash]) {
+          const res = await report(txHash);
+          expect(res.status, txHash).toBe(422);
+          expect(res.body).toMatchObject({ statusCode: 422, error: expect.any(String) });
+        }
+        expect((await call(world.api, 'GET', `/v1/trades/${tradeId}`)).body.status).toBe('PENDING');
+        expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, order.orderHash)).toEqual({ state: ORDER_STATE.none });
+      });
+      // evmAdStellarDeposit then deposits with the same signed request and confirms it (200, DEPOSITED):
+      // the failed transaction consumed neither its authToken nor the Bridger's XLM.
+    });
   });
 
-  it('refunds the Bridger\'s deposit from refundTime on: the XLM leaves the portal for the Bridger; once', async () => {
-    const portalBefore = await xlmBalance(world, world.stellar.deployment.orderPortal);
-    const bridgerBefore = await xlmBalance(world, world.bridgerStellar.publicKey());
-    await advanceLedgerTo(world, BigInt(deposited.orderParams.refundTime));
-    const refund = await submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams);
-    expect(await xlmBalance(world, world.stellar.deployment.orderPortal)).toBe(portalBefore - amount);
-    // The Bridger submitted it: the deposit back, less the fee the network charged.
-    expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerBefore + amount - feeCharged(refund));
-    expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, deposited.orderHash)).toEqual({ state: ORDER_STATE.refunded });
-    await expect(submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams)).rejects.toThrow(/Error\(Contract, #10\)/);
+  describe('a whole trade driven by the client package\'s ./stellar helpers (issue 29)', () => {
+    it('settles: the deposit built with a fee payer and the Bridger\'s authorizeEntry, the unlock from the Bridger\'s own account after a Freighter-style text signature; the network read from GET /v1/chains', async () => {
+      const amount = 6_000_000n;
+      const tokens = wxlmForXlm(world);
+      const { makerKey, bridger } = world.evmParties;
+      const bridgerKp = world.bridgerStellar;
+      const feePayer = Keypair.random();
+      await fund(world.server, feePayer.publicKey());
+      // What a dApp reads first: the chain's RPC and passphrase, published by the operator (the devnet publishes its own RPC).
+      const chain = (await call(world.api, 'GET', '/v1/chains/148')).body;
+      expect(chain).toMatchObject({ kind: 'STELLAR', networkPassphrase: world.passphrase, publicRpcUrl: world.stellar.node.rpcUrl });
+      const network = { rpc: chain.publicRpcUrl as string, networkPassphrase: chain.networkPassphrase as string };
+
+      const { adId, routeId, makerToken } = await createEvmAdForStellarOrders(world, tokens, amount * 5n);
+      const bridgerToken = (await loginStellar(world.api, bridgerKp)).body.tokens.access;
+      const created = await call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
+      expect(created.status).toBe(200);
+      const { tradeId, reqContractDetails: order } = created.body;
+
+      // The deposit: the fee payer is the source and pays the fee; the Bridger only authorises its create_order (and the pull it makes).
+      const bridgerBefore = await tokens.orderBalance(bridgerKp.publicKey());
+      const payerBefore = await tokens.orderBalance(feePayer.publicKey());
+      const deposit = await stellarTransactionWithFeePayer('createOrder', order, {
+        feePayer: feePayer.publicKey(), caller: bridgerKp.publicKey(),
+        authorize: (entry, validUntil) => authorizeEntry(entry, bridgerKp, validUntil, network.networkPassphrase),
+      }, network);
+      deposit.sign(feePayer);
+      const sentDeposit = await sendStellarTransaction(deposit, network);
+      expect(await tokens.orderBalance(bridgerKp.publicKey())).toBe(bridgerBefore - amount); // exactly the deposit: no fee
+      expect(await tokens.orderBalance(feePayer.publicKey())).toBeLessThan(payerBefore);
+      expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: sentDeposit.hash }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
+
+      // The Maker's side on anvil, as any EVM dApp runs it.
+      const lock = await call(world.api, 'POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
+      const lockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+      expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
+      const orderHash = order.orderHash as string;
+      const makerUnlock = await eventually('the proof', () => call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, orderHash) }, makerToken), (r) => r.status !== 409, 120_000);
+      expect(makerUnlock.status).toBe(200);
+      const adUnlockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'unlock', makerUnlock.body, makerUnlock.body);
+      expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken)).status).toBe(200);
+
+      // The Bridger's unlock, as a Freighter dApp that lost the create response makes it: the order hash
+      // computed from /params, Freighter's signMessage over its 0x hex text, the transaction from its own account.
+      const params = (await call(world.api, 'GET', `/v1/trades/${tradeId}/params`, undefined, bridgerToken)).body;
+      expect(orderHashOf(params)).toBe(orderHash);
+      expect(unlockMessage(orderHashOf(params))).toBe(orderHash.toLowerCase());
+      const unlock = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signUnlockMessage(bridgerKp, orderHashOf(params)) }, bridgerToken);
+      expect(unlock.status).toBe(200);
+      const makerBefore = await tokens.orderBalance(world.makerStellar.publicKey());
+      const orderUnlock = await stellarTransaction('unlock', unlock.body, bridgerKp.publicKey(), network);
+      orderUnlock.sign(bridgerKp);
+      const sentUnlock = await sendStellarTransaction(orderUnlock, network);
+      expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: sentUnlock.hash }, bridgerToken)).status).toBe(200);
+      expect(await tokens.orderBalance(world.makerStellar.publicKey())).toBe(makerBefore + amount);
+      expect((await call(world.api, 'GET', `/v1/trades/${tradeId}`)).body).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
+      expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, orderHash)).toEqual({ state: ORDER_STATE.unlocked });
+    }, 240_000); // a whole trade with a proof: about a minute on a loaded 2-core machine
+  });
+
+  describe('a Stellar recipient that cannot receive the ad token (issue 29)', () => {
+    it('is refused at create with 422 naming bridgerDstAddress (RECIPIENT_CANNOT_RECEIVE), changing nothing: a fresh G-address is no account, and XLM can only be paid to one', async () => {
+      const { bridgerKey, bridger } = world.evmParties;
+      const { adId, routeId } = await createStellarAdForEvmOrders(world, 5_000_000n);
+      const bridgerToken = (await loginEvm(world.api, bridger)).body.tokens.access;
+      await approveWxlm(world, '31337', bridgerKey!.privateKey, 'orderPortal', 1_000_000n);
+      const before = (await call(world.api, 'GET', `/v1/ads/${adId}`)).body;
+      const trades = async () => (await call(world.api, 'GET', `/v1/trades/all?adId=${adId}`)).body.data;
+      const create = (bridgerDstAddress: string) => call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: '1000000', bridgerDstAddress }, bridgerToken);
+
+      const fresh = Keypair.random().publicKey();
+      const refused = await create(fresh);
+      expect(refused.status).toBe(422);
+      expect(refused.body).toMatchObject({ statusCode: 422, error: 'Unprocessable Entity', code: 'RECIPIENT_CANNOT_RECEIVE' });
+      expect(refused.body.message).toEqual([expect.stringMatching(new RegExp(`^bridgerDstAddress cannot receive the ad token: ${fresh} is no account on this network`))]);
+      expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: before.availableAmount, poolAmount: before.poolAmount });
+      expect(await trades()).toEqual([]);
+
+      // The same address once it exists is paid: the reservation is made.
+      await fund(world.server, fresh);
+      const taken = await create(fresh);
+      expect(taken.status).toBe(200);
+      expect(taken.body.reqContractDetails.orderParams).toMatchObject({ adRecipient: fresh });
+    }, 120_000);
+  });
+
+  describe('reservations against a Stellar order chain, backed by what the Bridger holds there', () => {
+    it('reads the Bridger\'s SEP-41 balance at create, and ends a reservation whose tokens moved on when a funded Bridger finds the ad taken', async () => {
+      const tokens = tusdForTusd(world);
+      const testToken = world.stellar.deployment.testToken;
+      // 1 TUSD on anvil (6 decimals): 10,000,000 base units of the Stellar TUSD (7 decimals).
+      const { adId, routeId } = await createEvmAdForStellarOrders(world, tokens, 1_000_000n);
+      const reserve = async (wallet: Keypair) => call(world.api, 'POST', '/v1/trades/create', {
+        adId, routeId, amount: '10000000', bridgerDstAddress: world.evmParties.bridger.address,
+      }, (await loginStellar(world.api, wallet)).body.tokens.access);
+
+      // A wallet holding none of the token is refused at create, naming the amount and what the chain says.
+      const unfunded = Keypair.random();
+      const empty = await reserve(unfunded);
+      expect(empty.status).toBe(422);
+      expect(empty.body.message).toEqual([`amount 10000000 is more than ${unfunded.publicKey()} holds of TUSD (${testToken}) on chain 148 (0)`]);
+
+      // A wallet holding the deposit reserves the whole ad (no allowance: the portal pulls by the Bridger's authorisation), then passes the tokens on.
+      const attacker = Keypair.random();
+      await fund(world.server, attacker.publicKey());
+      await mintTestToken(world.server, world.passphrase, testToken, attacker.publicKey(), 10_000_000n);
+      const held = await reserve(attacker);
+      expect(held.status).toBe(200);
+      expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '0' });
+      await submitOperation(world.server, world.passphrase, attacker, Operation.invokeContractFunction({
+        contract: testToken, function: 'transfer',
+        args: [new Address(attacker.publicKey()).toScVal(), new Address(world.bridgerStellar.publicKey()).toScVal(), nativeToScVal(10_000_000n, { type: 'i128' })],
+      }));
+
+      // The Bridger now holding them finds the ad taken: the attacker's balance is read again, its reservation ends, and the ad is the Bridger's.
+      const honest = await reserve(world.bridgerStellar);
+      expect(honest.status).toBe(200);
+      expect((await call(world.api, 'GET', `/v1/trades/${held.body.tradeId}`)).body.status).toBe('EXPIRED');
+      expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
+
+      // The attacker, holding nothing now, is refused on its own balance before anyone else's is read (issue 33).
+      expect((await reserve(attacker)).status).toBe(422);
+      // A backed reservation is left alone: the honest Bridger still holds its deposit, so the next funded asker
+      // (whose request re-reads the ad's reservations: UNBACKED_RESERVATIONS_RECHECK_SECONDS is 0 here) is turned away.
+      const another = Keypair.random();
+      await fund(world.server, another.publicKey());
+      await mintTestToken(world.server, world.passphrase, testToken, another.publicKey(), 10_000_000n);
+      const turnedAway = await reserve(another);
+      expect(turnedAway.status).toBe(409);
+      expect(turnedAway.body.message).toMatch(/cannot cover 10000000/);
+      expect((await call(world.api, 'GET', `/v1/trades/${honest.body.tradeId}`)).body.status).toBe('PENDING');
+    });
+  });
+
+  describe('the timeouts on Soroban, on the ledger clock moved forward', () => {
+    const amount = 7_000_000n;
+    let deposited: TradeRun;
+    let locked: TradeRun;
+    const adIdWord = (adId: string) => nativeToScVal(Buffer.from(uuidToBytes32(adId).slice(2), 'hex'), { type: 'bytes' });
+
+    beforeAll(async () => {
+      // A deposit on the Soroban OrderPortal the Maker never locks, and a lock on the Soroban AdManager the Bridger never unlocks.
+      deposited = await evmAdStellarDeposit(world, amount);
+      const run = await stellarAdEvmDeposit(world, amount);
+      await stellarLock(world, run);
+      locked = run;
+    }, 120_000);
+
+    it('the books audit reads the orders on the Soroban OrderPortal and AdManager and the Stellar ads: zero drift, nothing unchecked', async () => {
+      const report = await service.container.runAudit();
+      expect(report).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
+      expect(report.trades).toBeGreaterThanOrEqual(2);
+    });
+
+    it('refuses both before their time: the host answers TooEarly (#18) and nothing moves', async () => {
+      await expect(submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams)).rejects.toThrow(/Error\(Contract, #18\)/);
+      await expect(submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams)).rejects.toThrow(/Error\(Contract, #18\)/);
+      expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, deposited.orderHash)).toEqual({ state: ORDER_STATE.deposited });
+      expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.locked });
+    });
+
+    it('releases the Maker\'s lock from lockExpiry on: the amount is available in the ad again, on the chain and, through the audit, in the books; once', async () => {
+      const before = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]);
+      await advanceLedgerTo(world, BigInt(locked.orderParams.lockExpiry));
+      const release = await submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams);
+      expect(await sorobanOrder(world, world.stellar.deployment.adManager, locked.orderHash)).toEqual({ state: ORDER_STATE.released });
+      const after = await sorobanView(world, world.stellar.deployment.adManager, 'ad', [adIdWord(locked.adId)]);
+      expect(after).toMatchObject({ available: before.available + amount, locked: before.locked - amount });
+      // A second release finds no lock (WrongOrderState, #10).
+      await expect(submitStellarTimeout(world, world.makerStellar, 'releaseLock', locked.orderParams)).rejects.toThrow(/Error\(Contract, #10\)/);
+
+      // Nobody reports it: the books audit finds the release event (two topics: name, orderHash) and ends the trade; zero drift.
+      const report = await service.container.runAudit();
+      expect(report).toMatchObject({ drifts: [], unchecked: 0 });
+      expect(report.repairs).toEqual([{ kind: 'trade', subject: locked.tradeId, txHash: expect.any(String) }]);
+      expect(report.repairs[0]!.txHash.replace(/^0x/, '').toLowerCase()).toBe(release.hash.replace(/^0x/, '').toLowerCase());
+      expect((await call(world.api, 'GET', `/v1/trades/${locked.tradeId}`)).body).toMatchObject({ status: 'EXPIRED', bridgerClaimed: false });
+      expect((await call(world.api, 'GET', `/v1/ads/${locked.adId}`)).body).toMatchObject({ availableAmount: after.available.toString() });
+      expect(await service.container.runAudit()).toMatchObject({ drifts: [], repairs: [], unchecked: 0 });
+    });
+
+    it('refunds the Bridger\'s deposit from refundTime on: the XLM leaves the portal for the Bridger; once', async () => {
+      const portalBefore = await xlmBalance(world, world.stellar.deployment.orderPortal);
+      const bridgerBefore = await xlmBalance(world, world.bridgerStellar.publicKey());
+      await advanceLedgerTo(world, BigInt(deposited.orderParams.refundTime));
+      const refund = await submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams);
+      expect(await xlmBalance(world, world.stellar.deployment.orderPortal)).toBe(portalBefore - amount);
+      // The Bridger submitted it: the deposit back, less the fee the network charged.
+      expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerBefore + amount - feeCharged(refund));
+      expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, deposited.orderHash)).toEqual({ state: ORDER_STATE.refunded });
+      await expect(submitStellarTimeout(world, world.bridgerStellar, 'refund', deposited.orderParams)).rejects.toThrow(/Error\(Contract, #10\)/);
+    });
   });
 });

@@ -4,7 +4,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { bundleTradeWorkflows } from './worker.ts';
 
-// Histories recorded from real runs (workflows.test.ts and test/trades/trades-temporal.test.ts with
+// Histories recorded from real runs (workflows.test.ts and test/trades/trades-evm.test.ts with
 // RECORD_HISTORIES=1, i.e. `npm run temporal:histories`), one folder per workflow version
 // (workflows/README.md "Versioning"): v1 before the outbox (FOLLOW_UPS_PATCH), v2 after. Every
 // version still open in a deployment replays against today's workflow code: a change that would
