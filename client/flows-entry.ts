@@ -104,12 +104,28 @@ export interface TokenRefreshOptions {
 export function refreshingFetch(options: TokenRefreshOptions): (request: Request) => Promise<Response> {
   const inner = options.fetch ?? ((request: Request) => fetch(request));
   let refreshing: Promise<string | undefined> | undefined;
+  // What the last refresh replaced and gave: a 401 to a request sent with the replaced token (its
+  // answer can arrive after the refresh finished) is first sent again with the new one instead of
+  // refreshing again, which would spend the new refresh token for nothing (the API's refresh tokens
+  // are single-use). Only that token: a request with any other (another sign-in's) is never re-sent
+  // with this one.
+  let replaced: string | undefined;
+  let latest: string | undefined;
   return async (request) => {
-    const hadToken = /^bearer /i.test(request.headers.get('authorization') ?? '');
-    const again = hadToken ? request.clone() : undefined;
+    const sent = /^bearer (.+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+    const again = sent !== undefined ? request.clone() : undefined;
     const response = await inner(request);
     if (response.status !== 401 || !again) return response;
-    refreshing ??= options.refresh().finally(() => { refreshing = undefined; });
+    if (latest !== undefined && sent === replaced && refreshing === undefined) {
+      const withLatest = again.clone();
+      withLatest.headers.set('authorization', `Bearer ${latest}`);
+      const answer = await inner(withLatest);
+      if (answer.status !== 401) return answer;
+    }
+    refreshing ??= options.refresh().then((fresh) => {
+      [replaced, latest] = [sent, fresh];
+      return fresh;
+    }).finally(() => { refreshing = undefined; });
     const token = await refreshing.catch(() => undefined);
     if (!token) return response;
     again.headers.set('authorization', `Bearer ${token}`);

@@ -55,12 +55,23 @@ async function confirmUntilFinal(call, options = {}) {
 function refreshingFetch(options) {
   const inner = options.fetch ?? ((request) => fetch(request));
   let refreshing;
+  let replaced;
+  let latest;
   return async (request) => {
-    const hadToken = /^bearer /i.test(request.headers.get("authorization") ?? "");
-    const again = hadToken ? request.clone() : void 0;
+    const sent = /^bearer (.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+    const again = sent !== void 0 ? request.clone() : void 0;
     const response = await inner(request);
     if (response.status !== 401 || !again) return response;
-    refreshing ?? (refreshing = options.refresh().finally(() => {
+    if (latest !== void 0 && sent === replaced && refreshing === void 0) {
+      const withLatest = again.clone();
+      withLatest.headers.set("authorization", `Bearer ${latest}`);
+      const answer = await inner(withLatest);
+      if (answer.status !== 401) return answer;
+    }
+    refreshing ?? (refreshing = options.refresh().then((fresh) => {
+      [replaced, latest] = [sent, fresh];
+      return fresh;
+    }).finally(() => {
       refreshing = void 0;
     }));
     const token = await refreshing.catch(() => void 0);

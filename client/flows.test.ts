@@ -107,11 +107,49 @@ describe('the flow helpers of the client package', () => {
     expect(refreshes).toBe(1);
 
     // A session that is over: the refresh gives nothing, the caller sees the 401.
-    access = 'not-a-token';
+    access = 'an-expired-token';
     refresh = 'not-a-refresh-token';
     const over = await api.GET('/v1/auth/me');
     expect(over.response.status).toBe(401);
     expect(refreshes).toBe(2);
+  });
+
+  it('sends a request whose 401 arrives after the refresh finished again with the new token, without a second refresh', async () => {
+    const signer = Wallet.createRandom();
+    const login = await signInWithEthereum(createRelayerClient(service.url), walletProvider(signer, node), signer.address);
+    let access = 'an-expired-token';
+    let refresh = login.tokens.refresh;
+    let refreshes = 0;
+    let refreshed!: () => void;
+    const refreshDone = new Promise<void>((resolve) => { refreshed = resolve; });
+    // The second request's answer (its 401) is held until the first one's refresh is over: what a slow connection does.
+    let sends = 0;
+    const slowSecond = async (request: Request) => {
+      const n = (sends += 1);
+      const response = await fetch(request);
+      if (n === 2) await refreshDone;
+      return response;
+    };
+    const anyone = createRelayerClient(service.url);
+    const api = createRelayerClient(service.url, {
+      accessToken: () => access,
+      fetch: refreshingFetch({
+        fetch: slowSecond,
+        refresh: async () => {
+          refreshes += 1;
+          const answer = await anyone.POST('/v1/auth/refresh', { body: { refresh } });
+          if (!answer.data) return undefined;
+          ({ access, refresh } = answer.data.tokens);
+          setTimeout(refreshed, 50);
+          return access;
+        },
+      }),
+    });
+    const answers = await Promise.all([api.GET('/v1/auth/me'), api.GET('/v1/auth/me')]);
+    expect(answers.map((answer) => answer.response.status)).toEqual([200, 200]);
+    expect(refreshes).toBe(1);
+    // The session goes on: the refresh token the one refresh gave is still good.
+    expect((await anyone.POST('/v1/auth/refresh', { body: { refresh } })).response.status).toBe(200);
   });
 
   it('sends a transaction through EIP-1193 and resolves once it is mined; a revert throws TransactionError with the hash', async () => {
