@@ -14,13 +14,8 @@ import { signedHeaders } from './signing.ts';
 
 /** The pg-boss queue of webhook work: "deliver what endpoint X lacks", due now or at its next retry. */
 const QUEUE = 'webhook-deliver';
-/** Jobs of it run at once in one process (one poll takes up to this many). */
+/** Workers taking jobs from it in one process. */
 const WORKERS = 4;
-/**
- * How often the queue is polled (pg-boss's minimum). Its jobs are retries due at a set time (and
- * runs that failed to even start): this is how late a due retry may start.
- */
-const POLLING_SECONDS = 0.5;
 
 export interface WebhookDeliverySettings {
   /** One attempt's whole time (WEBHOOK_TIMEOUT_SECONDS). */
@@ -148,19 +143,9 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
     return result.succeeded;
   }
 
-  // One poller taking up to WORKERS jobs a poll (4 pollers of one job each cost 8 queries a second on
-  // an idle service). Each job succeeds or fails on its own: a failed drain is failed here (pg-boss
-  // retries it), then pg-boss completes the batch, which only touches jobs still active. After a
-  // batch it looks again at once, so a backlog does not wait out the polling interval.
-  let poller = '';
-  poller = await boss.work<{ endpointId: string }>(QUEUE, { pollingIntervalSeconds: POLLING_SECONDS, batchSize: WORKERS }, async (jobs) => {
-    try {
-      await Promise.all(jobs.map((job) => drain(job.data.endpointId).catch((error: unknown) =>
-        boss.fail(QUEUE, job.id, { message: error instanceof Error ? error.message : String(error) }).then(() => undefined))));
-    } finally {
-      if (!closed) boss.notifyWorker(poller);
-    }
-  });
+  for (let i = 0; i < WORKERS; i++) {
+    await boss.work<{ endpointId: string }>(QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => drain(job!.data.endpointId));
+  }
 
   const sweep = async () => {
     for (const endpointId of await endpointsBehind(knex)) drainNow(endpointId);
