@@ -134,23 +134,31 @@ describe('a reservation timer given up during an outage', () => {
   });
 });
 
+/**
+ * Holds each of the world's proofs until two are in hand at once (or 10 s: taken one at a time, the
+ * first waits out the 10 s alone); `most` is the most proofs seen in hand at once.
+ */
+function proofsHeldInPairs(world: ReturnType<typeof outageActivities>) {
+  let inFlight = 0;
+  let most = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const prove = world.activities.generateProof;
+  world.activities.generateProof = async (input) => {
+    most = Math.max(most, ++inFlight);
+    if (most === 2) release();
+    await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    inFlight--;
+    return prove(input);
+  };
+  return { most: () => most };
+}
+
 describe('proofs', () => {
   it('runs as many proofs at once as it is given workers, each applied once', async () => {
     const world = outageActivities();
     const ids = ['44444444-4444-4444-8444-444444444444', '55555555-5555-4555-8555-555555555555'];
-    let inFlight = 0;
-    let most = 0;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => { release = resolve; });
-    const prove = world.activities.generateProof;
-    world.activities.generateProof = async (input) => {
-      most = Math.max(most, ++inFlight);
-      if (most === 2) release();
-      // Each proof waits until both run (or 10 s): one at a time, the first would wait out the 10 s alone.
-      await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-      inFlight--;
-      return prove(input);
-    };
+    const pair = proofsHeldInPairs(world);
     const trades = ids.map((tradeId) => world.newTrade(tradeId, 3_600_000));
     const orchestrator = await start(world, ids, 0, 2);
     for (const trade of trades) {
@@ -161,7 +169,7 @@ describe('proofs', () => {
       await eventually('proof ready', async () => world.memory.stateOf(tradeId), (s) => s.proof === 'ready', 30_000);
       expect(world.memory.callsOf(tradeId).filter((c) => c.startsWith('generateProof'))).toEqual(['generateProof:proved']);
     }
-    expect(most).toBe(2);
+    expect(pair.most()).toBe(2);
   });
 });
 
@@ -203,19 +211,7 @@ describe('a proof pool of one', () => {
   it('takes one proof more than the pool runs, prepared while the pool proves', async () => {
     const world = outageActivities();
     const ids = ['b1111111-1111-4111-8111-111111111111', 'b2222222-2222-4222-8222-222222222222'];
-    let inFlight = 0;
-    let most = 0;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => { release = resolve; });
-    const prove = world.activities.generateProof;
-    world.activities.generateProof = async (input) => {
-      most = Math.max(most, ++inFlight);
-      if (most === 2) release();
-      // Each waits until both are in hand (or 10 s): taken one at a time, the first would wait out the 10 s alone.
-      await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-      inFlight--;
-      return prove(input);
-    };
+    const pair = proofsHeldInPairs(world);
     const trades = ids.map((tradeId) => world.newTrade(tradeId, 3_600_000));
     const orchestrator = await start(world, ids, 0, 1);
     const started = performance.now();
@@ -224,7 +220,7 @@ describe('a proof pool of one', () => {
       await confirmDeposit(world, orchestrator, trade);
     }
     for (const tradeId of ids) await eventually('proof ready', async () => world.memory.stateOf(tradeId), (s) => s.proof === 'ready', 30_000);
-    expect(most).toBe(2);
+    expect(pair.most()).toBe(2);
     expect(performance.now() - started).toBeLessThan(8_000);
   });
 });
