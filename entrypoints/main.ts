@@ -6,6 +6,6 @@ import { startupSummary } from './summary.ts';
 // when DATABASE_URL is unset), or whatever the environment configures. The native prover is built
 // on the first start when cargo is there, so proofs are native from the start.
 void runProcess('embedded', async (config, logger) => {
-  const running = await start(config, logger, { buildNativeProver: true });
+  const running = await start(config, logger, { buildNativeProver: true, stellarJoinsLater: true });
   return Object.assign(running, { summary: startupSummary(running) });
 });

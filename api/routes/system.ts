@@ -6,11 +6,30 @@ import { errorBody } from '../errors.ts';
 import { openApiDocument } from '../openapi/document.ts';
 import { registry, z } from '../openapi/operations.ts';
 import { ping } from '../../db/knex.ts';
+import type { AppDeps } from '../deps.ts';
+
+const devnetChainSchema = z.object({
+  chainId: z.string(),
+  name: z.string(),
+  state: z.enum(['building', 'starting', 'ready', 'failed']).openapi({
+    description: 'building: its binaries are being built (first start); starting: its node starts and its contracts deploy; ready: registered and served; failed: it could not join (detail says why)',
+  }),
+  detail: z.string().optional(),
+  seconds: z.number().int().openapi({ description: 'Seconds since it entered this state' }),
+});
 
 const healthSchema = z
   .object({
     status: z.enum(['ok', 'unavailable']),
     checks: z.object({ db: z.enum(['ok', 'unavailable']) }),
+    node: z.string().optional().openapi({ description: 'The Node.js version this process runs on (a local run only, as `npm start` runs)', example: 'v24.21.0' }),
+    devnet: z.object({
+      ready: z.boolean().openapi({ description: 'True once every chain of the local devnet has joined' }),
+      chains: z.array(devnetChainSchema),
+    }).optional().openapi({
+      description: 'The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built. ' +
+        'A request that needs a chain not ready yet answers 503 CHAIN_UNAVAILABLE with Retry-After.',
+    }),
   })
   .openapi('Health');
 
@@ -18,7 +37,8 @@ registry.registerPath({
   method: 'get',
   path: '/health', operationId: 'getHealth',
   summary: 'Service health: 200 when every dependency answers, 503 otherwise',
-  description: 'Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators.',
+  description: 'Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators. ' +
+    'A local run (`npm start` with its devnet) also names its Node version and each devnet chain\'s state.',
   tags: ['System'],
   responses: {
     200: { description: 'Healthy', content: { 'application/json': { schema: healthSchema } } },
@@ -78,7 +98,9 @@ export function metricsHandler(registry: Registry): RequestHandler {
  * otherwise /metrics answers 404 here and is served by the metrics listener (`api/metrics-app.ts`,
  * METRICS_PORT) or not at all.
  */
-export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number }): Router {
+export function systemRouter(deps: {
+  knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number; healthDetails?: AppDeps['healthDetails'];
+}): Router {
   const router = Router();
   // A browser opening the base URL finds the page rather than a 404. (Another method on `/` is
   // wrongMethodOnLiteralPath's 405: the document lists GET.)
@@ -89,7 +111,7 @@ export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThi
   router.get('/health', async (_req, res) => {
     const db = await probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000);
     const healthy = db === 'ok';
-    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'unavailable', checks: { db } });
+    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'unavailable', checks: { db }, ...deps.healthDetails?.() });
   });
   router.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument());

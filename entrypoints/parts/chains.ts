@@ -21,9 +21,12 @@ export interface ChainReaders {
   orderChainReader: OrderChainReader;
 }
 
-/** The chain readers of a process over its database's registry (cached), with one client per RPC endpoint. */
-export function chainReaders(knex: Knex): ChainReaders {
-  const chainClients = cachedChainClients();
+/**
+ * The chain readers of a process over its database's registry (cached), with one client per RPC
+ * endpoint; `gate` wraps the clients' factory (a chain joining later refuses its clients until then).
+ */
+export function chainReaders(knex: Knex, gate: (clients: ChainClientFactory) => ChainClientFactory = (clients) => clients): ChainReaders {
+  const chainClients = gate(cachedChainClients());
   return {
     registryCache: new RegistryCache(knex),
     chainClients,
