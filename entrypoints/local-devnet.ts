@@ -121,7 +121,7 @@ function joinInBackground(devnet: Devnet, join: ChainJoin, context: JoinContext)
     await importRegistry(context.knex, registry);
     Object.assign(devnet, { registry, stellar, rpcUrls: { ...devnet.rpcUrls, [join.chainId]: stellar.node.rpcUrl } });
     const seconds = secondsSince(started);
-    join.joinedAt(stellar.node.rpcUrl, `joined ${seconds} s after the API served`);
+    join.joinedAt(stellar.node.rpcUrl, `joined in ${seconds} s`);
     logger.info({ chainId: join.chainId, rpcUrl: stellar.node.rpcUrl, networkPassphrase: stellar.node.networkPassphrase, joinSeconds: seconds },
       `chain ${join.chainId} (${join.name}) joined in ${seconds} s: RPC ${stellar.node.rpcUrl}, Stellar network passphrase ` +
       `"${stellar.node.networkPassphrase}", dev account ${STELLAR_DEV_ACCOUNT.publicKey()} secret ${STELLAR_DEV_ACCOUNT.secret()} (10 000 XLM, 1 000 000 TUSD)`);

@@ -4,10 +4,12 @@
 # package.json script that starts a process goes through here, so `npm start`, `npm run worker`, the
 # benches... run on the Node the suite passed on.
 #
-#   sh scripts/node24.sh node --import tsx entrypoints/main.ts
+#   "start": "exec sh scripts/node24.sh node --import tsx entrypoints/main.ts"
 #
-# `exec` replaces this shell: the command is npm's child itself, so the signals npm passes on
-# (Ctrl-C, a SIGTERM) reach it directly and its exit status is npm's.
+# Both `exec`s (the script's and this file's) replace a shell: the command is npm's child itself, so
+# the signals npm passes on (Ctrl-C, a supervisor's SIGTERM) reach it, and npm waits for it and exits
+# with its status. Without them npm's `sh -c` stays in between, takes the signal and leaves the
+# service running without a parent.
 set -e
 bin=$(node "$(dirname "$0")/install-node.mjs")
 PATH="$bin:$PATH"

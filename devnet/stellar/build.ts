@@ -16,7 +16,12 @@ export const STELLAR_DEVNET_BINARY = fileURLToPath(new URL('../../target/devnet/
  * links to a shared one) would overwrite each other's contracts, while cargo still sees its own
  * build as fresh and never writes them back: a test would deploy another checkout's contracts.
  */
-const WASM_TARGET_DIR = path.join('target', 'wasm', createHash('sha256').update(realpathSync(REPO_ROOT)).digest('hex').slice(0, 12));
+const WASM_TARGET_DIR = wasmTargetDirOf(REPO_ROOT);
+
+/** The wasm's Cargo target directory of the checkout at `repoRoot` (relative to it): see WASM_TARGET_DIR. */
+export function wasmTargetDirOf(repoRoot: string): string {
+  return path.join('target', 'wasm', createHash('sha256').update(realpathSync(repoRoot)).digest('hex').slice(0, 12));
+}
 
 const wasmFile = (crate: string) => path.join(REPO_ROOT, WASM_TARGET_DIR, 'wasm32v1-none', 'release', `${crate}.wasm`);
 
