@@ -70,7 +70,7 @@ export interface paths {
         };
         /**
          * Service health: 200 when every dependency answers, 503 otherwise
-         * @description Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators.
+         * @description Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators. A local run (`npm start` with its devnet) also names its Node version and each devnet chain's state.
          */
         get: operations["getHealth"];
         put?: never;
@@ -1427,6 +1427,28 @@ export interface components {
                 /** @enum {string} */
                 db: "ok" | "unavailable";
             };
+            /** @description The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built. A request that needs a chain not ready yet answers 503 CHAIN_UNAVAILABLE with Retry-After. */
+            devnet?: {
+                chains: {
+                    chainId: string;
+                    detail?: string;
+                    name: string;
+                    /** @description Seconds since it entered this state */
+                    seconds: number;
+                    /**
+                     * @description building: its binaries are being built (first start); starting: its node starts and its contracts deploy; ready: registered and served; failed: it could not join (detail says why)
+                     * @enum {string}
+                     */
+                    state: "building" | "starting" | "ready" | "failed";
+                }[];
+                /** @description True once every chain of the local devnet has joined */
+                ready: boolean;
+            };
+            /**
+             * @description The Node.js version this process runs on (a local run only, as `npm start` runs)
+             * @example v24.21.0
+             */
+            node?: string;
             /** @enum {string} */
             status: "ok" | "unavailable";
         };
