@@ -9,6 +9,7 @@ import { buildStellarDevnet, buildStellarDevnetInBackground, stellarDevnetBuilt 
 import type { StellarNode } from '../devnet/stellar/node.ts';
 import { fund } from '../devnet/stellar/client.ts';
 import { mintTestToken } from '../devnet/stellar/deploy.ts';
+import { RegistryCache } from '../db/repositories/registry-cache.ts';
 import { importRegistry } from '../registry/import.ts';
 import type { RelayerSigner } from '../chains/signers.ts';
 import { ChainJoin } from './chain-join.ts';
@@ -70,8 +71,7 @@ export async function startLocalDevnet(
   }
   if (!withStellar || !stellarJoin) return devnet;
   // Until it joined, the address the registry holds for chain 148 reaches no network of ours.
-  const registered = await knex('chains').where({ chain_id: STELLAR_DEVNET_CHAIN_ID }).first('rpc_url');
-  stellarJoin.hold(registered?.rpc_url);
+  stellarJoin.hold((await new RegistryCache(knex).chain(STELLAR_DEVNET_CHAIN_ID))?.rpcUrl);
   return joinInBackground(devnet, stellarJoin, { relayer: await signer.stellarPublicKey(), domain, port: config.STELLAR_DEVNET_PORT, stateDir, knex, logger });
 }
 
