@@ -81,6 +81,8 @@ function run(binary: string, args: string[], runAs: RunAs | undefined): ChildPro
 }
 
 async function initialise(initdb: string, dataDir: string, runAs: RunAs | undefined, password: string, onLog: (line: string) => void): Promise<void> {
+  // Parents with the default mode: 0700 on them (what `recursive` with a mode gives) would lock the postgres user out.
+  mkdirSync(path.dirname(dataDir), { recursive: true });
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (runAs) chownSync(dataDir, runAs.uid, runAs.gid);
   const passwordFile = path.join(tmpdir(), `relayer-pg-password-${process.pid}-${Date.now()}`);
