@@ -114,8 +114,9 @@ export async function beacon(options: StepOptions & { beaconHash: string; iterat
   if (!Number.isInteger(options.iterationsExp) || options.iterationsExp < 10 || options.iterationsExp > 63) {
     throw new CeremonyError(`iterations must be an integer exponent from 10 to 63 (2^n hashes), received ${options.iterationsExp}`);
   }
+  // Before the (slower) verification of the previous file: a quorum is missing whatever that file is.
+  checkQuorum(await readTranscript(options.transcript), options.minContributors ?? DEFAULT_MIN_CONTRIBUTORS);
   const transcript = await verifiedPrevious(options);
-  checkQuorum(transcript, options.minContributors ?? DEFAULT_MIN_CONTRIBUTORS);
   const hash = await snarkjs.zKey.beacon(options.in, options.out, options.name, beaconHash, options.iterationsExp);
   if (!(hash instanceof Uint8Array)) throw new CeremonyError(`snarkjs refused the beacon on ${options.in}`);
   return append(

@@ -128,7 +128,12 @@ export async function verifyCeremony(options: VerifyOptions): Promise<RecordedCo
     if (expected.at(-1)?.step !== 'beacon') throw new CeremonyError('the ceremony is not closed: its last step is not the beacon');
     checkQuorum(transcript, options.minContributors ?? DEFAULT_MIN_CONTRIBUTORS);
   }
-  checkEveryContributionChangesKey(options.zkey, await readRecordedDeltas(options.zkey));
+  const deltas = await readRecordedDeltas(options.zkey);
+  const listed = (names: { name: string; beacon: boolean }[]) => names.map((c) => `${c.beacon ? 'beacon ' : ''}${JSON.stringify(c.name)}`).join(', ') || 'none';
+  const inZkey = listed(deltas.contributions.map((c) => ({ name: c.name, beacon: c.type === 1 })));
+  const inTranscript = listed(expected.map((e) => ({ name: e.name, beacon: e.step === 'beacon' })));
+  if (inZkey !== inTranscript) throw new CeremonyError(`the zkey records the contributions ${inZkey}; the transcript ${inTranscript}`);
+  checkEveryContributionChangesKey(options.zkey, deltas);
   if (options.init && (await sha256File(options.init)) !== transcript.entries[0]!.newSha256) {
     throw new CeremonyError(`${options.init} is not the zkey the init step wrote (${transcript.entries[0]!.newSha256})`);
   }
