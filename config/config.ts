@@ -333,11 +333,30 @@ export const configSchema = z.object({
    */
   PROVING_KEY_VK_SHA256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits (sha256sum circuits/build/verification_key.json)').optional(),
   /**
-   * `true` lets a production-mode process prove with a key whose manifest says development (logged
-   * at every start). For production-mode test stacks only: whoever ran a development ceremony can
-   * forge proofs. Default `false`: production refuses such a key (exit 78).
+   * `true` lets a production-mode process prove with a key whose ceremony does not verify (a
+   * development key, which has no transcript; logged at every start, with the reason). For
+   * production-mode test stacks only: whoever ran a development ceremony can forge proofs. Default
+   * `false`: production refuses such a key (exit 78).
    */
   PROVING_KEY_ALLOW_DEVELOPMENT: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((value) => value === 'true'),
+  /**
+   * Path of the phase-1 file (powers of tau) the proving key's ceremony transcript pins by sha256.
+   * Required in production by the processes that prove or sign unlocks: they verify the key against
+   * its transcript (circuits/build/ceremony-transcript.json), r1cs and this file before trusting it.
+   */
+  PROVING_KEY_PTAU: z.string().min(1).optional(),
+  /**
+   * Directory of the ceremony verdicts (one file per verified (zkey, transcript, r1cs, phase 1),
+   * keyed by their sha256s), so a full verification runs once per key rather than at every start.
+   * Used only when it and every directory above it can be written by no one but this process's
+   * user (and root); otherwise every start verifies in full. Default DATA_DIR/proving-key-verdicts.
+   */
+  PROVING_KEY_VERDICT_DIR: z.string().min(1).optional(),
+  /**
+   * Distinct contributors a finished ceremony needs before its beacon: what `npm run ceremony --
+   * verify --final` and production's check of the proving key require.
+   */
+  CEREMONY_MIN_CONTRIBUTORS: intFromEnv(1, 1000).default(2),
 
   // --- Temporal (production orchestrator) ---
   /** host:port of the Temporal frontend. Set: trades run as Temporal workflows; unset: the embedded pg-boss runner. */
