@@ -17,8 +17,8 @@ export function trustProvingKey(config: Config, logger: Logger): Promise<Trusted
 
 /** See `trustProvingKey`: every registered chain's verifiers against the trusted key. */
 export async function checkChainVerifiers(
-  key: TrustedProvingKey | undefined, chains: Pick<ChainReaders, 'registryCache' | 'chainClients'>, logger: Logger,
+  key: TrustedProvingKey | undefined, chains: Pick<ChainReaders, 'registryCache' | 'chains'>, logger: Logger,
 ): Promise<void> {
   if (!key) return;
-  await checkDeployedVerifiers(await chains.registryCache.allChains(), key.verificationKey, key.vkSha256, chains.chainClients, logger);
+  await checkDeployedVerifiers(await chains.registryCache.allChains(), key.verificationKey, key.vkSha256, chains.chains, logger);
 }

@@ -5,15 +5,16 @@ import { roleSignsRequests, type ProcessRole, type Secrets } from '../../config/
 import { createOrderChainReader, type OrderChainReader } from '../../chains/order-chain.ts';
 import { noRelayerSigner, relayerSignerFromConfig } from '../../chains/signer/from-config.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
+import { createChains, type Chains } from '../../chains/chains.ts';
 import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
-import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../../chains/verify.ts';
+import { createTransactionVerifier, type TransactionVerifier } from '../../chains/verify.ts';
 import { RegistryCache } from '../../db/repositories/registry-cache.ts';
 
 /** The registry and what reads the chains it names, shared by every part of a process. */
 export interface ChainReaders {
   registryCache: RegistryCache;
-  /** One RPC client per chain endpoint, shared by everything in the process that reads chains. */
-  chainClients: ChainClientFactory;
+  /** Every chain through its providers, shared by everything in the process that reads chains. */
+  chains: Chains;
   verifier: TransactionVerifier;
   /** Reads contract state when no client reports anything (hold expiry, lock windows, the audit). */
   chainState: ChainStateReader;
@@ -21,15 +22,14 @@ export interface ChainReaders {
   orderChainReader: OrderChainReader;
 }
 
-/** The chain readers of a process over its database's registry (cached), with one client per RPC endpoint. */
-export function chainReaders(knex: Knex): ChainReaders {
-  const chainClients = cachedChainClients();
+/** The chain readers of a process over its database's registry (cached), with one set of providers per chain. */
+export function chainReaders(knex: Knex, chains: Chains = createChains()): ChainReaders {
   return {
     registryCache: new RegistryCache(knex),
-    chainClients,
-    verifier: createTransactionVerifier(chainClients),
-    chainState: createChainStateReader(chainClients),
-    orderChainReader: createOrderChainReader(chainClients),
+    chains,
+    verifier: createTransactionVerifier(chains),
+    chainState: createChainStateReader(chains),
+    orderChainReader: createOrderChainReader(chains),
   };
 }
 
