@@ -1,5 +1,5 @@
 import type { ChainKind } from '../domain/index.ts';
-import type { MerkleTreeStore, TreeKey } from '../prover/merkle/store.ts';
+import type { TreeMirror, TreeKey } from './tree-mirror.ts';
 import type { VerificationKeyJson } from '../circuits/verification-key.ts';
 import type { BridgeEventName } from './evm/abi.ts';
 import type { DepositFunding, PortalOrderState } from './evm/order-chain-reads.ts';
@@ -9,7 +9,6 @@ import type { ActionName, FieldSpec } from './request-schema.ts';
 import type { RelayerSigner } from './signers.ts';
 import type { DomainNameVersion } from './evm/typed-data.ts';
 import type { Providers } from './providers/providers.ts';
-import type { TimeoutAction } from './evm/call-args.ts';
 
 /**
  * One chain kind behind one interface: everything the service knows that differs between kinds.
@@ -85,6 +84,9 @@ export interface ChainFacts {
   networkPassphrase?: string | null;
 }
 
+/** The timeouts anyone may call (no relayer signature): a deposit's refund, a lock's release. */
+export type TimeoutAction = 'refund' | 'releaseLock';
+
 /** What the service issued and now expects to see on chain. */
 export interface ExpectedAction {
   txHash: string;
@@ -154,7 +156,7 @@ export interface ChainReads {
   /** Why `recipient` cannot be paid `amount` of `token` here, or null. */
   recipientProblem(token: string, recipient: string, amount: bigint): Promise<string | null>;
   /** Brings the mirrored tree of the chain's portal level with the portal (throws `TreeOutOfSyncError`-like errors from `treeDiffers`). */
-  syncOrderTree(store: MerkleTreeStore, key: TreeKey, treeDiffers: (message: string) => Error): Promise<void>;
+  syncOrderTree(store: TreeMirror, key: TreeKey, treeDiffers: (message: string) => Error): Promise<void>;
   /** Which of the chain's two contracts check proofs with another verifier than `vk`'s. */
   verifierDifferences(contracts: { role: string; address: string }[], vk: VerificationKeyJson): Promise<string[]>;
   /** Sends a signed transaction (the keeper's slot); resolves to its hash. */

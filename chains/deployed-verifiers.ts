@@ -3,6 +3,7 @@ import type { VerificationKeyJson } from '../circuits/verification-key.ts';
 import { ConfigError } from '../config/config.ts';
 import type { Chains, ChainTarget } from './chains.ts';
 import { rpcUrlsOf } from './providers/urls.ts';
+import { ChainVerificationError } from './errors.ts';
 
 /** What the check needs of a registered chain (db/repositories/registry-cache.ts `ChainConnection`). */
 export interface VerifierChain extends ChainTarget {
@@ -32,8 +33,10 @@ export async function verifierDifferences(chain: VerifierChain, vk: Verification
  * registry must verify with this proving key's verification key, else the process refuses to start
  * (ConfigError, exit 78) naming each chain and contract that differs. A proof made with this key
  * would fail there (funds stuck until the refund) or, worse, that chain accepts proofs of a key
- * someone else holds. A chain that cannot be read now fails start-up (exit 1): its supervisor
- * retries, and nothing is served on a guess.
+ * someone else holds. A chain that cannot be read now does not stop start-up (a provider outage must
+ * not crash-loop the fleet): it is logged, and checked again every `recheckMs` until it can be read;
+ * nothing reaches that chain meanwhile (its reads answer CHAIN_UNAVAILABLE). A difference found then
+ * is `onLateRefusal`'s (the entry point stops the process, exit 78).
  */
 export async function checkDeployedVerifiers(
   registered: VerifierChain[],
@@ -41,14 +44,46 @@ export async function checkDeployedVerifiers(
   vkSha256: string,
   chains: Chains,
   logger: Logger,
+  options: { recheckMs?: number; onLateRefusal?: (refusal: ConfigError) => void } = {},
 ): Promise<void> {
+  const refusal = (problems: string[]) => new ConfigError(`the deployed verifiers are not those of the proving key (verification key ` +
+    `sha256 ${vkSha256}); refusing to serve:\n  ${problems.join('\n  ')}`);
+  const { problems, unreadable } = await differencesOf(registered, vk, chains);
+  if (problems.length > 0) throw refusal(problems);
+  const checked = registered.filter((chain) => !unreadable.includes(chain));
+  logger.info({ chains: checked.map((chain) => chain.chainId), vkSha256 }, 'deployed verifiers match the proving key');
+  if (unreadable.length === 0) return;
+  logger.warn({ chains: unreadable.map((chain) => chain.chainId) }, 'chains cannot be read now: their deployed verifiers are checked once they can');
+  let pending = unreadable;
+  const timer = setInterval(() => {
+    void differencesOf(pending, vk, chains).then(({ problems: late, unreadable: still }) => {
+      if (late.length > 0) {
+        clearInterval(timer);
+        const error = refusal(late);
+        if (options.onLateRefusal) options.onLateRefusal(error);
+        else logger.fatal({ err: error }, error.message);
+        return;
+      }
+      const now = pending.filter((chain) => !still.includes(chain));
+      if (now.length > 0) logger.info({ chains: now.map((chain) => chain.chainId), vkSha256 }, 'deployed verifiers match the proving key');
+      pending = still;
+      if (pending.length === 0) clearInterval(timer);
+    }, (error: unknown) => logger.warn({ err: error }, 'deployed verifiers could not be checked again'));
+  }, options.recheckMs ?? 30_000);
+  timer.unref();
+}
+
+/** Each chain's differences, and the chains that cannot be read now (their providers are out or disagree). */
+async function differencesOf(registered: VerifierChain[], vk: VerificationKeyJson, chains: Chains): Promise<{ problems: string[]; unreadable: VerifierChain[] }> {
   const problems: string[] = [];
+  const unreadable: VerifierChain[] = [];
   for (const chain of registered) {
-    for (const difference of await verifierDifferences(chain, vk, chains)) problems.push(`chain ${chain.name} (${chain.chainId}): ${difference}`);
+    try {
+      for (const difference of await verifierDifferences(chain, vk, chains)) problems.push(`chain ${chain.name} (${chain.chainId}): ${difference}`);
+    } catch (error) {
+      if (!(error instanceof ChainVerificationError) || !error.retryable) throw error;
+      unreadable.push(chain);
+    }
   }
-  if (problems.length > 0) {
-    throw new ConfigError(`the deployed verifiers are not those of the proving key (verification key ` +
-      `sha256 ${vkSha256}); refusing to serve:\n  ${problems.join('\n  ')}`);
-  }
-  logger.info({ chains: registered.map((chain) => chain.chainId), vkSha256 }, 'deployed verifiers match the proving key');
+  return { problems, unreadable };
 }

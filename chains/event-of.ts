@@ -1,5 +1,5 @@
 import { EVENT_OF_ACTION, EVENT_OF_TIMEOUT, type BridgeEventName } from './evm/abi.ts';
-import type { TimeoutAction } from './evm/call-args.ts';
+import type { TimeoutAction } from './adapter.ts';
 import type { ActionName } from './request-schema.ts';
 
 /** The event a signed action or a timeout emits, the same name on every chain kind. */

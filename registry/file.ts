@@ -14,7 +14,12 @@ const chainEntry = z.strictObject({
   kind: z.enum(['EVM', 'STELLAR']),
   adManagerAddress: z.string(),
   orderPortalAddress: z.string(),
+  // The service's providers of the chain, best first; `rpcUrl` is one provider (the older spelling).
   rpcUrl: z.string().url().optional(),
+  rpcUrls: z.array(z.string().url().refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL'))
+    .min(1, 'must list at least one provider').max(16, 'must list at most 16 providers').optional(),
+  // How many providers must agree on a fact the books act on; default a majority of those listed.
+  rpcQuorum: z.number().int().min(1, 'must be at least 1').optional(),
   // A depth of 0 would accept a transaction still pending: at least the including block.
   confirmations: z.number().int().min(1, 'must be at least 1 (0 would accept a pending transaction)').max(10_000).optional(),
   networkPassphrase: z.string().min(1).optional(),
@@ -65,6 +70,27 @@ export class RegistryFileError extends Error {
 }
 
 /**
+ * Problems of a chain's provider settings, each `field: why`. URLs are named by their position,
+ * never spelled out: they may carry API keys, and the report is printed.
+ */
+function providerProblems(chain: ChainEntry): string[] {
+  const problems: string[] = [];
+  if (chain.rpcUrl !== undefined && chain.rpcUrls !== undefined) problems.push('rpcUrl: give rpcUrls or rpcUrl, not both');
+  const urls = chain.rpcUrls ?? (chain.rpcUrl !== undefined ? [chain.rpcUrl] : []);
+  const seen = new Map<string, number>();
+  urls.forEach((url, j) => {
+    const first = seen.get(url);
+    if (first !== undefined) problems.push(`rpcUrls.${j}: the same provider as rpcUrls.${first}`);
+    else seen.set(url, j);
+  });
+  if (chain.rpcQuorum !== undefined) {
+    if (urls.length === 0) problems.push('rpcQuorum: needs rpcUrls (or rpcUrl) to count providers');
+    else if (chain.rpcQuorum > urls.length) problems.push(`rpcQuorum: must be at most the ${urls.length} provider(s) listed, received ${chain.rpcQuorum}`);
+  }
+  return problems;
+}
+
+/**
  * Parses and checks a registry file against itself and the chains already registered
  * (`knownChainKinds`: chain id -> kind). Returns entries with addresses in canonical form, or
  * throws `RegistryFileError` listing every problem.
@@ -89,6 +115,7 @@ export function validateRegistryFile(input: unknown, knownChainKinds: Map<string
       else chain[field] = adapter.canonicalAddress(chain[field]);
     }
     for (const problem of adapter.registryProblems(chain)) problems.push(`chains.${i}.${problem}`);
+    for (const problem of providerProblems(chain)) problems.push(`chains.${i}.${problem}`);
   });
   const tokenKey = (chainId: string, address: string) => `${chainId}/${address.toLowerCase()}`;
   const fileTokens = new Set<string>();

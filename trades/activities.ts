@@ -75,7 +75,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     if (fact.amount) args.amount = order[fact.amount];
     const contractAddress = fact.contract === 'AdManager' ? order.adManager : order.orderPortal;
     return deps.verifier.verify(
-      { kind: target.kind, chainId: target.chainId, rpcUrl: target.rpcUrl, confirmations: target.confirmations },
+      target,
       { txHash: normalizeTxHash(target, txHash), contractAddress, action: fact.name, args },
     );
   }

@@ -1,5 +1,5 @@
 import type { Web3 } from 'web3';
-import type { MerkleTreeStore, TreeKey } from '../../prover/merkle/store.ts';
+import type { TreeKey, TreeMirror } from '../tree-mirror.ts';
 import type { Providers } from '../providers/providers.ts';
 import { readPortalDeposits, readPortalRoot } from './portal.ts';
 import { rpcCall } from './rpc.ts';
@@ -11,7 +11,7 @@ import { rpcCall } from './rpc.ts';
  * that does not add up is done again from block 0). Throws `treeDiffers(...)` when they still differ.
  */
 export async function syncEvmTree(input: {
-  store: MerkleTreeStore; key: TreeKey; providers: Providers<Web3>; marks: Map<string, bigint>; treeDiffers: (message: string) => Error;
+  store: TreeMirror; key: TreeKey; providers: Providers<Web3>; marks: Map<string, bigint>; treeDiffers: (message: string) => Error;
 }): Promise<void> {
   const { store, key, providers, marks } = input;
   const differs = (ours: bigint, theirs: bigint) =>

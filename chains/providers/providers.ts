@@ -132,6 +132,7 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
         observer.up({ chainId, kind: kindLabel, provider: provider.name, up: provider.up });
         if (top !== undefined && provider.head !== undefined) observer.lag({ chainId, kind: kindLabel, provider: provider.name, lag: Number(top - provider.head) });
       }
+      observer.chain({ chainId, kind: kindLabel, usable: providers.filter((p) => usable(p, top)).length, quorum });
     })().finally(() => { refreshing = undefined; });
     await refreshing;
   }

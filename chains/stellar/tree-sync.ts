@@ -1,5 +1,5 @@
 import type { rpc } from '@stellar/stellar-sdk';
-import type { MerkleTreeStore, TreeKey } from '../../prover/merkle/store.ts';
+import type { TreeKey, TreeMirror } from '../tree-mirror.ts';
 import { RpcUnavailableError } from '../errors.ts';
 import type { Providers } from '../providers/providers.ts';
 import { readStellarPortalDeposits, readStellarPortalRoot } from './portal.ts';
@@ -11,7 +11,7 @@ import { readStellarPortalDeposits, readStellarPortalRoot } from './portal.ts';
  * window. Throws `treeDiffers(...)` when they still differ.
  */
 export async function syncStellarTree(input: {
-  store: MerkleTreeStore; key: TreeKey; providers: Providers<rpc.Server>; treeDiffers: (message: string) => Error;
+  store: TreeMirror; key: TreeKey; providers: Providers<rpc.Server>; treeDiffers: (message: string) => Error;
 }): Promise<void> {
   const { store, key, providers } = input;
   const differs = (ours: bigint, theirs: bigint) =>
