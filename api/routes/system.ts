@@ -104,7 +104,7 @@ export function systemRouter(deps: {
       deps.chainHealth ? deps.chainHealth().catch(() => []) : Promise.resolve(undefined),
     ]);
     const healthy = db === 'ok';
-    const chains = chainList && Object.fromEntries(chainList.map((c) => [c.chainId, { status: c.degraded ? 'degraded' : 'ok', usable: c.usable, quorum: c.quorum }]));
+    const chains = chainList?.length && Object.fromEntries(chainList.map((c) => [c.chainId, { status: c.degraded ? 'degraded' : 'ok', usable: c.usable, quorum: c.quorum }]));
     const degraded = chainList?.some((c) => c.degraded) ?? false;
     res.status(healthy ? 200 : 503).json({ status: healthy ? (degraded ? 'degraded' : 'ok') : 'unavailable', checks: { db, ...(chains ? { chains } : {}) } });
   });

@@ -53,6 +53,8 @@ export interface ProviderSettings<Client> {
 
 interface Provider<Client> {
   name: string;
+  /** Spellings of this provider's URL a failure's message may carry, replaced by `name` (never kept otherwise). */
+  secrets: string[];
   client: Client;
   up: boolean;
   head: bigint | undefined;
@@ -75,7 +77,7 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
   const observer = settings.observer ?? noProviderObserver;
   const names = providerNames(settings.urls);
   const providers: Provider<Client>[] = settings.urls.map((url, i) => ({
-    name: names[i]!, client: settings.connect(url), up: true, head: undefined, failures: 0, latencyMs: 0,
+    name: names[i]!, secrets: urlSpellings(url), client: settings.connect(url), up: true, head: undefined, failures: 0, latencyMs: 0,
   }));
   const quorum = Math.min(settings.quorum ?? defaultQuorum(providers.length), providers.length);
   const maxLag = BigInt(settings.maxHeadLagBlocks ?? 20);
@@ -107,7 +109,7 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
       done('error');
       // Ranked lower until it answers again; only the head probe says whether it is up.
       provider.failures += 1;
-      return { type: 'failure', error };
+      return { type: 'failure', error: redacted(provider, error) };
     }
   }
 
@@ -241,6 +243,40 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
       };
     },
   };
+}
+
+/**
+ * A transport failure as callers may see and log it: the provider's name instead of any spelling of
+ * its URL, and no cause (a client's error carries its request's URL, which may hold an API key).
+ * The service's own errors (a bad argument) pass unchanged: they never hold a URL.
+ */
+function redacted(provider: { name: string; secrets: string[] }, error: unknown): unknown {
+  if (!(error instanceof Error) || (error instanceof ChainVerificationError && !(error instanceof RpcUnavailableError))) return error;
+  if (!(error instanceof RpcUnavailableError) && error.constructor !== Error && !isTransportError(error)) return error;
+  let message = error.message;
+  for (const secret of provider.secrets) message = message.split(secret).join(provider.name);
+  message = message.replace(/([?&][^=&\s]*(key|token|secret|auth)[^=&\s]*=)[^&\s]*/gi, '$1***');
+  return new RpcUnavailableError(`provider ${provider.name}: ${message}`);
+}
+
+/** A failure from the client or the network rather than from the service's own code. */
+function isTransportError(error: Error): boolean {
+  return !(error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError);
+}
+
+/** The URL as written, without its scheme, and its path with its query: what a client error may quote. */
+function urlSpellings(url: string): string[] {
+  const spellings = [url, url.replace(/^[a-z]+:\/\//i, '')];
+  try {
+    const parsed = new URL(url);
+    if (parsed.pathname.length > 1 || parsed.search) spellings.push(`${parsed.pathname}${parsed.search}`);
+    if (parsed.search) spellings.push(parsed.search.slice(1));
+    if (parsed.pathname.length > 1) spellings.push(parsed.pathname);
+    if (parsed.username || parsed.password) spellings.push(parsed.username, parsed.password);
+  } catch {
+    // Not a URL: nothing more to hide than the string itself.
+  }
+  return spellings.filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
 }
 
 /** The outcome `quorum` providers share, if any; a shared weak answer (not found) counts once all have answered it. */
