@@ -35,9 +35,9 @@ async function proxy(mode: RpcFaultProxy['mode'] = 'honest'): Promise<RpcFaultPr
 /** Whether the receipt says success, as the quorum of `urls` agrees. */
 const receiptStatus = (web3: Web3) => web3.eth.getTransactionReceipt(txHash).then((receipt) => String(receipt.status));
 
-function providersOf(urls: string[], options: { observer?: ProviderObserver; quorum?: number; stallMs?: number; refreshMs?: number } = {}) {
+function providersOf(urls: string[], options: { observer?: ProviderObserver; quorum?: number; stallMs?: number; refreshMs?: number; chainId?: string } = {}) {
   return createProviders({
-    chainId: '41041', kindLabel: 'evm', urls, quorum: options.quorum, connect: evmAdapter.connect, head: evmAdapter.head,
+    chainId: options.chainId ?? '41041', kindLabel: 'evm', urls, quorum: options.quorum, connect: evmAdapter.connect, head: evmAdapter.head,
     maxHeadLagBlocks: 20, stallMs: options.stallMs ?? 2_000, refreshMs: options.refreshMs ?? 0, observer: options.observer ?? noProviderObserver,
   });
 }
@@ -49,6 +49,8 @@ beforeAll(async () => {
   const sent = await sender.sendTransaction({ to: Wallet.createRandom().address, value: 1n });
   txHash = sent.hash;
   await sent.wait();
+  // A chain long enough for a provider to be 100 blocks behind it.
+  await provider.send('anvil_mine', ['0x96']);
   provider.destroy();
 }, 60_000);
 
@@ -59,7 +61,10 @@ afterAll(async () => {
 
 describe('facts the books act on', () => {
   it('are acted upon when two honest providers agree, though the first-ranked one flips the receipt\'s status; the disagreement is counted and logged with every answer', async () => {
-    const [liar, a, b] = [await proxy('lie'), await proxy(), await proxy()];
+    const [liar, a, b] = [await proxy('lie'), await proxy('slow'), await proxy('slow')];
+    // The honest ones answer a little later: the liar ranks first and is among the quorum asked.
+    a.slowMs = 300;
+    b.slowMs = 300;
     const seen: Parameters<ProviderObserver['disagreement']>[0][] = [];
     const providers = providersOf([liar.url, a.url, b.url], { observer: { ...noProviderObserver, disagreement: (event) => seen.push(event) } });
     expect(await providers.fact('receipt', receiptStatus)).toBe('1');
@@ -131,15 +136,15 @@ describe('provider URLs', () => {
     const observer = providerMetrics(registry, logger);
     const [down, liar, a] = [await proxy('down'), await proxy('lie'), await proxy()];
     const errors: unknown[] = [];
-    errors.push(await providersOf([down.url, liar.url], { observer }).fact('receipt', receiptStatus).catch((e: unknown) => e));
-    errors.push(await providersOf([liar.url, a.url], { observer }).fact('receipt', receiptStatus).catch((e: unknown) => e));
-    await providersOf([liar.url, a.url, down.url], { observer }).fact('receipt', receiptStatus);
+    errors.push(await providersOf([down.url, liar.url], { observer, chainId: '1' }).fact('receipt', receiptStatus).catch((e: unknown) => e));
+    errors.push(await providersOf([liar.url, a.url], { observer, chainId: '2' }).fact('receipt', receiptStatus).catch((e: unknown) => e));
     const metrics = await registry.metrics();
 
+    expect(errors.every((e) => e instanceof Error)).toBe(true);
     expect(lines.length).toBeGreaterThan(0);
-    expect(metrics).toContain('relayer_rpc_disagreements_total{chain="41041",method="receipt",resolved="true"} 1');
-    expect(metrics).toContain('relayer_rpc_provider_up{chain="41041",provider="127.0.0.1#0"} 0');
-    expect(metrics).toMatch(/relayer_rpc_requests_total\{chain="41041",provider="127\.0\.0\.1#1",method="receipt",result="ok"\} \d/);
+    expect(metrics).toContain('relayer_rpc_disagreements_total{chain="2",method="receipt",resolved="false"} 1');
+    expect(metrics).toContain('relayer_rpc_provider_up{chain="1",provider="127.0.0.1#0"} 0');
+    expect(metrics).toMatch(/relayer_rpc_requests_total\{chain="2",provider="127\.0\.0\.1#1",method="receipt",result="ok"\} \d/);
     const said = [...lines, metrics, ...errors.map((e) => `${(e as Error).message} ${String((e as Error).cause ?? '')}`)].join('\n');
     for (const secret of [API_KEY, '/v3/', 'apikey', ...[down, liar, a].map((p) => new URL(p.url).port)]) expect(said).not.toContain(secret);
   });
