@@ -1,5 +1,7 @@
-import type { ChainClientFactory } from '../chains/verify.ts';
-import { DomainError } from '../domain/index.ts';
+import type { ChainReads } from '../chains/adapter.ts';
+import type { Chains, ChainTarget } from '../chains/chains.ts';
+import { ChainUnavailableError } from '../chains/errors.ts';
+import { rpcUrlsOf } from '../chains/providers/urls.ts';
 
 /** Where a chain of the local devnet is: being built, starting (node up, contracts deploying), ready, or failed to join. */
 export type DevnetChainState = 'building' | 'starting' | 'ready' | 'failed';
@@ -19,29 +21,12 @@ export interface DevnetChainStatus {
 const RETRY_AFTER_SECONDS: Record<DevnetChainState, number> = { building: 30, starting: 5, ready: 2, failed: 60 };
 
 /**
- * A request needs a chain that has not joined the running service yet (the local Stellar network
- * still building or deploying): 503 `CHAIN_UNAVAILABLE` with `Retry-After`, through the API's one
- * mapping of `unavailable` domain errors, as anything else may throw it.
- */
-export class ChainNotJoinedError extends DomainError {
-  readonly code = 'CHAIN_UNAVAILABLE';
-  readonly kind = 'unavailable';
-  override readonly retryable = true;
-  override readonly retryAfterSeconds: number;
-
-  constructor(status: Pick<DevnetChainStatus, 'chainId' | 'name' | 'state'>) {
-    super(status.state === 'ready'
-      ? `chain ${status.chainId} (${status.name}) has just moved to a new address; retry`
-      : `chain ${status.chainId} (${status.name}) is not available yet: ${status.state === 'failed' ? 'it failed to start (see the service log)' : `${status.state}, it joins when ready`}`);
-    this.retryAfterSeconds = RETRY_AFTER_SECONDS[status.state];
-  }
-}
-
-/**
- * A devnet chain that joins a service already serving: its state (for `/health` and the log) and a
- * gate on the RPC clients, so a request that would reach the chain at an address the registry held
- * before it joined (the demo registry's, a previous run's port: nothing there, or another
- * checkout's network) is refused with `ChainNotJoinedError` instead.
+ * A devnet chain that joins a service already serving (the local Stellar network while it builds):
+ * its state, for `/health` and the log, and a gate on the process's chain reads. Until it joined,
+ * every read of it fails with the chains' own `ChainUnavailableError` (503 `CHAIN_UNAVAILABLE` with
+ * `Retry-After` through the API's one mapping), its health is not probed at an address the registry
+ * held before it joined (the demo registry's, a previous run's port: nothing there, or another
+ * checkout's network); after, that stale address stays refused while the registry cache still has it.
  */
 export class ChainJoin {
   private current: DevnetChainState;
@@ -66,12 +51,12 @@ export class ChainJoin {
     this.since = performance.now();
   }
 
-  /** Refuses clients for `url` (the registry's address for the chain before it joined) until `joinedAt` names another. */
+  /** Refuses reads at `url` (the registry's address for the chain before it joined) unless `joinedAt` names it. */
   hold(url: string | null | undefined): void {
     if (url) this.heldUrls.add(url);
   }
 
-  /** Ready at `rpcUrl`: clients for it pass from now on; other held addresses stay refused (they are stale). */
+  /** Ready at `rpcUrl`: reads through it pass from now on; other held addresses stay refused (they are stale). */
   joinedAt(rpcUrl: string, detail?: string): void {
     this.heldUrls.delete(rpcUrl);
     this.enter('ready', detail);
@@ -85,14 +70,25 @@ export class ChainJoin {
     };
   }
 
-  /** `clients`, refusing (ChainNotJoinedError) a client for a held URL. */
-  gate(clients: ChainClientFactory): ChainClientFactory {
-    const check = (url: string) => {
-      if (this.heldUrls.has(url)) throw new ChainNotJoinedError(this.status());
-    };
+  /** The error a read of this chain gets now, or undefined when `chain` may be read. */
+  private refusal(chain: ChainTarget): ChainUnavailableError | undefined {
+    if (chain.chainId !== this.chainId) return undefined;
+    if (this.current === 'ready' && !rpcUrlsOf(chain).some((url) => this.heldUrls.has(url))) return undefined;
+    const message = this.current === 'ready'
+      ? `chain ${this.chainId} (${this.name}) has just moved to a new address; retry`
+      : `chain ${this.chainId} (${this.name}) is not available yet: ${this.current === 'failed' ? 'it failed to start (see the service log)' : `${this.current}, it joins when ready`}`;
+    return new ChainUnavailableError(message, { retryAfterSeconds: RETRY_AFTER_SECONDS[this.current] });
+  }
+
+  /** `chains`, refusing this chain's reads (and leaving its health unprobed) until it joined. */
+  gate(chains: Chains): Chains {
     return {
-      evm: (url) => (check(url), clients.evm(url)),
-      stellar: (url) => (check(url), clients.stellar(url)),
+      of: (chain) => {
+        const refused = this.refusal(chain);
+        if (!refused) return chains.of(chain);
+        return new Proxy({} as ChainReads, { get: () => () => Promise.reject(refused) });
+      },
+      health: (chain) => (this.refusal(chain) ? Promise.resolve(null) : chains.health(chain)),
     };
   }
 }

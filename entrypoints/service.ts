@@ -11,6 +11,7 @@ import { resolveSecrets } from '../config/secrets.ts';
 import type { ChainJoin, DevnetChainStatus } from './chain-join.ts';
 import { composeApi, type ApiParts } from './compose/api.ts';
 import { openDatabase } from './database.ts';
+import { refuseEmbeddedInProduction } from './embedded-in-production.ts';
 import { relayerSignerReady } from './parts/chains.ts';
 import { announceProverBackendOrStop } from './parts/proving.ts';
 import { listen, type HttpServer } from './http-server.ts';
@@ -71,6 +72,7 @@ export async function start(
   options: StartOptions = {},
 ): Promise<RunningService> {
   // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
+  refuseEmbeddedInProduction(config);
   const role = options.role ?? 'embedded';
   const secrets = resolveSecrets(config, role);
   const notBuiltReason = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger }).unavailable : undefined;
@@ -87,7 +89,7 @@ export async function start(
   const devnetChains = () => localDevnetChains(devnet, stellarJoin);
   const parts = composeApi(config, logger, database.knex, {
     secrets, role,
-    gateChainClients: stellarJoin && ((clients) => stellarJoin.gate(clients)),
+    gateChains: stellarJoin && ((chains) => stellarJoin.gate(chains)),
     healthDetails: runsDevnet ? () => devnetHealth(devnet ? devnetChains() : undefined) : undefined,
   });
   let servers: ApiServers | undefined;

@@ -6,6 +6,7 @@ import { errorBody } from '../errors.ts';
 import { openApiDocument } from '../openapi/document.ts';
 import { registry, z } from '../openapi/operations.ts';
 import { ping } from '../../db/knex.ts';
+import type { ChainHealth } from '../../chains/providers/providers.ts';
 import type { AppDeps } from '../deps.ts';
 
 const devnetChainSchema = z.object({
@@ -20,15 +21,23 @@ const devnetChainSchema = z.object({
 
 const healthSchema = z
   .object({
-    status: z.enum(['ok', 'unavailable']),
-    checks: z.object({ db: z.enum(['ok', 'unavailable']) }),
+    status: z.enum(['ok', 'degraded', 'unavailable']).openapi({
+      description: '`degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which), or a chain of the local devnet has not joined yet (`devnet` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served.',
+    }),
+    checks: z.object({
+      db: z.enum(['ok', 'unavailable']),
+      chains: z.record(z.string(), z.object({
+        status: z.enum(['ok', 'degraded']),
+        usable: z.number().int().openapi({ description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest.' }),
+        quorum: z.number().int(),
+      })).optional().openapi({ description: 'Each registered chain with providers, by chain id.' }),
+    }),
     node: z.string().optional().openapi({ description: 'The Node.js version this process runs on (a local run only, as `npm start` runs)', example: 'v24.21.0' }),
     devnet: z.object({
       ready: z.boolean().openapi({ description: 'True once every chain of the local devnet has joined' }),
       chains: z.array(devnetChainSchema),
     }).optional().openapi({
-      description: 'The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built. ' +
-        'A request that needs a chain not ready yet answers 503 CHAIN_UNAVAILABLE with Retry-After.',
+      description: 'The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built.',
     }),
   })
   .openapi('Health');
@@ -36,8 +45,8 @@ const healthSchema = z
 registry.registerPath({
   method: 'get',
   path: '/health', operationId: 'getHealth',
-  summary: 'Service health: 200 when every dependency answers, 503 otherwise',
-  description: 'Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators. ' +
+  summary: 'Service health: 200 while the database answers (degraded when a chain is below its provider quorum or still joining), 503 otherwise',
+  description: 'Checks PostgreSQL with a bounded query (2 s) and each chain\'s RPC providers (2 s). For load balancers and orchestrators: a degraded chain does not take the process out of service. ' +
     'A local run (`npm start` with its devnet) also names its Node version and each devnet chain\'s state.',
   tags: ['System'],
   responses: {
@@ -99,7 +108,8 @@ export function metricsHandler(registry: Registry): RequestHandler {
  * METRICS_PORT) or not at all.
  */
 export function systemRouter(deps: {
-  knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number; healthDetails?: AppDeps['healthDetails'];
+  knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number; chainHealth?: () => Promise<ChainHealth[]>;
+  healthDetails?: AppDeps['healthDetails'];
 }): Router {
   const router = Router();
   // A browser opening the base URL finds the page rather than a 404. (Another method on `/` is
@@ -109,9 +119,15 @@ export function systemRouter(deps: {
     res.status(302).location(HOME_PAGE).end();
   });
   router.get('/health', async (_req, res) => {
-    const db = await probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000);
+    const [db, chainList] = await Promise.all([
+      probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000),
+      deps.chainHealth ? deps.chainHealth().catch(() => []) : Promise.resolve(undefined),
+    ]);
     const healthy = db === 'ok';
-    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'unavailable', checks: { db }, ...deps.healthDetails?.() });
+    const chains = chainList?.length && Object.fromEntries(chainList.map((c) => [c.chainId, { status: c.degraded ? 'degraded' : 'ok', usable: c.usable, quorum: c.quorum }]));
+    const details = deps.healthDetails?.();
+    const degraded = (chainList?.some((c) => c.degraded) ?? false) || details?.devnet?.ready === false;
+    res.status(healthy ? 200 : 503).json({ status: healthy ? (degraded ? 'degraded' : 'ok') : 'unavailable', checks: { db, ...(chains ? { chains } : {}) }, ...details });
   });
   router.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument());

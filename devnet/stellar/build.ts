@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildToolEnv } from '../../config/child-env.ts';
 
 /** The repository root, where the Cargo workspace and its `target/` live. */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -35,7 +36,7 @@ export const SOROBAN_WASM = {
 const WASM_TARGET = 'wasm32v1-none';
 
 function run(command: string, args: readonly string[], quiet: boolean): void {
-  const result = spawnSync(command, args, { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+  const result = spawnSync(command, args, { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit', env: buildToolEnv() });
   if (result.error) throw new Error(`${command} could not start: ${result.error.message} (the Stellar devnet needs Rust: cargo and rustup)`);
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status}); see its output above`);
 }
@@ -43,7 +44,7 @@ function run(command: string, args: readonly string[], quiet: boolean): void {
 /** `run` as a child process the event loop does not wait on: resolves when it succeeded. */
 function runInBackground(command: string, args: readonly string[], signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], signal });
+    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], signal, env: buildToolEnv() });
     child.once('error', (error) => reject(signal?.aborted ? error : new Error(`${command} could not start: ${error.message} (the Stellar devnet needs Rust: cargo and rustup)`)));
     child.once('exit', (code, killedBy) => {
       if (code === 0) resolve();
@@ -54,7 +55,7 @@ function runInBackground(command: string, args: readonly string[], signal?: Abor
 
 /** True when rustc runs here with the `wasm32v1-none` target (rustup's toolchain of rust-toolchain.toml). */
 function wasmTargetInstalled(): boolean {
-  const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8', env: buildToolEnv() });
   if (installed.error) {
     throw new Error(`rustup could not start: ${installed.error.message}; the repository's Rust toolchain ` +
       `(rust-toolchain.toml) comes from rustup`);
