@@ -58,7 +58,7 @@ describe('GET /v1/chains', () => {
     expect((await getJson('/v1/chains/999999999')).status).toBe(404);
     const bad = await getJson('/v1/chains/abc');
     expect(bad.status).toBe(422);
-    expect(bad.body).toEqual({ statusCode: 422, message: ['chainId must be a numeric chain ID string'], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED' });
+    expect(bad.body).toEqual({ statusCode: 422, message: ['chainId must be a numeric chain ID string'], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED', retryable: false });
   });
 });
 
