@@ -113,3 +113,17 @@ export function isErrorCode(code: unknown): code is ErrorCode {
 export function genericCode(status: number): ErrorCode {
   return GENERIC_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'BAD_REQUEST');
 }
+
+/** 409 codes that say "not yet": the same request may succeed when what it waits for happens. */
+const RETRYABLE_CONFLICTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_FINAL', 'TRADE_AWAITING', 'IDEMPOTENCY_KEY_IN_USE']);
+
+/**
+ * Whether the same request, sent again unchanged (under the same Idempotency-Key), may succeed
+ * later: every 429 and 503 (a budget or a dependency that recovers), a 500 (an unexpected failure
+ * need not repeat; the key makes the retry safe), and the 409s that mean "not yet". Everything
+ * else needs a changed request or another action first (sign in again, fund the ad, pick another).
+ */
+export function isRetryable(code: ErrorCode): boolean {
+  const { status } = ERROR_CODES[code] as { status: number };
+  return status === 429 || status >= 500 || RETRYABLE_CONFLICTS.has(code);
+}

@@ -61,6 +61,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs/openapi-3.0.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document in OpenAPI 3.0
+         * @description The same operations and schemas spelled in OpenAPI 3.0 (nullable instead of null types, enums a client only reads open to new values), for generators that read only 3.0: Go's oapi-codegen, Rust's progenitor, openapi-python-client.
+         */
+        get: operations["getOpenApi30Document"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -930,7 +950,10 @@ export interface components {
             poolAmount: string;
             /** Format: uuid */
             routeId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             status: "PENDING" | "ACTIVE" | "PAUSED" | "EXHAUSTED" | "CLOSED";
             /**
              * Format: date-time
@@ -941,7 +964,10 @@ export interface components {
         /** @description One of the Maker's ad transactions is confirmed (per-user stream and webhooks only). */
         AdConfirmedEvent: {
             data: {
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 action: "createAd" | "fundAd" | "withdrawFromAd" | "closeAd";
                 /** Format: uuid */
                 adId: string;
@@ -949,7 +975,10 @@ export interface components {
                 availableAmount: string;
                 /** @example 1000000000000000000 */
                 poolAmount: string;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "ACTIVE" | "PAUSED" | "EXHAUSTED" | "CLOSED";
                 txHash: string;
             };
@@ -1007,7 +1036,10 @@ export interface components {
             createdAt: string;
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             kind: "EVM" | "STELLAR";
             name: string;
             /**
@@ -1076,7 +1108,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1198,7 +1233,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1252,7 +1290,10 @@ export interface components {
                 authToken: string;
                 /** @example 31337 */
                 chainId: string;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 chainKind: "EVM" | "STELLAR";
                 contractAddress: string;
                 /** @description Unix seconds after which the contract refuses the request. */
@@ -1282,7 +1323,7 @@ export interface components {
         };
         Error: {
             /**
-             * @description A stable machine code for the failure (docs/api.md lists each with its status and meaning); branch on it, not on `message`.
+             * @description A stable machine code for the failure (docs/api.md lists each with its status and meaning); branch on it, not on `message`. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @example VALIDATION_FAILED
              * @enum {string}
              */
@@ -1295,6 +1336,11 @@ export interface components {
              *     ]
              */
             message: string | string[];
+            /**
+             * @description True when the same request, sent again unchanged (under the same Idempotency-Key), may succeed later (after Retry-After where given): every 429 and 503, a 500, and the 409s that mean "not yet" (NOT_FINAL, TRADE_AWAITING, IDEMPOTENCY_KEY_IN_USE). False when the request or the state must change first.
+             * @example false
+             */
+            retryable: boolean;
             /** @example 422 */
             statusCode: number;
         };
@@ -1409,7 +1455,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1428,13 +1477,19 @@ export interface components {
                 chains?: {
                     [key: string]: {
                         quorum: number;
-                        /** @enum {string} */
+                        /**
+                         * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                         * @enum {string}
+                         */
                         status: "ok" | "degraded";
                         /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest. */
                         usable: number;
                     };
                 };
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 db: "ok" | "unavailable";
             };
             /** @description The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built. */
@@ -1446,7 +1501,7 @@ export interface components {
                     /** @description Seconds since it entered this state */
                     seconds: number;
                     /**
-                     * @description building: its binaries are being built (first start); starting: its node starts and its contracts deploy; ready: registered and served; failed: it could not join (detail says why)
+                     * @description building: its binaries are being built (first start); starting: its node starts and its contracts deploy; ready: registered and served; failed: it could not join (detail says why) Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                      * @enum {string}
                      */
                     state: "building" | "starting" | "ready" | "failed";
@@ -1460,7 +1515,7 @@ export interface components {
              */
             node?: string;
             /**
-             * @description `degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which), or a chain of the local devnet has not joined yet (`devnet` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served.
+             * @description `degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which), or a chain of the local devnet has not joined yet (`devnet` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             status: "ok" | "degraded" | "unavailable";
@@ -1470,7 +1525,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1558,7 +1616,10 @@ export interface components {
              */
             bound: string | null;
             message: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             reason: "ROUTE_NOT_PRICED" | "INEXACT_CONVERSION" | "NO_OPEN_ADS" | "BELOW_MINIMUM" | "ABOVE_MAXIMUM" | "AD_CLOSING" | "INSUFFICIENT_LIQUIDITY" | "RESERVATIONS_FULL";
         };
         RefreshRequest: {
@@ -1615,7 +1676,10 @@ export interface components {
             decimals: number;
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             kind: "NATIVE" | "ERC20" | "SEP41";
             name: string;
             symbol: string;
@@ -1676,7 +1740,10 @@ export interface components {
             decimals: number;
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             kind: "NATIVE" | "ERC20" | "SEP41";
             name: string;
             symbol: string;
@@ -1718,7 +1785,10 @@ export interface components {
             };
             /** Format: uuid */
             routeId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
             /** @description The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by. */
             transactions: components["schemas"]["TradeTransaction"][];
@@ -1749,9 +1819,15 @@ export interface components {
                 adId: string;
                 bridgerClaimed: boolean;
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 side: "ad" | "order";
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1796,7 +1872,10 @@ export interface components {
                 proofReady: boolean;
                 /** Format: uuid */
                 routeId: string;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1822,9 +1901,15 @@ export interface components {
                 adId: string;
                 bridgerClaimed: boolean;
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 reason: "reservation" | "lock_window" | "lock_released";
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1854,7 +1939,10 @@ export interface components {
                 adId: string;
                 bridgerClaimed: boolean;
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1879,10 +1967,16 @@ export interface components {
                 /** Format: uuid */
                 adId: string;
                 bridgerClaimed: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 previousStatus: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1904,7 +1998,7 @@ export interface components {
             /** @example 31337 */
             chainId: string;
             /**
-             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain).
+             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease";
@@ -1920,11 +2014,14 @@ export interface components {
                 bridgerClaimed: boolean;
                 proofReady: boolean;
                 /**
-                 * @description `ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.
+                 * @description `ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                  * @enum {string}
                  */
                 side: "ad" | "order";
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1937,7 +2034,7 @@ export interface components {
                  */
                 unlockableBy: ("MAKER" | "BRIDGER")[];
                 /**
-                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                  * @enum {string}
                  */
                 unlockDue: "MAKER" | "BRIDGER";
@@ -1970,7 +2067,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -2045,12 +2145,12 @@ export interface components {
             /** @example 1000000000000000000 */
             minAmount: string | null;
             /**
-             * @description The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again.
+             * @description The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             setStatus: "ACTIVE" | "PAUSED";
             /**
-             * @description The ad as listed: EXHAUSTED while nothing is available, whatever was set.
+             * @description The ad as listed: EXHAUSTED while nothing is available, whatever was set. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             status: "PENDING" | "ACTIVE" | "PAUSED" | "EXHAUSTED" | "CLOSED";
@@ -2068,7 +2168,10 @@ export interface components {
         Wallet: {
             /** @example 0x2c7536E3605D9C16a7a3D7b1898e529396a65c23 */
             address: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             /**
              * Format: date-time
@@ -2086,7 +2189,10 @@ export interface components {
             /** Format: uuid */
             id: string;
             nextAttemptAt: string | null;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             status: "ACTIVE" | "DISABLED";
             updatedAt: string;
             url: string;
@@ -2151,7 +2257,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -2301,6 +2410,57 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description HTML */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry with exponential backoff */
+            429: {
+                headers: {
+                    /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft 8: the policy, `"<policy>"; q=<limit>; w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOpenApi30Document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenAPI 3.0 document */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4508,7 +4668,7 @@ export interface operations {
                         /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
                         data: string;
                         /**
-                         * @description The event type (equals `data.type`).
+                         * @description The event type (equals `data.type`). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                          * @enum {string}
                          */
                         event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
@@ -5194,7 +5354,7 @@ export interface operations {
                         /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
                         data: string;
                         /**
-                         * @description The event type (equals `data.type`).
+                         * @description The event type (equals `data.type`). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                          * @enum {string}
                          */
                         event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
