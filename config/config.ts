@@ -91,6 +91,8 @@ export const configSchema = z.object({
 
   /** How long a request repeating an Idempotency-Key waits for the first one's answer before 409 (0: at once). */
   IDEMPOTENCY_WAIT_SECONDS: intFromEnv(0, 60).default(10),
+  /** Idempotency-Keys one user may hold at once (each kept 24 h); a new one past it is 429 IDEMPOTENCY_KEYS_EXHAUSTED. */
+  MAX_IDEMPOTENCY_KEYS_PER_USER: intFromEnv(1, 1_000_000).default(1000),
 
   // --- Pushed status (server-sent events, webhooks) ---
   /** A comment line on every open event stream this often, so proxies keep it open. */
