@@ -69,6 +69,53 @@ describe('configuration', () => {
   });
 });
 
+describe('configuration per process', () => {
+  /** A production environment of only `settings`: nothing of any other process. */
+  const production = (settings: Record<string, string> = {}) => ({ NODE_ENV: 'production', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'roles-')), ...settings });
+  const temporal = { DATABASE_URL: 'postgres://db.internal/relayer', TEMPORAL_ADDRESS: 'temporal.internal:7233' };
+
+  it('migrate starts in production with DATABASE_URL alone, and holds no secret', () => {
+    const config = loadConfig(production({ DATABASE_URL: 'postgres://db.internal/relayer' }), 'migrate');
+    expect(config.DATABASE_URL).toBe('postgres://db.internal/relayer');
+    expect(resolveSecrets(config, 'migrate')).toEqual({});
+  });
+
+  it('the prover and the worker start in production with no signer, JWT, SEP-10 or SIWE setting', () => {
+    for (const role of ['prover', 'worker'] as const) {
+      const config = loadConfig(production(temporal), role);
+      expect(config.RELAYER_SIGNER, role).toBe('env');
+      expect(resolveSecrets(config, role), role).toEqual({});
+    }
+    // Their own rules still hold: mTLS to Temporal needs both files.
+    expect(() => loadConfig(production({ ...temporal, TEMPORAL_TLS_CERT: '/tls/client.pem' }), 'worker')).toThrow(/TEMPORAL_TLS_KEY: is required/);
+    // The worker's webhook and job settings are its own too: a malformed value stops it, naming it.
+    expect(() => loadConfig(production({ ...temporal, RETENTION_CRON: 'daily' }), 'worker')).toThrow(/RETENTION_CRON: must be a 5-field cron expression/);
+  });
+
+  it('the api (and the embedded run) in production still refuse without their own: the signer and the public sign-in domains', () => {
+    for (const role of ['api', 'embedded'] as const) {
+      let message = '';
+      try {
+        loadConfig(production(temporal), role);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      for (const key of ['RELAYER_SIGNER: is env', 'SIWE_DOMAIN: must be set', 'SIWE_URI: must be set', 'SEP10_HOME_DOMAIN: must be set', 'SEP10_WEB_AUTH_DOMAIN: must be set']) {
+        expect(message, role).toContain(key);
+      }
+    }
+    // With them, its secrets are required (none generated in production).
+    const config = loadConfig(production({ ...temporal, RELAYER_SIGNER_ALLOW_ENV: 'true', ...PUBLIC_DOMAINS }), 'api');
+    expect(() => resolveSecrets(config, 'api')).toThrow(/JWT_SECRET: required in production/);
+  });
+
+  it('a malformed value of any setting stops any process, naming it; the rules of a concern bind only the processes that use it', () => {
+    expect(() => loadConfig(production({ DATABASE_URL: 'postgres://db/x', SSE_MAX_STREAMS: 'many' }), 'migrate')).toThrow(/SSE_MAX_STREAMS: /);
+    expect(() => loadConfig(production({ DATABASE_URL: 'postgres://db/x', CORS_ORIGINS: '*' }), 'migrate')).not.toThrow();
+    expect(() => loadConfig(production({ ...temporal, CORS_ORIGINS: '*', RELAYER_SIGNER_ALLOW_ENV: 'true', ...PUBLIC_DOMAINS }), 'api')).toThrow(/CORS_ORIGINS: must list/);
+  });
+});
+
 describe('secrets', () => {
   const dataDir = () => mkdtempSync(path.join(tmpdir(), 'secrets-'));
 
