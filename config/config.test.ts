@@ -8,6 +8,7 @@ import { HDNodeWallet, Wallet } from 'ethers';
 import { describe, expect, it } from 'vitest';
 import { DEVNET_CHAINS } from '../devnet/index.ts';
 import { ConfigError, configSchema, loadConfig, siweSettingsOf } from './config.ts';
+import { CONCERNS, ROLE_CONCERNS } from './roles.ts';
 import { resolveSecrets, SECRETS_OF_ROLE, WELL_KNOWN_DEV_KEYS, type ProcessRole } from './secrets.ts';
 
 /** Public sign-in domains, which production requires. */
@@ -73,6 +74,13 @@ describe('configuration per process', () => {
   /** A production environment of only `settings`: nothing of any other process. */
   const production = (settings: Record<string, string> = {}) => ({ NODE_ENV: 'production', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'roles-')), ...settings });
   const temporal = { DATABASE_URL: 'postgres://db.internal/relayer', TEMPORAL_ADDRESS: 'temporal.internal:7233' };
+
+  it('puts every setting in exactly one concern; the embedded run uses them all', () => {
+    const keys = CONCERNS.flatMap((concern) => Object.keys(concern.schema.shape));
+    expect(keys.length).toBe(new Set(keys).size);
+    expect(new Set(keys)).toEqual(new Set(Object.keys(configSchema.shape)));
+    expect(ROLE_CONCERNS.embedded).toEqual(CONCERNS);
+  });
 
   it('migrate starts in production with DATABASE_URL alone, and holds no secret', () => {
     const config = loadConfig(production({ DATABASE_URL: 'postgres://db.internal/relayer' }), 'migrate');
@@ -285,7 +293,7 @@ describe('production configuration refuses', () => {
     const envSigner = run(rawKeys);
     expect(envSigner.status).toBe(78);
     expect(envSigner.stderr).toMatch(/RELAYER_SIGNER: is env \(raw keys in the environment\): production wants RELAYER_SIGNER=pkcs11/);
-  });
+  }, 300_000); // four node processes, each loading the service through tsx: about 20 s apiece on a loaded machine
 });
 
 describe('the relayer signer setting (RELAYER_SIGNER)', () => {

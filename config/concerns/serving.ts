@@ -5,12 +5,13 @@ import { defineConcern, intFromEnv } from './define.ts';
 export const servingSettings = defineConcern({
   name: 'serving',
   schema: z.object({
-    /** Interface the API binds to. */
+    /** Interface the API binds to, and the worker's and the prover's /metrics. */
     HOST: z.string().min(1).default('0.0.0.0'),
     /**
      * Port of a separate listener (same HOST) serving only GET /metrics, so Prometheus scrapes are not
      * public with the API; 0 picks a free one. Unset: the API process serves no metrics (its port
-     * answers 404 for /metrics) unless METRICS_ON_API_PORT is `true`.
+     * answers 404 for /metrics) unless METRICS_ON_API_PORT is `true`; the worker and the prover serve
+     * theirs on 9464.
      */
     METRICS_PORT: intFromEnv(0, 65535).optional(),
     /**
