@@ -94,7 +94,8 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
     if (options.stellar) {
       stellar = await startStellarDevnet({ ...options.stellar, stateDir: options.stateDir, domain });
       nodes.push(stellar.node);
-      registry = withStellarDevnet(registry, { rpcUrl: stellar.node.rpcUrl, networkPassphrase: stellar.node.networkPassphrase, deployment: stellar.deployment });
+      const { rpcUrl, networkPassphrase } = stellar.node;
+      registry = withStellarDevnet(registry, { rpcUrl, networkPassphrase, deployment: stellar.deployment });
       rpcUrls[STELLAR_DEVNET_CHAIN_ID] = stellar.node.rpcUrl;
     }
     return {

@@ -74,9 +74,10 @@ export class ChainJoin {
   private refusal(chain: ChainTarget): ChainUnavailableError | undefined {
     if (chain.chainId !== this.chainId) return undefined;
     if (this.current === 'ready' && !rpcUrlsOf(chain).some((url) => this.heldUrls.has(url))) return undefined;
+    const why = this.current === 'failed' ? 'it failed to start (see the service log)' : `${this.current}, it joins when ready`;
     const message = this.current === 'ready'
       ? `chain ${this.chainId} (${this.name}) has just moved to a new address; retry`
-      : `chain ${this.chainId} (${this.name}) is not available yet: ${this.current === 'failed' ? 'it failed to start (see the service log)' : `${this.current}, it joins when ready`}`;
+      : `chain ${this.chainId} (${this.name}) is not available yet: ${why}`;
     return new ChainUnavailableError(message, { retryAfterSeconds: RETRY_AFTER_SECONDS[this.current] });
   }
 

@@ -117,14 +117,16 @@ function joinInBackground(devnet: Devnet, join: ChainJoin, context: JoinContext)
     node = stellar.node;
     if (cancel.signal.aborted) return;
     await fundStellarDevAccount(stellar.node.rpcUrl, stellar.node.networkPassphrase, stellar.deployment.testToken);
-    const registry = withStellarDevnet(devnet.registry, { rpcUrl: stellar.node.rpcUrl, networkPassphrase: stellar.node.networkPassphrase, deployment: stellar.deployment });
+    const { rpcUrl, networkPassphrase } = stellar.node;
+    const registry = withStellarDevnet(devnet.registry, { rpcUrl, networkPassphrase, deployment: stellar.deployment });
     await importRegistry(context.knex, registry);
     Object.assign(devnet, { registry, stellar, rpcUrls: { ...devnet.rpcUrls, [join.chainId]: stellar.node.rpcUrl } });
     const seconds = secondsSince(started);
     join.joinedAt(stellar.node.rpcUrl, `joined in ${seconds} s`);
     logger.info({ chainId: join.chainId, rpcUrl: stellar.node.rpcUrl, networkPassphrase: stellar.node.networkPassphrase, joinSeconds: seconds },
       `chain ${join.chainId} (${join.name}) joined in ${seconds} s: RPC ${stellar.node.rpcUrl}, Stellar network passphrase ` +
-      `"${stellar.node.networkPassphrase}", dev account ${STELLAR_DEV_ACCOUNT.publicKey()} secret ${STELLAR_DEV_ACCOUNT.secret()} (10 000 XLM, 1 000 000 TUSD)`);
+      `"${stellar.node.networkPassphrase}", dev account ${STELLAR_DEV_ACCOUNT.publicKey()} secret ${STELLAR_DEV_ACCOUNT.secret()} ` +
+      '(10 000 XLM, 1 000 000 TUSD)');
   })().catch((error: unknown) => {
     if (cancel.signal.aborted) return;
     join.enter('failed', (error as Error).message.split('\n')[0]);

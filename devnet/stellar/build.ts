@@ -45,7 +45,8 @@ function run(command: string, args: readonly string[], quiet: boolean): void {
 function runInBackground(command: string, args: readonly string[], signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], signal, env: buildToolEnv() });
-    child.once('error', (error) => reject(signal?.aborted ? error : new Error(`${command} could not start: ${error.message} (the Stellar devnet needs Rust: cargo and rustup)`)));
+    const notStarted = (error: Error) => new Error(`${command} could not start: ${error.message} (the Stellar devnet needs Rust: cargo and rustup)`);
+    child.once('error', (error) => reject(signal?.aborted ? error : notStarted(error)));
     child.once('exit', (code, killedBy) => {
       if (code === 0) resolve();
       else reject(new Error(`${command} ${args.join(' ')} failed (${killedBy ?? `exit ${code}`}); see its output above`));
