@@ -50,7 +50,7 @@ describe('a request that needs a devnet chain still joining', () => {
     expect(building.status).toBe(503);
     expect(building.headers.get('retry-after')).toBe('30');
     expect(await building.json()).toEqual({
-      statusCode: 503, error: 'Service Unavailable', code: 'CHAIN_UNAVAILABLE',
+      statusCode: 503, error: 'Service Unavailable', code: 'CHAIN_UNAVAILABLE', retryable: true,
       message: 'chain 148 (Stellar Devnet) is not available yet: building, it joins when ready',
     });
 
