@@ -50,7 +50,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(stellarTomlRouter({ auth: deps.auth, knex: deps.knex, production: deps.config.NODE_ENV === 'production' }));
   app.use(appPageRouter({ knex: deps.knex }));
   app.use(systemRouter({
-    knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT, chainHealth: deps.chainHealth, healthDetails: deps.healthDetails,
+    knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT,
+    chainHealth: deps.chainHealth, healthDetails: deps.healthDetails,
   }));
 
   app.use(notFoundHandler);
