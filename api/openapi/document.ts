@@ -1,9 +1,12 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { ERROR_DESCRIPTIONS } from '../schemas/common.ts';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, isIdempotentOperation, REPLAYED_HEADER } from '../middleware/idempotency.ts';
+import { markResponseEnumsOpen } from './open-enums.ts';
+import { toOpenApi30 } from './openapi-30.ts';
 import { registry } from './operations.ts';
 
 let cached: object | undefined;
+let cached30: object | undefined;
 
 /** The tags operations use, described once (linters want every tag declared). */
 const TAGS = [
@@ -24,7 +27,7 @@ const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
  * rate-limit counters too. /metrics serves from memory what was read on a schedule (the trade
  * gauges, trades/gauges.ts), so it answers 200 in an outage.
  */
-const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/metrics', '/.well-known/stellar.toml']);
+const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/docs/openapi-3.0.json', '/metrics', '/.well-known/stellar.toml']);
 /** Public reads that answer 304 to a matching If-None-Match (api/http-cache.ts). */
 const REVALIDATED = new Set(['/v1/ads', '/v1/ads/{id}', '/v1/trades/all', '/v1/trades/{id}']);
 
@@ -144,7 +147,7 @@ export function openApiDocument(): object {
       description:
         'Makers advertise liquidity on routes between EVM and Stellar chains; Bridgers trade against those ads; ' +
         'settlement is unlocked on both chains by a Groth16 proof of deposit inclusion. Amounts are decimal strings ' +
-        'in the smallest unit. Errors share one body: `{statusCode, message, error}`; validation failures (422) list ' +
+        'in the smallest unit. Errors share one body: `{statusCode, message, error, code, retryable}`; validation failures (422) list ' +
         'each offending field. Request bodies are JSON objects (`Content-Type: application/json`; others 415). A known ' +
         'path asked with a method it does not list answers 405 with `Allow`; an unknown path 404. Every response ' +
         'carries the `RateLimit` and `RateLimit-Policy` headers.',
@@ -170,6 +173,16 @@ export function openApiDocument(): object {
       operation.operationId ??= `${method}${name.charAt(0).toUpperCase()}${name.slice(1)}`;
     }
   }
+  markResponseEnumsOpen(document as unknown as Record<string, unknown>);
   cached = document;
   return cached;
+}
+
+/**
+ * The same document in OpenAPI 3.0 (openapi-30.ts), for generators that read only 3.0: served at
+ * /docs/openapi-3.0.json.
+ */
+export function openApi30Document(): object {
+  cached30 ??= toOpenApi30(openApiDocument());
+  return cached30;
 }
