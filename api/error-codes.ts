@@ -28,6 +28,11 @@ export const ERROR_CODES = {
     meaning: 'the first request with this Idempotency-Key is still running (retry to get its answer), or stopped ' +
       'before its answer was stored (look for its effect; use a new key for a new request)',
   },
+  IDEMPOTENCY_KEYS_EXHAUSTED: {
+    status: 429,
+    meaning: 'you hold as many Idempotency-Keys of the last 24 h as one user may: retry after `Retry-After`, or send ' +
+      'the request without the header (a key you already hold still replays)',
+  },
   // Registry reads.
   CHAIN_NOT_FOUND: { status: 404, meaning: 'no chain is registered with this chainId' },
   TOKEN_ROUTE_NOT_FOUND: { status: 404, meaning: 'no such route (GET /v1/routes/{id}, a quote\'s routeId)' },

@@ -494,7 +494,7 @@ export interface paths {
         };
         /**
          * Everything about the caller's ads and trades as server-sent events
-         * @description The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with `?ticket=` from POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket is 401 naming the ticket. The stream ends when the access token that opened it (or asked for its ticket) expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
+         * @description The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with `?ticket=` from POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket is 401 naming the ticket; a request refused for another reason (422, 429, 503) spends its ticket all the same. The stream ends when the access token that opened it (or asked for its ticket) expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -1327,7 +1327,7 @@ export interface components {
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
+            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEYS_EXHAUSTED" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
             /** @example Unprocessable Entity */
             error: string;
             /**
@@ -2870,7 +2870,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2969,7 +2969,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -3010,7 +3010,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3109,7 +3109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -3150,7 +3150,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3249,7 +3249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -3425,7 +3425,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3524,7 +3524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -3565,7 +3565,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3653,7 +3653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5172,7 +5172,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5271,7 +5271,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5418,7 +5418,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5513,7 +5513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5656,7 +5656,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5755,7 +5755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5796,7 +5796,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5895,7 +5895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -6047,7 +6047,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6144,7 +6144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -6260,7 +6260,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6339,7 +6339,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -6683,7 +6683,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6769,7 +6769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -6810,7 +6810,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6896,7 +6896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */

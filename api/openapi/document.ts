@@ -100,7 +100,7 @@ function completeOperation(path: string, method: string, operation: Operation): 
   operation.operationId ??= `${method}${words.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
 }
 
-/** The Idempotency-Key header, its 409 (first request still running) and 422 (bad key, key of another request), and the replay marker. */
+/** The Idempotency-Key header, its 409 (first request still running), 422 (bad key, key of another request) and 429 (too many keys held), and the replay marker. */
 function describeIdempotencyKey(operation: Operation): void {
   operation.parameters = [
     ...(operation.parameters ?? []),
@@ -114,8 +114,10 @@ function describeIdempotencyKey(operation: Operation): void {
         'stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a ' +
         'duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be ' +
         'committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a ' +
-        'refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of ' +
-        'letters, digits and -._~+/=:, bare or in double quotes.',
+        'refused request changed nothing, and its retry with the same key runs again. A user holds at most ' +
+        'MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 ' +
+        'IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. ' +
+        '1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes.',
     } as never,
   ];
   const error = (status: number) => ({
@@ -124,6 +126,8 @@ function describeIdempotencyKey(operation: Operation): void {
   });
   operation.responses['409'] ??= error(409);
   operation.responses['422'] ??= error(422);
+  const limited = operation.responses['429'] ??= error(429);
+  limited.description += '; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header';
   for (const [status, response] of Object.entries(operation.responses)) {
     // Only successes are stored and replayed.
     if (status.startsWith('2')) response.headers = {
