@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import {
+  DEFAULT_ORDER_TIMING, DEFAULT_RESERVATION_TTL_SECONDS, depositTtlSeconds, minLockExpirySeconds,
+} from '../trades/lifecycle/windows.ts';
 
 /**
  * The one configuration of the service, read from the environment and validated at start-up.
@@ -217,14 +220,14 @@ export const configSchema = z.object({
    * min(this, SIGNED_REQUEST_TTL_SECONDS) and the reservation ends with it: after its deadline no
    * deposit can happen, so nothing is held for free any longer.
    */
-  TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(600),
+  TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(DEFAULT_RESERVATION_TTL_SECONDS),
   /**
    * Seconds from a trade's creation to its order's lockExpiry (the Bridger's last second to unlock
    * the ad side); the Maker's lock is accepted until an hour before it (the contracts' minimum unlock
    * window), the lock window's timer fires then. refundTime follows 6 h later. Must exceed the
    * deposit request's TTL plus that hour (checked at start).
    */
-  ORDER_LOCK_EXPIRY_SECONDS: intFromEnv(3_601, 29 * 86_400).default(6 * 3_600),
+  ORDER_LOCK_EXPIRY_SECONDS: intFromEnv(minLockExpirySeconds(0), 29 * 86_400).default(DEFAULT_ORDER_TIMING.lockExpirySeconds),
   /** Open unfunded reservations (trades awaiting their deposit) one wallet may hold, on all ads together. */
   MAX_OPEN_RESERVATIONS_PER_WALLET: intFromEnv(1, 10_000).default(3),
   /** Open unfunded reservations one ad may carry, from all wallets together. */
@@ -358,11 +361,16 @@ export const configSchema = z.object({
     const missing = config.TEMPORAL_TLS_CERT === undefined ? 'TEMPORAL_TLS_CERT' : 'TEMPORAL_TLS_KEY';
     ctx.addIssue({ code: 'custom', path: [missing], message: 'is required with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS needs both)' });
   }
-  // The contracts refuse a lock with less than an hour left before lockExpiry (chains/timing.ts
-  // HTLC_LIMITS): a deposit made at its request's deadline must still leave room to lock.
-  const depositTtl = Math.min(config.SIGNED_REQUEST_TTL_SECONDS, config.TRADE_RESERVATION_TTL_SECONDS);
-  if (config.ORDER_LOCK_EXPIRY_SECONDS <= depositTtl + 3_600) {
-    ctx.addIssue({ code: 'custom', path: ['ORDER_LOCK_EXPIRY_SECONDS'], message: `must exceed the deposit request's TTL (${depositTtl} s) plus 3600 s` });
+  // The contracts refuse a lock with less than their minimum unlock window left before lockExpiry:
+  // a deposit made at its request's deadline must still leave room to lock.
+  const depositTtl = depositTtlSeconds({
+    signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS,
+  });
+  if (config.ORDER_LOCK_EXPIRY_SECONDS < minLockExpirySeconds(depositTtl)) {
+    ctx.addIssue({
+      code: 'custom', path: ['ORDER_LOCK_EXPIRY_SECONDS'],
+      message: `must exceed the deposit request's TTL (${depositTtl} s) plus ${minLockExpirySeconds(0) - 1} s`,
+    });
   }
   if (config.METRICS_ON_API_PORT && config.METRICS_PORT !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['METRICS_ON_API_PORT'], message: 'must not be true when METRICS_PORT is set: /metrics is served on one port' });

@@ -72,5 +72,3 @@ export function pushedEventJson(event: PushedEvent): string {
   return JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
 }
 
-/** Trade statuses after which a trade's stream ends. */
-export const TERMINAL_TRADE_STATUSES: ReadonlySet<TradeStatus> = new Set(['SETTLED', 'EXPIRED']);

@@ -13,3 +13,12 @@ export const SETTABLE_AD_STATUSES = ['ACTIVE', 'PAUSED'] as const satisfies read
 
 export const TRADE_STATUSES = ['PENDING', 'DEPOSITED', 'LOCKED', 'SETTLED', 'EXPIRED'] as const;
 export type TradeStatus = (typeof TRADE_STATUSES)[number];
+
+/** The trade statuses a trade can still leave: orchestrators resume them, gauges age them. */
+export const OPEN_TRADE_STATUSES = ['PENDING', 'DEPOSITED', 'LOCKED'] as const satisfies readonly TradeStatus[];
+export type OpenTradeStatus = (typeof OPEN_TRADE_STATUSES)[number];
+
+/** The rest: after these nothing more can happen (the machine ends there, a trade's stream closes). */
+export const TERMINAL_TRADE_STATUSES: ReadonlySet<TradeStatus> = new Set(
+  TRADE_STATUSES.filter((status) => !(OPEN_TRADE_STATUSES as readonly TradeStatus[]).includes(status)),
+);

@@ -19,11 +19,12 @@ import { buildProofInput } from '../prover/proof-input.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from './lifecycle/errors.ts';
 import { syncOrderTree } from './tree-sync.ts';
 import {
-  LOCK_WINDOW_RECHECK_MAX_SECONDS, awaitedAction, chainFact, chainFactOf, eventOf, followUpsOf, isTerminal, ledgerOperationsOf, lockWindowReading,
-  lockWindowVerdict, movesAdBalances, orderStateName, recordedAction, recordedActionFits, reservationExpiryVerdict, resume, stateOf, transition,
-  type ChainFact, type DepositReading, type LockWindowReading, type TradeEvent,
+  awaitedAction, chainFact, chainFactOf, endOf, eventOf, followUpsAfter, ledgerOperationsOf, lockDeadline, lockEventMissing, lockWindowAsksChain,
+  lockWindowReading, lockWindowVerdict, lookAgain, movesAdBalances, orderStateName, recordedAction, recordedActionFits, reservationExpiryVerdict,
+  resume, stateOf, transition, type ChainFact, type DepositReading, type LockWindowReading, type LockWindowVerdict, type TradeEvent,
 } from './lifecycle/index.ts';
-import { lockDeadline, searchStart } from '../chains/timing.ts';
+import { searchStart } from '../chains/timing.ts';
+import { systemClock, type Clock } from './clock.ts';
 import type { ChainStateReader } from '../chains/state.ts';
 import { depositReading } from './reservation-expiry.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
@@ -49,10 +50,9 @@ export interface ActivityDeps {
   chainState?: ChainStateReader;
   /** SIGNED_REQUEST_TTL_SECONDS: bounds how far back a lock nobody reported is looked for. */
   signedRequestTtlSeconds?: number;
+  /** The clock a look-again is timed by; the system's when unset. */
+  now?: Clock;
 }
-
-/** The machine's view of a stored trade (trades/lifecycle/ `stateOf`). */
-export { stateOf };
 
 /**
  * The lifecycle steps both orchestrators run, each idempotent on (trade, step): verification of a
@@ -60,6 +60,7 @@ export { stateOf };
  */
 export function createActivities(deps: ActivityDeps): TradeActivities {
   const { knex } = deps;
+  const now = deps.now ?? systemClock;
 
   async function chain(chainId: string): Promise<ChainConnection & { rpcUrl: string }> {
     const found = await deps.registryCache.chain(chainId);
@@ -134,7 +135,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     const result = transition(before, event);
     if (!result.ok) {
       // A repeat (or a stale timer) writes nothing: the follow-ups are the trade's end if it is over.
-      const ended: TradeFollowUp[] = isTerminal(before) ? [{ type: 'END' }] : [];
+      const ended = endOf(before);
       if (result.duplicate) return { state: before, followUps: ended, duplicate: true };
       if (result.stale) return { state: before, followUps: ended, duplicate: false, stale: true };
       throw new TradeStateError(`trade ${tradeId}: ${result.reason}`);
@@ -170,7 +171,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       events: tradeEventsOf({ tradeId, adId: trade.adId }, before, state, event),
     });
     const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
-    const followUps: TradeFollowUp[] = [...followUpsOf(result.commands, deadlines), ...(isTerminal(state) ? [{ type: 'END' as const }] : [])];
+    const followUps = followUpsAfter(state, result.commands, deadlines);
     const outbox = await appendFollowUps(trx, tradeId, followUps, options.carriedOut);
     return { state, followUps, duplicate: false, outbox: options.carriedOut ? [] : outbox };
   }
@@ -190,7 +191,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     const trade = await findTradeLifecycle(knex, tradeId);
     if (!trade) throw new TradeNotFoundError(tradeId);
     const state = stateOf(trade);
-    if (state.status !== 'DEPOSITED') return undefined;
+    if (!lockWindowAsksChain(state)) return undefined;
     // Not `chain()`: a chain with no RPC URL is one this service cannot ask (as for a reservation), not an outage to retry.
     const registered = await deps.registryCache.chain(trade.adChainId);
     const adChain = registered?.rpcUrl ? { ...registered, rpcUrl: registered.rpcUrl } : undefined;
@@ -205,16 +206,15 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       reading = lockWindowReading(orderStateName('AdManager', orderState), chainTime);
     }
     const verdict = lockWindowVerdict(state, reading, BigInt(lockDeadline(trade.orderParams)));
-    const later = (seconds: number): AppliedEvent => ({
-      state, duplicate: false, stale: true,
-      followUps: [{ type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED', at: new Date(Date.now() + seconds * 1000).toISOString(), again: true }],
+    const later = (wait: LockWindowVerdict & { do: 'wait' }): AppliedEvent => ({
+      state, duplicate: false, stale: true, followUps: [lookAgain(wait.reason, wait.seconds, now())],
     });
     if (verdict.do === 'close') return undefined;
-    if (verdict.do === 'wait') return later(verdict.seconds);
+    if (verdict.do === 'wait') return later(verdict);
     const since = searchStart(trade.reservationExpiresAt, deps.signedRequestTtlSeconds ?? 86_400);
     const lock = chainFact('lock');
     const txHash = await chainState.findEventTransaction(adChain!, { contractAddress: adManager, event: lock.event, topics: { key: trade.orderHash }, since });
-    if (!txHash) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
+    if (!txHash) return later(lockEventMissing('not-found'));
     let verified: VerifiedAction;
     try {
       verified = await verifyOn(adChain!, lock, txHash, {
@@ -223,7 +223,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       });
     } catch (error) {
       if (error instanceof RpcUnavailableError) throw error;
-      if (error instanceof ChainVerificationError) return later(LOCK_WINDOW_RECHECK_MAX_SECONDS);
+      if (error instanceof ChainVerificationError) return later(lockEventMissing('unverified'));
       throw error;
     }
     return { ...(await applyInTransaction(tradeId, lock.machineEvent, { chainEvent: toRef(verified), carriedOut })), appliedAs: lock.machineEvent };
@@ -307,7 +307,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
         // Proved and applied before (a retried or duplicated job, or a result lost on its way back): what the trade's state still needs.
         const state = stateOf(trade);
         const deadlines = { reservationExpiresAt: trade.reservationExpiresAt.toISOString(), lockDeadline: trade.lockDeadline.toISOString() };
-        return { state, followUps: [...followUpsOf(resume(state), deadlines), ...(isTerminal(state) ? [{ type: 'END' as const }] : [])], duplicate: true };
+        return { state, followUps: followUpsAfter(state, resume(state), deadlines), duplicate: true };
       }
       if (trade.leafIndex === null || trade.leaf === null) throw new TradeStateError(`trade ${tradeId} has no confirmed deposit to prove`);
       const orderChain = await chain(trade.orderChainId);

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { adRefusals, quotableAds, type AdRefusal, type QuoteQuery, type RefusalCount } from '../db/repositories/ad-quotes.ts';
 import type { RegistryCache } from '../db/repositories/registry-cache.ts';
-import { depositTtlSeconds, priceDeposit, reservationExpiry, type ReservationSettings } from './create-terms.ts';
+import { priceDeposit } from './create-terms.ts';
+import { depositTtlSeconds, reservationExpiry, type ReservationSettings } from './lifecycle/index.ts';
 
 /** At most this many ads in one quote: the work of a quote is bounded whatever the route holds. */
 export const QUOTE_LIMIT = 20;

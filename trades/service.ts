@@ -10,7 +10,7 @@ import { expireReservation } from './use-cases/apply-trade-event.ts';
 
 export type { TradesDeps, TradesSettings } from './use-cases/context.ts';
 export type { CreateTradeInput } from './use-cases/create-trade.ts';
-export { RESERVATION_CHAIN_MARGIN_SECONDS } from './create-terms.ts';
+export { RESERVATION_CHAIN_MARGIN_SECONDS } from './lifecycle/index.ts';
 
 /**
  * The trade use cases behind `/v1/trades/*` and `/v1/quotes`, one file each in trades/use-cases/:

@@ -4,7 +4,7 @@ import { createAdsService, type AdsService } from '../../ads/service.ts';
 import { createAuthService, type AuthService } from '../../auth/service.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
 import { createHorizonAccountReader } from '../../chains/stellar/horizon.ts';
-import { DEFAULT_ORDER_TIMING } from '../../chains/timing.ts';
+import { DEFAULT_ORDER_TIMING } from '../../trades/lifecycle/index.ts';
 import { siweSettingsOf, type Config } from '../../config/config.ts';
 import type { Secrets } from '../../config/secrets.ts';
 import { tracedActivities } from '../../telemetry/activities.ts';

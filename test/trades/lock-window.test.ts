@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RpcUnavailableError } from '../../chains/errors.ts';
 import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
 import { createActivities } from '../../trades/activities.ts';
-import { lockDeadline } from '../../chains/timing.ts';
+import { lockDeadline } from '../../trades/lifecycle/index.ts';
 import { AD_CHAIN, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
 import type { TestService } from '../support/service.ts';
 import { describeOnEachOrchestrator, startOrchestratedService, startScene, type OrchestratedService, type Scene } from '../support/scene.ts';

@@ -42,14 +42,6 @@ export function unlockInTurn(trade: UnlockClaims): UnlockSide | null {
 }
 
 /**
- * The last second (unix seconds, as the order's times are) an unlock of `side` is accepted on
- * chain: signed unlock call data never outlives it, and none is signed once it has passed.
- */
-export function unlockWindowEnd(side: UnlockSide, times: { lockExpiry: string; refundTime: string }): string {
-  return times[UNLOCK_SIDES[side].closesAt];
-}
-
-/**
  * The side a party's unlock targets when it does not name one: the Bridger's the order side (the
  * spec's default), the Maker's the ad side until that is confirmed, then the order side, so the
  * Maker is never left waiting on the Bridger to submit it.

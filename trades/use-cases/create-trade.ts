@@ -8,7 +8,7 @@ import { computeOrderHash, randomSalt, type OrderParams } from '../../chains/ord
 import type { DepositFunding } from '../../chains/order-chain.ts';
 import { RequestFieldError } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
-import { computeOrderTimes, lockDeadline } from '../../chains/timing.ts';
+import { computeOrderTimes } from '../../chains/timing.ts';
 import type { AdRecord } from '../../db/repositories/ads.ts';
 import { lockWalletReservations, openReservations } from '../../db/repositories/reservations.ts';
 import type { ChainConnection, RouteWithTokens } from '../../db/repositories/registry-cache.ts';
@@ -16,12 +16,12 @@ import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
 import { insertTrade } from '../../db/repositories/trade-lifecycle.ts';
 import { recordTradeStart } from '../../db/repositories/trade-starts.ts';
 import { randomSecret, secretCommitment } from '../../prover/commitments.ts';
-import { INITIAL_STATE } from '../lifecycle/index.ts';
+import { INITIAL_STATE, depositTtlSeconds, lockDeadline, reservationExpiry } from '../lifecycle/index.ts';
 import { tradeSnapshot } from '../pushed-events.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeInputError } from '../errors.ts';
 import { assertOwnFunding, type OwnFundingRequest } from '../own-funding.ts';
 import type { createUnbackedReservationsRecheck } from '../unbacked-reservations.ts';
-import { boundsProblem, depositTtlSeconds, priceDeposit, reservationExpiry } from '../create-terms.ts';
+import { boundsProblem, priceDeposit } from '../create-terms.ts';
 import { callTarget, type TradeContext } from './context.ts';
 
 export interface CreateTradeInput {
