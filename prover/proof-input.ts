@@ -1,5 +1,6 @@
 import { nullifierHashOf, splitOrderHash, TREE_DEPTH } from './commitments.ts';
 import { assertField } from './field.ts';
+import { orderedPublicSignals } from './public-signals.ts';
 
 /** The deposit circuit's input, every value a decimal string (circom's witness calculator takes them as is). */
 export interface CircuitInput {
@@ -47,4 +48,4 @@ export function buildProofInput({ secret, orderHash, path }: { secret: bigint; o
 }
 
 /** The public signals a correct proof for `input` carries, in the circuit's order. */
-export const expectedPublicSignals = (input: CircuitInput): string[] => [input.root, input.orderHashHi, input.orderHashLo, input.nullifierHash];
+export const expectedPublicSignals = (input: CircuitInput): string[] => orderedPublicSignals(input);
