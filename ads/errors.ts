@@ -69,3 +69,9 @@ export class ChainUnavailableError extends DomainError {
   readonly kind = 'unavailable';
   override readonly retryable = true;
 }
+
+/** A read that shows only the caller's own ads (their pending ones) was asked without a valid access token. */
+export class OwnReadNeedsSignInError extends DomainError {
+  readonly code = 'UNAUTHENTICATED';
+  readonly kind = 'unauthenticated';
+}
