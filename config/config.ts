@@ -233,7 +233,7 @@ export const configSchema = z.object({
   /** Open unfunded reservations one ad may carry, from all wallets together. */
   MAX_OPEN_RESERVATIONS_PER_AD: intFromEnv(1, 100_000).default(20),
   /**
-   * At most one re-read of an ad's reservations (trades/unbacked-reservations.ts) per this many
+   * At most one re-read of an ad's reservations (trades/use-cases/unbacked-reservations.ts) per this many
    * seconds per ad and API process; requests meanwhile share the one running. 0: every request that
    * finds the ad taken re-reads (concurrent ones still share).
    */

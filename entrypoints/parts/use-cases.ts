@@ -8,7 +8,7 @@ import { DEFAULT_ORDER_TIMING } from '../../trades/lifecycle/index.ts';
 import { siweSettingsOf, type Config } from '../../config/config.ts';
 import type { Secrets } from '../../config/secrets.ts';
 import { tracedActivities } from '../../telemetry/activities.ts';
-import type { TradeMetrics } from '../../trades/metrics.ts';
+import type { TradeMetrics } from '../../trades/observation/metrics.ts';
 import type { Orchestrator, TradeActivities } from '../../trades/orchestrator.ts';
 import { createTradesService, type TradesService } from '../../trades/service.ts';
 import { createTradeStarts, type TradeStarts } from '../../trades/start-reconciler.ts';

@@ -29,7 +29,7 @@ import { call } from '../support/wallets.ts';
  * side: most of their time is the wait for the deadline.
  */
 
-const { makerKey, bridgerKey, maker, bridger } = tradeParties();
+const { makerKey, bridgerKey, bridger } = tradeParties();
 /** The deposit request lives 20 s, the lock deadline comes 60 s after creation. */
 const SHORT_TIMING = { TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660' };
 

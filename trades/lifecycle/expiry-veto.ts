@@ -3,7 +3,7 @@ import type { TradeState } from './machine.ts';
 
 /**
  * What the order chain says when a trade's reservation timer fires (read by the timer's activity
- * from the OrderPortal, trades/reservation-expiry.ts): `readable: false` when this service cannot
+ * from the OrderPortal, trades/applier/chain-readings.ts): `readable: false` when this service cannot
  * ask it (a chain kind without the view, or no RPC URL); a chain that can be asked but does not
  * answer is not a reading: the activity throws and the timer is retried.
  */

@@ -19,7 +19,7 @@ export interface TradesSettings {
   /** MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD: unfunded reservations at once. */
   maxOpenReservationsPerWallet: number;
   maxOpenReservationsPerAd: number;
-  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (trades/unbacked-reservations.ts); 10 when unset. */
+  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (trades/use-cases/unbacked-reservations.ts); 10 when unset. */
   unbackedRecheckSeconds?: number;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
@@ -39,7 +39,7 @@ export interface TradesDeps {
   starts: TradeStarts;
   /** Reads the Bridger's balance and allowance on the order chain before reserving. */
   orderChainReader: OrderChainReader;
-  /** Verification of a reported transaction and the one-transaction application of an event (activities.ts). */
+  /** Verification of a reported transaction and the one-transaction application of an event (applier/, wired by activities.ts). */
   events: Pick<TradeActivities, 'verifyConfirmation' | 'applyEvent'>;
   /** Observes each event applied by a use case (trade metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;

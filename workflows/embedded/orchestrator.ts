@@ -176,7 +176,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, PROVE_POLLING_SECONDS, async (data) => {
       const { tradeId } = data;
       await runTracedJob(QUEUES.prove, data, async () => {
-        // The proof and PROOF_READY in one transaction (activities.ts).
+        // The proof and PROOF_READY in one transaction (trades/applier/prove-step.ts).
         const applied = await activities.generateProof({ tradeId });
         await options.onApplied?.(tradeId, applied, { type: 'PROOF_READY' });
         await settle(tradeId, applied);

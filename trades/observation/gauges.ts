@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { LeaderLock } from '../db/leader-lock.ts';
-import { oldestDepositAwaitingProof, oldestOpenTradeAges, stuckTradeCounts } from '../db/repositories/trade-ages.ts';
-import { tradeStartBacklog } from '../db/repositories/trade-starts.ts';
-import { tradeCountsByStatus } from '../db/repositories/trade-stats.ts';
-import { systemClock, type Clock } from './clock.ts';
+import type { LeaderLock } from '../../db/leader-lock.ts';
+import { oldestDepositAwaitingProof, oldestOpenTradeAges, stuckTradeCounts } from '../../db/repositories/trade-ages.ts';
+import { tradeStartBacklog } from '../../db/repositories/trade-starts.ts';
+import { tradeCountsByStatus } from '../../db/repositories/trade-stats.ts';
+import { systemClock, type Clock } from '../clock.ts';
 
 /** A PENDING or DEPOSITED trade this long past the timer that should have moved it counts as stuck. */
 export const STUCK_GRACE_SECONDS = 120;

@@ -1,8 +1,8 @@
-import { adAmountOf, orderAmountStep, routePricing, type PricedToken, type RoutePrice, type RouteRate } from '../domain/route-pricing.ts';
+import { adAmountOf, orderAmountStep, routePricing, type PricedToken, type RoutePrice, type RouteRate } from '../../domain/route-pricing.ts';
 
 /**
  * The terms trade creation holds a deposit to, as pure functions: `create` (trades/use-cases/create-trade.ts)
- * refuses by them and the quote (trades/quotes.ts) previews by them, so a quote that lists an ad
+ * refuses by them and the quote (trades/use-cases/quote.ts) previews by them, so a quote that lists an ad
  * for an amount has passed the very checks create will make.
  */
 
