@@ -1,5 +1,5 @@
 /**
- * Ad and trade states (architecture.md, "States"). `PENDING` ads exist only until their create is
+ * Ad and trade states. `PENDING` ads exist only until their create is
  * confirmed; `EXHAUSTED` is derived from balances, never stored.
  */
 export const AD_STATUSES = ['PENDING', 'ACTIVE', 'PAUSED', 'EXHAUSTED', 'CLOSED'] as const;

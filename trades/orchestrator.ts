@@ -23,7 +23,7 @@ export interface ResumableTrade {
 }
 
 /**
- * What the use cases ask of whoever drives trades (architecture.md "One machine, one transaction"):
+ * What the use cases ask of whoever drives trades (docs/design.md "One machine, one transaction"):
  * start a trade's lifecycle, carry out the follow-ups of an event applied outside it, stop. It
  * decides nothing and is never the gateway of a confirmation: a confirmation is verified and applied
  * by the use case (`TradeActivities.applyEvent`, one transaction that writes the follow-ups to the

@@ -2,7 +2,7 @@ import type { UnlockParty } from '../../domain/index.ts';
 import type { TradeState, UnlockSide } from './machine.ts';
 
 /**
- * The unlock order (architecture.md "Unlock order"), written once: `unlockInTurn` is the rule,
+ * The unlock order (docs/design.md "No party is left without a way out"), written once: `unlockInTurn` is the rule,
  * `UNLOCK_SIDES` says for each side who is its default party and who may take it and until when;
  * every other answer about unlocks (`unlockDue` for POST unlock, `awaitedAction` for the confirm,
  * views.ts for GET /v1/trades/:id and the pushed events) is derived from these two.
