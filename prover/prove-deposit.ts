@@ -1,7 +1,6 @@
 import type { MerkleTreeStore, TreeKey, LeafEntry } from './merkle/store.ts';
 import type { ProverPool } from './pool.ts';
-import { buildProofInput } from './proof-input.ts';
-import { namePublicSignals } from './public-signals.ts';
+import { buildProofInput, namePublicSignals } from './proof-input.ts';
 import type { Groth16Proof } from './solidity.ts';
 
 /** What proving a deposit takes: the mirrored trees, the proof pool, and how a tree is brought level with its portal on chain. */

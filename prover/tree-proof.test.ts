@@ -5,10 +5,9 @@ import { artifacts } from '../circuits/artifacts.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { leafOf, nullifierHashOf, randomSecret, secretCommitment, splitOrderHash } from './commitments.ts';
 import { MerkleTreeStore } from './merkle/store.ts';
-import { buildProofInput } from './proof-input.ts';
+import { buildProofInput, namePublicSignals } from './proof-input.ts';
 import { ProverPool } from './pool.ts';
 import { depositProver } from './prove-deposit.ts';
-import { namePublicSignals } from './public-signals.ts';
 
 // The pieces the settlement flow chains together: the PostgreSQL tree's path feeds the circuit.
 describe('a proof from the PostgreSQL tree', () => {
