@@ -8,7 +8,7 @@ import { leafOf } from '../../prover/commitments.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from '../lifecycle/errors.ts';
 import { endOf, followUpsAfter, ledgerOperationsOf, movesAdBalances, stateOf, transition, type TradeEvent, type TradeState } from '../lifecycle/index.ts';
 import type { AppliedEvent, ChainEventRef } from '../orchestrator.ts';
-import { tradeEventsOf } from './pushed-events.ts';
+import { tradeEventsOf } from '../lifecycle/pushed-events.ts';
 
 /** What is written of one event beside the machine's state: its chain event, the proof, and whether the follow-ups travel with the result. */
 export interface ApplyOptions {

@@ -10,7 +10,7 @@ import type { Clock } from '../clock.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
 import {
   chainFact, lockDeadline, lockEventMissing, lockWindowAsksChain, lockWindowReading, lockWindowVerdict, lookAgain, orderStateName,
-  reservationExpiryVerdict, stateOf, type DepositReading, type LockWindowReading, type LockWindowVerdict,
+  reservationExpiryAsksChain, reservationExpiryVerdict, stateOf, type DepositReading, type LockWindowReading, type LockWindowVerdict,
 } from '../lifecycle/index.ts';
 import type { AppliedEvent } from '../orchestrator.ts';
 import { applyEvent } from './apply-event.ts';
@@ -99,7 +99,7 @@ export async function reservationExpiryOnChain(
 
 /** The OrderPortal's state of a PENDING trade's order; no reading for a trade no longer PENDING (the machine makes its expiry stale). */
 async function depositReading(deps: ChainReadingDeps, reader: OrderChainReader, trade: TradeLifecycleRecord): Promise<DepositReading> {
-  if (trade.status !== 'PENDING') return { readable: false };
+  if (!reservationExpiryAsksChain(stateOf(trade))) return { readable: false };
   // A chain with no RPC URL is one this service cannot ask (the reader says null), not an outage to retry.
   const orderChain = await deps.registryCache.chain(trade.orderChainId);
   if (!orderChain) return { readable: false };

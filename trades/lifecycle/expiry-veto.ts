@@ -9,6 +9,11 @@ import type { TradeState } from './machine.ts';
  */
 export type DepositReading = { readable: false } | { readable: true; orderState: PortalOrderState };
 
+/** Whether a fired reservation timer asks the order chain at all: only a PENDING trade still holds its reservation. */
+export function reservationExpiryAsksChain(state: TradeState): boolean {
+  return state.status === 'PENDING';
+}
+
 /**
  * The reservation-expiry veto: a deposit the OrderPortal shows (chain-facts.ts: Deposited, or later
  * Unlocked or Refunded) keeps its reservation, confirmed or not (it is a fact: its confirmation,
@@ -17,6 +22,6 @@ export type DepositReading = { readable: false } | { readable: true; orderState:
  * machine applies RESERVATION_EXPIRED (`expire`; on a trade no longer PENDING it says stale itself).
  */
 export function reservationExpiryVerdict(state: TradeState, reading: DepositReading): { do: 'expire' } | { do: 'keep' } {
-  if (state.status !== 'PENDING' || !reading.readable) return { do: 'expire' };
+  if (!reservationExpiryAsksChain(state) || !reading.readable) return { do: 'expire' };
   return chainFact('deposit').shownBy.includes(reading.orderState) ? { do: 'keep' } : { do: 'expire' };
 }

@@ -17,7 +17,7 @@ import { insertTrade } from '../../db/repositories/trade-lifecycle.ts';
 import { recordTradeStart } from '../../db/repositories/trade-starts.ts';
 import { randomSecret, secretCommitment } from '../../prover/commitments.ts';
 import { INITIAL_STATE, depositTtlSeconds, lockDeadline, reservationExpiry } from '../lifecycle/index.ts';
-import { tradeSnapshot } from '../applier/pushed-events.ts';
+import { tradeSnapshot } from '../lifecycle/pushed-events.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeInputError } from '../errors.ts';
 import { assertOwnFunding, type OwnFundingRequest } from './own-funding.ts';
 import type { createUnbackedReservationsRecheck } from './unbacked-reservations.ts';
