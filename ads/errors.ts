@@ -63,12 +63,8 @@ export class TransactionMismatchError extends DomainError {
   }
 }
 
-/** The ad chain cannot be reached for verification (not registered, or no RPC configured). */
-export class ChainUnavailableError extends DomainError {
-  readonly code = 'CHAIN_UNAVAILABLE';
-  readonly kind = 'unavailable';
-  override readonly retryable = true;
-}
+/** A chain cannot be read (not registered, no RPC configured, fewer providers than its quorum): one error for every caller. */
+export { ChainUnavailableError } from '../chains/errors.ts';
 
 /** A read that shows only the caller's own ads (their pending ones) was asked without a valid access token. */
 export class OwnReadNeedsSignInError extends DomainError {

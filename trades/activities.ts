@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import type { rpc } from '@stellar/stellar-sdk';
-import type { Web3 } from 'web3';
+import type { Chains } from '../chains/chains.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
 import type { ChainStateReader } from '../chains/state.ts';
 import type { TransactionVerifier } from '../chains/verify.ts';
@@ -23,9 +22,8 @@ export interface ActivityDeps {
   merkleStore: MerkleTreeStore;
   /** The proof pool (started on first use). */
   prover: () => ProverPool;
-  /** RPC clients (the order chain's portal is read to fill tree gaps). */
-  evmClient: (rpcUrl: string) => Web3;
-  stellarClient: (rpcUrl: string) => rpc.Server;
+  /** The chains through their providers (the order chain's portal is read to fill tree gaps). */
+  chains: Chains;
   /** Asks the order chain whether a deposit happened before its reservation is given back. */
   orderChainReader?: OrderChainReader;
   /**
@@ -55,9 +53,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   const prover = depositProver({
     store: deps.merkleStore,
     pool: deps.prover,
-    level: async (key) => syncOrderTree({
-      store: deps.merkleStore, key, chain: await askableChain(deps.registryCache, key.chainId), evmClient: deps.evmClient, stellarClient: deps.stellarClient,
-    }),
+    level: async (key) => syncOrderTree({ store: deps.merkleStore, key, chain: await askableChain(deps.registryCache, key.chainId), chains: deps.chains }),
   });
   return {
     verifyConfirmation: (input) => verifyConfirmation(deps, input),

@@ -36,7 +36,7 @@ export async function verifyOn(verifier: TransactionVerifier, target: AskableCha
   if (fact.amount) args.amount = order[fact.amount];
   const contractAddress = fact.contract === 'AdManager' ? order.adManager : order.orderPortal;
   return verifier.verify(
-    { kind: target.kind, chainId: target.chainId, rpcUrl: target.rpcUrl, confirmations: target.confirmations },
+    target,
     { txHash: normalizeTxHash(target, txHash), contractAddress, action: fact.name, args },
   );
 }
