@@ -31,7 +31,9 @@ export async function askableChain(registryCache: RegistryCache, chainId: string
  * chain facts). Events that move money must move the order's amount the row names (the contract
  * moves what the hashed order says; checked anyway).
  */
-export async function verifyOn(verifier: TransactionVerifier, target: AskableChain, fact: ChainFact, txHash: string, order: OrderFacts): Promise<VerifiedAction> {
+export async function verifyOn(
+  verifier: TransactionVerifier, target: AskableChain, fact: ChainFact, txHash: string, order: OrderFacts,
+): Promise<VerifiedAction> {
   const args: Record<string, string> = { orderHash: order.orderHash };
   if (fact.amount) args.amount = order[fact.amount];
   const contractAddress = fact.contract === 'AdManager' ? order.adManager : order.orderPortal;

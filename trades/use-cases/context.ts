@@ -19,7 +19,7 @@ export interface TradesSettings {
   /** MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD: unfunded reservations at once. */
   maxOpenReservationsPerWallet: number;
   maxOpenReservationsPerAd: number;
-  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (trades/use-cases/unbacked-reservations.ts); 10 when unset. */
+  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (use-cases/unbacked-reservations.ts); 10 when unset. */
   unbackedRecheckSeconds?: number;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
