@@ -25,7 +25,7 @@ const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
  * The only operations that never reach PostgreSQL (nor a chain): every other one may answer 503
  * while the database is down (api/database-outage.test.ts), the sign-in ones through their
  * rate-limit counters too. /metrics serves from memory what was read on a schedule (the trade
- * gauges, trades/gauges.ts), so it answers 200 in an outage.
+ * gauges, trades/observation/gauges.ts), so it answers 200 in an outage.
  */
 const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/docs/openapi-3.0.json', '/metrics', '/.well-known/stellar.toml']);
 /** Public reads that answer 304 to a matching If-None-Match (api/http-cache.ts). */
