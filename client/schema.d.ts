@@ -1430,7 +1430,7 @@ export interface components {
                         quorum: number;
                         /** @enum {string} */
                         status: "ok" | "degraded";
-                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest. */
+                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the median head. */
                         usable: number;
                     };
                 };

@@ -209,7 +209,7 @@ export const configSchema = z.object({
   PKCS11_EVM_KEY_LABEL: z.string().min(1).optional(),
   /** RELAYER_SIGNER=pkcs11: label of the Ed25519 key pair (Stellar requests). */
   PKCS11_STELLAR_KEY_LABEL: z.string().min(1).optional(),
-  /** A chain's RPC provider further behind the highest head than this many blocks (ledgers) is not used until it catches up. */
+  /** A chain's RPC provider further than this many blocks (ledgers) from the median head of its providers is not used until it is back within it. */
   RPC_MAX_HEAD_LAG_BLOCKS: intFromEnv(1, 1_000_000).default(20),
   /** A read not answered by a provider within this many ms is also asked of the next-ranked one. */
   RPC_STALL_TIMEOUT_MS: intFromEnv(50, 60_000).default(2_000),
