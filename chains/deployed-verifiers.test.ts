@@ -132,10 +132,10 @@ describe('deployed verifiers against the proving key', () => {
     });
     const prover = (env: Record<string, string>) => spawnSync(process.execPath, ['--import', 'tsx', 'entrypoints/prover-main.ts'], { env, encoding: 'utf8', timeout: 90_000 });
 
-    it.each(['prover', 'worker', 'api'])('the %s process exits 78 naming the proving key when its manifest says development', (name) => {
+    it.each(['prover', 'worker', 'api'])('the %s process exits 78 naming the proving key when its ceremony has no transcript (a development key)', (name) => {
       const run = spawnSync(process.execPath, ['--import', 'tsx', `entrypoints/${name}-main.ts`], { env: productionEnv({ PROVING_KEY_VK_SHA256: vkSha256, ...(name === 'api' ? apiSecrets() : {}) }), encoding: 'utf8', timeout: 90_000 });
       expect(run.status).toBe(78);
-      expect(run.stderr).toMatch(/proving key circuits\/build\/deposit_final\.zkey: manifest\.json says it comes from a development ceremony/);
+      expect(run.stderr).toMatch(/proving key circuits\/build\/deposit_final\.zkey: its ceremony does not verify, so whoever made its randomness may forge proofs: no ceremony transcript/);
     });
 
     it('exits 78 without PROVING_KEY_VK_SHA256, and naming the key when its verification key hashes to another value', () => {

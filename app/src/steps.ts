@@ -91,7 +91,11 @@ function confirmCall(context: AppContext, target: ConfirmTarget, txHash: string)
  */
 export async function sendAndConfirm(context: AppContext, chainId: string, action: EvmAction, signed: unknown, target: ConfirmTarget, extras?: CallExtras): Promise<string> {
   const chain = chainOf(context, chainId);
-  const remember = (hash: string) => keep([...pending(), { ...target, txHash: hash }]);
+  // From here a reload loses nothing (resumePending): the person is told so, with the hash.
+  const remember = (hash: string) => {
+    keep([...pending(), { ...target, txHash: hash }]);
+    context.say(`Sent ${hash.slice(0, 10)}…: waiting for the chain to include it, then confirming it to the service.`);
+  };
   let txHash: string;
   if (chain?.kind === 'STELLAR') {
     if (!context.stellar) throw new UserError('Connect Freighter first: this is a Stellar chain.');
