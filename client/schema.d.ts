@@ -1482,7 +1482,7 @@ export interface components {
                          * @enum {string}
                          */
                         status: "ok" | "degraded";
-                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest. */
+                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the median head. */
                         usable: number;
                     };
                 };

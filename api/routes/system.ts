@@ -31,7 +31,7 @@ const healthSchema = z
       db: z.enum(['ok', 'unavailable']),
       chains: z.record(z.string(), z.object({
         status: z.enum(['ok', 'degraded']),
-        usable: z.number().int().openapi({ description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest.' }),
+        usable: z.number().int().openapi({ description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the median head.' }),
         quorum: z.number().int(),
       })).optional().openapi({ description: 'Each registered chain with providers, by chain id.' }),
     }),

@@ -24,7 +24,7 @@ export function providerMetrics(registry: Registry, logger: Logger, probe: () =>
     },
   });
   const lag = new Gauge({
-    name: 'relayer_rpc_head_lag_blocks', help: 'Blocks (ledgers) the provider is behind the chain\'s highest provider', labelNames: ['chain', 'provider'], registers: [registry],
+    name: 'relayer_rpc_head_lag_blocks', help: 'Blocks (ledgers) the provider is behind the median head of the chain\'s providers (negative: ahead)', labelNames: ['chain', 'provider'], registers: [registry],
   });
   const disagreements = new Counter({
     name: 'relayer_rpc_disagreements_total', help: 'Facts on which a chain\'s providers answered differently (resolved: one answer still reached the quorum)',
