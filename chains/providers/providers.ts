@@ -1,4 +1,6 @@
-import { ChainFactsDisagreeError, ChainUnavailableError, ChainVerificationError, NotFinalError, RpcUnavailableError, TransactionNotFoundError } from '../errors.ts';
+import {
+  ChainFactsDisagreeError, ChainUnavailableError, ChainVerificationError, NotFinalError, RpcUnavailableError, TransactionNotFoundError,
+} from '../errors.ts';
 import { providerNames } from './names.ts';
 import { noProviderObserver, type ProviderObserver } from './observer.ts';
 
@@ -132,7 +134,9 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
       const top = highest();
       for (const provider of providers) {
         observer.up({ chainId, kind: kindLabel, provider: provider.name, up: provider.up });
-        if (top !== undefined && provider.head !== undefined) observer.lag({ chainId, kind: kindLabel, provider: provider.name, lag: Number(top - provider.head) });
+        if (top !== undefined && provider.head !== undefined) {
+          observer.lag({ chainId, kind: kindLabel, provider: provider.name, lag: Number(top - provider.head) });
+        }
       }
       observer.chain({ chainId, kind: kindLabel, usable: providers.filter((p) => usable(p, top)).length, quorum });
     })().finally(() => { refreshing = undefined; });
@@ -189,11 +193,15 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
         await ask(candidates.slice(quorum));
         decided = decide(outcomes, quorum);
       }
-      const strong = new Set(outcomes.filter(({ outcome }) => outcome.type !== 'failure' && !(outcome.type === 'answer' && outcome.weak)).map(({ outcome }) => (outcome as { key: string }).key));
+      const strong = new Set(outcomes
+        .filter(({ outcome }) => outcome.type !== 'failure' && !(outcome.type === 'answer' && outcome.weak))
+        .map(({ outcome }) => (outcome as { key: string }).key));
       if (strong.size > 1) {
         observer.disagreement({
           chainId, kind: kindLabel, method, resolved: decided.done,
-          answers: outcomes.filter(({ outcome }) => outcome.type !== 'failure').map(({ name, outcome }) => ({ provider: name, answer: (outcome as { key: string }).key })),
+          answers: outcomes
+            .filter(({ outcome }) => outcome.type !== 'failure')
+            .map(({ name, outcome }) => ({ provider: name, answer: (outcome as { key: string }).key })),
         });
       }
       if (decided.done) {
