@@ -73,6 +73,8 @@ export async function start(
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {
     await relayerSignerReady(parts.signers, logger);
+    // The operator's stop holds from the first request: nothing is served before the switch is read.
+    await parts.signingSwitch.start();
     if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
       // Loaded only here: the devnet's packages (anvil, solc, circomlibjs) are development dependencies,
       // absent from the production image.
