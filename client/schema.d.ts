@@ -69,8 +69,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Service health: 200 when every dependency answers, 503 otherwise
-         * @description Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators.
+         * Service health: 200 while the database answers (degraded when a chain is below its provider quorum), 503 otherwise
+         * @description Checks PostgreSQL with a bounded query (2 s) and each chain's RPC providers (2 s). For load balancers and orchestrators: a degraded chain does not take the process out of service.
          */
         get: operations["getHealth"];
         put?: never;
@@ -1286,7 +1286,7 @@ export interface components {
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
+            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
             /** @example Unprocessable Entity */
             error: string;
             /**
@@ -1424,11 +1424,24 @@ export interface components {
         };
         Health: {
             checks: {
+                /** @description Each registered chain with providers, by chain id. */
+                chains?: {
+                    [key: string]: {
+                        quorum: number;
+                        /** @enum {string} */
+                        status: "ok" | "degraded";
+                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest. */
+                        usable: number;
+                    };
+                };
                 /** @enum {string} */
                 db: "ok" | "unavailable";
             };
-            /** @enum {string} */
-            status: "ok" | "unavailable";
+            /**
+             * @description `degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served.
+             * @enum {string}
+             */
+            status: "ok" | "degraded" | "unavailable";
         };
         LockTradeResponse: {
             /** @description Single-use 32-byte token, argument of the contract call. */

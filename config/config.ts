@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { processSettings } from './held-secrets.ts';
 
 /**
  * The one configuration of the service, read from the environment and validated at start-up.
@@ -36,6 +37,11 @@ export const configSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   /** Directory for embedded state: PostgreSQL data, generated development keys. */
   DATA_DIR: z.string().min(1).default('./.data'),
+  /**
+   * Production escape hatch: lets `NODE_ENV=production npm start` run the embedded PostgreSQL and the
+   * local devnets (a production-mode test run), knowingly. Default `false`: production refuses them (exit 78).
+   */
+  ALLOW_EMBEDDED_IN_PRODUCTION: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((value) => value === 'true'),
   /** TCP port of the embedded PostgreSQL. */
   EMBEDDED_PG_PORT: intFromEnv(1, 65535).default(54329),
   /** Registry file loaded into an empty database by the embedded run. */
@@ -209,6 +215,10 @@ export const configSchema = z.object({
   PKCS11_EVM_KEY_LABEL: z.string().min(1).optional(),
   /** RELAYER_SIGNER=pkcs11: label of the Ed25519 key pair (Stellar requests). */
   PKCS11_STELLAR_KEY_LABEL: z.string().min(1).optional(),
+  /** A chain's RPC provider further behind the highest head than this many blocks (ledgers) is not used until it catches up. */
+  RPC_MAX_HEAD_LAG_BLOCKS: intFromEnv(1, 1_000_000).default(20),
+  /** A read not answered by a provider within this many ms is also asked of the next-ranked one. */
+  RPC_STALL_TIMEOUT_MS: intFromEnv(50, 60_000).default(2_000),
   /** Seconds a signed request stays valid (its on-chain deadline). */
   SIGNED_REQUEST_TTL_SECONDS: intFromEnv(30, 86_400).default(600),
   CONFIRM_GRACE_SECONDS: intFromEnv(0, 7 * 86_400).default(900),
@@ -327,11 +337,30 @@ export const configSchema = z.object({
    */
   PROVING_KEY_VK_SHA256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits (sha256sum circuits/build/verification_key.json)').optional(),
   /**
-   * `true` lets a production-mode process prove with a key whose manifest says development (logged
-   * at every start). For production-mode test stacks only: whoever ran a development ceremony can
-   * forge proofs. Default `false`: production refuses such a key (exit 78).
+   * `true` lets a production-mode process prove with a key whose ceremony does not verify (a
+   * development key, which has no transcript; logged at every start, with the reason). For
+   * production-mode test stacks only: whoever ran a development ceremony can forge proofs. Default
+   * `false`: production refuses such a key (exit 78).
    */
   PROVING_KEY_ALLOW_DEVELOPMENT: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((value) => value === 'true'),
+  /**
+   * Path of the phase-1 file (powers of tau) the proving key's ceremony transcript pins by sha256.
+   * Required in production by the processes that prove or sign unlocks: they verify the key against
+   * its transcript (circuits/build/ceremony-transcript.json), r1cs and this file before trusting it.
+   */
+  PROVING_KEY_PTAU: z.string().min(1).optional(),
+  /**
+   * Directory of the ceremony verdicts (one file per verified (zkey, transcript, r1cs, phase 1),
+   * keyed by their sha256s), so a full verification runs once per key rather than at every start.
+   * Used only when it and every directory above it can be written by no one but this process's
+   * user (and root); otherwise every start verifies in full. Default DATA_DIR/proving-key-verdicts.
+   */
+  PROVING_KEY_VERDICT_DIR: z.string().min(1).optional(),
+  /**
+   * Distinct contributors a finished ceremony needs before its beacon: what `npm run ceremony --
+   * verify --final` and production's check of the proving key require.
+   */
+  CEREMONY_MIN_CONTRIBUTORS: intFromEnv(1, 1000).default(2),
 
   // --- Temporal (production orchestrator) ---
   /** host:port of the Temporal frontend. Set: trades run as Temporal workflows; unset: the embedded pg-boss runner. */
@@ -465,7 +494,7 @@ export function siweSettingsOf(config: Config, apiPort: number): { domain: strin
 export class ConfigError extends Error {}
 
 /** Parses the environment (or any record of strings) into a typed config, or throws `ConfigError`. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(env: Record<string, string | undefined> = processSettings()): Config {
   const known = Object.fromEntries(
     Object.keys(configSchema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
   );

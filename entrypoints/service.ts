@@ -9,6 +9,7 @@ import { ensureNativeProver } from '../prover/native/binary.ts';
 import { resolveSecrets } from '../config/secrets.ts';
 import { composeApi, type ApiParts } from './compose/api.ts';
 import { openDatabase } from './database.ts';
+import { refuseEmbeddedInProduction } from './embedded-in-production.ts';
 import { relayerSignerReady } from './parts/chains.ts';
 import { announceProverBackendOrStop } from './parts/proving.ts';
 import { listen, type HttpServer } from './http-server.ts';
@@ -60,6 +61,7 @@ export async function start(
   options: StartOptions = {},
 ): Promise<RunningService> {
   // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
+  refuseEmbeddedInProduction(config);
   const role = options.role ?? 'embedded';
   const secrets = resolveSecrets(config, role);
   const notBuiltReason = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger }).unavailable : undefined;

@@ -42,6 +42,7 @@ export const ERROR_SENTENCES: Readonly<Record<ErrorCode, string>> = {
   AD_INPUT: 'Something entered does not fit this ad or route.',
   TX_MISMATCH: 'That transaction is not the one this ad was waiting for.',
   CHAIN_UNAVAILABLE: 'The chain cannot be reached right now to check the transaction. Try again later.',
+  CHAIN_FACTS_DISAGREE: 'The chain\'s nodes gave different answers about this transaction, so nothing was changed. Try again later.',
   TRADE_NOT_FOUND: 'No trade was found.',
   NOT_TRADE_PARTY: 'You are not the party of this trade this step is for.',
   TRADE_INPUT: 'Something entered does not fit this trade, ad or route.',

@@ -91,7 +91,11 @@ function confirmCall(context: AppContext, target: ConfirmTarget, txHash: string)
  */
 export async function sendAndConfirm(context: AppContext, chainId: string, action: EvmAction, signed: unknown, target: ConfirmTarget, extras?: CallExtras): Promise<string> {
   const chain = chainOf(context, chainId);
-  const remember = (hash: string) => keep([...pending(), { ...target, txHash: hash }]);
+  // From here a reload loses nothing (resumePending): the person is told so, with the hash.
+  const remember = (hash: string) => {
+    keep([...pending(), { ...target, txHash: hash }]);
+    context.say(`Sent ${hash.slice(0, 10)}…: waiting for the chain to include it, then confirming it to the service.`);
+  };
   let txHash: string;
   if (chain?.kind === 'STELLAR') {
     if (!context.stellar) throw new UserError('Connect Freighter first: this is a Stellar chain.');
@@ -124,7 +128,7 @@ export async function resumePending(context: AppContext): Promise<boolean> {
       keep(pending().filter((other) => other.txHash !== entry.txHash));
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (code && !['RPC_UNAVAILABLE', 'CHAIN_UNAVAILABLE', 'SERVICE_UNAVAILABLE', 'DATABASE_UNAVAILABLE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED'].includes(code)) {
+      if (code && !['RPC_UNAVAILABLE', 'CHAIN_UNAVAILABLE', 'CHAIN_FACTS_DISAGREE', 'SERVICE_UNAVAILABLE', 'DATABASE_UNAVAILABLE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED'].includes(code)) {
         keep(pending().filter((other) => other.txHash !== entry.txHash));
       }
       context.say(`The transaction ${entry.txHash.slice(0, 10)}… sent before the reload could not be confirmed: ${(error as Error).message}`, 'error');

@@ -59,7 +59,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const signingSwitch = createSigningSwitch(knex, logger);
   const held = relayerSigners(config, role, secrets);
   const signers: RelayerSigners = { ...held, signer: stoppableSigner(held.signer, signingSwitch.stopped) };
-  const chains = chainReaders(knex);
+  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config });
   const merkleStore = new MerkleTreeStore(knex);
   const pool = lazyProverPool(config, telemetry.registry, logger);
   const activities = tradeActivities(config, knex, chains, merkleStore, pool.get);

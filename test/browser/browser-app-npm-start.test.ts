@@ -10,6 +10,7 @@ import { buildApp } from '../../app/build.ts';
 import { anvilAccounts } from '../../devnet/accounts.ts';
 import { readContract } from '../../devnet/stellar/client.ts';
 import { EVM_DEV_ACCOUNT, STELLAR_DEV_ACCOUNT } from '../../entrypoints/dev-accounts.ts';
+import { pageReady, saysDone } from '../support/app-page.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { installEvmWalletDouble, installFreighterDouble, type EvmDouble } from '../support/wallet-doubles.ts';
 
@@ -89,12 +90,6 @@ afterAll(async () => {
   rmSync(dataParent, { recursive: true, force: true });
 }, 60_000);
 
-const status = (page: Page) => page.locator('.status-line .status');
-async function saysDone(page: Page, action: string, timeout = 60_000): Promise<void> {
-  const escaped = action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout }).toMatch(new RegExp(`^${escaped}(: done| failed)`));
-  expect(await status(page).textContent()).toBe(`${action}: done.`);
-}
 
 describe('npm start serves /app on its devnet, and a person bridges from a browser with wallet extensions', () => {
   it('the page at /app (its CSP admitting the local Soroban RPC); a Stellar Maker\'s TUSD ad on Soroban made from the page; a Bridger\'s TUSD from anvil to Stellar through it, SETTLED, each chain\'s balances moved', async () => {
@@ -124,7 +119,7 @@ describe('npm start serves /app on its devnet, and a person bridges from a brows
     await installFreighterDouble(bridger, bridgerStellar, network);
     const open = async (on: Page, view: string) => {
       await on.goto(`${url}/app/#/${view}`);
-      await on.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await pageReady(on);
     };
 
     await open(maker, 'maker');
@@ -209,7 +204,7 @@ describe('npm start serves /app on its devnet, and a person bridges from a brows
     const bridgerFreighter = await installFreighterDouble(bridger, STELLAR_DEV_ACCOUNT, network, [feePayer]);
     const open = async (on: Page, view: string) => {
       await on.goto(`${url}/app/#/${view}`);
-      await on.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await pageReady(on);
     };
 
     await open(maker, 'maker');

@@ -1,10 +1,10 @@
 import { Keypair } from '@stellar/stellar-sdk';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app/build.ts';
 import { stellarAdState } from '../../chains/stellar/views.ts';
 import { fund } from '../../devnet/stellar/client.ts';
 import { ORDER_CHAIN } from '../support/devnet-client.ts';
+import { pageReady, saysDone, saysStatus } from '../support/app-page.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { prepareStellarTrades, STELLAR, xlmBalance, type StellarTradeWorld } from '../support/stellar-trades.ts';
@@ -53,13 +53,6 @@ afterAll(async () => {
   await service?.close();
 });
 
-const status = (page: Page) => page.locator('.status-line .status');
-/** Waits until the status line says `action` is over, and expects it done. */
-async function saysDone(page: Page, action: string, timeout = 60_000): Promise<void> {
-  const escaped = action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout }).toMatch(new RegExp(`^${escaped}(: done| failed)`));
-  expect(await status(page).textContent()).toBe(`${action}: done.`);
-}
 
 describe('a Maker\'s Soroban ad driven through the page (Freighter double, the local Soroban network)', () => {
   it('create, fund and withdraw (these two with a fee payer: the Maker signs only its authorisation entries), pause/resume, edit bounds, close; each shown balance equal to the AdManager\'s, the Maker\'s XLM moved by the amounts', async () => {
@@ -69,7 +62,7 @@ describe('a Maker\'s Soroban ad driven through the page (Freighter double, the l
     const makerXlm = () => xlmBalance(world, maker.publicKey());
 
     await page.goto(`${service.url}/app/#/maker`);
-    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+    await pageReady(page);
     await page.getByRole('button', { name: 'Connect Freighter' }).click();
     await page.getByRole('button', { name: 'Sign in with Stellar' }).click();
     await saysDone(page, 'Sign in with Stellar');
@@ -98,15 +91,15 @@ describe('a Maker\'s Soroban ad driven through the page (Freighter double, the l
     const wrong = page.locator('#stellar-fee-payer');
     await wrong.fill('not-an-account');
     await wrong.press('Tab');
-    await expect.poll(async () => status(page).textContent()).toMatch(/^Fees paid by: "not-an-account" is not a Stellar account address/);
+    await saysStatus(page, /^Fees paid by: "not-an-account" is not a Stellar account address/, 'the fee payer named as no account');
     await page.fill('#stellar-fee-payer', feePayer.publicKey());
     await page.locator('#stellar-fee-payer').press('Tab');
-    await expect.poll(async () => status(page).textContent()).toBe(`Stellar fees are paid by ${feePayer.publicKey()}: Freighter signs your authorisations, then that account's transaction.`);
+    await saysStatus(page, `Stellar fees are paid by ${feePayer.publicKey()}: Freighter signs your authorisations, then that account's transaction.`, 'the fee payer taken');
     await card.locator('input[name=amount]').fill('2');
     before = await makerXlm();
     freighter.declineNext = true;
     await act('Fund').click();
-    await expect.poll(async () => status(page).textContent(), { timeout: 60_000 }).toBe(`${action('Fund')} failed: You declined the request in Freighter: nothing was signed.`);
+    await saysStatus(page, `${action('Fund')} failed: You declined the request in Freighter: nothing was signed.`, 'the declined signAuthEntry said', 60_000);
     expect(freighter.authEntries).toEqual([]);
     expect(await makerXlm()).toBe(before);
 

@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app/build.ts';
 import { AD_CHAIN, ORDER_CHAIN } from '../support/devnet-client.ts';
+import { pageReady, saysDone, saysStatus } from '../support/app-page.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { prepareStellarTrades, STELLAR, wxlmBalance, xlmBalance, type StellarTradeWorld } from '../support/stellar-trades.ts';
@@ -58,17 +59,10 @@ afterAll(async () => {
   await service?.close();
 });
 
-const status = (page: Page) => page.locator('.status-line .status');
-/** Waits until the status line says `action` is over, and expects it done. */
-async function saysDone(page: Page, action: string, timeout = 60_000): Promise<void> {
-  const escaped = action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout }).toMatch(new RegExp(`^${escaped}(: done| failed)`));
-  expect(await status(page).textContent()).toBe(`${action}: done.`);
-}
 
 async function open(page: Page, view: string): Promise<void> {
   await page.goto(`${service.url}/app/#/${view}`);
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  await pageReady(page);
 }
 
 const field = (page: Page, adId: string, name: string) => page.locator(`article[data-ad-id="${adId}"] [data-field=${name}]`).first();
@@ -131,7 +125,7 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
     const makerXlm = await xlmBalance(world, world.makerStellar.publicKey());
     bridgerFreighter.declineNext = true;
     await page.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
-    await expect.poll(async () => (await status(page).textContent()) ?? '').toBe('Unlock failed: You declined the request in Freighter: nothing was signed.');
+    await saysStatus(page, 'Unlock failed: You declined the request in Freighter: nothing was signed.', 'the declined unlock signature said');
     expect(bridgerFreighter.signed).toEqual([]);
     await page.getByRole('button', { name: 'Unlock' }).click();
     await saysDone(page, 'Unlock', 120_000);

@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app/build.ts';
 import { AD_CHAIN, devnetClient, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
+import { pageReady, saysDone, saysStatus, statusText } from '../support/app-page.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { installEvmWalletDouble, installFreighterDouble, type EvmDouble, type EvmDoubleControls } from '../support/wallet-doubles.ts';
@@ -52,17 +53,10 @@ afterAll(async () => {
   await service?.close();
 });
 
-const status = (page: Page) => page.locator('.status-line .status');
-/** Waits until the status line says `text` (the action's end: done or failed). */
-async function saysDone(page: Page, action: string, timeout = 60_000): Promise<void> {
-  const escaped = action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout }).toMatch(new RegExp(`^${escaped}(: done| failed)`));
-  expect(await status(page).textContent()).toBe(`${action}: done.`);
-}
 
 async function signIn(page: Page, wallet: EvmDoubleControls, view: string): Promise<void> {
   await page.goto(`${service.url}/app/#/${view}`);
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  await pageReady(page);
   const timings = await page.evaluate(() => ({
     firstContentfulPaintMs: Math.round(performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1),
     readyMs: Math.round(performance.getEntriesByName('app-ready')[0]?.startTime ?? -1),
@@ -74,7 +68,7 @@ async function signIn(page: Page, wallet: EvmDoubleControls, view: string): Prom
   // A person who refuses the signature: said, nothing happens.
   wallet.rejectNext = true;
   await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
-  await expect.poll(async () => status(page).textContent()).toBe('Sign in with Ethereum failed: You rejected the request in your wallet: nothing was signed or sent.');
+  await saysStatus(page, 'Sign in with Ethereum failed: You rejected the request in your wallet: nothing was signed or sent.', 'the refused SIWE signature said');
   await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
   await saysDone(page, 'Sign in with Ethereum');
   await page.locator('[data-field=signed-in]').waitFor();
@@ -197,25 +191,29 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     const page = makerBrowser.page;
     await page.goto(`${service.url}/app/#/maker`);
     await page.reload();
-    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+    await pageReady(page);
     await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
     const card = page.locator(`article[data-ad-id="${adId}"]`);
     await expect.poll(() => field(page, adId, 'pool').textContent(), { timeout: 30_000 }).toBe('12.5 TUSD');
     const sentBefore = makerWallet.sent.length;
-    makerWallet.holdReceiptsFrom = sentBefore + 1; // the approve is mined; the fundAd's receipt never comes
+    // The approve is mined; the fundAd's receipt is held until the page is gone: the page that sent it
+    // cannot confirm it itself (released earlier, it did, and the reloaded page had nothing left to confirm).
+    makerWallet.holdReceiptsFrom = sentBefore + 1;
+    let fundAd = '';
     try {
       await card.locator('input[name=amount]').fill('1');
       await card.getByRole('button', { name: 'Fund' }).click();
-      // approve, then fundAd: the page waits for the fundAd's receipt when the person reloads.
-      await expect.poll(() => makerWallet.sent.length, { timeout: 30_000 }).toBe(sentBefore + 2);
+      await expect.poll(() => makerWallet.sent.length, { timeout: 30_000, message: 'the wallet double sending the approve and the fundAd' }).toBe(sentBefore + 2);
+      fundAd = makerWallet.sent.at(-1)!;
+      // The page has the hash (kept for the next load, and said), not only the wallet: the reload comes now.
+      await saysStatus(page, `Sent ${fundAd.slice(0, 10)}…: waiting for the chain to include it, then confirming it to the service.`, 'the page holding the fundAd\'s hash');
+      expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(12_500_000n); // on chain already
+      expect(await field(page, adId, 'pool').textContent()).toBe('12.5 TUSD'); // not confirmed to the service yet
+      await page.reload();
     } finally {
       makerWallet.holdReceiptsFrom = undefined;
     }
-    expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(12_500_000n); // on chain already
-    expect(await field(page, adId, 'pool').textContent()).toBe('12.5 TUSD'); // not confirmed to the service yet
-    await page.reload();
-    await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout: 30_000 })
-      .toBe(`Confirmed the transaction ${makerWallet.sent.at(-1)!.slice(0, 10)}… sent before the page was reloaded.`);
+    await saysStatus(page, `Confirmed the transaction ${fundAd.slice(0, 10)}… sent before the page was reloaded.`, 'the reloaded page confirming the fundAd sent before the reload');
     await expect.poll(() => field(page, adId, 'pool').textContent(), { timeout: 30_000 }).toBe('13.5 TUSD');
     expect(await field(page, adId, 'available').textContent()).toBe('12.5 TUSD');
   }, 90_000);
@@ -228,14 +226,14 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     try {
       await page.goto(`${service.url}/app/#/maker`);
       await page.reload(); // a new page load (goto to the same address but its hash keeps the document)
-      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await pageReady(page);
       await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
       await page.locator('[data-field=evm-address]').waitFor();
       await page.selectOption('#create-route', routeId);
       await page.fill('#create-fund', '1');
       await page.getByRole('button', { name: 'Create ad' }).click();
-      await expect.poll(async () => (await status(page).textContent()) ?? '', { timeout: 30_000 }).toMatch(/^Create ad failed: /);
-      expect(await status(page).textContent()).toMatch(/^Create ad failed: Your wallet is on chain 31337, and this step needs .+ \(chain 31338\)\. Switch networks in Test wallet \(double\)\.$/);
+      await saysStatus(page, /^Create ad failed: /, 'the create refused for the wallet\'s chain');
+      expect(await statusText(page)).toMatch(/^Create ad failed: Your wallet is on chain 31337, and this step needs .+ \(chain 31338\)\. Switch networks in Test wallet \(double\)\.$/);
       // Nothing was asked of the API: no new ad, no ad request.
       expect(Number((await service.knex('ads').count('* as count'))[0]!.count)).toBe(adsBefore);
     } finally {
@@ -252,19 +250,19 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
       const freighter = await installFreighterDouble(page, keypair, { name: 'PUBLIC', passphrase: 'Public Global Stellar Network ; September 2015' });
       const evm = await installEvmWalletDouble(page, Wallet.createRandom().privateKey, service.devnet!.rpcUrls, AD_CHAIN);
       await page.goto(`${service.url}/app/#/bridge`);
-      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await pageReady(page);
       await page.getByRole('button', { name: 'Connect Freighter' }).click();
       await page.getByRole('button', { name: 'Sign in with Stellar' }).click();
-      await expect.poll(async () => (await status(page).textContent()) ?? '').toMatch(/^Sign in with Stellar failed: /);
-      expect(await status(page).textContent()).toBe(`Sign in with Stellar failed: Freighter is on "Public Global Stellar Network ; September 2015", the service signs in on "${challenge.networkPassphrase}". Switch networks in Freighter.`);
+      await saysStatus(page, /^Sign in with Stellar failed: /, 'Freighter\'s other network named');
+      expect(await statusText(page)).toBe(`Sign in with Stellar failed: Freighter is on "Public Global Stellar Network ; September 2015", the service signs in on "${challenge.networkPassphrase}". Switch networks in Freighter.`);
 
       freighter.network = { name: 'STANDALONE', passphrase: challenge.networkPassphrase };
       await page.reload();
-      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      await pageReady(page);
       await page.getByRole('button', { name: 'Connect Freighter' }).click();
       freighter.declineNext = true;
       await page.getByRole('button', { name: 'Sign in with Stellar' }).click();
-      await expect.poll(async () => (await status(page).textContent()) ?? '').toBe('Sign in with Stellar failed: You declined the request in Freighter: nothing was signed.');
+      await saysStatus(page, 'Sign in with Stellar failed: You declined the request in Freighter: nothing was signed.', 'the declined SEP-10 signature said');
       await page.getByRole('button', { name: 'Sign in with Stellar' }).click();
       await saysDone(page, 'Sign in with Stellar');
       expect(await page.locator('[data-field=signed-in]').textContent()).toBe(`Signed in: ${keypair.publicKey()}`);

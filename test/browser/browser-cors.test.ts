@@ -52,7 +52,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   ({ context, page } = browser);
   await page.goto(`${site.origin}/`);
-  await page.waitForFunction(() => typeof (globalThis as any).ethers === 'object');
+  await expect.poll(() => page.evaluate(() => typeof (globalThis as any).ethers), { timeout: 30_000, message: 'the dApp page loading ethers' }).toBe('object');
 });
 
 afterAll(async () => {

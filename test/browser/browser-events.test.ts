@@ -51,7 +51,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(port, '127.0.0.1', resolve));
   browser = await launchBrowser();
   await browser.page.goto(`http://127.0.0.1:${port}/`);
-  await browser.page.waitForFunction(() => typeof (globalThis as any).relayerEvents === 'object');
+  await expect.poll(() => browser.page.evaluate(() => typeof (globalThis as any).relayerEvents), { timeout: 30_000, message: 'the dApp page loading the client\'s events.js' }).toBe('object');
 }, 120_000);
 
 afterAll(async () => {
@@ -115,16 +115,18 @@ describe('the user stream in headless Chromium, from another origin', () => {
     const third = await publish(user.address);
     proxy.restore();
     const fourth = await publish(user.address);
-    await expect.poll(seen, { timeout: 20_000 }).toHaveLength(4);
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // nothing more (no repeat) arrives
-    expect(await seen()).toEqual([{ id: 1, tradeId: first }, { id: 2, tradeId: second }, { id: 3, tradeId: third }, { id: 4, tradeId: fourth }]);
+    await expect.poll(seen, { timeout: 20_000, message: 'the events committed while the page was away, after it resumed' }).toHaveLength(4);
+    // No repeat: one more event, and the stream (in order) has carried nothing else before it.
+    const fifth = await publish(user.address);
+    await expect.poll(async () => (await seen()).some((event) => event.tradeId === fifth), { timeout: 20_000, message: 'the fifth event, after which a repeat would have shown' }).toBe(true);
+    expect(await seen()).toEqual([{ id: 1, tradeId: first }, { id: 2, tradeId: second }, { id: 3, tradeId: third }, { id: 4, tradeId: fourth }, { id: 5, tradeId: fifth }]);
     const opens = await browser.page.evaluate(() => (globalThis as any).opens as { ticketStatus: number; after: number }[]);
     expect(opens[0]).toEqual({ ticketStatus: 200, after: 0 });
     expect(opens.at(-1)).toEqual({ ticketStatus: 200, after: 2 });
     // One ticket spent per stream opened (EventSource's own retry with the spent one was refused).
     expect(Number((await knex('event_stream_tickets').whereNotNull('used_at').count('* as count'))[0]!.count)).toBe(opens.length);
     await browser.page.evaluate(() => location.reload());
-    await browser.page.waitForFunction(() => typeof (globalThis as any).relayerEvents === 'object');
+    await expect.poll(() => browser.page.evaluate(() => typeof (globalThis as any).relayerEvents), { timeout: 30_000, message: 'the dApp page loading the client\'s events.js' }).toBe('object');
   }, 60_000);
 
   it('followEvents (the client package) does it on its own: a ticket per connection, resume after a drop, a refreshed token on reconnect', async () => {
@@ -149,7 +151,9 @@ describe('the user stream in headless Chromium, from another origin', () => {
     await expect.poll(seen, { timeout: 10_000 }).toEqual([{ id: 1, tradeId: first }]);
     proxy.cut();
     const second = await publish(wallet.address);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The drop noticed (a reconnect under way, after event 1) before the network comes back.
+    await expect.poll(() => browser.page.evaluate(() => (globalThis as any).reconnects.length as number), { timeout: 20_000, message: 'followEvents noticing the dropped connection (onReconnect)' })
+      .toBeGreaterThanOrEqual(1);
     proxy.restore();
     const third = await publish(wallet.address);
     await expect.poll(seen, { timeout: 20_000 }).toHaveLength(3);
