@@ -430,6 +430,34 @@ describe('Temporal over TLS or with an API key (deploy/k8s/components)', () => {
     expect(strictProblems(builtIn(objects))).toEqual([]);
   });
 
+  it('temporal-api-key opens egress to Temporal Cloud (public addresses, TCP 7233) for exactly the Temporal clients, and nothing else', () => {
+    const objects = renderWithComponent('temporal-api-key');
+    const added = objects.filter((o) => o.kind === 'NetworkPolicy' && !rendered.get('deploy/k8s/overlays/production')!.some((p) => p.kind === 'NetworkPolicy' && p.metadata.name === o.metadata.name));
+    expect(added.map((p) => p.metadata.name)).toEqual(['relayer-temporal-cloud']);
+    const [cloud] = added;
+    expect(cloud!.spec.podSelector.matchExpressions[0].values).toEqual(temporalPods);
+    expect(cloud!.spec.egress).toEqual([{
+      to: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16'] } }],
+      ports: [{ protocol: 'TCP', port: 7233 }],
+    }]);
+    expect(strictProblems(builtIn(added))).toEqual([]);
+  });
+
+  it('otlp sets the collector endpoint for every process and opens exactly its port (TCP 4318) into namespace monitoring', () => {
+    const objects = renderWithComponent('otlp');
+    const config = objects.find((o) => o.kind === 'ConfigMap')!.data!;
+    expect(config.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector.monitoring.svc.cluster.local:4318');
+    // The overlay's own settings survive the component's merge.
+    expect(config).toMatchObject({ TEMPORAL_NAMESPACE: 'relayer', RELAYER_SIGNER: 'pkcs11' });
+    const otlp = named(objects, 'NetworkPolicy', 'relayer-otlp')!;
+    expect(otlp.spec.podSelector.matchExpressions[0].values).toEqual(temporalPods);
+    expect(otlp.spec.egress).toEqual([{
+      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ protocol: 'TCP', port: 4318 }],
+    }]);
+    expect(new URL(config.OTEL_EXPORTER_OTLP_ENDPOINT!).port).toBe('4318');
+    expect(strictProblems(builtIn(objects))).toEqual([]);
+  });
+
   it('the settings the components set become the SDK\'s connection options: the files read, TLS implied by an API key, a missing file named', () => {
     const dir = mkdtempSync(path.join(scratch, 'tls-'));
     for (const [file, text] of [['ca.crt', 'CA PEM'], ['tls.crt', 'CERT PEM'], ['tls.key', 'KEY PEM']] as const) writeFileSync(path.join(dir, file), text);
