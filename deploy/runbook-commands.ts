@@ -46,7 +46,8 @@ function kubectlProblems(words: string[], facts: DeployedFacts): string[] {
     if (!facts.podLabels.some((labels) => pairs.every(([k, v]) => labels[k!] === v))) problems.push(`selector ${selector} matches no pod`);
   }
   const verb = words.find((w, i) => i > 0 && !w.startsWith('-') && words[i - 1] !== '-n' && words[i - 1] !== '-l');
-  const rest = words.slice(words.indexOf(verb!) + 1).filter((w, i, all) => !w.startsWith('-') && !['-n', '-l', '--for', '--timeout'].includes(all[i - 1] ?? ''));
+  const valued = ['-n', '-l', '--for', '--timeout'];
+  const rest = words.slice(words.indexOf(verb!) + 1).filter((w, i, all) => !w.startsWith('-') && !valued.includes(all[i - 1] ?? ''));
   if (verb === 'get' || verb === 'describe') {
     for (const kind of (rest[0] ?? '').split(',').filter(Boolean)) {
       const known = KIND_ALIASES[kind.split('/')[0]!];

@@ -19,7 +19,9 @@ export type OperatorCommand = (typeof COMMANDS)[number];
 export const OPERATOR_COMMANDS: readonly OperatorCommand[] = COMMANDS;
 
 /** A parsed command line, or the usage error naming what is wrong. */
-export function parseOperatorArgs(argv: string[], env: Record<string, string | undefined>): { command: OperatorCommand; adId?: string; actor: string; reason: string } {
+export function parseOperatorArgs(
+  argv: string[], env: Record<string, string | undefined>,
+): { command: OperatorCommand; adId?: string; actor: string; reason: string } {
   const [command, ...rest] = argv;
   if (!COMMANDS.includes(command as OperatorCommand)) throw new Error(`command must be one of ${COMMANDS.join(', ')}, received '${command ?? ''}'`);
   const flag = (name: string) => {
@@ -58,7 +60,8 @@ async function main(): Promise<void> {
       case 'resume-signing': {
         const stop = parsed.command === 'stop-signing';
         const { already } = await setSwitch(knex, 'signing_stopped', stop, { action: parsed.command, ...who });
-        logger.warn({ action: parsed.command, ...who, already }, stop ? 'signing stopped: every api process refuses signed responses within seconds' : 'signing resumed');
+        const said = stop ? 'signing stopped: every api process refuses signed responses within seconds' : 'signing resumed';
+        logger.warn({ action: parsed.command, ...who, already }, said);
         break;
       }
       case 'pause-ad': {

@@ -28,7 +28,9 @@ export function createSigningSwitch(knex: Knex, logger: Logger, pollMs = SIGNING
   let reading = false;
   const read = async () => {
     const now = await switchEngaged(knex, 'signing_stopped');
-    if (now !== stopped) logger.warn({ stopped: now }, now ? 'signing is stopped by the operator: signed requests are refused (503 SIGNING_STOPPED)' : 'signing is on');
+    if (now !== stopped) {
+      logger.warn({ stopped: now }, now ? 'signing is stopped by the operator: signed requests are refused (503 SIGNING_STOPPED)' : 'signing is on');
+    }
     stopped = now;
   };
   return {

@@ -20,7 +20,9 @@ export async function switchEngaged(knex: Knex, name: OperatorSwitch): Promise<b
 }
 
 /** Sets `name` and audits it in one transaction; returns whether it was already so (nothing changed then but the audit row). */
-export async function setSwitch(knex: Knex, name: OperatorSwitch, engaged: boolean, action: Omit<OperatorAction, 'createdAt' | 'subject'>): Promise<{ already: boolean }> {
+export async function setSwitch(
+  knex: Knex, name: OperatorSwitch, engaged: boolean, action: Omit<OperatorAction, 'createdAt' | 'subject'>,
+): Promise<{ already: boolean }> {
   return knex.transaction(async (trx) => {
     const row: { engaged: boolean } | undefined = await trx('operator_switches').where({ name }).forUpdate().first('engaged');
     if (row) await trx('operator_switches').where({ name }).update({ engaged, changed_at: trx.fn.now(), changed_by: action.actor, reason: action.reason });
@@ -42,14 +44,22 @@ export async function latestOperatorActions(knex: Knex, limit: number): Promise<
   return rows.map((r) => ({ action: r.action, subject: r.subject, actor: r.actor, reason: r.reason, createdAt: r.created_at }));
 }
 
+/** An ad the operator paused: the status it had, who paused it and why. */
+export interface OperatorAdHold {
+  previousStatus: string;
+  actor: string;
+  reason: string;
+}
+
 /** The operator's hold on an ad, if any (read inside the ad's lock by whoever would change its status). */
-export async function operatorAdHold(trx: Knex | Knex.Transaction, adId: string): Promise<{ previousStatus: string; actor: string; reason: string } | undefined> {
-  const row: { previous_status: string; actor: string; reason: string } | undefined = await trx('operator_ad_holds').where({ ad_id: adId }).first('previous_status', 'actor', 'reason');
+export async function operatorAdHold(trx: Knex | Knex.Transaction, adId: string): Promise<OperatorAdHold | undefined> {
+  const row: { previous_status: string; actor: string; reason: string } | undefined = await trx('operator_ad_holds')
+    .where({ ad_id: adId }).first('previous_status', 'actor', 'reason');
   return row && { previousStatus: row.previous_status, actor: row.actor, reason: row.reason };
 }
 
 /** Puts a hold on the ad (false when it already had one: nothing changes). */
-export async function insertOperatorAdHold(trx: Knex.Transaction, hold: { adId: string; previousStatus: string; actor: string; reason: string }): Promise<boolean> {
+export async function insertOperatorAdHold(trx: Knex.Transaction, hold: OperatorAdHold & { adId: string }): Promise<boolean> {
   const rows = await trx('operator_ad_holds')
     .insert({ ad_id: hold.adId, previous_status: hold.previousStatus, actor: hold.actor, reason: hold.reason })
     .onConflict('ad_id').ignore().returning('ad_id');

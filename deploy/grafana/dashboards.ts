@@ -218,8 +218,14 @@ export const tradesDashboard: Dashboard = {
             'for want of their proof (budget 1 %), recording rules by namespace (alerts ProofLatencyBudgetBurn*, SettlementBudgetBurn*).',
           unit: 'percentunit',
           queries: [
-            { expr: 'max by (namespace) (relayer:slo_proof_latency:error_ratio_rate1h{namespace=~"$namespace"})', legend: 'deposits without a proof in 60 s {{namespace}}' },
-            { expr: 'max by (namespace) (relayer:slo_settlement:error_ratio_rate1h{namespace=~"$namespace"})', legend: 'expired for want of the proof {{namespace}}' },
+            {
+              expr: 'max by (namespace) (relayer:slo_proof_latency:error_ratio_rate1h{namespace=~"$namespace"})',
+              legend: 'deposits without a proof in 60 s {{namespace}}',
+            },
+            {
+              expr: 'max by (namespace) (relayer:slo_settlement:error_ratio_rate1h{namespace=~"$namespace"})',
+              legend: 'expired for want of the proof {{namespace}}',
+            },
           ],
         },
       ],
