@@ -29,6 +29,11 @@ export const ERROR_CODES = {
     meaning: 'the first request with this Idempotency-Key is still running (retry to get its answer), or stopped ' +
       'before its answer was stored (look for its effect; use a new key for a new request)',
   },
+  IDEMPOTENCY_KEYS_EXHAUSTED: {
+    status: 429,
+    meaning: 'you hold as many Idempotency-Keys of the last 24 h as one user may: retry after `Retry-After`, or send ' +
+      'the request without the header (a key you already hold still replays)',
+  },
   // Registry reads.
   CHAIN_NOT_FOUND: { status: 404, meaning: 'no chain is registered with this chainId' },
   TOKEN_ROUTE_NOT_FOUND: { status: 404, meaning: 'no such route (GET /v1/routes/{id}, a quote\'s routeId)' },
@@ -113,4 +118,18 @@ export function isErrorCode(code: unknown): code is ErrorCode {
 /** The generic code for `status` (INTERNAL for a 5xx without one, BAD_REQUEST for any other 4xx). */
 export function genericCode(status: number): ErrorCode {
   return GENERIC_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'BAD_REQUEST');
+}
+
+/** 409 codes that say "not yet": the same request may succeed when what it waits for happens. */
+const RETRYABLE_CONFLICTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_FINAL', 'TRADE_AWAITING', 'IDEMPOTENCY_KEY_IN_USE']);
+
+/**
+ * Whether the same request, sent again unchanged (under the same Idempotency-Key), may succeed
+ * later: every 429 and 503 (a budget or a dependency that recovers), a 500 (an unexpected failure
+ * need not repeat; the key makes the retry safe), and the 409s that mean "not yet". Everything
+ * else needs a changed request or another action first (sign in again, fund the ad, pick another).
+ */
+export function isRetryable(code: ErrorCode): boolean {
+  const { status } = ERROR_CODES[code] as { status: number };
+  return status === 429 || status >= 500 || RETRYABLE_CONFLICTS.has(code);
 }

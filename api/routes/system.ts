@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
 import swaggerUi from 'swagger-ui-express';
 import { errorBody } from '../errors.ts';
-import { openApiDocument } from '../openapi/document.ts';
+import { openApi30Document, openApiDocument } from '../openapi/document.ts';
 import { registry, z } from '../openapi/operations.ts';
 import { ping } from '../../db/knex.ts';
 import type { ChainHealth } from '../../chains/providers/providers.ts';
@@ -70,6 +70,17 @@ registry.registerPath({
   responses: { 200: { description: 'OpenAPI document' } },
 });
 registry.registerPath({
+  method: 'get',
+  path: '/docs/openapi-3.0.json',
+  operationId: 'getOpenApi30Document',
+  summary: 'This document in OpenAPI 3.0',
+  description: 'The same operations and schemas spelled in OpenAPI 3.0 (nullable instead of null types, enums a client ' +
+    'only reads open to new values), for generators that read only 3.0: Go\'s oapi-codegen, Rust\'s progenitor, ' +
+    'openapi-python-client.',
+  tags: ['System'],
+  responses: { 200: { description: 'OpenAPI 3.0 document' } },
+});
+registry.registerPath({
   method: 'get', path: '/metrics', operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['System'],
   description: 'Served on the metrics port (METRICS_PORT), not here: 404 unless METRICS_ON_API_PORT is true.',
   responses: { 200: { description: 'Prometheus text format' }, 404: { description: 'Served on the metrics port (METRICS_PORT)' } },
@@ -110,6 +121,10 @@ export function systemRouter(deps: {
   });
   router.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument());
+  });
+  // Before swagger-ui, which answers every path under /docs with its page.
+  router.get('/docs/openapi-3.0.json', (_req, res) => {
+    res.json(openApi30Document());
   });
   // swagger-ui-express serves its own bundled assets: the page needs no internet. It answers any
   // method on any path under /docs with the page, so only GET and HEAD reach it. Another method on

@@ -31,6 +31,7 @@ export const ERROR_SENTENCES: Readonly<Record<ErrorCode, string>> = {
   SIGNING_STOPPED: 'The service has paused new on-chain requests for maintenance. Trades under way continue; try again later.',
   IDEMPOTENCY_KEY_REUSED: 'This request was already sent with other content. Start it again.',
   IDEMPOTENCY_KEY_IN_USE: 'The same request is still being processed. Wait a moment.',
+  IDEMPOTENCY_KEYS_EXHAUSTED: 'Too many requests of this account in the last day: try again later.',
   TOKEN_EXPIRED: 'Your session expired: please sign in again.',
   SIGN_IN_REJECTED: 'The sign-in was not accepted: the signature does not match, or the sign-in request expired. Try again.',
   SIGN_IN_INPUT: 'The sign-in message was not in the expected form.',

@@ -30,7 +30,9 @@ export function cargoAvailable(): boolean {
  */
 export function buildNativeProver({ quiet = false }: { quiet?: boolean } = {}): void {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const build = spawnSync(npm, ['run', '--silent', 'build:native'], { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit', env: buildToolEnv() });
+  const build = spawnSync(npm, ['run', '--silent', 'build:native'], {
+    cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit', env: buildToolEnv(),
+  });
   if (build.error) throw new Error(`npm run build:native could not start: ${build.error.message}`);
   if (build.status !== 0) throw new Error(`npm run build:native failed (exit ${build.status}); see Cargo's output above`);
 }
