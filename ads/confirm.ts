@@ -62,7 +62,7 @@ export async function findAnsweredRequests(input: {
     let events: VerifiedAction[];
     try {
       events = await input.verifier.events(
-        { kind: chain.kind, chainId: chain.chainId, rpcUrl: chain.rpcUrl, confirmations: chain.confirmations },
+        chain,
         { txHash, contractAddress },
       );
     } catch (error) {

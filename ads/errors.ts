@@ -63,9 +63,5 @@ export class TransactionMismatchError extends DomainError {
   }
 }
 
-/** The ad chain cannot be reached for verification (not registered, or no RPC configured). */
-export class ChainUnavailableError extends DomainError {
-  readonly code = 'CHAIN_UNAVAILABLE';
-  readonly kind = 'unavailable';
-  override readonly retryable = true;
-}
+/** A chain cannot be read (not registered, no RPC configured, fewer providers than its quorum): one error for every caller. */
+export { ChainUnavailableError } from '../chains/errors.ts';

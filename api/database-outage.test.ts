@@ -118,7 +118,7 @@ describe('PostgreSQL restarted under a running API', () => {
       expect(res.status, `${method} ${route}`).toBe(503);
       if (route !== '/health') {
         expect(res.headers.get('retry-after'), route).toBe('2');
-        expect(await res.json()).toEqual({ statusCode: 503, message: expect.stringMatching(/unavailable; retry later$/), error: 'Service Unavailable', code: 'DATABASE_UNAVAILABLE' });
+        expect(await res.json()).toEqual({ statusCode: 503, message: expect.stringMatching(/unavailable; retry later$/), error: 'Service Unavailable', code: 'DATABASE_UNAVAILABLE', retryable: true });
       }
     }
 

@@ -1,3 +1,4 @@
+import type { ChainHealth } from '../chains/providers/providers.ts';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -22,4 +23,6 @@ export interface AppDeps {
   /** Fans committed outbox events out to the event streams open in this process. */
   eventHub: PushedEventHub;
   webhooks: WebhooksService;
+  /** Each registered chain's providers now, for `/health` (absent: chains are not reported). */
+  chainHealth?: () => Promise<ChainHealth[]>;
 }

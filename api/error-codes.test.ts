@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, ERROR_CODE_LIST } from './error-codes.ts';
+import { ERROR_CODES, ERROR_CODE_LIST, isRetryable } from './error-codes.ts';
+import { errorBody } from './errors.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const SKIP = new Set(['node_modules', '.git', 'target', '.tools', 'client', 'contracts', 'circuits', 'deploy']);
@@ -61,9 +62,21 @@ describe('error codes', () => {
 
   it('docs/api.md has one row per registered code, and no row for any other', () => {
     const readme = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8');
-    const rows = [...readme.matchAll(/^\s*\| `([A-Z][A-Z0-9_]+)` \| (\d{3}) \| (.+) \|$/gm)].map((m) => ({ code: m[1]!, status: Number(m[2]) }));
+    const rows = [...readme.matchAll(/^\s*\| `([A-Z][A-Z0-9_]+)` \| (\d{3}) \| (yes|no) \| (.+) \|$/gm)]
+      .map((m) => ({ code: m[1]! as keyof typeof ERROR_CODES, status: Number(m[2]), retryable: m[3] === 'yes' }));
     expect(rows.map((r) => r.code).sort()).toEqual([...ERROR_CODE_LIST].sort());
-    for (const row of rows) expect(row.status, row.code).toBe(ERROR_CODES[row.code as keyof typeof ERROR_CODES].status);
+    for (const row of rows) {
+      expect(row.status, row.code).toBe(ERROR_CODES[row.code].status);
+      expect(row.retryable, row.code).toBe(isRetryable(row.code));
+    }
+  });
+
+  it('every error body says whether the same request may succeed later', () => {
+    expect(errorBody(503, 'down', 'RPC_UNAVAILABLE')).toMatchObject({ code: 'RPC_UNAVAILABLE', retryable: true });
+    expect(errorBody(429, 'slow down')).toMatchObject({ code: 'RATE_LIMITED', retryable: true });
+    expect(errorBody(409, 'wait', 'NOT_FINAL')).toMatchObject({ retryable: true });
+    expect(errorBody(409, 'no', 'INSUFFICIENT_LIQUIDITY')).toMatchObject({ retryable: false });
+    expect(errorBody(422, ['amount must be ...'])).toMatchObject({ code: 'VALIDATION_FAILED', retryable: false });
   });
 
   it('codes are SCREAMING_SNAKE and statuses are error statuses', () => {

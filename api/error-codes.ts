@@ -28,6 +28,11 @@ export const ERROR_CODES = {
     meaning: 'the first request with this Idempotency-Key is still running (retry to get its answer), or stopped ' +
       'before its answer was stored (look for its effect; use a new key for a new request)',
   },
+  IDEMPOTENCY_KEYS_EXHAUSTED: {
+    status: 429,
+    meaning: 'you hold as many Idempotency-Keys of the last 24 h as one user may: retry after `Retry-After`, or send ' +
+      'the request without the header (a key you already hold still replays)',
+  },
   // Registry reads.
   CHAIN_NOT_FOUND: { status: 404, meaning: 'no chain is registered with this chainId' },
   TOKEN_ROUTE_NOT_FOUND: { status: 404, meaning: 'no such route (GET /v1/routes/{id}, a quote\'s routeId)' },
@@ -51,7 +56,7 @@ export const ERROR_CODES = {
   AD_REQUEST_LIMIT: { status: 429, meaning: 'too many pending ads or open ad requests; retry after `Retry-After`' },
   AD_INPUT: { status: 422, meaning: 'a field is not valid for this ad or route; `message` names it' },
   TX_MISMATCH: { status: 422, meaning: 'the reported txHash answers no confirmable request of this ad' },
-  CHAIN_UNAVAILABLE: { status: 503, meaning: 'the chain cannot be reached for verification; retry later' },
+  CHAIN_UNAVAILABLE: { status: 503, meaning: 'the chain cannot be read now (fewer RPC providers answer than its quorum): nothing changed, retry after `Retry-After`' },
   // Trades.
   TRADE_NOT_FOUND: { status: 404, meaning: 'no such trade' },
   NOT_TRADE_PARTY: { status: 403, meaning: 'you are not the party of this trade the action is for' },
@@ -83,6 +88,7 @@ export const ERROR_CODES = {
   WRONG_EVENT: { status: 422, meaning: 'the contract did not emit the expected event with the expected arguments' },
   NOT_FINAL: { status: 409, meaning: 'the transaction is not final yet: retry after `Retry-After`' },
   RPC_UNAVAILABLE: { status: 503, meaning: 'the chain\'s RPC cannot be reached: retry later' },
+  CHAIN_FACTS_DISAGREE: { status: 503, meaning: 'the chain\'s RPC providers disagree about the transaction or state: nothing changed, retry after `Retry-After`' },
   HORIZON_UNAVAILABLE: { status: 503, meaning: 'Stellar Horizon cannot be reached: retry later' },
   // Lists and webhooks.
   INVALID_CURSOR: { status: 422, meaning: 'the cursor was not issued by this service' },
@@ -111,4 +117,18 @@ export function isErrorCode(code: unknown): code is ErrorCode {
 /** The generic code for `status` (INTERNAL for a 5xx without one, BAD_REQUEST for any other 4xx). */
 export function genericCode(status: number): ErrorCode {
   return GENERIC_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'BAD_REQUEST');
+}
+
+/** 409 codes that say "not yet": the same request may succeed when what it waits for happens. */
+const RETRYABLE_CONFLICTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['NOT_FINAL', 'TRADE_AWAITING', 'IDEMPOTENCY_KEY_IN_USE']);
+
+/**
+ * Whether the same request, sent again unchanged (under the same Idempotency-Key), may succeed
+ * later: every 429 and 503 (a budget or a dependency that recovers), a 500 (an unexpected failure
+ * need not repeat; the key makes the retry safe), and the 409s that mean "not yet". Everything
+ * else needs a changed request or another action first (sign in again, fund the ad, pick another).
+ */
+export function isRetryable(code: ErrorCode): boolean {
+  const { status } = ERROR_CODES[code] as { status: number };
+  return status === 429 || status >= 500 || RETRYABLE_CONFLICTS.has(code);
 }

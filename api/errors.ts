@@ -1,15 +1,17 @@
 import { STATUS_CODES } from 'node:http';
-import { genericCode, type ErrorCode } from './error-codes.ts';
+import { genericCode, isRetryable, type ErrorCode } from './error-codes.ts';
 
 /**
  * The spec's error body, plus `code`: a stable machine code from api/error-codes.ts that clients
- * branch on. `message` is a list for validation failures.
+ * branch on, and `retryable`: whether the same request may succeed later (`isRetryable`). `message`
+ * is a list for validation failures.
  */
 export interface ErrorBody {
   statusCode: number;
   message: string | string[];
   error: string;
   code: ErrorCode;
+  retryable: boolean;
 }
 
 /**
@@ -39,7 +41,7 @@ export class AppError extends Error {
  * one or the status's generic code, so every error body carries one.
  */
 export function errorBody(status: number, message: string | string[], code: ErrorCode = genericCode(status)): ErrorBody {
-  return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error', code };
+  return { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error', code, retryable: isRetryable(code) };
 }
 
 export const badRequest = (message: string | string[]) => new AppError(400, message);

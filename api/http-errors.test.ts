@@ -14,7 +14,7 @@ describe('HTTP error handling', () => {
   it('answers an unknown path with 404 in the spec body', async () => {
     const res = await service.request('/v1/nothing-here');
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /v1/nothing-here', error: 'Not Found', code: 'ROUTE_NOT_FOUND' });
+    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /v1/nothing-here', error: 'Not Found', code: 'ROUTE_NOT_FOUND', retryable: false });
   });
 
   it('answers a wrong method on a known path with 405 and Allow', async () => {
@@ -43,7 +43,7 @@ describe('HTTP error handling', () => {
   it('answers malformed JSON with 400', async () => {
     const res = await post('/v1/ads/create', '{"routeId": ');
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ statusCode: 400, message: 'body is not valid JSON', error: 'Bad Request', code: 'INVALID_JSON' });
+    expect(await res.json()).toEqual({ statusCode: 400, message: 'body is not valid JSON', error: 'Bad Request', code: 'INVALID_JSON', retryable: false });
   });
 
   it('answers a JSON body that is not an object with 422 naming body, on public and authenticated endpoints', async () => {
@@ -51,7 +51,7 @@ describe('HTTP error handling', () => {
       for (const path of ['/v1/auth/challenge', '/v1/ads/create']) {
         const res = await post(path, body!);
         expect(res.status, `${path} ${body}`).toBe(422);
-        expect(await res.json()).toEqual({ statusCode: 422, message: [`body must be a JSON object, received ${received}`], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED' });
+        expect(await res.json()).toEqual({ statusCode: 422, message: [`body must be a JSON object, received ${received}`], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED', retryable: false });
       }
     }
   });
@@ -60,7 +60,7 @@ describe('HTTP error handling', () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
       const res = await post('/v1/auth/challenge', '{"address":"0x2c7536E3605D9C16a7a3D7b1898e529396a65c23","chainKind":"EVM"}', type);
       expect(res.status, type).toBe(415);
-      expect(await res.json()).toEqual({ statusCode: 415, message: `Content-Type must be application/json (received "${type}")`, error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE' });
+      expect(await res.json()).toEqual({ statusCode: 415, message: `Content-Type must be application/json (received "${type}")`, error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE', retryable: false });
     }
     const untyped = await service.request('/v1/auth/challenge', { method: 'POST', body: new Uint8Array([123, 125]) });
     expect(untyped.status).toBe(415);
@@ -154,7 +154,7 @@ describe('rate limits', () => {
     expect(last!.headers.get('ratelimit-policy')).toContain('q=5');
     expect(last!.headers.get('ratelimit')).toContain('r=0');
     expect(await last!.json()).toEqual({
-      statusCode: 429, message: 'too many general requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED',
+      statusCode: 429, message: 'too many general requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED', retryable: true
     });
   });
 

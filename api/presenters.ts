@@ -1,3 +1,4 @@
+import { adapterOf } from '../chains/adapters.ts';
 import { orderAmountStep, routePricing } from '../domain/index.ts';
 import { unlockableBy, whoseUnlockIsDue } from '../trades/lifecycle/index.ts';
 import type { AdRecord } from '../db/repositories/ads.ts';
@@ -19,10 +20,9 @@ export function presentChain(chain: Chain) {
     kind: chain.kind,
     adManagerAddress: chain.adManagerAddress,
     orderPortalAddress: chain.orderPortalAddress,
-    // Stellar only: the network a wallet signs for, and the RPC URL the operator publishes for
-    // clients (never the service's own rpc_url).
-    ...(chain.kind === 'STELLAR' && chain.networkPassphrase !== null ? { networkPassphrase: chain.networkPassphrase } : {}),
-    ...(chain.kind === 'STELLAR' && chain.publicRpcUrl !== null ? { publicRpcUrl: chain.publicRpcUrl } : {}),
+    // The kind's own fields (Stellar: the network a wallet signs for, and the RPC URL the operator
+    // publishes for clients), never the service's own RPC URLs.
+    ...adapterOf(chain.kind).publicFields(chain),
     createdAt: chain.createdAt.toISOString(),
     updatedAt: chain.updatedAt.toISOString(),
   };

@@ -71,7 +71,7 @@ describe('documentation and metrics', () => {
     expect(service.metricsUrl).toBeUndefined();
     const res = await service.request('/metrics');
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found', code: 'ROUTE_NOT_FOUND' });
+    expect(await res.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found', code: 'ROUTE_NOT_FOUND', retryable: false });
   });
 });
 
@@ -103,7 +103,7 @@ describe('metrics on their own port (METRICS_PORT)', () => {
     expect(await scraped.text()).toMatch(/http_request_duration_seconds_bucket\{le="[^"]+",route="\/v1\/chains",method="GET",status="200"\}/);
     const onApi = await service.request('/metrics');
     expect(onApi.status).toBe(404);
-    expect(await onApi.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found', code: 'ROUTE_NOT_FOUND' });
+    expect(await onApi.json()).toEqual({ statusCode: 404, message: 'no route for GET /metrics', error: 'Not Found', code: 'ROUTE_NOT_FOUND', retryable: false });
     // Another method is a wrong method on a path the document lists (GET /metrics): 405, as everywhere.
     const posted = await service.request('/metrics', { method: 'POST' });
     expect(posted.status).toBe(405);

@@ -27,7 +27,7 @@ describe('parseOrThrow', () => {
       parseOrThrow(schema, {});
       expect.unreachable();
     } catch (error) {
-      expect((error as AppError).toBody()).toEqual({ statusCode: 422, message: ['amount is required'], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED' });
+      expect((error as AppError).toBody()).toEqual({ statusCode: 422, message: ['amount is required'], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED', retryable: false });
     }
   });
 

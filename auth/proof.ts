@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { adapterOf } from '../chains/adapters.ts';
 import type { ChainKind } from '../domain/index.ts';
 import { consumeChallenge, findChallengeByNonce } from '../db/repositories/challenges.ts';
 import { SignInInputError, SignInRejected } from './errors.ts';
@@ -30,14 +31,16 @@ export async function verifyWalletProof(
   proof: WalletProof,
   now = new Date(),
 ): Promise<VerifiedProof> {
-  if (proof.chainKind === 'EVM') {
-    const message = parseSiweMessage(proof.message);
+  // The chain kind's wallets speak one sign-in protocol; the body's fields were checked for it (api/schemas/auth.ts).
+  if (adapterOf(proof.chainKind).signInProtocol === 'SIWE') {
+    const { message: text, signature } = proof as { message: string; signature: string };
+    const message = parseSiweMessage(text);
     checkSiweClaims(message, settings.siwe, now);
-    checkSiweSignature(proof.message, proof.signature, message.address);
-    return { chainKind: 'EVM', address: message.address, nonce: message.nonce, message: proof.message };
+    checkSiweSignature(text, signature, message.address);
+    return { chainKind: proof.chainKind, address: message.address, nonce: message.nonce, message: text };
   }
-  const { account, nonce } = await verifyStellarLogin(settings.sep10, proof.transaction);
-  return { chainKind: 'STELLAR', address: account, nonce, message: null };
+  const { account, nonce } = await verifyStellarLogin(settings.sep10, (proof as { transaction: string }).transaction);
+  return { chainKind: proof.chainKind, address: account, nonce, message: null };
 }
 
 /**

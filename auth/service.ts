@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
 import type { Knex } from 'knex';
-import { canonicalAddress } from '../chains/address.ts';
+import { adapterOf } from '../chains/adapters.ts';
 import { type ChainKind } from '../domain/index.ts';
 import type { StellarAccountReader } from '../chains/stellar/horizon.ts';
 import { siweSettingsOf, type Config } from '../config/config.ts';
@@ -128,20 +128,20 @@ export function createAuthService(deps: AuthDeps) {
      * `reachedHost` (the request's Host) names the SEP-10 domains where they follow it (`sep10Domains`).
      */
     async issueChallenge(input: { chainKind: ChainKind; address: string }, reachedHost?: string): Promise<Challenge> {
-      const address = canonicalAddress(input.chainKind, input.address);
-      if (input.chainKind === 'EVM') {
+      const address = adapterOf(input.chainKind).canonicalAddress(input.address);
+      if (adapterOf(input.chainKind).signInProtocol === 'SIWE') {
         const issuedAt = new Date();
         const expiresAt = new Date(issuedAt.getTime() + config.CHALLENGE_TTL_SECONDS * 1000);
         const nonce = randomBytes(16).toString('hex');
         const siwe = siweNow();
         const message = buildSiweMessage(siwe, address, nonce, issuedAt, expiresAt);
-        await insertChallenge(knex, { chainKind: 'EVM', address, nonce, message, expiresAt });
-        return { chainKind: 'EVM', address, nonce, domain: siwe.domain, uri: siwe.uri, message, expiresAt };
+        await insertChallenge(knex, { chainKind: input.chainKind, address, nonce, message, expiresAt });
+        return { chainKind: input.chainKind as 'EVM', address, nonce, domain: siwe.domain, uri: siwe.uri, message, expiresAt };
       }
       const sep10 = await sep10Now();
       const challenge = buildStellarChallenge(sep10, address, config.CHALLENGE_TTL_SECONDS, reachedHost);
-      await insertChallenge(knex, { chainKind: 'STELLAR', address, nonce: challenge.nonce, message: challenge.transaction, expiresAt: challenge.expiresAt });
-      return { chainKind: 'STELLAR', address, transaction: challenge.transaction, networkPassphrase: sep10.networkPassphrase, expiresAt: challenge.expiresAt };
+      await insertChallenge(knex, { chainKind: input.chainKind, address, nonce: challenge.nonce, message: challenge.transaction, expiresAt: challenge.expiresAt });
+      return { chainKind: input.chainKind as 'STELLAR', address, transaction: challenge.transaction, networkPassphrase: sep10.networkPassphrase, expiresAt: challenge.expiresAt };
     },
 
     /** Verifies the signed challenge, creates the user on a wallet's first login, opens a session. */

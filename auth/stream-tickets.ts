@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { consumeEventStreamTicket, insertEventStreamTicket, type TicketRefusal } from '../db/repositories/event-stream-tickets.ts';
+import { consumeEventStreamTicket, insertEventStreamTicket, spendEventStreamTickets, type TicketRefusal } from '../db/repositories/event-stream-tickets.ts';
 import type { Principal } from '../domain/principal.ts';
 import { SignInRejected } from './errors.ts';
 
@@ -58,6 +58,15 @@ export function createStreamTickets(deps: { knex: Knex; ttlSeconds: number }) {
       const spent = await consumeEventStreamTicket(deps.knex, hashTicket(ticket));
       if (!spent.ok) throw new SignInRejected(REFUSALS[spent.refusal]);
       return { userId: spent.userId, sessionId: spent.sessionId, streamUntil: spent.streamUntil };
+    },
+
+    /**
+     * Spends `tickets` without opening anything: once it resolves, none of them opens a stream.
+     * For a request that presented them and was refused for another reason (its Last-Event-ID, a
+     * stream limit): its URL may sit in a log or a proxy's history, and must not open a stream later.
+     */
+    async revoke(tickets: string[]): Promise<void> {
+      await spendEventStreamTickets(deps.knex, tickets.filter((ticket) => TICKET_SHAPE.test(ticket)).map(hashTicket));
     },
   };
 }

@@ -1,6 +1,6 @@
 import { getAddress, hexlify, isAddress } from 'ethers';
 
-import { UUID_PATTERN, type ChainKind } from '../domain/index.ts';
+import { UUID_PATTERN } from '../domain/index.ts';
 import { decodeStrKey32 } from './stellar/strkey.ts';
 
 // No Node built-in and no Stellar SDK here: the client package bundles this file for browsers
@@ -24,29 +24,6 @@ export function isStellarAccount(value: string): boolean {
 /** True for a Stellar contract (C...) strkey with a valid checksum. */
 export function isStellarContract(value: string): boolean {
   return decodeStrKey32('contract', value) !== undefined;
-}
-
-/** A wallet address (who signs) of the given chain kind. */
-export function isWalletAddress(kind: ChainKind, value: string): boolean {
-  return kind === 'EVM' ? isEvmAddress(value) : isStellarAccount(value);
-}
-
-/** Any address that can hold or receive tokens on the chain kind: wallets, and contracts on Stellar. */
-export function isRecipientAddress(kind: ChainKind, value: string): boolean {
-  return kind === 'EVM' ? isEvmAddress(value) : isStellarAccount(value) || isStellarContract(value);
-}
-
-/**
- * The one spelling the service stores and compares: EIP-55 checksum for EVM, the strkey itself
- * (always upper case) for Stellar. Throws on an address that is not valid for the kind.
- */
-export function canonicalAddress(kind: ChainKind, value: string): string {
-  if (kind === 'EVM') {
-    if (!isEvmAddress(value)) throw new Error(`not an EVM address: '${value}'`);
-    return getAddress(value);
-  }
-  if (!isStellarAccount(value) && !isStellarContract(value)) throw new Error(`not a Stellar address: '${value}'`);
-  return value;
 }
 
 /**

@@ -8,7 +8,8 @@ import { Wallet } from 'ethers';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifacts as circuitArtifacts } from '../circuits/artifacts.ts';
-import { cachedChainClients } from './verify.ts';
+import { createChains } from './chains.ts';
+import { createEvmClient } from './evm/rpc.ts';
 import { ConfigError } from '../config/config.ts';
 import { loadDevnetArtifacts } from '../contracts/evm/artifacts.ts';
 import { compileSolidity } from '../contracts/evm/compile.ts';
@@ -41,7 +42,7 @@ describe('deployed verifiers against the proving key', () => {
   let chainA: VerifierChain;
   let chainB: VerifierChain;
   let stellar: VerifierChain;
-  const clients = cachedChainClients();
+  const chains = createChains();
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'verifiers-'));
@@ -71,30 +72,30 @@ describe('deployed verifiers against the proving key', () => {
   });
 
   it('accepts chains whose verifiers are the proving key\'s: EVM by the verifier\'s code, Soroban by the contracts\' verification_key', async () => {
-    expect(await verifierDifferences(chainA, vk, clients)).toEqual([]);
-    expect(await verifierDifferences(stellar, vk, clients)).toEqual([]);
-    await expect(checkDeployedVerifiers([chainA, stellar], vk, vkSha256, clients, logger)).resolves.toBeUndefined();
+    expect(await verifierDifferences(chainA, vk, chains)).toEqual([]);
+    expect(await verifierDifferences(stellar, vk, chains)).toEqual([]);
+    await expect(checkDeployedVerifiers([chainA, stellar], vk, vkSha256, chains, logger)).resolves.toBeUndefined();
   });
 
   it('refuses a chain whose deployed verifier is another key\'s, naming the chain and both contracts', async () => {
-    const differences = await verifierDifferences(chainB, vk, clients);
+    const differences = await verifierDifferences(chainB, vk, chains);
     expect(differences).toEqual([
       expect.stringMatching(new RegExp(`^AdManager ${chainB.adManagerAddress} checks proofs with verifier 0x[0-9a-f]{40}, whose code is not this key's verifier$`)),
       expect.stringMatching(new RegExp(`^OrderPortal ${chainB.orderPortalAddress} checks proofs with verifier`)),
     ]);
-    const refusal = checkDeployedVerifiers([chainA, chainB, stellar], vk, vkSha256, clients, logger);
+    const refusal = checkDeployedVerifiers([chainA, chainB, stellar], vk, vkSha256, chains, logger);
     await expect(refusal).rejects.toBeInstanceOf(ConfigError);
     await expect(refusal).rejects.toThrow(/refusing to serve:\n {2}chain Chain B \(41002\): AdManager .*\n {2}chain Chain B \(41002\): OrderPortal/);
     await expect(refusal).rejects.not.toThrow(/Chain A|Stellar/);
   });
 
   it('refuses every chain when the proving key is another: the EVM verifier lacks its constants, the Soroban contracts hold another key', async () => {
-    expect(await verifierDifferences(chainA, otherVk, clients)).toHaveLength(2);
-    expect(await verifierDifferences(stellar, otherVk, clients)).toEqual([
+    expect(await verifierDifferences(chainA, otherVk, chains)).toHaveLength(2);
+    expect(await verifierDifferences(stellar, otherVk, chains)).toEqual([
       `AdManager ${stellar.adManagerAddress} holds another verification key`,
       `OrderPortal ${stellar.orderPortalAddress} holds another verification key`,
     ]);
-    const code = await clients.evm(anvilA.rpcUrl).eth.getCode(String((await clients.evm(anvilA.rpcUrl).eth.call({ to: chainA.adManagerAddress, data: '0x2b7ac3f3' }))).replace(/^0x0{24}/, '0x'));
+    const code = await createEvmClient(anvilA.rpcUrl).eth.getCode(String((await createEvmClient(anvilA.rpcUrl).eth.call({ to: chainA.adManagerAddress, data: '0x2b7ac3f3' }))).replace(/^0x0{24}/, '0x'));
     expect(codeHoldsKey(String(code), vk)).toBe(true);
     expect(codeHoldsKey(String(code), otherVk)).toBe(false);
   });
@@ -114,10 +115,10 @@ describe('deployed verifiers against the proving key', () => {
     });
     const prover = (env: Record<string, string>) => spawnSync(process.execPath, ['--import', 'tsx', 'entrypoints/prover-main.ts'], { env, encoding: 'utf8', timeout: 90_000 });
 
-    it.each(['prover', 'worker', 'api'])('the %s process exits 78 naming the proving key when its manifest says development', (name) => {
+    it.each(['prover', 'worker', 'api'])('the %s process exits 78 naming the proving key when its ceremony has no transcript (a development key)', (name) => {
       const run = spawnSync(process.execPath, ['--import', 'tsx', `entrypoints/${name}-main.ts`], { env: productionEnv({ PROVING_KEY_VK_SHA256: vkSha256, ...(name === 'api' ? apiSecrets() : {}) }), encoding: 'utf8', timeout: 90_000 });
       expect(run.status).toBe(78);
-      expect(run.stderr).toMatch(/proving key circuits\/build\/deposit_final\.zkey: manifest\.json says it comes from a development ceremony/);
+      expect(run.stderr).toMatch(/proving key circuits\/build\/deposit_final\.zkey: its ceremony does not verify, so whoever made its randomness may forge proofs: no ceremony transcript/);
     });
 
     it('exits 78 without PROVING_KEY_VK_SHA256, and naming the key when its verification key hashes to another value', () => {

@@ -1,62 +1,19 @@
 import type { Logger } from 'pino';
 import type { VerificationKeyJson } from '../circuits/verification-key.ts';
 import { ConfigError } from '../config/config.ts';
-import { rpcCall } from './evm/rpc.ts';
-import { stellarView } from './stellar/views.ts';
-import type { ChainClientFactory } from './verify.ts';
+import type { Chains, ChainTarget } from './chains.ts';
+import { rpcUrlsOf } from './providers/urls.ts';
+import { ChainVerificationError } from './errors.ts';
 
 /** What the check needs of a registered chain (db/repositories/registry-cache.ts `ChainConnection`). */
-export interface VerifierChain {
-  chainId: string;
+export interface VerifierChain extends ChainTarget {
   name: string;
-  kind: 'EVM' | 'STELLAR';
   adManagerAddress: string;
   orderPortalAddress: string;
-  rpcUrl: string | null;
 }
 
-/** `verifier()` of the EVM AdManager and OrderPortal (RelayerRequests.sol's immutable `verifier`). */
-const VERIFIER_SELECTOR = '0x2b7ac3f3';
-
-const word = (value: string) => BigInt(value).toString(16).padStart(64, '0');
-
-/**
- * The numbers Verifier.sol (snarkjs's Groth16 template) holds as constants: alpha, beta, gamma,
- * delta and every IC point's coordinates (G2 with the c1 coordinate first, as the template and the
- * precompile take them).
- */
-export function verifierConstants(vk: VerificationKeyJson): bigint[] {
-  const g1 = (p: string[]) => [p[0]!, p[1]!];
-  const g2 = (p: string[][]) => [p[0]![1]!, p[0]![0]!, p[1]![1]!, p[1]![0]!];
-  return [...g1(vk.vk_alpha_1), ...g2(vk.vk_beta_2), ...g2(vk.vk_gamma_2), ...g2(vk.vk_delta_2), ...vk.IC.flatMap(g1)].map(BigInt);
-}
-
-/**
- * True when EVM runtime `code` pushes every constant of `vk`'s verifier: a `PUSHn` of the value's
- * shortest big-endian bytes, which is how solc writes a constant whatever its settings. A verifier
- * of any other key lacks at least delta's and the IC points' constants (they differ with every
- * ceremony).
- */
-export function codeHoldsKey(code: string, vk: VerificationKeyJson): boolean {
-  const hex = code.replace(/^0x/, '').toLowerCase();
-  return verifierConstants(vk).every((value) => {
-    let bytes = value.toString(16);
-    if (bytes.length % 2) bytes = `0${bytes}`;
-    const push = (0x5f + bytes.length / 2).toString(16);
-    return hex.includes(`${push}${bytes}`);
-  });
-}
-
-/**
- * The key as the Soroban contracts' `verification_key` view returns it: alpha ‖ beta ‖ gamma ‖ delta
- * ‖ IC, host-encoded (G1 `x ‖ y`, G2 `x.c1 ‖ x.c0 ‖ y.c1 ‖ y.c0`, 32-byte big-endian words), as
- * contracts/soroban/codegen.ts writes it into params.rs.
- */
-export function sorobanKeyBytes(vk: VerificationKeyJson): Buffer {
-  const g1 = (p: string[]) => word(p[0]!) + word(p[1]!);
-  const g2 = (p: string[][]) => word(p[0]![1]!) + word(p[0]![0]!) + word(p[1]![1]!) + word(p[1]![0]!);
-  return Buffer.from(g1(vk.vk_alpha_1) + g2(vk.vk_beta_2) + g2(vk.vk_gamma_2) + g2(vk.vk_delta_2) + vk.IC.map(g1).join(''), 'hex');
-}
+export { codeHoldsKey, verifierConstants } from './evm/verifier-code.ts';
+export { sorobanKeyBytes } from './stellar/verifier-key.ts';
 
 /**
  * What differs on one chain: for each of its two contracts, whether the verifier it checks proofs
@@ -64,30 +21,11 @@ export function sorobanKeyBytes(vk: VerificationKeyJson): Buffer {
  * (it must push every constant of the key); Soroban: the contract's `verification_key` view. An
  * empty list: the chain's verifiers are this key's. RPC failures throw `RpcUnavailableError`.
  */
-export async function verifierDifferences(chain: VerifierChain, vk: VerificationKeyJson, clients: ChainClientFactory): Promise<string[]> {
-  if (!chain.rpcUrl) return [`has no rpcUrl in the registry: its verifiers cannot be read`];
-  const differences: string[] = [];
-  for (const [role, contract] of [['AdManager', chain.adManagerAddress], ['OrderPortal', chain.orderPortalAddress]] as const) {
-    if (chain.kind === 'EVM') {
-      const web3 = clients.evm(chain.rpcUrl);
-      const answer = await rpcCall(`verifier() of ${contract}`, () => web3.eth.call({ to: contract, data: VERIFIER_SELECTOR }));
-      const hex = String(answer).replace(/^0x/, '');
-      if (hex.length !== 64) {
-        differences.push(`${role} ${contract} has no verifier() (answered 0x${hex})`);
-        continue;
-      }
-      const verifier = `0x${hex.slice(24)}`;
-      const code = await rpcCall(`code of ${verifier}`, () => web3.eth.getCode(verifier));
-      if (!codeHoldsKey(String(code), vk)) {
-        differences.push(`${role} ${contract} checks proofs with verifier ${verifier}, whose code is not this key's verifier`);
-      }
-    } else {
-      const { value } = await stellarView(clients.stellar(chain.rpcUrl), contract, 'verification_key');
-      const deployed = Buffer.from(value as Uint8Array);
-      if (!deployed.equals(sorobanKeyBytes(vk))) differences.push(`${role} ${contract} holds another verification key`);
-    }
-  }
-  return differences;
+export async function verifierDifferences(chain: VerifierChain, vk: VerificationKeyJson, chains: Chains): Promise<string[]> {
+  if (rpcUrlsOf(chain).length === 0) return [`has no rpcUrl in the registry: its verifiers cannot be read`];
+  return chains.of(chain).verifierDifferences(
+    [{ role: 'AdManager', address: chain.adManagerAddress }, { role: 'OrderPortal', address: chain.orderPortalAddress }], vk,
+  );
 }
 
 /**
@@ -95,23 +33,57 @@ export async function verifierDifferences(chain: VerifierChain, vk: Verification
  * registry must verify with this proving key's verification key, else the process refuses to start
  * (ConfigError, exit 78) naming each chain and contract that differs. A proof made with this key
  * would fail there (funds stuck until the refund) or, worse, that chain accepts proofs of a key
- * someone else holds. A chain that cannot be read now fails start-up (exit 1): its supervisor
- * retries, and nothing is served on a guess.
+ * someone else holds. A chain that cannot be read now does not stop start-up (a provider outage must
+ * not crash-loop the fleet): it is logged, and checked again every `recheckMs` until it can be read;
+ * nothing reaches that chain meanwhile (its reads answer CHAIN_UNAVAILABLE). A difference found then
+ * is `onLateRefusal`'s (the entry point stops the process, exit 78).
  */
 export async function checkDeployedVerifiers(
-  chains: VerifierChain[],
+  registered: VerifierChain[],
   vk: VerificationKeyJson,
   vkSha256: string,
-  clients: ChainClientFactory,
+  chains: Chains,
   logger: Logger,
+  options: { recheckMs?: number; onLateRefusal?: (refusal: ConfigError) => void } = {},
 ): Promise<void> {
+  const refusal = (problems: string[]) => new ConfigError(`the deployed verifiers are not those of the proving key (verification key ` +
+    `sha256 ${vkSha256}); refusing to serve:\n  ${problems.join('\n  ')}`);
+  const { problems, unreadable } = await differencesOf(registered, vk, chains);
+  if (problems.length > 0) throw refusal(problems);
+  const checked = registered.filter((chain) => !unreadable.includes(chain));
+  logger.info({ chains: checked.map((chain) => chain.chainId), vkSha256 }, 'deployed verifiers match the proving key');
+  if (unreadable.length === 0) return;
+  logger.warn({ chains: unreadable.map((chain) => chain.chainId) }, 'chains cannot be read now: their deployed verifiers are checked once they can');
+  let pending = unreadable;
+  const timer = setInterval(() => {
+    void differencesOf(pending, vk, chains).then(({ problems: late, unreadable: still }) => {
+      if (late.length > 0) {
+        clearInterval(timer);
+        const error = refusal(late);
+        if (options.onLateRefusal) options.onLateRefusal(error);
+        else logger.fatal({ err: error }, error.message);
+        return;
+      }
+      const now = pending.filter((chain) => !still.includes(chain));
+      if (now.length > 0) logger.info({ chains: now.map((chain) => chain.chainId), vkSha256 }, 'deployed verifiers match the proving key');
+      pending = still;
+      if (pending.length === 0) clearInterval(timer);
+    }, (error: unknown) => logger.warn({ err: error }, 'deployed verifiers could not be checked again'));
+  }, options.recheckMs ?? 30_000);
+  timer.unref();
+}
+
+/** Each chain's differences, and the chains that cannot be read now (their providers are out or disagree). */
+async function differencesOf(registered: VerifierChain[], vk: VerificationKeyJson, chains: Chains): Promise<{ problems: string[]; unreadable: VerifierChain[] }> {
   const problems: string[] = [];
-  for (const chain of chains) {
-    for (const difference of await verifierDifferences(chain, vk, clients)) problems.push(`chain ${chain.name} (${chain.chainId}): ${difference}`);
+  const unreadable: VerifierChain[] = [];
+  for (const chain of registered) {
+    try {
+      for (const difference of await verifierDifferences(chain, vk, chains)) problems.push(`chain ${chain.name} (${chain.chainId}): ${difference}`);
+    } catch (error) {
+      if (!(error instanceof ChainVerificationError) || !error.retryable) throw error;
+      unreadable.push(chain);
+    }
   }
-  if (problems.length > 0) {
-    throw new ConfigError(`the deployed verifiers are not those of the proving key (verification key ` +
-      `sha256 ${vkSha256}); refusing to serve:\n  ${problems.join('\n  ')}`);
-  }
-  logger.info({ chains: chains.map((chain) => chain.chainId), vkSha256 }, 'deployed verifiers match the proving key');
+  return { problems, unreadable };
 }

@@ -12,7 +12,9 @@ export abstract class ChainVerificationError extends DomainError {
     | 'WRONG_CONTRACT'
     | 'WRONG_EVENT'
     | 'NOT_FINAL'
-    | 'RPC_UNAVAILABLE';
+    | 'RPC_UNAVAILABLE'
+    | 'CHAIN_UNAVAILABLE'
+    | 'CHAIN_FACTS_DISAGREE';
   abstract override readonly retryable: boolean;
 }
 
@@ -71,4 +73,31 @@ export class RpcUnavailableError extends ChainVerificationError {
   readonly kind = 'unavailable';
   readonly code = 'RPC_UNAVAILABLE';
   override readonly retryable = true;
+}
+
+/**
+ * Fewer of the chain's providers answer than its `rpcQuorum` (or the chain joins later): nothing is
+ * known, nothing changes. Every process that needs a chain it cannot read answers with this one error
+ * (503 `CHAIN_UNAVAILABLE` with `Retry-After`) and keeps serving everything else.
+ */
+export class ChainUnavailableError extends ChainVerificationError {
+  readonly kind = 'unavailable';
+  readonly code = 'CHAIN_UNAVAILABLE';
+  override readonly retryable = true;
+  override readonly retryAfterSeconds: number;
+  constructor(message: string, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
+  }
+}
+
+/**
+ * The chain's providers gave different answers about a fact the books act on (a receipt, its events,
+ * contract state, the portal's log) and no answer reached the quorum: it is not acted upon.
+ */
+export class ChainFactsDisagreeError extends ChainVerificationError {
+  readonly kind = 'unavailable';
+  readonly code = 'CHAIN_FACTS_DISAGREE';
+  override readonly retryable = true;
+  override readonly retryAfterSeconds = 10;
 }

@@ -1,22 +1,16 @@
-import type { ChainKind } from '../domain/index.ts';
-import { readEvmDepositFunding, readEvmPortalOrderState, type DepositFunding, type PortalOrderState } from './evm/order-chain-reads.ts';
-import { stellarRecipientProblem, type StellarTokenKind } from './stellar/recipient.ts';
-import { readStellarDepositFunding, readStellarPortalOrderState } from './stellar/views.ts';
-import type { ChainClientFactory } from './verify.ts';
+import { createChains, type Chains, type ChainTarget } from './chains.ts';
+import type { DepositFunding, PortalOrderState } from './evm/order-chain-reads.ts';
+import { rpcUrlsOf } from './providers/urls.ts';
 
 export type { DepositFunding, PortalOrderState } from './evm/order-chain-reads.ts';
 
 /** The order chain as these reads need it. */
-export interface ReadableChain {
-  kind: ChainKind;
-  chainId: string;
-  rpcUrl: string | null;
-}
+export type ReadableChain = ChainTarget;
 
 /**
  * What the service asks an order chain before it reserves liquidity for a Bridger and before it
  * gives a reservation back. `null` means the chain cannot be asked this (no RPC URL registered): callers decide what
- * that costs. RPC failures throw `RpcUnavailableError`.
+ * that costs. RPC failures throw `RpcUnavailableError` / `ChainUnavailableError`.
  */
 export interface OrderChainReader {
   /**
@@ -35,24 +29,18 @@ export interface OrderChainReader {
   recipientProblem(chain: ReadableChain, token: string, recipient: string, amount: bigint): Promise<string | null>;
 }
 
-/** Reads over `clients`: EVM by `eth_call`, Stellar by simulated calls of the token's and portal's views (stellar/views.ts). */
-export function createOrderChainReader(clients: ChainClientFactory): OrderChainReader {
-  // A token contract's kind (SAC of XLM, of a classic asset, or its own wasm) never changes.
-  const stellarTokenKinds = new Map<string, StellarTokenKind>();
+/** Reads over `chains`, each by its kind's adapter. */
+export function createOrderChainReader(chains: Chains = createChains()): OrderChainReader {
+  const readable = (chain: ReadableChain) => rpcUrlsOf(chain).length > 0;
   return {
     async depositFunding(chain, token, owner, portal) {
-      if (!chain.rpcUrl) return null;
-      if (chain.kind === 'STELLAR') return readStellarDepositFunding(clients.stellar(chain.rpcUrl), token, owner);
-      return readEvmDepositFunding(clients.evm(chain.rpcUrl), token, owner, portal);
+      return readable(chain) ? chains.of(chain).depositFunding(token, owner, portal) : null;
     },
     async orderState(chain, portal, orderHash) {
-      if (!chain.rpcUrl) return null;
-      if (chain.kind === 'STELLAR') return readStellarPortalOrderState(clients.stellar(chain.rpcUrl), portal, orderHash);
-      return readEvmPortalOrderState(clients.evm(chain.rpcUrl), portal, orderHash);
+      return readable(chain) ? chains.of(chain).portalOrderState(portal, orderHash) : null;
     },
     async recipientProblem(chain, token, recipient, amount) {
-      if (chain.kind !== 'STELLAR' || !chain.rpcUrl) return null;
-      return stellarRecipientProblem(clients.stellar(chain.rpcUrl), token, recipient, amount, stellarTokenKinds);
+      return readable(chain) ? chains.of(chain).recipientProblem(token, recipient, amount) : null;
     },
   };
 }

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { isEvmAddress, isStellarContract } from './address.ts';
 import { type ChainKind } from '../domain/index.ts';
-import { typedDataDigest } from './evm/typed-data.ts';
-import { assertI128Amount } from './stellar/amounts.ts';
+import { CallTargetError } from './adapter.ts';
+import { adapterOf } from './adapters.ts';
 import { ACTIONS, RequestFieldError, structFields, type ActionFields, type ActionName } from './request-schema.ts';
 import type { RelayerSigners } from './signers.ts';
-import { stellarRequestHash } from './stellar/request-layout.ts';
 
 /** The contract a request is for. */
 export interface CallTarget {
@@ -53,8 +51,7 @@ export interface BuildSignedCallDataInput<A extends ActionName> {
   authToken?: string;
 }
 
-/** Raised when the target does not describe a contract of its chain kind. */
-export class CallTargetError extends Error {}
+export { CallTargetError };
 
 /**
  * Signs one contract action for one chain and returns the shared signed call data plus the
@@ -88,42 +85,10 @@ export async function buildSignedCallData<A extends ActionName>(
   const fields = structFields(action);
 
   const common = { chainId: target.chainId, authToken, timeToExpire: input.ttlSeconds, chainKind: target.kind, deadline };
-  if (target.kind === 'EVM') {
-    if (!isEvmAddress(target.contractAddress)) {
-      throw new CallTargetError(`contractAddress must be an EVM address, received '${target.contractAddress}'`);
-    }
-    const domain = { ...signers.domain, chainId: target.chainId, verifyingContract: target.contractAddress };
-    const reqHash = typedDataDigest(domain, primaryType, fields, values);
-    return {
-      ...returned,
-      ...common,
-      contractAddress: target.contractAddress,
-      signature: await signer.signEvmDigest(reqHash),
-      reqHash,
-    };
-  }
-  if (!isStellarContract(target.contractAddress)) {
-    throw new CallTargetError(`contractAddress must be a Stellar contract (C...), received '${target.contractAddress}'`);
-  }
-  if (!target.networkPassphrase) throw new CallTargetError(`networkPassphrase is required for Stellar chain ${target.chainId}`);
-  for (const name of ['amount', 'initialAmount']) {
-    // Soroban token amounts are i128: a larger word would be signed but could never be honoured.
-    if (name in returned) assertI128Amount(name, (returned as Record<string, string>)[name]!);
-  }
-  const hash = stellarRequestHash(
-    { ...signers.domain, networkPassphrase: target.networkPassphrase, chainId: target.chainId, contract: target.contractAddress },
-    primaryType,
-    fields,
-    values,
-  );
-  return {
-    ...returned,
-    ...common,
-    contractAddress: target.contractAddress,
-    signature: `0x${(await signer.signStellar(hash)).toString('hex')}`,
-    signerPublicKey: await signer.stellarPublicKey(),
-    reqHash: `0x${hash.toString('hex')}`,
-  };
+  const signed = await adapterOf(target.kind).signRequest({
+    target, primaryType, fields, values, returned: returned as Record<string, string>, signer, domain: signers.domain,
+  });
+  return { ...returned, ...common, contractAddress: target.contractAddress, ...signed };
 }
 
 /** Header fields only the service sets (chains/request-schema.ts REQUEST_HEADER). */

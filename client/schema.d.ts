@@ -61,6 +61,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs/openapi-3.0.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document in OpenAPI 3.0
+         * @description The same operations and schemas spelled in OpenAPI 3.0 (nullable instead of null types, enums a client only reads open to new values), for generators that read only 3.0: Go's oapi-codegen, Rust's progenitor, openapi-python-client.
+         */
+        get: operations["getOpenApi30Document"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -69,8 +89,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Service health: 200 when every dependency answers, 503 otherwise
-         * @description Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators.
+         * Service health: 200 while the database answers (degraded when a chain is below its provider quorum), 503 otherwise
+         * @description Checks PostgreSQL with a bounded query (2 s) and each chain's RPC providers (2 s). For load balancers and orchestrators: a degraded chain does not take the process out of service.
          */
         get: operations["getHealth"];
         put?: never;
@@ -474,7 +494,7 @@ export interface paths {
         };
         /**
          * Everything about the caller's ads and trades as server-sent events
-         * @description The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with `?ticket=` from POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket is 401 naming the ticket. The stream ends when the access token that opened it (or asked for its ticket) expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
+         * @description The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with `?ticket=` from POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket is 401 naming the ticket; a request refused for another reason (422, 429, 503) spends its ticket all the same. The stream ends when the access token that opened it (or asked for its ticket) expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, 2, 3... (the same numbering webhooks deliver in). A `text/event-stream`: each event is a frame `id: <position>`, `event: <type>`, `data: <PushedEvent JSON>`; `: heartbeat` comment lines every SSE_HEARTBEAT_SECONDS keep proxies from closing an idle stream; `retry: 2000` first. To resume, send the last id seen as the `Last-Event-ID` header (EventSource does on reconnect) or `?lastEventId=`: the stream replays every committed event after it, in order, with no gap, on whichever API replica answers. Event types: trade.created, trade.status_changed, trade.proof_ready, trade.unlock_due, trade.claimed, trade.expired, ad.confirmed. At most SSE_MAX_STREAMS_PER_CLIENT streams per client and API process (429 with Retry-After beyond), and SSE_MAX_STREAMS per API process in all (503 with Retry-After beyond).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -930,7 +950,10 @@ export interface components {
             poolAmount: string;
             /** Format: uuid */
             routeId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             status: "PENDING" | "ACTIVE" | "PAUSED" | "EXHAUSTED" | "CLOSED";
             /**
              * Format: date-time
@@ -941,7 +964,10 @@ export interface components {
         /** @description One of the Maker's ad transactions is confirmed (per-user stream and webhooks only). */
         AdConfirmedEvent: {
             data: {
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 action: "createAd" | "fundAd" | "withdrawFromAd" | "closeAd";
                 /** Format: uuid */
                 adId: string;
@@ -949,7 +975,10 @@ export interface components {
                 availableAmount: string;
                 /** @example 1000000000000000000 */
                 poolAmount: string;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "ACTIVE" | "PAUSED" | "EXHAUSTED" | "CLOSED";
                 txHash: string;
             };
@@ -1007,7 +1036,10 @@ export interface components {
             createdAt: string;
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             kind: "EVM" | "STELLAR";
             name: string;
             /**
@@ -1076,7 +1108,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1198,7 +1233,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1252,7 +1290,10 @@ export interface components {
                 authToken: string;
                 /** @example 31337 */
                 chainId: string;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 chainKind: "EVM" | "STELLAR";
                 contractAddress: string;
                 /** @description Unix seconds after which the contract refuses the request. */
@@ -1282,11 +1323,11 @@ export interface components {
         };
         Error: {
             /**
-             * @description A stable machine code for the failure (docs/api.md lists each with its status and meaning); branch on it, not on `message`.
+             * @description A stable machine code for the failure (docs/api.md lists each with its status and meaning); branch on it, not on `message`. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
+            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEYS_EXHAUSTED" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
             /** @example Unprocessable Entity */
             error: string;
             /**
@@ -1295,6 +1336,11 @@ export interface components {
              *     ]
              */
             message: string | string[];
+            /**
+             * @description True when the same request, sent again unchanged (under the same Idempotency-Key), may succeed later (after Retry-After where given): every 429 and 503, a 500, and the 409s that mean "not yet" (NOT_FINAL, TRADE_AWAITING, IDEMPOTENCY_KEY_IN_USE). False when the request or the state must change first.
+             * @example false
+             */
+            retryable: boolean;
             /** @example 422 */
             statusCode: number;
         };
@@ -1409,7 +1455,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1424,18 +1473,40 @@ export interface components {
         };
         Health: {
             checks: {
-                /** @enum {string} */
+                /** @description Each registered chain with providers, by chain id. */
+                chains?: {
+                    [key: string]: {
+                        quorum: number;
+                        /**
+                         * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                         * @enum {string}
+                         */
+                        status: "ok" | "degraded";
+                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest. */
+                        usable: number;
+                    };
+                };
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 db: "ok" | "unavailable";
             };
-            /** @enum {string} */
-            status: "ok" | "unavailable";
+            /**
+             * @description `degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
+            status: "ok" | "degraded" | "unavailable";
         };
         LockTradeResponse: {
             /** @description Single-use 32-byte token, argument of the contract call. */
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -1523,7 +1594,10 @@ export interface components {
              */
             bound: string | null;
             message: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             reason: "ROUTE_NOT_PRICED" | "INEXACT_CONVERSION" | "NO_OPEN_ADS" | "BELOW_MINIMUM" | "ABOVE_MAXIMUM" | "AD_CLOSING" | "INSUFFICIENT_LIQUIDITY" | "RESERVATIONS_FULL";
         };
         RefreshRequest: {
@@ -1580,7 +1654,10 @@ export interface components {
             decimals: number;
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             kind: "NATIVE" | "ERC20" | "SEP41";
             name: string;
             symbol: string;
@@ -1641,7 +1718,10 @@ export interface components {
             decimals: number;
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             kind: "NATIVE" | "ERC20" | "SEP41";
             name: string;
             symbol: string;
@@ -1683,7 +1763,10 @@ export interface components {
             };
             /** Format: uuid */
             routeId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
             /** @description The trade's verified transactions, in the order they were applied: what GET /v1/trades/all?txHash= finds it by. */
             transactions: components["schemas"]["TradeTransaction"][];
@@ -1714,9 +1797,15 @@ export interface components {
                 adId: string;
                 bridgerClaimed: boolean;
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 side: "ad" | "order";
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1761,7 +1850,10 @@ export interface components {
                 proofReady: boolean;
                 /** Format: uuid */
                 routeId: string;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1787,9 +1879,15 @@ export interface components {
                 adId: string;
                 bridgerClaimed: boolean;
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 reason: "reservation" | "lock_window" | "lock_released";
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1819,7 +1917,10 @@ export interface components {
                 adId: string;
                 bridgerClaimed: boolean;
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1844,10 +1945,16 @@ export interface components {
                 /** Format: uuid */
                 adId: string;
                 bridgerClaimed: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 previousStatus: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 proofReady: boolean;
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1869,7 +1976,7 @@ export interface components {
             /** @example 31337 */
             chainId: string;
             /**
-             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain).
+             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease";
@@ -1885,11 +1992,14 @@ export interface components {
                 bridgerClaimed: boolean;
                 proofReady: boolean;
                 /**
-                 * @description `ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain.
+                 * @description `ad`: AdManager.unlock on the ad chain; `order`: OrderPortal.unlock on the order chain. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                  * @enum {string}
                  */
                 side: "ad" | "order";
-                /** @enum {string} */
+                /**
+                 * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
                 status: "PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED";
                 /** Format: uuid */
                 tradeId: string;
@@ -1902,7 +2012,7 @@ export interface components {
                  */
                 unlockableBy: ("MAKER" | "BRIDGER")[];
                 /**
-                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED.
+                 * @description Whose unlock is due by default, as GET /v1/trades/{id} says: MAKER (the ad-chain unlock, AdManager, pays the Bridger; the Bridger may take it too) first; BRIDGER (the order-chain unlock, OrderPortal, pays the Maker; the Maker may send it too) once the first is confirmed. null outside LOCKED. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                  * @enum {string}
                  */
                 unlockDue: "MAKER" | "BRIDGER";
@@ -1935,7 +2045,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -2010,12 +2123,12 @@ export interface components {
             /** @example 1000000000000000000 */
             minAmount: string | null;
             /**
-             * @description The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again.
+             * @description The status the Maker set and the service stored (ACTIVE or PAUSED). It differs from `status` while the ad is EXHAUSTED: a PAUSED ad stays PAUSED when it is funded again. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             setStatus: "ACTIVE" | "PAUSED";
             /**
-             * @description The ad as listed: EXHAUSTED while nothing is available, whatever was set.
+             * @description The ad as listed: EXHAUSTED while nothing is available, whatever was set. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             status: "PENDING" | "ACTIVE" | "PAUSED" | "EXHAUSTED" | "CLOSED";
@@ -2033,7 +2146,10 @@ export interface components {
         Wallet: {
             /** @example 0x2c7536E3605D9C16a7a3D7b1898e529396a65c23 */
             address: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             /**
              * Format: date-time
@@ -2051,7 +2167,10 @@ export interface components {
             /** Format: uuid */
             id: string;
             nextAttemptAt: string | null;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             status: "ACTIVE" | "DISABLED";
             updatedAt: string;
             url: string;
@@ -2116,7 +2235,10 @@ export interface components {
             authToken: string;
             /** @example 31337 */
             chainId: string;
-            /** @enum {string} */
+            /**
+             * @description Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
             chainKind: "EVM" | "STELLAR";
             contractAddress: string;
             /** @description Unix seconds after which the contract refuses the request. */
@@ -2266,6 +2388,57 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description HTML */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry with exponential backoff */
+            429: {
+                headers: {
+                    /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft 8: the policy, `"<policy>"; q=<limit>; w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOpenApi30Document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OpenAPI 3.0 document */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2697,7 +2870,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2796,7 +2969,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -2837,7 +3010,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2936,7 +3109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -2977,7 +3150,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3076,7 +3249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -3252,7 +3425,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3351,7 +3524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -3392,7 +3565,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3480,7 +3653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -4473,7 +4646,7 @@ export interface operations {
                         /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
                         data: string;
                         /**
-                         * @description The event type (equals `data.type`).
+                         * @description The event type (equals `data.type`). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                          * @enum {string}
                          */
                         event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
@@ -4999,7 +5172,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5098,7 +5271,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5159,7 +5332,7 @@ export interface operations {
                         /** @description The event as one line of JSON: a PushedEvent (the same body webhooks deliver). */
                         data: string;
                         /**
-                         * @description The event type (equals `data.type`).
+                         * @description The event type (equals `data.type`). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
                          * @enum {string}
                          */
                         event: "trade.created" | "trade.status_changed" | "trade.proof_ready" | "trade.unlock_due" | "trade.claimed" | "trade.expired" | "ad.confirmed";
@@ -5245,7 +5418,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5340,7 +5513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5483,7 +5656,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5582,7 +5755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5623,7 +5796,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5722,7 +5895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5874,7 +6047,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5971,7 +6144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -6087,7 +6260,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6166,7 +6339,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -6510,7 +6683,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6596,7 +6769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -6637,7 +6810,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
+                /** @description Makes a retry safe: the same key from the same user with the same request (method, path, body) within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and nothing runs twice. Another request under a used key is 422 naming Idempotency-Key; a retry while the first request still runs waits for its answer (up to IDEMPOTENCY_WAIT_SECONDS), then 409 with Retry-After. A first request that stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a refused request changed nothing, and its retry with the same key runs again. A user holds at most MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. 1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6723,7 +6896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded; retry with exponential backoff */
+            /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */

@@ -48,8 +48,11 @@ export interface SignedResponse {
   authToken: string;
   deadline: string;
   signature: string;
-  /** The G... key that signed: the contract checks it is its relayer key (or, during a key rotation, the previous one). */
-  signerPublicKey: string;
+  /**
+   * The G... key that signed: the contract checks it is its relayer key (or, during a key rotation, the
+   * previous one). Optional in the API's schema (EVM responses have none); a Soroban call throws without it.
+   */
+  signerPublicKey?: string;
   orderParams?: OrderParams;
   proof?: string;
   [field: string]: unknown;

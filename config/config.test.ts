@@ -8,6 +8,7 @@ import { HDNodeWallet, Wallet } from 'ethers';
 import { describe, expect, it } from 'vitest';
 import { DEVNET_CHAINS } from '../devnet/index.ts';
 import { ConfigError, configSchema, loadConfig, siweSettingsOf } from './config.ts';
+import { CONCERNS, ROLE_CONCERNS } from './roles.ts';
 import { resolveSecrets, SECRETS_OF_ROLE, WELL_KNOWN_DEV_KEYS, type ProcessRole } from './secrets.ts';
 
 /** Public sign-in domains, which production requires. */
@@ -66,6 +67,60 @@ describe('configuration', () => {
 
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '' }).PORT).toBe(3000);
+  });
+});
+
+describe('configuration per process', () => {
+  /** A production environment of only `settings`: nothing of any other process. */
+  const production = (settings: Record<string, string> = {}) => ({ NODE_ENV: 'production', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'roles-')), ...settings });
+  const temporal = { DATABASE_URL: 'postgres://db.internal/relayer', TEMPORAL_ADDRESS: 'temporal.internal:7233' };
+
+  it('puts every setting in exactly one concern; the embedded run uses them all', () => {
+    const keys = CONCERNS.flatMap((concern) => Object.keys(concern.schema.shape));
+    expect(keys.length).toBe(new Set(keys).size);
+    expect(new Set(keys)).toEqual(new Set(Object.keys(configSchema.shape)));
+    expect(ROLE_CONCERNS.embedded).toEqual(CONCERNS);
+  });
+
+  it('migrate starts in production with DATABASE_URL alone, and holds no secret', () => {
+    const config = loadConfig(production({ DATABASE_URL: 'postgres://db.internal/relayer' }), 'migrate');
+    expect(config.DATABASE_URL).toBe('postgres://db.internal/relayer');
+    expect(resolveSecrets(config, 'migrate')).toEqual({});
+  });
+
+  it('the prover and the worker start in production with no signer, JWT, SEP-10 or SIWE setting', () => {
+    for (const role of ['prover', 'worker'] as const) {
+      const config = loadConfig(production(temporal), role);
+      expect(config.RELAYER_SIGNER, role).toBe('env');
+      expect(resolveSecrets(config, role), role).toEqual({});
+    }
+    // Their own rules still hold: mTLS to Temporal needs both files.
+    expect(() => loadConfig(production({ ...temporal, TEMPORAL_TLS_CERT: '/tls/client.pem' }), 'worker')).toThrow(/TEMPORAL_TLS_KEY: is required/);
+    // The worker's webhook and job settings are its own too: a malformed value stops it, naming it.
+    expect(() => loadConfig(production({ ...temporal, RETENTION_CRON: 'daily' }), 'worker')).toThrow(/RETENTION_CRON: must be a 5-field cron expression/);
+  });
+
+  it('the api (and the embedded run) in production still refuse without their own: the signer and the public sign-in domains', () => {
+    for (const role of ['api', 'embedded'] as const) {
+      let message = '';
+      try {
+        loadConfig(production(temporal), role);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      for (const key of ['RELAYER_SIGNER: is env', 'SIWE_DOMAIN: must be set', 'SIWE_URI: must be set', 'SEP10_HOME_DOMAIN: must be set', 'SEP10_WEB_AUTH_DOMAIN: must be set']) {
+        expect(message, role).toContain(key);
+      }
+    }
+    // With them, its secrets are required (none generated in production).
+    const config = loadConfig(production({ ...temporal, RELAYER_SIGNER_ALLOW_ENV: 'true', ...PUBLIC_DOMAINS }), 'api');
+    expect(() => resolveSecrets(config, 'api')).toThrow(/JWT_SECRET: required in production/);
+  });
+
+  it('a malformed value of any setting stops any process, naming it; the rules of a concern bind only the processes that use it', () => {
+    expect(() => loadConfig(production({ DATABASE_URL: 'postgres://db/x', SSE_MAX_STREAMS: 'many' }), 'migrate')).toThrow(/SSE_MAX_STREAMS: /);
+    expect(() => loadConfig(production({ DATABASE_URL: 'postgres://db/x', CORS_ORIGINS: '*' }), 'migrate')).not.toThrow();
+    expect(() => loadConfig(production({ ...temporal, CORS_ORIGINS: '*', RELAYER_SIGNER_ALLOW_ENV: 'true', ...PUBLIC_DOMAINS }), 'api')).toThrow(/CORS_ORIGINS: must list/);
   });
 });
 
@@ -238,7 +293,7 @@ describe('production configuration refuses', () => {
     const envSigner = run(rawKeys);
     expect(envSigner.status).toBe(78);
     expect(envSigner.stderr).toMatch(/RELAYER_SIGNER: is env \(raw keys in the environment\): production wants RELAYER_SIGNER=pkcs11/);
-  });
+  }, 300_000); // four node processes, each loading the service through tsx: about 20 s apiece on a loaded machine
 });
 
 describe('the relayer signer setting (RELAYER_SIGNER)', () => {

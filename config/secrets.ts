@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { ConfigError, type Config } from './config.ts';
+import type { ProcessRole } from './roles.ts';
 
 /**
  * The secrets a process holds: only those of its role (`SECRETS_OF_ROLE`). None has a built-in
@@ -30,11 +31,7 @@ export interface Secrets {
 
 type SecretName = keyof Secrets;
 
-/**
- * What a process runs as: `api`, `worker` (trade lifecycle, webhooks, audit), `prover` (proofs),
- * `migrate` (the schema Job), or `embedded` (`npm start`: everything in one process).
- */
-export type ProcessRole = 'api' | 'worker' | 'prover' | 'migrate' | 'embedded';
+export type { ProcessRole } from './roles.ts';
 
 /**
  * The secrets each role uses. Only the API signs (requests, unlocks, ad actions: the relayer keys;

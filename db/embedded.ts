@@ -3,11 +3,19 @@ import { createHash } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { childEnv } from '../config/child-env.ts';
+import {
+  clusterUrl, FORMER_SUPERUSER, newCredentials, readCredentials, writeCredentials, type EmbeddedCredentials,
+} from './embedded-credentials.ts';
+import { secureEmbeddedCluster } from './embedded-roles.ts';
 import { binariesReachableByOthers, postgresBinaries, reachableByOthers } from './postgres-binaries.ts';
 
-/** A running embedded PostgreSQL and the URL of its `postgres` database. */
+/** A running embedded PostgreSQL and the URLs of its `postgres` database. */
 export interface EmbeddedDatabase {
+  /** As the service's role: no superuser, no server files; owns the `postgres` database (and may create others). */
   url: string;
+  /** As the cluster's superuser: for administering the cluster itself (an online backup), never for the service. */
+  adminUrl: string;
   /** Where the cluster lives (differs from the requested one only when run as root, see below). */
   dataDir: string;
   stop(): Promise<void>;
@@ -21,14 +29,16 @@ export interface EmbeddedDatabaseOptions {
   onLog?: (line: string) => void;
 }
 
-const USER = 'relayer';
-// The embedded server only listens on loopback and is owned by this process; the password only
-// keeps other local users out, it is not a deployment secret.
-const PASSWORD = 'embedded-local-only';
+/** The superuser initdb makes in a new cluster (clusters made before the credentials file have `relayer`). */
+const SUPERUSER = 'postgres';
 
-/** The URL of the embedded server's `postgres` database on `port` (whether or not it is running). */
-export function embeddedDatabaseUrl(port: number): string {
-  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+/**
+ * The service-role URL of the embedded cluster the service keeps in `dataDir` (DATA_DIR/pg) on
+ * `port`, read from its credentials file; undefined when there is no cluster with one there yet.
+ */
+export function embeddedDatabaseUrl(dataDir: string, port: number): string | undefined {
+  const credentials = readCredentials(clusterDir(dataDir, process.getuid?.() === 0));
+  return credentials && clusterUrl(port, credentials.role, credentials.password);
 }
 
 interface RunAs {
@@ -58,26 +68,29 @@ function postgresUser(): RunAs | undefined {
  * the cluster goes to a directory derived from the requested path under /var/tmp, the same one on
  * every start, so data still survives restarts.
  */
-function clusterDir(requested: string, runAs: RunAs | undefined): string {
+function clusterDir(requested: string, asRoot: boolean): string {
   const absolute = path.resolve(requested);
-  if (!runAs || reachableByOthers(absolute)) return absolute;
+  if (!asRoot || reachableByOthers(absolute)) return absolute;
   const base = existsSync('/var/tmp') ? '/var/tmp' : tmpdir();
   return path.join(base, `relayer-pg-${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}`);
 }
 
 function run(binary: string, args: string[], runAs: RunAs | undefined): ChildProcess {
-  return spawn(binary, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+  // PostgreSQL needs nothing of this process's environment but the base set (the C locale forced).
+  return spawn(binary, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({ LC_ALL: 'C' }) });
 }
 
-async function initialise(initdb: string, dataDir: string, runAs: RunAs | undefined, onLog: (line: string) => void): Promise<void> {
+async function initialise(initdb: string, dataDir: string, runAs: RunAs | undefined, password: string, onLog: (line: string) => void): Promise<void> {
+  // Parents with the default mode: 0700 on them (what `recursive` with a mode gives) would lock the postgres user out.
+  mkdirSync(path.dirname(dataDir), { recursive: true });
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (runAs) chownSync(dataDir, runAs.uid, runAs.gid);
   const passwordFile = path.join(tmpdir(), `relayer-pg-password-${process.pid}-${Date.now()}`);
-  writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   if (runAs) chownSync(passwordFile, runAs.uid, runAs.gid);
   try {
     const child = run(initdb, [
-      `--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`,
+      `--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${passwordFile}`,
       '--encoding=UTF8', '--locale=C',
     ], runAs);
     let output = '';
@@ -116,15 +129,29 @@ function waitUntilReady(child: ChildProcess, onLog: (line: string) => void): Pro
 /**
  * Starts a real PostgreSQL from npm's binaries, listening on loopback TCP only. Initialises the
  * cluster on first use of its directory and reuses it afterwards, so the embedded service keeps
- * its data across restarts. The server stops with `stop()` or when this process exits.
+ * its data across restarts. Its passwords are random per directory, kept in the directory
+ * (relayer-credentials.json, 0600); `url` logs in as a role that is no superuser and cannot read
+ * the server's files. A directory made before the credentials file (one fixed password, the
+ * service as superuser) is given new passwords and the service's role on its first start here.
+ * The server stops with `stop()` or when this process exits.
  */
 export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const onLog = options.onLog ?? (() => {});
   const runAs = postgresUser();
   let binaries = await postgresBinaries();
   if (runAs) binaries = binariesReachableByOthers(binaries);
-  const dataDir = clusterDir(options.dataDir, runAs);
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(binaries.initdb, dataDir, runAs, onLog);
+  const dataDir = clusterDir(options.dataDir, runAs !== undefined);
+  let credentials: EmbeddedCredentials;
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    credentials = newCredentials(SUPERUSER);
+    await initialise(binaries.initdb, dataDir, runAs, credentials.superuserPassword, onLog);
+    writeCredentials(dataDir, credentials);
+  } else {
+    const kept = readCredentials(dataDir);
+    // Written before the cluster changes: a start cut short in between finds the file and finishes the change.
+    credentials = kept ?? newCredentials(FORMER_SUPERUSER);
+    if (!kept) writeCredentials(dataDir, credentials);
+  }
 
   const child = run(binaries.postgres, [
     '-D', dataDir, '-p', String(options.port),
@@ -136,6 +163,12 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   process.once('exit', stopOnExit);
   child.once('exit', () => process.off('exit', stopOnExit));
   await waitUntilReady(child, onLog);
+  try {
+    await secureEmbeddedCluster(options.port, credentials);
+  } catch (error) {
+    child.kill('SIGINT');
+    throw error;
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -153,5 +186,10 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
       });
       child.kill('SIGINT');
     }));
-  return { url: embeddedDatabaseUrl(options.port), dataDir, stop };
+  return {
+    url: clusterUrl(options.port, credentials.role, credentials.password),
+    adminUrl: clusterUrl(options.port, credentials.superuser, credentials.superuserPassword),
+    dataDir,
+    stop,
+  };
 }

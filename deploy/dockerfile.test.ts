@@ -36,7 +36,7 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('starts node itself as the main process (no npm or shell between SIGTERM and node), with no npm in the image', () => {
-    expect(finalStage).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=32", "--import", "tsx", "entrypoints\/command\.ts"\]$/m);
+    expect(finalStage).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=32", "--import", "\.\/entrypoints\/hold-secrets\.mjs", "--import", "tsx", "entrypoints\/command\.ts"\]$/m);
     expect(finalStage).toMatch(/^FROM \$\{DEBIAN_IMAGE\} AS runtime$/m);
     expect(finalStage).toContain('COPY --from=node /usr/local/bin/node /usr/local/bin/node');
     expect(finalStage).not.toMatch(/node_modules\/npm/);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { childEnv, RUST_DIAGNOSTICS_ENV } from '../config/child-env.ts';
 
 /** A running anvil node. */
 export interface AnvilInstance {
@@ -69,7 +70,8 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilInsta
       '--host', host, '--port', String(options.port ?? 0), '--chain-id', String(options.chainId),
       ...(options.statePath ? ['--state', options.statePath, '--state-interval', '5'] : []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // Everything anvil needs is on its command line; HOME for foundry's own config lookup.
+    { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv({}, { inherit: ['HOME', ...RUST_DIAGNOSTICS_ENV] }) },
   );
   // A parent that exits without calling stop() (a crashed test run) must not leave anvil behind.
   const killOnExit = () => child.kill('SIGKILL');

@@ -1,14 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { describe, expect, inject, it } from 'vitest';
+import { createKnex } from '../db/knex.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 
 /** `node --import tsx entrypoints/command.ts <args>` as the image runs it, with `env` instead of ours. */
 function command(args: string[], env: Record<string, string>) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'entrypoints/command.ts', ...args], {
-    cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', ...env },
+    cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', ...env }, timeout: 120_000,
   });
-  return { status: result.status, stderr: result.stderr };
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 describe('the image entry point (entrypoints/command.ts)', () => {
@@ -23,4 +25,31 @@ describe('the image entry point (entrypoints/command.ts)', () => {
     expect(status).toBe(78);
     expect(stderr).toContain('DATABASE_URL is required for migrate');
   });
+
+  it('runs migrate in production with DATABASE_URL alone, where the api with the same environment stops with 78 naming its own settings', async () => {
+    const adminUrl = inject('postgresAdminUrl');
+    const name = `test_migrate_${randomBytes(6).toString('hex')}`;
+    const admin = createKnex(adminUrl, 1);
+    await admin.raw(`CREATE DATABASE ${name}`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const env = { NODE_ENV: 'production', DATABASE_URL: url.toString() };
+    try {
+      const migrate = command(['migrate'], { ...env, LOG_LEVEL: 'info' });
+      expect(migrate.status, migrate.stderr).toBe(0);
+      expect(migrate.stdout).toContain('schema is up to date');
+      const migrated = createKnex(url.toString(), 1);
+      try {
+        expect(await migrated.schema.hasTable('idempotency_keys')).toBe(true);
+      } finally {
+        await migrated.destroy();
+      }
+      const api = command(['api'], env);
+      expect(api.status).toBe(78);
+      expect(api.stderr).toMatch(/SIWE_DOMAIN: must be set in production[\s\S]*RELAYER_SIGNER: is env/);
+    } finally {
+      await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.destroy();
+    }
+  }, 300_000);
 });

@@ -1,6 +1,6 @@
 import { PROCESS_COMMANDS, type ProcessCommand } from './process-commands.ts';
 
-// The image's entry point: `node --import tsx entrypoints/command.ts <command>` loads the process
+// The image's entry point: `node --import ./entrypoints/hold-secrets.mjs --import tsx entrypoints/command.ts <command>` loads the process
 // the command names into this very node process, so node is the container's main process and
 // SIGTERM reaches the handlers of runProcess/runTask directly (no npm or shell in between to
 // swallow it, as `npm run` -> `sh -c` -> node did).

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config/config.ts';
+import type { ProcessRole } from '../config/roles.ts';
 import { createProcessLogger } from './logger.ts';
 import { renderStartupSummary, type StartupSummary } from './summary.ts';
 
@@ -15,7 +16,7 @@ const EX_CONFIG = 78;
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
- * Runs a long-lived process entry point: loads the config (a bad setting exits 78 naming it), starts
+ * Runs a long-lived process entry point: loads the config of its role `name` (a bad setting exits 78 naming it), starts
  * the process's part, and on SIGTERM or SIGINT stops it gracefully (in-flight work drained by its
  * `stop`) and exits 0; exits 1 if start-up or shutdown fails. The signal handlers are in place before
  * start-up begins: a SIGTERM while the part is still starting (a rolling update, a scale-down) stops
@@ -23,8 +24,8 @@ const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  * lines elsewhere (LOG_FORMAT); once up, the part's start-up summary is printed for a person
  * (pretty) or carried in the `ready` line (JSON).
  */
-export async function runProcess(name: string, startPart: (config: Config, logger: Logger) => Promise<StartedPart>): Promise<void> {
-  const config = loadConfigOrExit();
+export async function runProcess(name: ProcessRole, startPart: (config: Config, logger: Logger) => Promise<StartedPart>): Promise<void> {
+  const config = loadConfigOrExit(name);
   const { logger, print } = createProcessLogger(config, name);
   const signalled = waitForStopSignal(logger);
   let running: StartedPart;
@@ -53,8 +54,8 @@ export async function runProcess(name: string, startPart: (config: Config, logge
  * transaction) finishes, then the process exits as it would have, so an orchestrator stopping it
  * never leaves half a step behind.
  */
-export async function runTask(name: string, task: (config: Config, logger: Logger) => Promise<void>): Promise<void> {
-  const config = loadConfigOrExit();
+export async function runTask(name: ProcessRole, task: (config: Config, logger: Logger) => Promise<void>): Promise<void> {
+  const config = loadConfigOrExit(name);
   const { logger } = createProcessLogger(config, name);
   const signalled = waitForStopSignal(logger, 'finishing the current step before exiting');
   try {
@@ -83,9 +84,10 @@ export function announceReady(logger: Pick<Logger, 'info'>, running: Pick<Starte
   }
 }
 
-function loadConfigOrExit(): Config {
+/** The configuration of a process of `role` (only the rules of the concerns it uses: config/roles.ts), or exit 78 naming what is wrong. */
+function loadConfigOrExit(role: ProcessRole): Config {
   try {
-    return loadConfig();
+    return loadConfig(process.env, role);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);

@@ -17,8 +17,15 @@ export function trustProvingKey(config: Config, logger: Logger): Promise<Trusted
 
 /** See `trustProvingKey`: every registered chain's verifiers against the trusted key. */
 export async function checkChainVerifiers(
-  key: TrustedProvingKey | undefined, chains: Pick<ChainReaders, 'registryCache' | 'chainClients'>, logger: Logger,
+  key: TrustedProvingKey | undefined, chains: Pick<ChainReaders, 'registryCache' | 'chains'>, logger: Logger,
 ): Promise<void> {
   if (!key) return;
-  await checkDeployedVerifiers(await chains.registryCache.allChains(), key.verificationKey, key.vkSha256, chains.chainClients, logger);
+  await checkDeployedVerifiers(await chains.registryCache.allChains(), key.verificationKey, key.vkSha256, chains.chains, logger, {
+    // A chain that could not be read at start-up and turns out to hold another key's verifier: stop as
+    // start-up would have (exit 78), rather than sign or prove for it.
+    onLateRefusal: (refusal) => {
+      logger.fatal(refusal.message);
+      process.exit(78); // EX_CONFIG, as a refusal at start-up
+    },
+  });
 }

@@ -9,9 +9,11 @@ import { ensureNativeProver } from '../prover/native/binary.ts';
 import { resolveSecrets } from '../config/secrets.ts';
 import { composeApi, type ApiParts } from './compose/api.ts';
 import { openDatabase } from './database.ts';
+import { refuseEmbeddedInProduction } from './embedded-in-production.ts';
 import { relayerSignerReady } from './parts/chains.ts';
 import { announceProverBackendOrStop } from './parts/proving.ts';
 import { listen, type HttpServer } from './http-server.ts';
+import { processLoggerOptions } from './logger.ts';
 import { checkChainVerifiers, trustProvingKey } from './proving-key.ts';
 
 /** A running API: its URL and how to stop it (HTTP first, then its parts, then the database). */
@@ -56,10 +58,11 @@ export interface StartOptions {
  */
 export async function start(
   config: Config = loadConfig(),
-  logger: Logger = pino({ level: config.LOG_LEVEL }),
+  logger: Logger = pino(processLoggerOptions({ level: config.LOG_LEVEL })),
   options: StartOptions = {},
 ): Promise<RunningService> {
   // Secrets and the prover backend first: a config that cannot run stops here, before anything has started.
+  refuseEmbeddedInProduction(config);
   const role = options.role ?? 'embedded';
   const secrets = resolveSecrets(config, role);
   const notBuiltReason = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger }).unavailable : undefined;

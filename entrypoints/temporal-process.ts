@@ -27,7 +27,7 @@ export interface TemporalParts {
   /** The registry its /metrics serves (before the Temporal SDK's own metrics). */
   metrics: Registry;
   /** Its chain readers (production checks the registered chains' verifiers with them before starting). */
-  chains: Pick<ChainReaders, 'registryCache' | 'chainClients'>;
+  chains: Pick<ChainReaders, 'registryCache' | 'chains'>;
   /** The task queue it polls. */
   taskQueue: string;
   /** Starts polling (and what runs beside it); on failure it stops what it started before rejecting. */

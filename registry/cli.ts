@@ -32,9 +32,11 @@ async function main(argv: string[]): Promise<number> {
   // else start it here (the same data directory, so the service sees the import later).
   let url = config.DATABASE_URL;
   let embedded: EmbeddedDatabase | undefined;
-  if (!url && (await answers(embeddedDatabaseUrl(config.EMBEDDED_PG_PORT)))) url = embeddedDatabaseUrl(config.EMBEDDED_PG_PORT);
+  const dataDir = path.join(config.DATA_DIR, 'pg');
+  const running = url ? undefined : embeddedDatabaseUrl(dataDir, config.EMBEDDED_PG_PORT);
+  if (running && (await answers(running))) url = running;
   if (!url) {
-    embedded = await startEmbeddedDatabase({ dataDir: path.join(config.DATA_DIR, 'pg'), port: config.EMBEDDED_PG_PORT, persistent: true });
+    embedded = await startEmbeddedDatabase({ dataDir, port: config.EMBEDDED_PG_PORT, persistent: true });
     url = embedded.url;
   }
   const knex = createKnex(url, 2);

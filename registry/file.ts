@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { canonicalAddress, isEvmAddress, isStellarContract } from '../chains/address.ts';
-import { NATIVE_TOKEN_ADDRESS, type ChainKind } from '../domain/index.ts';
+import { adapterOf } from '../chains/adapters.ts';
+import type { ChainKind } from '../domain/index.ts';
 
 /**
  * The registry file operators import (`npm run registry -- import FILE`) and the devnet writes.
@@ -14,7 +14,12 @@ const chainEntry = z.strictObject({
   kind: z.enum(['EVM', 'STELLAR']),
   adManagerAddress: z.string(),
   orderPortalAddress: z.string(),
+  // The service's providers of the chain, best first; `rpcUrl` is one provider (the older spelling).
   rpcUrl: z.string().url().optional(),
+  rpcUrls: z.array(z.string().url().refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL'))
+    .min(1, 'must list at least one provider').max(16, 'must list at most 16 providers').optional(),
+  // How many providers must agree on a fact the books act on; default a majority of those listed.
+  rpcQuorum: z.number().int().min(1, 'must be at least 1').optional(),
   // A depth of 0 would accept a transaction still pending: at least the including block.
   confirmations: z.number().int().min(1, 'must be at least 1 (0 would accept a pending transaction)').max(10_000).optional(),
   networkPassphrase: z.string().min(1).optional(),
@@ -64,22 +69,25 @@ export class RegistryFileError extends Error {
   }
 }
 
-function contractAddressProblem(kind: ChainKind, value: string): string | null {
-  if (kind === 'EVM') return isEvmAddress(value) ? null : `must be a 0x-prefixed 20-byte EVM address, received '${value}'`;
-  return isStellarContract(value) ? null : `must be a Stellar contract strkey (C...), received '${value}'`;
-}
-
-function tokenProblem(kind: ChainKind, token: TokenEntry): string | null {
-  if (kind === 'EVM') {
-    if (token.kind === 'SEP41') return 'kind SEP41 is a Stellar token kind, not valid on an EVM chain';
-    if (!isEvmAddress(token.address)) return `address must be a 0x-prefixed 20-byte EVM address, received '${token.address}'`;
-    const isZero = token.address.toLowerCase() === NATIVE_TOKEN_ADDRESS;
-    if (token.kind === 'NATIVE' && !isZero) return `a NATIVE token on an EVM chain has the all-zero address, received '${token.address}'`;
-    if (token.kind === 'ERC20' && isZero) return 'an ERC20 token cannot have the all-zero address';
-    return null;
+/**
+ * Problems of a chain's provider settings, each `field: why`. URLs are named by their position,
+ * never spelled out: they may carry API keys, and the report is printed.
+ */
+function providerProblems(chain: ChainEntry): string[] {
+  const problems: string[] = [];
+  if (chain.rpcUrl !== undefined && chain.rpcUrls !== undefined) problems.push('rpcUrl: give rpcUrls or rpcUrl, not both');
+  const urls = chain.rpcUrls ?? (chain.rpcUrl !== undefined ? [chain.rpcUrl] : []);
+  const seen = new Map<string, number>();
+  urls.forEach((url, j) => {
+    const first = seen.get(url);
+    if (first !== undefined) problems.push(`rpcUrls.${j}: the same provider as rpcUrls.${first}`);
+    else seen.set(url, j);
+  });
+  if (chain.rpcQuorum !== undefined) {
+    if (urls.length === 0) problems.push('rpcQuorum: needs rpcUrls (or rpcUrl) to count providers');
+    else if (chain.rpcQuorum > urls.length) problems.push(`rpcQuorum: must be at most the ${urls.length} provider(s) listed, received ${chain.rpcQuorum}`);
   }
-  if (token.kind === 'ERC20') return 'kind ERC20 is an EVM token kind, not valid on a Stellar chain';
-  return isStellarContract(token.address) ? null : `address must be a Stellar contract strkey (C...), received '${token.address}'`;
+  return problems;
 }
 
 /**
@@ -100,17 +108,14 @@ export function validateRegistryFile(input: unknown, knownChainKinds: Map<string
     if (seenChains.has(chain.chainId)) problems.push(`chains.${i}.chainId: chain ${chain.chainId} appears twice`);
     seenChains.add(chain.chainId);
     kinds.set(chain.chainId, chain.kind);
+    const adapter = adapterOf(chain.kind);
     for (const field of ['adManagerAddress', 'orderPortalAddress'] as const) {
-      const problem = contractAddressProblem(chain.kind, chain[field]);
+      const problem = adapter.contractAddressProblem(chain[field]);
       if (problem) problems.push(`chains.${i}.${field}: ${problem}`);
-      else chain[field] = canonicalAddress(chain.kind, chain[field]);
+      else chain[field] = adapter.canonicalAddress(chain[field]);
     }
-    if (chain.kind === 'STELLAR' && chain.networkPassphrase === undefined) {
-      problems.push(`chains.${i}.networkPassphrase: required for a STELLAR chain`);
-    }
-    if (chain.kind !== 'STELLAR' && chain.publicRpcUrl !== undefined) {
-      problems.push(`chains.${i}.publicRpcUrl: only a STELLAR chain publishes one`);
-    }
+    for (const problem of adapter.registryProblems(chain)) problems.push(`chains.${i}.${problem}`);
+    for (const problem of providerProblems(chain)) problems.push(`chains.${i}.${problem}`);
   });
   const tokenKey = (chainId: string, address: string) => `${chainId}/${address.toLowerCase()}`;
   const fileTokens = new Set<string>();
@@ -120,12 +125,12 @@ export function validateRegistryFile(input: unknown, knownChainKinds: Map<string
       problems.push(`tokens.${i}.chainId: chain ${token.chainId} is neither in this file nor registered`);
       return;
     }
-    const problem = tokenProblem(kind, token);
+    const problem = adapterOf(kind).tokenProblem(token);
     if (problem) {
       problems.push(`tokens.${i}: ${problem}`);
       return;
     }
-    token.address = canonicalAddress(kind, token.address);
+    token.address = adapterOf(kind).canonicalAddress(token.address);
     const key = tokenKey(token.chainId, token.address);
     if (fileTokens.has(key)) problems.push(`tokens.${i}: token ${token.address} on chain ${token.chainId} appears twice`);
     fileTokens.add(key);
@@ -141,7 +146,7 @@ export function validateRegistryFile(input: unknown, knownChainKinds: Map<string
         continue;
       }
       try {
-        route[side].address = canonicalAddress(kind, route[side].address);
+        route[side].address = adapterOf(kind).canonicalAddress(route[side].address);
       } catch {
         problems.push(`routes.${i}.${side}.address: not a valid ${kind} address, received '${route[side].address}'`);
       }

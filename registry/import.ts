@@ -36,7 +36,10 @@ export async function importRegistry(knex: Knex, input: unknown): Promise<Import
         kind: chain.kind,
         ad_manager_address: chain.adManagerAddress,
         order_portal_address: chain.orderPortalAddress,
-        rpc_url: chain.rpcUrl ?? null,
+        // The first provider stays in rpc_url: a reader that knows one provider reads that one.
+        rpc_url: chain.rpcUrls?.[0] ?? chain.rpcUrl ?? null,
+        rpc_urls: chain.rpcUrls ?? null,
+        rpc_quorum: chain.rpcQuorum ?? null,
         confirmations: chain.confirmations ?? 1,
         network_passphrase: chain.networkPassphrase ?? null,
         public_rpc_url: chain.publicRpcUrl ?? null,

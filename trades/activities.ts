@@ -1,6 +1,4 @@
 import type { Knex } from 'knex';
-import type { rpc } from '@stellar/stellar-sdk';
-import type { Web3 } from 'web3';
 import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../chains/errors.ts';
 import { canonicalTxHash } from '../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../chains/verify.ts';
@@ -25,6 +23,7 @@ import {
 } from './lifecycle/index.ts';
 import { lockDeadline, searchStart } from '../chains/timing.ts';
 import type { ChainStateReader } from '../chains/state.ts';
+import type { Chains } from '../chains/chains.ts';
 import { depositReading } from './reservation-expiry.ts';
 import type { OrderChainReader } from '../chains/order-chain.ts';
 import { tradeEventsOf } from './pushed-events.ts';
@@ -37,9 +36,8 @@ export interface ActivityDeps {
   merkleStore: MerkleTreeStore;
   /** The proof pool (started on first use). */
   prover: () => ProverPool;
-  /** RPC clients (the order chain's portal is read to fill tree gaps). */
-  evmClient: (rpcUrl: string) => Web3;
-  stellarClient: (rpcUrl: string) => rpc.Server;
+  /** The chains through their providers (the order chain's portal is read to fill tree gaps). */
+  chains: Chains;
   /** Asks the order chain whether a deposit happened before its reservation is given back. */
   orderChainReader?: OrderChainReader;
   /**
@@ -77,7 +75,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
     if (fact.amount) args.amount = order[fact.amount];
     const contractAddress = fact.contract === 'AdManager' ? order.adManager : order.orderPortal;
     return deps.verifier.verify(
-      { kind: target.kind, chainId: target.chainId, rpcUrl: target.rpcUrl, confirmations: target.confirmations },
+      target,
       { txHash: normalizeTxHash(target, txHash), contractAddress, action: fact.name, args },
     );
   }
@@ -313,7 +311,7 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       const orderChain = await chain(trade.orderChainId);
       const key: TreeKey = { chainId: orderChain.chainId, portalAddress: trade.orderParams.orderPortal };
       await deps.merkleStore.insertLeaf(key, trade.leafIndex, BigInt(trade.leaf));
-      await syncOrderTree({ store: deps.merkleStore, key, chain: orderChain, evmClient: deps.evmClient, stellarClient: deps.stellarClient });
+      await syncOrderTree({ store: deps.merkleStore, key, chain: orderChain, chains: deps.chains });
       const path = await deps.merkleStore.getPath(key, trade.leafIndex);
       const input = buildProofInput({ secret: BigInt(trade.secret), orderHash: trade.orderHash, path });
       const { proof, publicSignals } = await deps.prover().prove(input);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRIDGE_INTERFACE } from '../chains/evm/abi.ts';
-import { cachedChainClients } from '../chains/verify.ts';
+import { createChains } from '../chains/chains.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { TreeOutOfSyncError } from './lifecycle/errors.ts';
@@ -27,7 +27,7 @@ let store: MerkleTreeStore;
 let server: http.Server;
 let rpcUrl: string;
 const chain = { head: 1, deposits: [] as ChainDeposit[], getLogs: [] as Array<{ from: number; to: number }>, alterLeaf: undefined as number | undefined };
-const clients = cachedChainClients();
+const chains = createChains();
 
 /** The portal's root after each leaf, computed with the same tree under a scratch key. */
 async function deposit(leaf: bigint) {
@@ -92,7 +92,7 @@ afterAll(async () => {
 });
 
 const key = { chainId: '31337', portalAddress: PORTAL };
-const sync = () => syncOrderTree({ store, key, chain: { kind: 'EVM', chainId: '31337', rpcUrl }, evmClient: clients.evm, stellarClient: clients.stellar });
+const sync = () => syncOrderTree({ store, key, chain: { kind: 'EVM', chainId: '31337', rpcUrl }, chains });
 
 describe('syncOrderTree on an EVM portal', () => {
   it('reads the portal\'s log once from block 0, then only the blocks after the last sync it found level', async () => {

@@ -1,6 +1,6 @@
 import { Keypair, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cachedChainClients } from '../chains/verify.ts';
+import { createChains } from '../chains/chains.ts';
 import { fund } from '../devnet/stellar/client.ts';
 import { MerkleTreeStore } from '../prover/merkle/store.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
@@ -23,7 +23,7 @@ let net: SorobanTestNetwork;
 let proxy: SorobanRpcProxy;
 let portal: string;
 const deposits: PortalDeposit[] = [];
-const clients = cachedChainClients();
+const chains = createChains();
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 /** Syncs the tree stored under `treeKey` (one per test, all mirroring the same portal) through `rpcUrl`. */
 const sync = (treeKey: string, rpcUrl = net.node.rpcUrl) => syncOrderTree({
-  store, key: { chainId: treeKey, portalAddress: portal }, chain: { kind: 'STELLAR', chainId: '148', rpcUrl }, evmClient: clients.evm, stellarClient: clients.stellar,
+  store, key: { chainId: treeKey, portalAddress: portal }, chain: { kind: 'STELLAR', chainId: '148', rpcUrl }, chains,
 });
 const key = (treeKey: string) => ({ chainId: treeKey, portalAddress: portal });
 

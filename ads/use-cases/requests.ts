@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Principal } from '../../domain/principal.ts';
-import { canonicalAddress, isRecipientAddress } from '../../chains/address.ts';
+import { adapterOf } from '../../chains/adapters.ts';
 import { RequestFieldError, type ActionFields } from '../../chains/request-schema.ts';
 import { buildSignedCallData, type ReturnedFields, type SignedCallData } from '../../chains/signed-call-data.ts';
 import { insertAdRequest, lockUserAdRequests, openAdRequests, type AdAction } from '../../db/repositories/ad-requests.ts';
@@ -13,10 +13,10 @@ export type SignedAdRequest<A extends AdAction> = SignedCallData & ReturnedField
 
 /** `value` as an address of `chain` (canonical spelling), or `AdInputError` naming `field`. */
 export function recipient(field: string, chain: ChainConnection, value: string): string {
-  if (!isRecipientAddress(chain.kind, value)) {
+  if (!adapterOf(chain.kind).isRecipientAddress(value)) {
     throw new AdInputError(field, `must be a ${chain.kind} address of chain ${chain.chainId}, received '${value}'`);
   }
-  return canonicalAddress(chain.kind, value);
+  return adapterOf(chain.kind).canonicalAddress(value);
 }
 
 /** The relayer's signed AdManager call data for `action`; an amount the chain cannot take is `AdInputError` on `amountField`. */

@@ -41,7 +41,7 @@ describe('the general request budget (fixed window, in process)', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('45');
     expect(refused.headers.get('ratelimit')).toBe('"general"; r=0; t=45');
-    expect(await refused.json()).toEqual({ statusCode: 429, message: 'too many general requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED' });
+    expect(await refused.json()).toEqual({ statusCode: 429, message: 'too many general requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED', retryable: true });
     // Another client has its own budget.
     expect((await get('198.51.100.1')).status).toBe(200);
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import {
   claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse,
 } from '../../db/repositories/idempotency-keys.ts';
@@ -28,7 +29,10 @@ import { principalOf } from './auth.ts';
  *   been an outage, so a retry with the same key runs again and may succeed once the state allows
  *   (an unlock asked before its turn, a body corrected after a 422);
  * - every operation that takes the header needs a Bearer token (401 first); the key is scoped to
- *   the user, so two users' equal keys never meet.
+ *   the user, so two users' equal keys never meet;
+ * - a user holds at most `maxKeysPerUser` live keys (MAX_IDEMPOTENCY_KEYS_PER_USER, 1,000 per 24 h):
+ *   a new key past it is 429 IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires),
+ *   counted in `relayer_idempotency_keys_refused_total`; a key already held still replays.
  */
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -87,6 +91,10 @@ export interface IdempotencyOptions {
   waitSeconds: number;
   /** An unfinished key older than this is abandoned (the process running it died or its answer was lost): see `rerunsSafely`. */
   staleAfterSeconds?: number;
+  /** How many live keys one user may hold (MAX_IDEMPOTENCY_KEYS_PER_USER). */
+  maxKeysPerUser: number;
+  /** Where `relayer_idempotency_keys_refused_total` is registered. */
+  metrics: Registry;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -98,7 +106,12 @@ const isSuccess = (res: Response) => res.statusCode >= 200 && res.statusCode < 3
  * the request runs as before.
  */
 export function idempotency(options: IdempotencyOptions): RequestHandler {
-  const { knex, logger, ttlSeconds = 86_400, waitSeconds, staleAfterSeconds = 120 } = options;
+  const { knex, logger, ttlSeconds = 86_400, waitSeconds, staleAfterSeconds = 120, maxKeysPerUser } = options;
+  const refused = new Counter({
+    name: 'relayer_idempotency_keys_refused_total',
+    help: 'Requests refused because their user already holds MAX_IDEMPOTENCY_KEYS_PER_USER live Idempotency-Keys',
+    registers: [options.metrics],
+  });
 
   /** Stores the answer (or frees the key) before the client sees it, so a retry finds it. */
   function capture(req: Request, res: Response, userId: string, key: string, claim: string): void {
@@ -140,7 +153,19 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
     const fingerprint = requestFingerprint(req.method, path, req.body);
     const deadline = Date.now() + waitSeconds * 1000;
     for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
-      const found = await claimIdempotencyKey(knex, { userId, key, fingerprint, ttlSeconds, staleAfterSeconds, takeOverStale: rerunsSafely(path) });
+      const found = await claimIdempotencyKey(knex, {
+        userId, key, fingerprint, ttlSeconds, staleAfterSeconds, takeOverStale: rerunsSafely(path), maxKeysPerUser,
+      });
+      if (found.kind === 'exhausted') {
+        refused.inc();
+        res.setHeader('Retry-After', String(found.retryAfterSeconds));
+        throw new AppError(
+          429,
+          `${IDEMPOTENCY_HEADER}: you hold ${maxKeysPerUser} keys of the last 24 hours, the most one user may; reuse ` +
+            `a key only to retry its own request, send this request without the header, or retry after Retry-After`,
+          { code: 'IDEMPOTENCY_KEYS_EXHAUSTED' },
+        );
+      }
       if (found.kind === 'claimed') {
         capture(req, res, userId, key, found.claim);
         return next();

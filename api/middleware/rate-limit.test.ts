@@ -45,7 +45,7 @@ describe('the sign-in budget', () => {
     expect([refusedOnA.status, refusedOnB.status]).toEqual([429, 429]);
     expect(refusedOnB.headers.get('ratelimit-policy')).toContain('q=4');
     expect(refusedOnB.headers.get('ratelimit')).toContain('r=0');
-    expect(await refusedOnB.json()).toEqual({ statusCode: 429, message: 'too many auth requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED' });
+    expect(await refusedOnB.json()).toEqual({ statusCode: 429, message: 'too many auth requests; retry later with exponential backoff', error: 'Too Many Requests', code: 'RATE_LIMITED', retryable: true });
   });
 
   it('keeps its counters in PostgreSQL, where the scheduled purge removes them once their window ends', async () => {

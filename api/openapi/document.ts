@@ -1,9 +1,12 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { ERROR_DESCRIPTIONS } from '../schemas/common.ts';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, isIdempotentOperation, REPLAYED_HEADER } from '../middleware/idempotency.ts';
+import { markResponseEnumsOpen } from './open-enums.ts';
+import { toOpenApi30 } from './openapi-30.ts';
 import { registry } from './operations.ts';
 
 let cached: object | undefined;
+let cached30: object | undefined;
 
 /** The tags operations use, described once (linters want every tag declared). */
 const TAGS = [
@@ -24,7 +27,7 @@ const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
  * rate-limit counters too. /metrics serves from memory what was read on a schedule (the trade
  * gauges, trades/gauges.ts), so it answers 200 in an outage.
  */
-const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/metrics', '/.well-known/stellar.toml']);
+const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/docs/openapi-3.0.json', '/metrics', '/.well-known/stellar.toml']);
 /** Public reads that answer 304 to a matching If-None-Match (api/http-cache.ts). */
 const REVALIDATED = new Set(['/v1/ads', '/v1/ads/{id}', '/v1/trades/all', '/v1/trades/{id}']);
 
@@ -97,7 +100,7 @@ function completeOperation(path: string, method: string, operation: Operation): 
   operation.operationId ??= `${method}${words.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
 }
 
-/** The Idempotency-Key header, its 409 (first request still running) and 422 (bad key, key of another request), and the replay marker. */
+/** The Idempotency-Key header, its 409 (first request still running), 422 (bad key, key of another request) and 429 (too many keys held), and the replay marker. */
 function describeIdempotencyKey(operation: Operation): void {
   operation.parameters = [
     ...(operation.parameters ?? []),
@@ -111,8 +114,10 @@ function describeIdempotencyKey(operation: Operation): void {
         'stopped before its answer was stored is abandoned after 2 minutes: a confirm runs again (its txHash is a ' +
         'duplicate), any other operation is 409 IDEMPOTENCY_KEY_IN_USE until the key expires (its effect may be ' +
         'committed: look for it, e.g. GET /v1/trades/all?orderHash=). Only successful answers (2xx) are kept: a ' +
-        'refused request changed nothing, and its retry with the same key runs again. 1 to 255 characters of ' +
-        'letters, digits and -._~+/=:, bare or in double quotes.',
+        'refused request changed nothing, and its retry with the same key runs again. A user holds at most ' +
+        'MAX_IDEMPOTENCY_KEYS_PER_USER keys (1,000 by default) of the last 24 hours: a new key past that is 429 ' +
+        'IDEMPOTENCY_KEYS_EXHAUSTED with Retry-After (when the oldest expires); a key already held still replays. ' +
+        '1 to 255 characters of letters, digits and -._~+/=:, bare or in double quotes.',
     } as never,
   ];
   const error = (status: number) => ({
@@ -121,6 +126,8 @@ function describeIdempotencyKey(operation: Operation): void {
   });
   operation.responses['409'] ??= error(409);
   operation.responses['422'] ??= error(422);
+  const limited = operation.responses['429'] ??= error(429);
+  limited.description += '; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header';
   for (const [status, response] of Object.entries(operation.responses)) {
     // Only successes are stored and replayed.
     if (status.startsWith('2')) response.headers = {
@@ -144,7 +151,7 @@ export function openApiDocument(): object {
       description:
         'Makers advertise liquidity on routes between EVM and Stellar chains; Bridgers trade against those ads; ' +
         'settlement is unlocked on both chains by a Groth16 proof of deposit inclusion. Amounts are decimal strings ' +
-        'in the smallest unit. Errors share one body: `{statusCode, message, error}`; validation failures (422) list ' +
+        'in the smallest unit. Errors share one body: `{statusCode, message, error, code, retryable}`; validation failures (422) list ' +
         'each offending field. Request bodies are JSON objects (`Content-Type: application/json`; others 415). A known ' +
         'path asked with a method it does not list answers 405 with `Allow`; an unknown path 404. Every response ' +
         'carries the `RateLimit` and `RateLimit-Policy` headers.',
@@ -170,6 +177,16 @@ export function openApiDocument(): object {
       operation.operationId ??= `${method}${name.charAt(0).toUpperCase()}${name.slice(1)}`;
     }
   }
+  markResponseEnumsOpen(document as unknown as Record<string, unknown>);
   cached = document;
   return cached;
+}
+
+/**
+ * The same document in OpenAPI 3.0 (openapi-30.ts), for generators that read only 3.0: served at
+ * /docs/openapi-3.0.json.
+ */
+export function openApi30Document(): object {
+  cached30 ??= toOpenApi30(openApiDocument());
+  return cached30;
 }

@@ -19,7 +19,7 @@ const login = (body: unknown) => call(service, 'POST', '/v1/auth/login', body);
 
 function expect401(response: { status: number; body: any }, message: RegExp) {
   expect(response.status).toBe(401);
-  expect(response.body).toEqual({ statusCode: 401, message: expect.stringMatching(message), error: 'Unauthorized', code: expect.stringMatching(/^(UNAUTHENTICATED|SIGN_IN_REJECTED|TOKEN_EXPIRED)$/) });
+  expect(response.body).toEqual({ statusCode: 401, message: expect.stringMatching(message), error: 'Unauthorized', code: expect.stringMatching(/^(UNAUTHENTICATED|SIGN_IN_REJECTED|TOKEN_EXPIRED)$/), retryable: false });
 }
 
 function expect422(response: { status: number; body: any }, ...messages: RegExp[]) {

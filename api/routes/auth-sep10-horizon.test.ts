@@ -87,6 +87,6 @@ describe('SEP-10 sign-in with a Horizon (STELLAR_HORIZON_URL)', () => {
     horizon.failWith = 500;
     const response = await login(master, master);
     expect(response.status).toBe(503);
-    expect(response.body).toEqual({ statusCode: 503, message: expect.stringMatching(/Horizon answered 500/), error: 'Service Unavailable', code: 'HORIZON_UNAVAILABLE' });
+    expect(response.body).toEqual({ statusCode: 503, message: expect.stringMatching(/Horizon answered 500/), error: 'Service Unavailable', code: 'HORIZON_UNAVAILABLE', retryable: true });
   });
 });

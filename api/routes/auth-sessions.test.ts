@@ -30,7 +30,7 @@ const link = (body: unknown, token?: string) => call(service, 'POST', '/v1/auth/
 
 function expect401(response: { status: number; body: any }, message: RegExp) {
   expect(response.status).toBe(401);
-  expect(response.body).toEqual({ statusCode: 401, message: expect.stringMatching(message), error: 'Unauthorized', code: expect.stringMatching(/^(UNAUTHENTICATED|SIGN_IN_REJECTED|TOKEN_EXPIRED)$/) });
+  expect(response.body).toEqual({ statusCode: 401, message: expect.stringMatching(message), error: 'Unauthorized', code: expect.stringMatching(/^(UNAUTHENTICATED|SIGN_IN_REJECTED|TOKEN_EXPIRED)$/), retryable: false });
 }
 
 /** A token signed with the service's key, claims as given (defaults: a valid access token's). */
@@ -282,7 +282,7 @@ describe('POST /v1/auth/link', () => {
     const { tokens } = (await loginEvm(service, newEvmAccount())).body;
     const sameKind = await link(await evmProof(service, newEvmAccount()), tokens.access);
     expect(sameKind.status).toBe(409);
-    expect(sameKind.body).toEqual({ statusCode: 409, message: 'a EVM wallet is already linked to this user', error: 'Conflict', code: 'WALLET_CONFLICT' });
+    expect(sameKind.body).toEqual({ statusCode: 409, message: 'a EVM wallet is already linked to this user', error: 'Conflict', code: 'WALLET_CONFLICT', retryable: false });
     const taken = newStellarKeypair();
     await loginStellar(service, taken);
     const owned = await link(await stellarProof(service, taken), tokens.access);
@@ -321,7 +321,7 @@ describe('configuration', () => {
       expect((await call(limited, 'GET', '/v1/auth/me', undefined, login.body.tokens.access)).status).toBe(200);
       const refused = await call(limited, 'GET', '/v1/auth/me', undefined, login.body.tokens.access);
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/too many auth requests/), error: 'Too Many Requests', code: 'RATE_LIMITED' });
+      expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/too many auth requests/), error: 'Too Many Requests', code: 'RATE_LIMITED', retryable: true });
       // Only /v1/auth has the stricter budget.
       expect((await limited.request('/v1/chains')).status).toBe(200);
     } finally {

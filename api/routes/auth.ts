@@ -111,7 +111,7 @@ export function authRouter({ auth, requireAuth }: { auth: AuthService; requireAu
     ];
     if (unsupported.length > 0) throw unprocessable(unsupported);
     const challenge = await auth.issueChallenge({ chainKind: 'STELLAR', address: query.account }, reachedHost(req));
-    if (challenge.chainKind !== 'STELLAR') throw new Error('a Stellar account got a challenge of another kind');
+    if (!('transaction' in challenge)) throw new Error('a Stellar account got a challenge of another kind');
     res.json({ transaction: challenge.transaction, network_passphrase: challenge.networkPassphrase });
   }));
   router.post('/auth/sep10', (async (req, res) => {
@@ -145,7 +145,7 @@ function presentUser(user: UserRecord) {
 }
 
 function presentChallenge(challenge: Challenge) {
-  if (challenge.chainKind === 'EVM') {
+  if ('message' in challenge) {
     const { chainKind, address, nonce, domain, uri, expiresAt, message } = challenge;
     return { chainKind, address, nonce, domain, uri, expiresAt: expiresAt.toISOString(), message };
   }

@@ -5,21 +5,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/config.ts';
 import type { PushedEventData } from '../../domain/index.ts';
 import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
+import { createProcessLogger } from '../../entrypoints/logger.ts';
 import { start, type RunningService } from '../../entrypoints/service.ts';
 import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../../test/support/fixtures.ts';
 import { startTestService, type TestService } from '../../test/support/service.ts';
 import { openSse, type SseConnection } from '../../test/support/sse-client.ts';
-import { loginEvm, newEvmAccount } from '../../test/support/wallets.ts';
+import { call, loginEvm, newEvmAccount } from '../../test/support/wallets.ts';
 
 /**
  * The event streams under abuse, on the real service over real TCP: a client that resets its
  * connection at any point (before, during or after the handler's awaits) gives its stream slot,
  * hub subscription and heartbeat back; a process caps its streams in all; a logout (on any
- * process) ends the session's streams within seconds and nothing committed after it is delivered.
+ * process) ends the session's streams within seconds and nothing committed after it is delivered;
+ * a stream ticket refused for any reason is spent, and no log line holds one.
  */
 
 const PER_CLIENT = 3;
 let a: TestService;
+/** Every line `a` logs (info and up), as its process logger writes them. */
+const logLines: string[] = [];
 /** A second API process over the same database, capped at 2 streams in all. */
 let capped: RunningService;
 let knex: Knex;
@@ -32,7 +36,8 @@ beforeAll(async () => {
     // No webhook sweep reading user_event_counters while a test holds its lock.
     WEBHOOK_SWEEP_SECONDS: '3600',
   };
-  a = await startTestService(env);
+  const { logger } = createProcessLogger({ LOG_LEVEL: 'info', LOG_FORMAT: 'json' }, 'api', false, { write: (line: string) => void logLines.push(line) });
+  a = await startTestService(env, { logger });
   knex = a.db.knex;
   capped = await start(loadConfig({
     NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: a.db.url, DATA_DIR: a.config.DATA_DIR, LOG_LEVEL: 'silent',
@@ -57,9 +62,9 @@ interface RawClient {
   reset(): void;
 }
 
-function rawGet(baseUrl: string, path: string, headers: Record<string, string> = {}): RawClient {
+function rawGet(baseUrl: string, path: string, headers: Record<string, string> = {}, localAddress?: string): RawClient {
   const { hostname, port } = new URL(baseUrl);
-  const socket = connect(Number(port), hostname);
+  const socket = connect({ port: Number(port), host: hostname, ...(localAddress ? { localAddress } : {}) });
   let text = '';
   socket.on('data', (chunk) => { text += chunk.toString('utf8'); });
   socket.on('error', () => undefined); // the reset is ours
@@ -185,6 +190,69 @@ describe('event stream slots', () => {
     expect(await refused.json()).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
     for (const s of open) s.abort();
     await expect.poll(() => a.container.eventHub.size, { timeout: 5_000 }).toBe(0);
+  });
+});
+
+describe('a stream ticket refused before it is redeemed', () => {
+  /** Another client's address on this host: loopback is all of 127/8. */
+  const ELSEWHERE = '127.0.0.2';
+  /** The status another address gets for GET `path` (its connection dropped after). */
+  const statusFromElsewhere = async (baseUrl: string, path: string) => {
+    const client = rawGet(baseUrl, path, {}, ELSEWHERE);
+    await client.sent;
+    await expect.poll(() => client.received(), { timeout: 10_000, message: 'waited for the status line' }).toMatch(/^HTTP\/1\.1 \d{3}/);
+    client.reset();
+    return Number(client.received().slice(9, 12));
+  };
+
+  it('a ticket refused with 422 (Last-Event-ID), 429 (STREAM_LIMIT) or 503 is spent: its URL opens nothing afterwards, from another address either', async () => {
+    const token = (await loginEvm(a, newEvmAccount())).body.tokens.access;
+    const newTicket = async () => (await call(a, 'POST', '/v1/events/ticket', undefined, token)).body.ticket as string;
+    const url = (ticket: string) => `/v1/events?ticket=${ticket}`;
+    const refusedTickets: string[] = [];
+
+    // 422: a Last-Event-ID that is not an event id, read before the ticket.
+    const badResume = await newTicket();
+    const resumed = await openSse(`${a.url}${url(badResume)}`, { 'last-event-id': 'not-a-number' });
+    expect(resumed.status).toBe(422);
+    refusedTickets.push(badResume);
+
+    // 429: this client already holds its PER_CLIENT streams.
+    const held: SseConnection[] = [];
+    for (let i = 0; i < PER_CLIENT; i += 1) held.push(await openSse(`${a.url}/v1/events`, { authorization: `Bearer ${token}` }));
+    expect(held.map((s) => s.status)).toEqual(Array(PER_CLIENT).fill(200));
+    const overCap = await newTicket();
+    const limited = await openSse(`${a.url}${url(overCap)}`);
+    expect([limited.status, limited.body.code]).toEqual([429, 'STREAM_LIMIT']);
+    refusedTickets.push(overCap);
+    for (const s of held) s.abort();
+
+    // 503: the other process serves its maximum of streams.
+    const tradeId = await insertTrade(knex, route, adId);
+    const full = [await openSse(`${capped.url}/v1/trades/${tradeId}/events`), await openSse(`${capped.url}/v1/trades/${tradeId}/events`)];
+    const busy = await newTicket();
+    expect((await openSse(`${capped.url}${url(busy)}`)).status).toBe(503);
+    refusedTickets.push(busy);
+    for (const s of full) s.abort();
+
+    // The same URLs from another address, which holds no stream: each ticket is spent.
+    for (const ticket of refusedTickets) expect(await statusFromElsewhere(a.url, url(ticket))).toBe(401);
+    // A ticket not refused still opens a stream from there (the other address is served at all).
+    expect(await statusFromElsewhere(a.url, url(await newTicket()))).toBe(200);
+  });
+
+  it('logs a request\'s URL with its ticket value redacted', async () => {
+    const token = (await loginEvm(a, newEvmAccount())).body.tokens.access;
+    const tickets = [(await call(a, 'POST', '/v1/events/ticket', undefined, token)).body.ticket as string, 'A'.repeat(43)];
+    // Refused (422) and unknown (401), with the name spelled as Express also reads it.
+    expect((await openSse(`${a.url}/v1/events?lastEventId=x&ticket=${tickets[0]}`)).status).toBe(422);
+    expect((await openSse(`${a.url}/v1/events?%74icket=${tickets[1]}`)).status).toBe(401);
+    await expect.poll(() => logLines.filter((line) => line.includes('/v1/events?')).length, { timeout: 10_000, message: 'waited for both request lines' })
+      .toBeGreaterThanOrEqual(2);
+    const logged = logLines.join('');
+    for (const ticket of tickets) expect(logged).not.toContain(ticket);
+    expect(logged).toContain('/v1/events?lastEventId=x&ticket=[REDACTED]');
+    expect(logged).toContain('/v1/events?%74icket=[REDACTED]');
   });
 });
 

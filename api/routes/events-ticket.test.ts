@@ -75,7 +75,7 @@ describe('POST /v1/events/ticket and GET /v1/events?ticket=', () => {
     // The same URL again (what EventSource does on reconnect, with Last-Event-ID): the ticket is spent.
     const again = await byTicket(issued.body.ticket, { 'last-event-id': '1' });
     expect(again.status).toBe(401);
-    expect(again.body).toEqual({ statusCode: 401, error: 'Unauthorized', code: 'EVENT_TICKET_REJECTED', message: expect.stringMatching(/^ticket was already used/) });
+    expect(again.body).toEqual({ statusCode: 401, error: 'Unauthorized', code: 'EVENT_TICKET_REJECTED', message: expect.stringMatching(/^ticket was already used/), retryable: false });
     // A new ticket resumes after the last id seen (header or query), missing and repeating nothing.
     const third = await publish(user);
     const resumed = await byTicket((await ticketFor(token)).body.ticket, { 'last-event-id': '2' });

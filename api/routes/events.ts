@@ -76,7 +76,7 @@ registry.registerPath({
   security: [{ [bearerAuth.name]: [] }, { [eventTicketAuth.name]: [] }],
   description: `The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with \`?ticket=\` from ` +
     `POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket ` +
-    `is 401 naming the ticket. The stream ends when the access token that opened it (or asked for its ticket) ` +
+    `is 401 naming the ticket; a request refused for another reason (422, 429, 503) spends its ticket all the same. The stream ends when the access token that opened it (or asked for its ticket) ` +
     `expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within ` +
     `SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on ` +
     `every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, ` +
@@ -94,6 +94,9 @@ export interface EventsRouterDeps {
   settings: { heartbeatSeconds: number; maxStreamsPerClient: number; maxStreams: number; sessionCheckSeconds: number };
   logger?: Logger;
 }
+
+/** Of a request presenting several `ticket` values (refused: one is allowed), how many are spent. */
+const MAX_TICKETS_SPENT = 8;
 
 const position = z.string().regex(/^\d{1,15}$/, 'must be a non-negative integer (an event id of this stream)');
 const tradeStreamQuery = z.strictObject({ lastEventId: position.optional() });
@@ -177,12 +180,33 @@ export function eventsRouter(deps: EventsRouterDeps, router: Router = Router()):
     res.status(200).json({ ticket: issued.ticket, expiresAt: issued.expiresAt.toISOString() });
   });
 
+  /**
+   * Runs the checks made before a presented ticket is redeemed (synchronously, so a slot is still
+   * taken before the first await). When one refuses, the ticket is spent before the refusal is
+   * answered: the refused URL (in a log, a proxy's history, a browser's) opens nothing afterwards.
+   */
+  async function spentIfRefused<T>(req: Request, checks: () => T): Promise<T> {
+    try {
+      return checks();
+    } catch (error) {
+      const presented = ([] as unknown[]).concat(req.query.ticket ?? []).filter((t): t is string => typeof t === 'string');
+      if (presented.length > 0) {
+        await deps.tickets.revoke(presented.slice(0, MAX_TICKETS_SPENT)).catch((failure: unknown) => {
+          deps.logger?.warn({ err: failure, reqId: req.id }, 'could not spend a refused stream ticket');
+        });
+      }
+      throw error;
+    }
+  }
+
   // With `?ticket=` the ticket is the credential (EventSource sends no header); otherwise the Bearer token.
   const ticketOrBearer = (req: Request, res: Response, next: NextFunction) => (req.query.ticket === undefined ? deps.requireAuth(req, res, next) : next());
   router.get('/events', ticketOrBearer, async (req, res) => {
-    const lastSeq = resumeFrom(req, userStreamQuery);
-    const { ticket } = parseOrThrow(userStreamQuery, req.query);
-    slots.take(req, res); // before the first await: see StreamSlots
+    const { lastSeq, ticket } = await spentIfRefused(req, () => {
+      const checked = { lastSeq: resumeFrom(req, userStreamQuery), ticket: parseOrThrow(userStreamQuery, req.query).ticket };
+      slots.take(req, res); // before the first await: see StreamSlots
+      return checked;
+    });
     let holder: { userId: string; sessionId: string; until: Date | undefined };
     if (ticket === undefined) {
       const { userId, sessionId } = principalOf(req);

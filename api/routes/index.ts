@@ -23,7 +23,10 @@ export function v1Router(deps: AppDeps): Router {
   const router = Router();
   // Idempotency-Key before the routes it guards: authenticated here (the route's requireAuth then
   // passes), claimed or replayed, then the route runs (api/middleware/idempotency.ts).
-  const idempotent = idempotency({ knex: deps.knex, logger: deps.logger, waitSeconds: deps.config.IDEMPOTENCY_WAIT_SECONDS });
+  const idempotent = idempotency({
+    knex: deps.knex, logger: deps.logger, metrics: deps.metrics,
+    waitSeconds: deps.config.IDEMPOTENCY_WAIT_SECONDS, maxKeysPerUser: deps.config.MAX_IDEMPOTENCY_KEYS_PER_USER,
+  });
   for (const path of idempotentPaths()) router.post(path, requireAuth, idempotent);
   chainsRouter(deps, router);
   routesRouter(deps, router);

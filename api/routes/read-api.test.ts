@@ -58,7 +58,7 @@ describe('GET /v1/chains', () => {
     expect((await getJson('/v1/chains/999999999')).status).toBe(404);
     const bad = await getJson('/v1/chains/abc');
     expect(bad.status).toBe(422);
-    expect(bad.body).toEqual({ statusCode: 422, message: ['chainId must be a numeric chain ID string'], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED' });
+    expect(bad.body).toEqual({ statusCode: 422, message: ['chainId must be a numeric chain ID string'], error: 'Unprocessable Entity', code: 'VALIDATION_FAILED', retryable: false });
   });
 });
 
@@ -214,7 +214,7 @@ describe('GET /v1/trades/all', () => {
       expect(res.body.message[0], value).toMatch(/^minAmount /);
     }
     const crossed = await getJson('/v1/trades/all?minAmount=10&maxAmount=9');
-    expect(crossed).toEqual({ status: 400, body: { statusCode: 400, message: 'minAmount must not exceed maxAmount', error: 'Bad Request', code: 'BAD_REQUEST' } });
+    expect(crossed).toEqual({ status: 400, body: { statusCode: 400, message: 'minAmount must not exceed maxAmount', error: 'Bad Request', code: 'BAD_REQUEST', retryable: false } });
   });
 
   it('answers a wallet filter that is not an address with 422 naming it, not an empty page', async () => {

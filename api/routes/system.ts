@@ -3,22 +3,32 @@ import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
 import swaggerUi from 'swagger-ui-express';
 import { errorBody } from '../errors.ts';
-import { openApiDocument } from '../openapi/document.ts';
+import { openApi30Document, openApiDocument } from '../openapi/document.ts';
 import { registry, z } from '../openapi/operations.ts';
 import { ping } from '../../db/knex.ts';
+import type { ChainHealth } from '../../chains/providers/providers.ts';
 
 const healthSchema = z
   .object({
-    status: z.enum(['ok', 'unavailable']),
-    checks: z.object({ db: z.enum(['ok', 'unavailable']) }),
+    status: z.enum(['ok', 'degraded', 'unavailable']).openapi({
+      description: '`degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served.',
+    }),
+    checks: z.object({
+      db: z.enum(['ok', 'unavailable']),
+      chains: z.record(z.string(), z.object({
+        status: z.enum(['ok', 'degraded']),
+        usable: z.number().int().openapi({ description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest.' }),
+        quorum: z.number().int(),
+      })).optional().openapi({ description: 'Each registered chain with providers, by chain id.' }),
+    }),
   })
   .openapi('Health');
 
 registry.registerPath({
   method: 'get',
   path: '/health', operationId: 'getHealth',
-  summary: 'Service health: 200 when every dependency answers, 503 otherwise',
-  description: 'Checks PostgreSQL with a bounded query (2 s). For load balancers and orchestrators.',
+  summary: 'Service health: 200 while the database answers (degraded when a chain is below its provider quorum), 503 otherwise',
+  description: 'Checks PostgreSQL with a bounded query (2 s) and each chain\'s RPC providers (2 s). For load balancers and orchestrators: a degraded chain does not take the process out of service.',
   tags: ['System'],
   responses: {
     200: { description: 'Healthy', content: { 'application/json': { schema: healthSchema } } },
@@ -60,6 +70,17 @@ registry.registerPath({
   responses: { 200: { description: 'OpenAPI document' } },
 });
 registry.registerPath({
+  method: 'get',
+  path: '/docs/openapi-3.0.json',
+  operationId: 'getOpenApi30Document',
+  summary: 'This document in OpenAPI 3.0',
+  description: 'The same operations and schemas spelled in OpenAPI 3.0 (nullable instead of null types, enums a client ' +
+    'only reads open to new values), for generators that read only 3.0: Go\'s oapi-codegen, Rust\'s progenitor, ' +
+    'openapi-python-client.',
+  tags: ['System'],
+  responses: { 200: { description: 'OpenAPI 3.0 document' } },
+});
+registry.registerPath({
   method: 'get', path: '/metrics', operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['System'],
   description: 'Served on the metrics port (METRICS_PORT), not here: 404 unless METRICS_ON_API_PORT is true.',
   responses: { 200: { description: 'Prometheus text format' }, 404: { description: 'Served on the metrics port (METRICS_PORT)' } },
@@ -78,7 +99,9 @@ export function metricsHandler(registry: Registry): RequestHandler {
  * otherwise /metrics answers 404 here and is served by the metrics listener (`api/metrics-app.ts`,
  * METRICS_PORT) or not at all.
  */
-export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number }): Router {
+export function systemRouter(deps: {
+  knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number; chainHealth?: () => Promise<ChainHealth[]>;
+}): Router {
   const router = Router();
   // A browser opening the base URL finds the page rather than a 404. (Another method on `/` is
   // wrongMethodOnLiteralPath's 405: the document lists GET.)
@@ -87,12 +110,21 @@ export function systemRouter(deps: { knex: Knex; metrics: Registry; metricsOnThi
     res.status(302).location(HOME_PAGE).end();
   });
   router.get('/health', async (_req, res) => {
-    const db = await probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000);
+    const [db, chainList] = await Promise.all([
+      probeDatabase(deps.knex, deps.healthTimeoutMs ?? 2000),
+      deps.chainHealth ? deps.chainHealth().catch(() => []) : Promise.resolve(undefined),
+    ]);
     const healthy = db === 'ok';
-    res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'unavailable', checks: { db } });
+    const chains = chainList?.length && Object.fromEntries(chainList.map((c) => [c.chainId, { status: c.degraded ? 'degraded' : 'ok', usable: c.usable, quorum: c.quorum }]));
+    const degraded = chainList?.some((c) => c.degraded) ?? false;
+    res.status(healthy ? 200 : 503).json({ status: healthy ? (degraded ? 'degraded' : 'ok') : 'unavailable', checks: { db, ...(chains ? { chains } : {}) } });
   });
   router.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument());
+  });
+  // Before swagger-ui, which answers every path under /docs with its page.
+  router.get('/docs/openapi-3.0.json', (_req, res) => {
+    res.json(openApi30Document());
   });
   // swagger-ui-express serves its own bundled assets: the page needs no internet. It answers any
   // method on any path under /docs with the page, so only GET and HEAD reach it. Another method on

@@ -249,3 +249,61 @@ describe('/v1/webhooks', () => {
     }
   });
 });
+
+describe('Idempotency-Keys per user (MAX_IDEMPOTENCY_KEYS_PER_USER, 1,000 by default)', () => {
+  /** A POST with an Idempotency-Key; the raw text too, for comparing a replay byte for byte. */
+  const withKey = async (path: string, body: unknown, token: string, key: string) => {
+    const response = await service.request(path, {
+      method: 'POST', body: JSON.stringify(body),
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key },
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, body: JSON.parse(text) };
+  };
+  const refusedCount = async () =>
+    Number((await (await fetch(`${service.metricsUrl}/metrics`)).text()).match(/^relayer_idempotency_keys_refused_total (\d+)$/m)?.[1] ?? 'NaN');
+
+  it('refuses a user\'s 1,001st live key with 429 IDEMPOTENCY_KEYS_EXHAUSTED and Retry-After; a held key still replays; of concurrent new keys at the limit, one passes', async () => {
+    const owner = await signedIn();
+    const knex = service.knex;
+    const first = await withKey('/v1/webhooks', { url: 'https://bot.example.com/keys' }, owner.token, 'key-0001');
+    expect(first.status).toBe(201);
+    const enable = `/v1/webhooks/${first.body.id}/enable`;
+    // 998 more answered keys of the last hours, stored as the service stores them (one request each would take minutes here).
+    const stored = await knex('idempotency_keys').where({ key: 'key-0001' }).first();
+    await knex.batchInsert('idempotency_keys', Array.from({ length: 998 }, (_, i) => ({
+      ...stored, key: `key-${String(i + 2).padStart(4, '0')}`, claim: randomUUID(),
+    })), 500);
+    const refusedBefore = await refusedCount();
+
+    // Eight new keys at once with room for one: exactly one passes (claims of a user are counted one at a time).
+    const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => withKey(enable, {}, owner.token, `burst-${i}`)));
+    expect(burst.map((a) => a.status).sort()).toEqual([200, 429, 429, 429, 429, 429, 429, 429]);
+    expect(await knex('idempotency_keys').where({ user_id: stored.user_id }).count({ n: '*' }).first()).toEqual({ n: 1000 });
+
+    // The 1,001st: refused, nothing stored, told when a key frees (the oldest expires in about 24 h).
+    const over = await withKey(enable, {}, owner.token, 'key-1001');
+    expect(over.status).toBe(429);
+    expect(over.body).toEqual({
+      statusCode: 429, error: 'Too Many Requests', code: 'IDEMPOTENCY_KEYS_EXHAUSTED',
+      message: expect.stringMatching(/^Idempotency-Key: you hold 1000 keys of the last 24 hours/),
+    });
+    const retryAfter = Number(over.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(86_000);
+    expect(retryAfter).toBeLessThanOrEqual(86_400);
+    expect(await knex('idempotency_keys').where({ key: 'key-1001' }).first()).toBeUndefined();
+    expect(await refusedCount()).toBe(refusedBefore + 8);
+
+    // Replaying a key already held is no new key: the first answer, byte for byte.
+    const replay = await withKey('/v1/webhooks', { url: 'https://bot.example.com/keys' }, owner.token, 'key-0001');
+    expect([replay.status, replay.headers.get('idempotent-replayed'), replay.text]).toEqual([201, 'true', first.text]);
+    // Without the header the request still runs; another user's keys are their own.
+    expect((await call(service, 'POST', enable, {}, owner.token)).status).toBe(200);
+    expect((await withKey('/v1/webhooks', { url: 'https://bot.example.com/other' }, (await signedIn()).token, 'key-1001')).status).toBe(201);
+
+    // When the oldest key expires, a new one fits again.
+    await knex('idempotency_keys').where({ user_id: stored.user_id, key: 'key-0002' }).update({ expires_at: knex.raw(`now() - interval '1 second'`) });
+    expect((await withKey(enable, {}, owner.token, 'key-1001')).status).toBe(200);
+    expect((await withKey(enable, {}, owner.token, 'key-1002')).status).toBe(429);
+  });
+});

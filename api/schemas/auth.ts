@@ -1,5 +1,5 @@
 import type { WalletProof } from '../../auth/proof.ts';
-import { isEvmAddress, isStellarAccount } from '../../chains/address.ts';
+import { adapterOf } from '../../chains/adapters.ts';
 import { unprocessable } from '../errors.ts';
 import { z } from '../openapi/operations.ts';
 import { issuesToMessages, parseOrThrow } from '../validation.ts';
@@ -38,14 +38,9 @@ export const challengeBody = z
   })
   .strict()
   .superRefine((body, ctx) => {
-    if (body.chainKind === 'EVM' && !isEvmAddress(body.address)) {
-      ctx.addIssue({
-        code: 'custom', path: ['address'],
-        message: `must be an EVM address (0x and 40 hex digits, a valid EIP-55 checksum when mixed-case), received ${quote(body.address)}`,
-      });
-    }
-    if (body.chainKind === 'STELLAR' && !isStellarAccount(body.address)) {
-      ctx.addIssue({ code: 'custom', path: ['address'], message: `must be a Stellar account G-address, received ${quote(body.address)}` });
+    const adapter = adapterOf(body.chainKind);
+    if (!adapter.isWalletAddress(body.address)) {
+      ctx.addIssue({ code: 'custom', path: ['address'], message: `must be ${adapter.walletAddressRule}, received ${quote(body.address)}` });
     }
   })
   .openapi('ChallengeRequest', { example: { address: EVM_EXAMPLE, chainKind: 'EVM' } });
@@ -101,7 +96,12 @@ const stellarLogin = z
 /** The login (and link) body as documented: one shape per chain kind. */
 export const walletProofBody = z.discriminatedUnion('chainKind', [evmLogin, stellarLogin]);
 
-const FIELDS_OF: Record<'EVM' | 'STELLAR', string[]> = { EVM: ['message', 'signature'], STELLAR: ['transaction'] };
+/** Each sign-in protocol's body: its schema and its own fields. */
+const LOGIN_OF = {
+  SIWE: { schema: evmLogin, fields: ['message', 'signature'] },
+  'SEP-10': { schema: stellarLogin, fields: ['transaction'] },
+} as const;
+const KINDS = chainKind.options;
 
 /**
  * Parses a login/link body into a `WalletProof`, or throws a 422 naming each field: the chain kind
@@ -110,18 +110,22 @@ const FIELDS_OF: Record<'EVM' | 'STELLAR', string[]> = { EVM: ['message', 'signa
  */
 export function parseWalletProof(body: unknown): WalletProof {
   const { chainKind: kind } = parseOrThrow(z.object({ chainKind }).loose(), body);
-  const other = kind === 'EVM' ? 'STELLAR' : 'EVM';
+  const login = LOGIN_OF[adapterOf(kind).signInProtocol];
   const record = body as Record<string, unknown>;
-  const foreign = FIELDS_OF[other].filter((field) => field in record);
+  // A field only another kind's login has: that kind is what the caller meant.
+  const otherKinds = KINDS.filter((k) => LOGIN_OF[adapterOf(k).signInProtocol] !== login);
+  const foreignOf = (k: (typeof KINDS)[number]) => LOGIN_OF[adapterOf(k).signInProtocol].fields.filter((field) => field in record && !(login.fields as readonly string[]).includes(field));
+  const other = otherKinds.find((k) => foreignOf(k).length > 0) ?? otherKinds[0]!;
+  const foreign: string[] = foreignOf(other);
   const rest = Object.fromEntries(Object.entries(record).filter(([key]) => !foreign.includes(key)));
-  const result = (kind === 'EVM' ? evmLogin : stellarLogin).safeParse(rest, { reportInput: true });
+  const result = login.schema.safeParse(rest, { reportInput: true });
   const messages = result.success ? [] : issuesToMessages(result.error.issues);
   if (foreign.length > 0) {
     messages.unshift(`chainKind is ${kind} but ${foreign.join(', ')} ${foreign.length > 1 ? 'belong' : 'belongs'} ` +
       `to a ${other} login: chainKind must match the challenge's`);
   }
   if (messages.length > 0 || !result.success) throw unprocessable(messages);
-  return result.data;
+  return result.data as WalletProof;
 }
 
 export const refreshBody = z
@@ -151,7 +155,7 @@ export const refreshResponse = z.object({ tokens: tokensSchema }).openapi('Refre
 export const sep10ChallengeQuery = z
   .strictObject({
     account: text('must be a Stellar account G-address')
-      .refine(isStellarAccount, { error: 'must be a Stellar account G-address (muxed M-addresses are not supported)' })
+      .refine((value) => adapterOf('STELLAR').isWalletAddress(value), { error: 'must be a Stellar account G-address (muxed M-addresses are not supported)' })
       .openapi({ pattern: '^G[A-Z2-7]{55}$', example: STELLAR_EXAMPLE }),
     home_domain: text().max(64, { error: 'must be at most 64 characters' }).optional()
       .openapi({ description: 'The home domain the wallet resolved stellar.toml from; must be this service\'s.' }),

@@ -97,6 +97,12 @@ export const errorBodySchema = z
       description: 'A stable machine code for the failure (docs/api.md lists each with its status and meaning); branch on it, not on `message`.',
       example: 'VALIDATION_FAILED',
     }),
+    retryable: z.boolean().openapi({
+      description: 'True when the same request, sent again unchanged (under the same Idempotency-Key), may succeed later ' +
+        '(after Retry-After where given): every 429 and 503, a 500, and the 409s that mean "not yet" (NOT_FINAL, ' +
+        'TRADE_AWAITING, IDEMPOTENCY_KEY_IN_USE). False when the request or the state must change first.',
+      example: false,
+    }),
   })
   .openapi('Error');
 

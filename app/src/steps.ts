@@ -128,7 +128,7 @@ export async function resumePending(context: AppContext): Promise<boolean> {
       keep(pending().filter((other) => other.txHash !== entry.txHash));
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (code && !['RPC_UNAVAILABLE', 'CHAIN_UNAVAILABLE', 'SERVICE_UNAVAILABLE', 'DATABASE_UNAVAILABLE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED'].includes(code)) {
+      if (code && !['RPC_UNAVAILABLE', 'CHAIN_UNAVAILABLE', 'CHAIN_FACTS_DISAGREE', 'SERVICE_UNAVAILABLE', 'DATABASE_UNAVAILABLE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED'].includes(code)) {
         keep(pending().filter((other) => other.txHash !== entry.txHash));
       }
       context.say(`The transaction ${entry.txHash.slice(0, 10)}… sent before the reload could not be confirmed: ${(error as Error).message}`, 'error');

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { StrKey } from '@stellar/stellar-sdk';
 import { computeAddress } from 'ethers';
+import { childEnv, RUST_DIAGNOSTICS_ENV } from '../../config/child-env.ts';
 import type { RelayerSigner } from '../signers.ts';
 
 /** Where `npm run build:signer` puts the PKCS#11 signer (Cargo profile `devnet`, target directory `target/`). */
@@ -23,11 +24,11 @@ export interface Pkcs11Settings {
   binary?: string;
 }
 
-/** Settings the signer child must not see: the relayer's other secrets stay in this process. */
-const WITHHELD = new RegExp(
-  '^(RELAYER_EVM_PRIVATE_KEY|RELAYER_STELLAR_SECRET|RELAYER_EVM_PREVIOUS_PRIVATE_KEY|RELAYER_STELLAR_PREVIOUS_SECRET' +
-    '|JWT_SECRET|JWT_PREVIOUS_SECRET|SEP10_SIGNING_SECRET|DATABASE_URL)$',
-);
+/**
+ * What the signer child takes from this environment besides the base set: HOME and the module's own
+ * configuration (SoftHSM2 finds its tokens through SOFTHSM2_CONF). Its PIN comes on its stdin.
+ */
+const MODULE_ENV = ['HOME', 'SOFTHSM2_CONF', ...RUST_DIAGNOSTICS_ENV] as const;
 
 interface Pending {
   resolve(value: Record<string, string>): void;
@@ -60,17 +61,12 @@ export function createPkcs11Signer(settings: Pkcs11Settings): RelayerSigner {
 
   const startChild = (): Child => {
     if (!existsSync(binary)) throw new Error(`the PKCS#11 signer is not built (${binary}): run npm run build:signer`);
-    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !WITHHELD.test(name)));
-    Object.assign(
-      env,
-      {
-        PKCS11_MODULE: settings.module,
-        PKCS11_TOKEN_LABEL: settings.tokenLabel,
-        PKCS11_PIN: settings.pin ?? '',
-        PKCS11_PIN_FILE: settings.pinFile ?? '',
-      },
-    );
-    const proc = spawn(binary, ['serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const pin = settings.pin ?? readFileSync(settings.pinFile ?? '', 'utf8').split(/\r?\n/)[0]!.trim();
+    const env = childEnv({ PKCS11_MODULE: settings.module, PKCS11_TOKEN_LABEL: settings.tokenLabel }, { inherit: MODULE_ENV });
+    const proc = spawn(binary, ['serve', '--pin-stdin'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // The PIN is the first line of its input, never in its environment (/proc/<pid>/environ) or arguments.
+    proc.stdin.on('error', () => {}); // an EPIPE from a child that died surfaces through its 'exit'
+    proc.stdin.write(`${pin}\n`);
     const pending = new Map<number, Pending>();
     let stderr = '';
     let signalReady: () => void = () => {};

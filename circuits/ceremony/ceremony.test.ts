@@ -1,24 +1,28 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Contract, ContractFactory, JsonRpcProvider, NonceManager, Wallet } from 'ethers';
+import { pino } from 'pino';
 import * as snarkjs from 'snarkjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSolidity } from '../../contracts/evm/compile.ts';
 import { startAnvil, type AnvilInstance } from '../../devnet/anvil.ts';
 import { SOROBAN_HOST_TESTS } from '../../devnet/stellar/build.ts';
 import { sorobanKeyBytes } from '../../chains/deployed-verifiers.ts';
-import { verificationKeyOf, type VerificationKeyJson } from '../../prover/proving-key-trust.ts';
+import { checkProvingKey, verificationKeyOf, type VerificationKeyJson } from '../../prover/proving-key-trust.ts';
 import { encodeProof, toSolidityCallArgs, type Groth16Proof, type SolidityCallArgs } from '../../prover/solidity.ts';
 import { sampleProofInput } from '../../test/support/circuit-vectors.ts';
+import { DEVELOPMENT_VK_SHA256 } from '../../test/support/proving-key.ts';
 import { artifacts, type BuildManifest } from '../artifacts.ts';
 import { BUILD_DIR } from '../compile.ts';
 import { verificationKeySha256 } from '../verification-key.ts';
-import { readTranscript, sha256File, writeTranscript } from './transcript.ts';
-import { verifyCeremony } from './zkey-check.ts';
+import { forgeIdentityContribution } from '../../test/support/identity-contribution.ts';
+import { readRecordedDeltas } from './recorded-deltas.ts';
+import { readTranscript, sha256File, writeTranscript, type TranscriptEntry } from './transcript.ts';
+import { verifyCeremony, verifyZkeyCryptography } from './zkey-check.ts';
 
 /**
  * The ceremony end to end on the real circuit, each step in its own process as each party would
@@ -47,9 +51,14 @@ const BEACON = '0x5f6a1c9e2b7d4f8a3c6e9b2d5f8a1c4e7b0d3f6a9c2e5b8d1f4a7c0e3b6d9f
 const DEV_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 
 /** `npm run ceremony -- verb args` as a separate process: its exit code, stdout and stderr. */
-async function ceremony(...args: string[]): Promise<{ code: number; out: string }> {
+function ceremony(...args: string[]): Promise<{ code: number; out: string }> {
+  return ceremonyWith({}, ...args);
+}
+
+/** `ceremony` with settings added to its environment (CEREMONY_MIN_CONTRIBUTORS). */
+async function ceremonyWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'tools/ceremony/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'tools/ceremony/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 << 20, env: { ...process.env, ...env } });
     return { code: 0, out: stdout + stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -148,12 +157,79 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
 
     const renamed = await readTranscript(transcriptFile);
     renamed.entries[1]!.name = 'Mallory';
-    await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: zkey(4), transcript: renamed, init: zkey(0) })).rejects.toThrow(/contribution 1: the zkey records "Alice" [0-9a-f]{128}, the transcript "Mallory"/);
+    await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: zkey(4), transcript: renamed, init: zkey(0) })).rejects.toThrow(/the zkey records the contributions "Alice", "Bob", "Carol", beacon "beacon"; the transcript "Mallory", "Bob"/);
 
     const unclosed = await readTranscript(transcriptFile);
     unclosed.entries = unclosed.entries.slice(0, 4);
     await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: zkey(3), transcript: unclosed, requireBeacon: true })).rejects.toThrow(/not closed/);
   }, 5 * 60_000);
+
+  describe('a ceremony that changes nothing', () => {
+    /** The transcript entry an attacker would append for a zkey it made. */
+    const entryFor = async (step: 'contribution' | 'beacon', name: string, hash: string, previous: string, file: string): Promise<TranscriptEntry> => ({
+      step, name, contributionHash: hash, previousSha256: await sha256File(previous), newSha256: await sha256File(file), at: new Date().toISOString(),
+      ...(step === 'beacon' ? { beacon: { hash: BEACON.slice(2), iterationsExp: 10 } } : {}),
+    });
+    /** The beacon applied by snarkjs itself, as someone skipping the tool's refusal would. */
+    const snarkjsBeacon = async (from: string, to: string) => Buffer.from(await snarkjs.zKey.beacon(from, to, 'beacon', BEACON.slice(2), 10) as Uint8Array).toString('hex');
+    const transcriptOf = async (file: string, entries: TranscriptEntry[]) => {
+      const transcript = await readTranscript(transcriptFile);
+      transcript.entries = [transcript.entries[0]!, ...entries];
+      await writeTranscript(file, transcript);
+      return transcript;
+    };
+
+    it('refuses a contribution that does not change the key (x = 1), which snarkjs alone accepts, and builds nothing on it', async () => {
+      const first = await readRecordedDeltas(zkey(0));
+      expect(first.contributions).toEqual([]);
+      expect(first.headerDelta, 'the init step\'s delta is the generator the check starts from').toBe(first.initialDelta);
+
+      const forged = join(dir, 'identity.zkey');
+      const hash = await forgeIdentityContribution(zkey(1), forged, 'Mallory');
+      const alice = (await readTranscript(transcriptFile)).entries[1]!;
+      const forgedTranscript = join(dir, 'identity-transcript.json');
+      const transcript = await transcriptOf(forgedTranscript, [alice, await entryFor('contribution', 'Mallory', hash, zkey(1), forged)]);
+      const recorded = await verifyZkeyCryptography(artifacts.r1cs, PTAU, forged, zkey(0));
+      expect(recorded.map((c) => `${c.name} ${c.hash}`), 'snarkjs verifies the identity contribution').toEqual([`Alice ${alice.contributionHash}`, `Mallory ${hash}`]);
+
+      await expect(verifyCeremony({ r1cs: artifacts.r1cs, ptau: PTAU, zkey: forged, transcript, init: zkey(0) }))
+        .rejects.toThrow(/contribution 2 \("Mallory"\) does not change the key: its public key is x = 1 \(an identity contribution\)/);
+      const refused = await ceremony('contribute', '--ptau', PTAU, '--init', zkey(0), '--in', forged, '--out', join(dir, 'never-on-identity.zkey'), '--name', 'Dave', '--transcript', forgedTranscript);
+      expect(refused.code, refused.out).toBe(1);
+      expect(refused.out).toMatch(/refused: zkey .*identity\.zkey: contribution 2 \("Mallory"\) does not change the key/);
+      expect(existsSync(join(dir, 'never-on-identity.zkey'))).toBe(false);
+    }, 5 * 60_000);
+
+    it('verify --final refuses a ceremony of identity contributions only, one with no contributor, and one short of CEREMONY_MIN_CONTRIBUTORS', async () => {
+      const mallory = join(dir, 'only-identity-1.zkey');
+      const trent = join(dir, 'only-identity-2.zkey');
+      const closed = join(dir, 'only-identity-final.zkey');
+      const entries = [await entryFor('contribution', 'Mallory', await forgeIdentityContribution(zkey(0), mallory, 'Mallory'), zkey(0), mallory)];
+      entries.push(await entryFor('contribution', 'Trent', await forgeIdentityContribution(mallory, trent, 'Trent'), mallory, trent));
+      entries.push(await entryFor('beacon', 'beacon', await snarkjsBeacon(trent, closed), trent, closed));
+      const identityOnly = join(dir, 'only-identity-transcript.json');
+      await transcriptOf(identityOnly, entries);
+      const allIdentity = await ceremony('verify', '--ptau', PTAU, '--zkey', closed, '--transcript', identityOnly, '--final');
+      expect(allIdentity.code, allIdentity.out).toBe(1);
+      expect(allIdentity.out).toMatch(/refused: zkey .*: contribution 1 \("Mallory"\) does not change the key/);
+
+      const initOnly = join(dir, 'init-only-transcript.json');
+      await transcriptOf(initOnly, []);
+      const noContributor = join(dir, 'no-contributor.zkey');
+      const noContributorTranscript = join(dir, 'no-contributor-transcript.json');
+      await transcriptOf(noContributorTranscript, [await entryFor('beacon', 'beacon', await snarkjsBeacon(zkey(0), noContributor), zkey(0), noContributor)]);
+      const tool = await ceremony('beacon', '--ptau', PTAU, '--init', zkey(0), '--in', zkey(0), '--out', join(dir, 'never-closed.zkey'), '--beacon', BEACON, '--transcript', initOnly);
+      expect(tool.code, tool.out).toBe(1);
+      expect(tool.out).toMatch(/refused: the ceremony has 0 distinct contributors before its beacon; a finished one needs at least 2 \(CEREMONY_MIN_CONTRIBUTORS\)/);
+      const bare = await ceremony('verify', '--ptau', PTAU, '--zkey', noContributor, '--transcript', noContributorTranscript, '--final');
+      expect(bare.code, bare.out).toBe(1);
+      expect(bare.out).toMatch(/refused: the ceremony has 0 distinct contributors before its beacon; a finished one needs at least 2/);
+
+      const short = await ceremonyWith({ CEREMONY_MIN_CONTRIBUTORS: '4' }, 'verify', '--ptau', PTAU, '--zkey', zkey(4), '--transcript', transcriptFile, '--final');
+      expect(short.code, short.out).toBe(1);
+      expect(short.out).toMatch(/refused: the ceremony has 3 distinct contributors before its beacon; a finished one needs at least 4/);
+    }, 5 * 60_000);
+  });
 
   describe('finalized, its proofs verify on chain', () => {
     let manifest: BuildManifest;
@@ -198,6 +274,41 @@ describe('a three-party proving-key ceremony with a beacon, on the real circuit'
       // A new key: not the committed development one.
       expect(manifest.ceremony.vkSha256).not.toBe(await sha256File(artifacts.verificationKey));
     });
+
+    it('production trusts the finalized key on its transcript, verified once and then remembered, and refuses a missing or tampered one', async () => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+      const files = { zkey: join(out, 'deposit_final.zkey'), transcript: join(out, 'ceremony-transcript.json'), r1cs: join(out, 'deposit.r1cs') };
+      const verdicts = join(dir, 'verdicts');
+      const config = {
+        NODE_ENV: 'production', PROVING_KEY_VK_SHA256: manifest.ceremony.vkSha256, PROVING_KEY_ALLOW_DEVELOPMENT: false, PROVING_KEY_PTAU: PTAU,
+        PROVING_KEY_VERDICT_DIR: verdicts, CEREMONY_MIN_CONTRIBUTORS: 2, DATA_DIR: dir,
+      } as const;
+      const verdictOf = () => JSON.parse(lines.at(-1)!) as { msg: string; verdict: string; contributors: string[] };
+
+      expect((await timed('production check, full', () => checkProvingKey(config, logger, files)))?.vkSha256).toBe(manifest.ceremony.vkSha256);
+      expect(verdictOf()).toMatchObject({ msg: 'proving key: its multi-party ceremony verifies', verdict: 'verified now', contributors: ['Alice', 'Bob', 'Carol'] });
+      const kept = await readdir(verdicts);
+      expect(kept).toHaveLength(1);
+      expect((await stat(join(verdicts, kept[0]!))).mode & 0o777).toBe(0o600);
+      expect((await timed('production check, remembered', () => checkProvingKey(config, logger, files)))?.vkSha256).toBe(manifest.ceremony.vkSha256);
+      expect(verdictOf().verdict).toBe('remembered');
+
+      const tampered = await readTranscript(files.transcript);
+      tampered.entries[2]!.name = 'Mallory';
+      const tamperedFile = join(dir, 'tampered-final-transcript.json');
+      await writeTranscript(tamperedFile, tampered);
+      await expect(checkProvingKey(config, logger, { ...files, transcript: tamperedFile }))
+        .rejects.toThrow(/proving key .*deposit_final\.zkey: its ceremony does not verify, so whoever made its randomness may forge proofs: the zkey records the contributions "Alice", "Bob"/);
+      await expect(checkProvingKey(config, logger, { ...files, transcript: join(dir, 'no-such-transcript.json') }))
+        .rejects.toThrow(/its ceremony does not verify, .*: no ceremony transcript it verifies against \(transcript .*no-such-transcript\.json cannot be read/);
+      await expect(checkProvingKey({ ...config, PROVING_KEY_PTAU: undefined }, logger, files))
+        .rejects.toThrow(new RegExp(`PROVING_KEY_PTAU is not set: the path of the phase-1 file its transcript .* pins \\(sha256 ${PTAU_SHA256}`));
+      // The development key beside this ceremony's transcript: the transcript is not that key's.
+      await expect(checkProvingKey({ ...config, PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256 }, logger, { ...files, zkey: artifacts.zkey }))
+        .rejects.toThrow(/its ceremony does not verify, .*the last entry wrote [0-9a-f]{64}, but the zkey given has sha256/);
+      expect(await readdir(verdicts), 'only the verified key has a verdict').toEqual(kept);
+    }, 10 * 60_000);
 
     it('the regenerated Verifier.sol accepts the proof on anvil; the committed verifier and a changed signal do not', async () => {
       // Counted locally: ethers caches eth_getTransactionCount for a moment, so a second deploy right

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { CIRCUIT_NAME } from '../compile.ts';
 import { CeremonyError, readTranscript, sha256File, writeTranscript, type Transcript, type TranscriptEntry } from './transcript.ts';
-import { verifyCeremony } from './zkey-check.ts';
+import { checkQuorum, DEFAULT_MIN_CONTRIBUTORS, verifyCeremony } from './zkey-check.ts';
 
 /**
  * The ceremony's steps as functions (the CLI in cli.ts is a thin layer over them; the tests call
@@ -104,14 +104,18 @@ export async function contribute(options: StepOptions & { entropy?: string }): P
 
 /**
  * `beacon`: the closing step, verifiable by anyone: randomness derived from a public value chosen
- * in advance (e.g. a future block hash, hex) through 2^`iterationsExp` hash iterations.
+ * in advance (e.g. a future block hash, hex) through 2^`iterationsExp` hash iterations. Refused
+ * before `minContributors` (default 2) distinct contributors: a ceremony closed early can never
+ * pass `verify --final`.
  */
-export async function beacon(options: StepOptions & { beaconHash: string; iterationsExp: number }): Promise<TranscriptEntry> {
+export async function beacon(options: StepOptions & { beaconHash: string; iterationsExp: number; minContributors?: number }): Promise<TranscriptEntry> {
   const beaconHash = options.beaconHash.replace(/^0x/, '').toLowerCase();
   if (!/^([0-9a-f]{2}){1,255}$/.test(beaconHash)) throw new CeremonyError('the beacon must be 1 to 255 bytes of hex');
   if (!Number.isInteger(options.iterationsExp) || options.iterationsExp < 10 || options.iterationsExp > 63) {
     throw new CeremonyError(`iterations must be an integer exponent from 10 to 63 (2^n hashes), received ${options.iterationsExp}`);
   }
+  // Before the (slower) verification of the previous file: a quorum is missing whatever that file is.
+  checkQuorum(await readTranscript(options.transcript), options.minContributors ?? DEFAULT_MIN_CONTRIBUTORS);
   const transcript = await verifiedPrevious(options);
   const hash = await snarkjs.zKey.beacon(options.in, options.out, options.name, beaconHash, options.iterationsExp);
   if (!(hash instanceof Uint8Array)) throw new CeremonyError(`snarkjs refused the beacon on ${options.in}`);

@@ -1,5 +1,35 @@
 import * as snarkjs from 'snarkjs';
+import { checkEveryContributionChangesKey, readRecordedDeltas } from './recorded-deltas.ts';
 import { CeremonyError, checkChain, contributionsOf, sha256File, type Transcript } from './transcript.ts';
+
+/** Distinct contributors a finished ceremony needs before its beacon when CEREMONY_MIN_CONTRIBUTORS is unset. */
+export const DEFAULT_MIN_CONTRIBUTORS = 2;
+
+/**
+ * CEREMONY_MIN_CONTRIBUTORS from an environment (default 2); throws `CeremonyError` naming the
+ * variable when it is not a whole number from 1 to 1000.
+ */
+export function minContributorsFrom(env: Record<string, string | undefined>): number {
+  const raw = env.CEREMONY_MIN_CONTRIBUTORS;
+  if (raw === undefined || raw === '') return DEFAULT_MIN_CONTRIBUTORS;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > 1000) {
+    throw new CeremonyError(`CEREMONY_MIN_CONTRIBUTORS must be a whole number from 1 to 1000, received '${raw}'`);
+  }
+  return value;
+}
+
+/**
+ * A finished ceremony's quorum: at least `min` distinct contributors (names compared trimmed and
+ * case-insensitively) before the beacon. Throws `CeremonyError` saying how many it has.
+ */
+export function checkQuorum(transcript: Transcript, min: number): void {
+  const names = new Set(transcript.entries.filter((e) => e.step === 'contribution').map((e) => e.name.trim().toLowerCase()));
+  if (names.size < min) {
+    throw new CeremonyError(`the ceremony has ${names.size} distinct contributor${names.size === 1 ? '' : 's'} before its ` +
+      `beacon; a finished one needs at least ${min} (CEREMONY_MIN_CONTRIBUTORS): whoever made all of its randomness can forge proofs`);
+  }
+}
 
 /** One contribution as the zkey itself records it (snarkjs's mpc parameters, read back by `zkey verify`). */
 export interface RecordedContribution {
@@ -65,17 +95,24 @@ export interface VerifyOptions {
   ptau: string;
   zkey: string;
   transcript: Transcript;
-  /** Require the last step to be the beacon (a finished ceremony). */
+  /**
+   * A finished ceremony: the last step is the beacon, and `minContributors` distinct contributors
+   * (default 2) came before it.
+   */
   requireBeacon?: boolean;
+  minContributors?: number;
   /** The ceremony's first zkey (the init step's output): verify from it rather than from the r1cs. */
   init?: string;
 }
 
 /**
  * Everything `verify` checks, in order: the r1cs and the phase-1 file are the ones the transcript
- * pins; the transcript's hash chain ends at this zkey; snarkjs verifies the zkey against r1cs and
- * phase 1; the contributions the zkey records are the transcript's, same names, same hashes, same
- * beacon, same order. Resolves with the recorded contributions; throws `CeremonyError` otherwise.
+ * pins; the transcript's hash chain ends at this zkey; when finished, the beacon closes it after
+ * enough distinct contributors; every contribution the zkey records changes its key (no identity,
+ * x = 1, contribution); snarkjs verifies the zkey against r1cs and phase 1; the contributions the
+ * zkey records are the transcript's, same names, same hashes, same beacon, same order. The cheap
+ * checks come first, so a refusal is quick; acceptance needs all of them. Resolves with the recorded
+ * contributions; throws `CeremonyError` otherwise.
  */
 export async function verifyCeremony(options: VerifyOptions): Promise<RecordedContribution[]> {
   const { transcript } = options;
@@ -87,7 +124,16 @@ export async function verifyCeremony(options: VerifyOptions): Promise<RecordedCo
   }
   checkChain(transcript, zkeySha);
   const expected = contributionsOf(transcript);
-  if (options.requireBeacon && expected.at(-1)?.step !== 'beacon') throw new CeremonyError('the ceremony is not closed: its last step is not the beacon');
+  if (options.requireBeacon) {
+    if (expected.at(-1)?.step !== 'beacon') throw new CeremonyError('the ceremony is not closed: its last step is not the beacon');
+    checkQuorum(transcript, options.minContributors ?? DEFAULT_MIN_CONTRIBUTORS);
+  }
+  const deltas = await readRecordedDeltas(options.zkey);
+  const listed = (names: { name: string; beacon: boolean }[]) => names.map((c) => `${c.beacon ? 'beacon ' : ''}${JSON.stringify(c.name)}`).join(', ') || 'none';
+  const inZkey = listed(deltas.contributions.map((c) => ({ name: c.name, beacon: c.type === 1 })));
+  const inTranscript = listed(expected.map((e) => ({ name: e.name, beacon: e.step === 'beacon' })));
+  if (inZkey !== inTranscript) throw new CeremonyError(`the zkey records the contributions ${inZkey}; the transcript ${inTranscript}`);
+  checkEveryContributionChangesKey(options.zkey, deltas);
   if (options.init && (await sha256File(options.init)) !== transcript.entries[0]!.newSha256) {
     throw new CeremonyError(`${options.init} is not the zkey the init step wrote (${transcript.entries[0]!.newSha256})`);
   }

@@ -20,6 +20,7 @@ import * as quoteIndexes from './20261126_5001_quote_indexes.ts';
 import * as retention from './20261126_5101_retention.ts';
 import * as eventStreamTickets from './20261126_5201_event_stream_tickets.ts';
 import * as chainPublicRpcUrl from './20261127_2901_chain_public_rpc_url.ts';
+import * as chainRpcProviders from './20261129_4101_chain_rpc_providers.ts';
 import * as tradeFollowUps from './20261127_3410_trade_follow_ups.ts';
 
 /**
@@ -49,6 +50,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126_5201_event_stream_tickets': eventStreamTickets,
   '20261127_2901_chain_public_rpc_url': chainPublicRpcUrl,
   '20261127_3410_trade_follow_ups': tradeFollowUps,
+  '20261129_4101_chain_rpc_providers': chainRpcProviders,
 };
 
 /**

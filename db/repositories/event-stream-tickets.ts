@@ -62,6 +62,15 @@ export async function consumeEventStreamTicket(
   return { ok: false, refusal: 'expired' };
 }
 
+/**
+ * Marks these tickets used (those unused), so they open nothing: a ticket refused for another
+ * reason than itself is spent all the same. Returns how many were live.
+ */
+export async function spendEventStreamTickets(db: Knex | Knex.Transaction, ticketHashes: string[]): Promise<number> {
+  if (ticketHashes.length === 0) return 0;
+  return db('event_stream_tickets').whereIn('ticket_hash', ticketHashes).whereNull('used_at').update({ used_at: db.fn.now() });
+}
+
 /** Deletes expired tickets (used or not: neither can open anything any more); returns how many. */
 export async function deleteExpiredEventStreamTickets(db: Knex | Knex.Transaction): Promise<number> {
   return db('event_stream_tickets').where('expires_at', '<=', db.fn.now()).delete();

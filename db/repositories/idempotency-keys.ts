@@ -22,7 +22,12 @@ export type KeyClaim =
    * process died, or the answer's write was lost), and it may not be run again (`takeOverStale` false):
    * whether it took effect is unknown.
    */
-  | { kind: 'abandoned' };
+  | { kind: 'abandoned' }
+  /**
+   * A new key for a user who already stores `maxKeysPerUser` live keys: nothing was stored. One frees
+   * when the oldest expires, in `retryAfterSeconds`.
+   */
+  | { kind: 'exhausted'; retryAfterSeconds: number };
 
 export interface ClaimRequest {
   userId: string;
@@ -38,28 +43,57 @@ export interface ClaimRequest {
    * row answers `abandoned` until it expires.
    */
   takeOverStale: boolean;
+  /** How many live keys (unexpired, answered or running) a user may hold; a key already held is not a new one. */
+  maxKeysPerUser: number;
 }
 
 /**
- * Claims (user, key) for a request, or says who holds it. One statement: the primary key makes a
- * concurrent duplicate wait for the first insert's commit, then see its row. A row past its expiry
- * is taken whatever it answered; an unfinished row older than `staleAfterSeconds` is taken only by
- * the same request (same fingerprint).
+ * Claims (user, key) for a request, or says who holds it. A user's claims are taken one at a time
+ * (a transaction-scoped advisory lock on the user), so the count of their live keys is exact: a new
+ * key past `maxKeysPerUser` is refused, and of concurrent new keys at the limit exactly as many pass
+ * as there is room for. A key the user already holds (a replay, a retry) is not a new one. A
+ * concurrent duplicate waits for the first claim's commit, then sees its row. A row past its expiry
+ * is taken whatever it answered (a new key, counted); an unfinished row older than
+ * `staleAfterSeconds` is taken only by the same request (same fingerprint).
  */
 export async function claimIdempotencyKey(knex: Knex, request: ClaimRequest): Promise<KeyClaim> {
-  const claimed = await knex.raw<{ rows: { claim: string }[] }>(
-    `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, expires_at)
-     VALUES (?, ?, ?, gen_random_uuid(), now() + make_interval(secs => ?))
-     ON CONFLICT (user_id, key) DO UPDATE SET
-       fingerprint = EXCLUDED.fingerprint, claim = EXCLUDED.claim, status_code = NULL, response_body = NULL,
-       response_headers = NULL, started_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
-     WHERE idempotency_keys.expires_at <= now()
-        OR (?::boolean AND idempotency_keys.status_code IS NULL AND idempotency_keys.fingerprint = EXCLUDED.fingerprint
-            AND idempotency_keys.started_at <= now() - make_interval(secs => ?))
-     RETURNING claim`,
-    [request.userId, request.key, request.fingerprint, request.ttlSeconds, request.takeOverStale, request.staleAfterSeconds],
-  );
-  if (claimed.rows[0]) return { kind: 'claimed', claim: claimed.rows[0].claim };
+  const claimed = await knex.transaction(async (trx) => {
+    await trx.raw(`SELECT pg_advisory_xact_lock(hashtextextended('idempotency-keys:' || ?, 0))`, [request.userId]);
+    // After the lock, in a statement of its own: its snapshot holds every claim committed before.
+    return trx.raw<{ rows: { claim: string | null; exhausted: boolean; retry_after: number | null }[] }>(
+      `WITH prior AS (
+         SELECT expires_at > now() AS live FROM idempotency_keys WHERE user_id = ? AND key = ?
+       ), room AS (
+         SELECT EXISTS (SELECT 1 FROM prior WHERE live)
+             OR (SELECT count(*) FROM (SELECT 1 FROM idempotency_keys WHERE user_id = ? AND expires_at > now() LIMIT ?) kept) < ? AS ok
+       ), claimed AS (
+         INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, expires_at)
+         SELECT ?, ?, ?, gen_random_uuid(), now() + make_interval(secs => ?) FROM room WHERE room.ok
+         ON CONFLICT (user_id, key) DO UPDATE SET
+           fingerprint = EXCLUDED.fingerprint, claim = EXCLUDED.claim, status_code = NULL, response_body = NULL,
+           response_headers = NULL, started_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
+         WHERE idempotency_keys.expires_at <= now()
+            OR (?::boolean AND idempotency_keys.status_code IS NULL AND idempotency_keys.fingerprint = EXCLUDED.fingerprint
+                AND idempotency_keys.started_at <= now() - make_interval(secs => ?))
+         RETURNING claim
+       )
+       SELECT (SELECT claim FROM claimed) AS claim, NOT room.ok AS exhausted,
+              CASE WHEN room.ok THEN NULL ELSE
+                (SELECT ceil(extract(epoch FROM min(expires_at) - now()))::int FROM idempotency_keys WHERE user_id = ? AND expires_at > now())
+              END AS retry_after
+         FROM room`,
+      [
+        request.userId, request.key,
+        request.userId, request.maxKeysPerUser, request.maxKeysPerUser,
+        request.userId, request.key, request.fingerprint, request.ttlSeconds,
+        request.takeOverStale, request.staleAfterSeconds,
+        request.userId,
+      ],
+    );
+  });
+  const outcome = claimed.rows[0]!;
+  if (outcome.exhausted) return { kind: 'exhausted', retryAfterSeconds: Math.max(1, outcome.retry_after ?? 1) };
+  if (outcome.claim) return { kind: 'claimed', claim: outcome.claim };
   const row = await knex('idempotency_keys')
     .where({ user_id: request.userId, key: request.key })
     .first('fingerprint', 'status_code', 'response_body', 'response_headers',

@@ -21,7 +21,12 @@ export interface TokenWithChain {
  * (RPC URL, confirmations, Stellar network passphrase).
  */
 export interface ChainConnection extends Omit<Chain, 'createdAt' | 'updatedAt'> {
+  /** The first provider (the only one when `rpcUrls` is null). */
   rpcUrl: string | null;
+  /** Every provider, best first; null: `rpcUrl` alone. */
+  rpcUrls: string[] | null;
+  /** Providers that must agree on a fact; null: a majority. */
+  rpcQuorum: number | null;
   confirmations: number;
   networkPassphrase: string | null;
 }
@@ -110,6 +115,8 @@ export class RegistryCache {
         adManagerAddress: row.ad_manager_address,
         orderPortalAddress: row.order_portal_address,
         rpcUrl: row.rpc_url,
+        rpcUrls: row.rpc_urls ?? null,
+        rpcQuorum: row.rpc_quorum ?? null,
         confirmations: row.confirmations,
         networkPassphrase: row.network_passphrase,
         publicRpcUrl: row.public_rpc_url ?? null,

@@ -17,6 +17,8 @@ export interface ChainColumns {
   ad_manager_address: string;
   order_portal_address: string;
   rpc_url: string | null;
+  rpc_urls: string[] | null;
+  rpc_quorum: number | null;
   confirmations: number;
   network_passphrase: string | null;
   public_rpc_url: string | null;

@@ -108,6 +108,50 @@ export const apiDashboard: Dashboard = {
         },
       ],
     },
+    {
+      title: 'RPC providers',
+      panels: [
+        {
+          title: 'Usable providers per chain, against its quorum',
+          description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest head (the lowest of any process), and the ' +
+            "chain's rpcQuorum: below it the chain answers CHAIN_UNAVAILABLE (alert RpcChainBelowQuorum).",
+          unit: 'short',
+          queries: [
+            { expr: `min by (chain) (${scoped('relayer_rpc_usable_providers')})`, legend: 'chain {{chain}} usable' },
+            { expr: `max by (chain) (${scoped('relayer_rpc_quorum')})`, legend: 'chain {{chain}} quorum' },
+          ],
+        },
+        {
+          title: 'Provider up and head lag',
+          description: 'Per provider (its host, never its URL): 1 when it answered the last head probe (alert RpcProviderDown), ' +
+            'and how many blocks (ledgers) it is behind the highest provider of its chain.',
+          unit: 'short',
+          queries: [
+            { expr: `max by (chain, provider) (${scoped('relayer_rpc_provider_up')})`, legend: '{{chain}} {{provider}} up' },
+            { expr: `max by (chain, provider) (${scoped('relayer_rpc_head_lag_blocks')})`, legend: '{{chain}} {{provider}} lag' },
+          ],
+        },
+        {
+          title: 'RPC calls per second by provider and result, and disagreements',
+          description: 'result ok: an answer; answer: a chain error such as not found; error: none usable. Disagreements: ' +
+            'facts the providers answered differently (alert RpcProvidersDisagree; the log has every answer).',
+          unit: 'reqps',
+          queries: [
+            { expr: `sum by (chain, provider, result) (rate(${scoped('relayer_rpc_requests_total')}[5m]))`, legend: '{{chain}} {{provider}} {{result}}' },
+            { expr: `sum by (chain, method) (increase(${scoped('relayer_rpc_disagreements_total')}[5m]))`, legend: '{{chain}} disagree on {{method}}' },
+          ],
+        },
+        {
+          title: 'RPC latency p95 by provider',
+          description: 'How long each provider takes to answer, all methods (a slow first-ranked provider is hedged after RPC_STALL_TIMEOUT_MS).',
+          unit: 's',
+          queries: [{
+            expr: `histogram_quantile(0.95, sum by (chain, provider, le) (rate(${scoped('relayer_rpc_request_duration_seconds_bucket')}[5m])))`,
+            legend: '{{chain}} {{provider}}',
+          }],
+        },
+      ],
+    },
   ],
 };
 

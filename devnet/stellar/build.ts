@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildToolEnv } from '../../config/child-env.ts';
 
 /** The repository root, where the Cargo workspace and its `target/` live. */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -30,7 +31,7 @@ export const SOROBAN_WASM = {
 const WASM_TARGET = 'wasm32v1-none';
 
 function run(command: string, args: readonly string[], quiet: boolean): void {
-  const result = spawnSync(command, args, { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+  const result = spawnSync(command, args, { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit', env: buildToolEnv() });
   if (result.error) throw new Error(`${command} could not start: ${result.error.message} (the Stellar devnet needs Rust: cargo and rustup)`);
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status}); see its output above`);
 }
@@ -42,7 +43,7 @@ function run(command: string, args: readonly string[], quiet: boolean): void {
  * on our machines); a no-op once installed. Throws when rustup is missing or the install fails.
  */
 export function ensureRustToolchain({ quiet = false }: { quiet?: boolean } = {}): void {
-  const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8', env: buildToolEnv() });
   if (installed.error) {
     throw new Error(`rustup could not start: ${installed.error.message}; the repository's Rust toolchain ` +
       `(rust-toolchain.toml) comes from rustup`);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { childEnv, RUST_DIAGNOSTICS_ENV } from '../../config/child-env.ts';
 import { STELLAR_DEVNET_BINARY } from './build.ts';
 
 /** The local network's passphrase (stellar-core's standalone network). */
@@ -45,7 +46,9 @@ export async function devnetRpc<T>(rpcUrl: string, method: string, params: Recor
 export async function startStellarNode(options: StellarNodeOptions = {}): Promise<StellarNode> {
   const args = ['--port', String(options.port ?? 0), '--ledger-ms', String(options.ledgerMs ?? 1000), '--passphrase', STELLAR_DEVNET_PASSPHRASE];
   if (options.dataDir) args.push('--data-dir', options.dataDir);
-  const child: ChildProcess = spawn(options.binary ?? STELLAR_DEVNET_BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own settings are its arguments: of this environment it gets the base set and its debug switch only.
+  const env = childEnv({}, { inherit: [...RUST_DIAGNOSTICS_ENV, 'STELLAR_DEVNET_DEBUG'] });
+  const child: ChildProcess = spawn(options.binary ?? STELLAR_DEVNET_BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);

@@ -53,7 +53,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const eventHub = new PushedEventHub(knex, logger);
   const telemetry = startTelemetry(config, role, knex, () => eventHub.size);
   const signers = relayerSigners(config, role, secrets);
-  const chains = chainReaders(knex);
+  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config });
   const merkleStore = new MerkleTreeStore(knex);
   const pool = lazyProverPool(config, telemetry.registry, logger);
   const activities = tradeActivities(config, knex, chains, merkleStore, pool.get);

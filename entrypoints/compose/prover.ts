@@ -15,7 +15,7 @@ import type { TemporalParts } from '../temporal-process.ts';
  */
 export function composeProver(config: Config, logger: Logger, knex: Knex): TemporalParts {
   const telemetry = startTelemetry(config, 'prover', knex);
-  const chains = chainReaders(knex);
+  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config });
   const pool = lazyProverPool(config, telemetry.registry, logger);
   const { generateProof } = tradeActivities(config, knex, chains, new MerkleTreeStore(knex), pool.get);
   return {

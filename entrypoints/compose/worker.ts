@@ -34,7 +34,7 @@ const NO_PROVER = (): ProverPool => {
 export function composeWorker(config: Config, logger: Logger, knex: Knex): TemporalParts {
   const telemetry = startTelemetry(config, 'worker', knex);
   const signers = relayerSigners(config, 'worker');
-  const chains = chainReaders(knex);
+  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config });
   const activities = tradeActivities(config, knex, chains, new MerkleTreeStore(knex), NO_PROVER);
   const orchestrator = orchestratorSlot();
   const starts = tradeStarts(config, knex, logger, orchestrator.get, telemetry.trades);

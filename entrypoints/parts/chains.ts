@@ -5,15 +5,22 @@ import { roleSignsRequests, type ProcessRole, type Secrets } from '../../config/
 import { createOrderChainReader, type OrderChainReader } from '../../chains/order-chain.ts';
 import { noRelayerSigner, relayerSignerFromConfig } from '../../chains/signer/from-config.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
+import type { Registry } from 'prom-client';
+import { chainsHealth } from '../../chains/health.ts';
+import { createChains, type Chains } from '../../chains/chains.ts';
+import { providerMetrics } from '../../chains/providers/metrics.ts';
+import type { ChainHealth } from '../../chains/providers/providers.ts';
 import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
-import { cachedChainClients, createTransactionVerifier, type ChainClientFactory, type TransactionVerifier } from '../../chains/verify.ts';
+import { createTransactionVerifier, type TransactionVerifier } from '../../chains/verify.ts';
 import { RegistryCache } from '../../db/repositories/registry-cache.ts';
 
 /** The registry and what reads the chains it names, shared by every part of a process. */
 export interface ChainReaders {
   registryCache: RegistryCache;
-  /** One RPC client per chain endpoint, shared by everything in the process that reads chains. */
-  chainClients: ChainClientFactory;
+  /** Every chain through its providers, shared by everything in the process that reads chains. */
+  chains: Chains;
+  /** Each registered chain's providers now (`/health`, the metrics); a chain without providers is left out. */
+  chainHealth?: () => Promise<ChainHealth[]>;
   verifier: TransactionVerifier;
   /** Reads contract state when no client reports anything (hold expiry, lock windows, the audit). */
   chainState: ChainStateReader;
@@ -21,15 +28,26 @@ export interface ChainReaders {
   orderChainReader: OrderChainReader;
 }
 
-/** The chain readers of a process over its database's registry (cached), with one client per RPC endpoint. */
-export function chainReaders(knex: Knex): ChainReaders {
-  const chainClients = cachedChainClients();
+/**
+ * The chain readers of a process over its database's registry (cached), with one set of providers per
+ * chain, reporting the `relayer_rpc_*` metrics on `telemetry.registry` when given.
+ */
+export function chainReaders(knex: Knex, telemetry?: { registry: Registry; logger: Logger; config: Config }): ChainReaders {
+  const registryCache = new RegistryCache(knex);
+  let chains: Chains | undefined;
+  const health = () => chainsHealth(registryCache, chains!);
+  chains = createChains(telemetry ? {
+    observer: providerMetrics(telemetry.registry, telemetry.logger, async () => void (await health())),
+    maxHeadLagBlocks: telemetry.config.RPC_MAX_HEAD_LAG_BLOCKS,
+    stallMs: telemetry.config.RPC_STALL_TIMEOUT_MS,
+  } : {});
   return {
-    registryCache: new RegistryCache(knex),
-    chainClients,
-    verifier: createTransactionVerifier(chainClients),
-    chainState: createChainStateReader(chainClients),
-    orderChainReader: createOrderChainReader(chainClients),
+    registryCache,
+    chains,
+    chainHealth: health,
+    verifier: createTransactionVerifier(chains),
+    chainState: createChainStateReader(chains),
+    orderChainReader: createOrderChainReader(chains),
   };
 }
 

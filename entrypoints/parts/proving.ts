@@ -48,7 +48,7 @@ export function tradeActivities(
 ): TradeActivities {
   return createActivities({
     knex, registryCache: chains.registryCache, verifier: chains.verifier, merkleStore, prover,
-    evmClient: chains.chainClients.evm, stellarClient: chains.chainClients.stellar, orderChainReader: chains.orderChainReader,
+    chains: chains.chains, orderChainReader: chains.orderChainReader,
     chainState: chains.chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS,
   });
 }

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { buildToolEnv } from '../../config/child-env.ts';
 
 /** The repository root, where the Cargo workspace and its `target/` live. */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -18,7 +19,7 @@ export function nativeProverBuilt(binary: string = NATIVE_PROVER_BINARY): boolea
 
 /** True when `cargo` runs on this machine. */
 export function cargoAvailable(): boolean {
-  const probe = spawnSync('cargo', ['--version'], { stdio: 'ignore' });
+  const probe = spawnSync('cargo', ['--version'], { stdio: 'ignore', env: buildToolEnv() });
   return probe.error === undefined && probe.status === 0;
 }
 
@@ -29,7 +30,9 @@ export function cargoAvailable(): boolean {
  */
 export function buildNativeProver({ quiet = false }: { quiet?: boolean } = {}): void {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const build = spawnSync(npm, ['run', '--silent', 'build:native'], { cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+  const build = spawnSync(npm, ['run', '--silent', 'build:native'], {
+    cwd: REPO_ROOT, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit', env: buildToolEnv(),
+  });
   if (build.error) throw new Error(`npm run build:native could not start: ${build.error.message}`);
   if (build.status !== 0) throw new Error(`npm run build:native failed (exit ${build.status}); see Cargo's output above`);
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { childEnv, RUST_DIAGNOSTICS_ENV } from '../../config/child-env.ts';
 import type { VerificationKeyJson } from '../../circuits/verification-key.ts';
 import type { Groth16Proof } from '../solidity.ts';
 
@@ -98,7 +99,7 @@ export class NativeProver {
   /** Starts the binary and resolves once it has parsed the zkey. */
   static async start({ binary, zkey, threads = 1, verificationKey }: NativeProverOptions): Promise<NativeProver> {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, received '${threads}'`);
-    const env = { ...process.env, RELAYER_GROTH16_VKEY: verificationKey ?? '' };
+    const env = childEnv({ RELAYER_GROTH16_VKEY: verificationKey ?? '' }, { inherit: RUST_DIAGNOSTICS_ENV });
     const child = spawn(binary, ['--zkey', zkey, '--threads', String(threads)], { stdio: ['pipe', 'pipe', 'pipe'], env });
     let ready!: Pending;
     const started = new Promise<Record<string, unknown>>((resolve, reject) => { ready = { resolve, reject }; });

@@ -51,7 +51,7 @@ beforeAll(async () => {
   const { knex, container } = service;
   ads = createAdsService({
     knex, registryCache: container.registryCache, signers: container.signers, verifier: container.verifier, chainState: container.chainState,
-    orderChainReader: createOrderChainReader(container.chainClients),
+    orderChainReader: createOrderChainReader(container.chains),
     settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE, maxPendingAdsPerUser: 20, maxOpenAdRequestsPerUser: 50 }, now: () => clock,
   });
   const routes = await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`);
@@ -166,7 +166,7 @@ describe('a lapsed hold whose chain does not answer', () => {
     };
     const stalled = createAdsService({
       knex: service.knex, registryCache: service.container.registryCache, signers: service.container.signers,
-      verifier: service.container.verifier, chainState: hung, orderChainReader: createOrderChainReader(service.container.chainClients),
+      verifier: service.container.verifier, chainState: hung, orderChainReader: createOrderChainReader(service.container.chains),
       settings: { signedRequestTtlSeconds: TTL, confirmGraceSeconds: GRACE, maxPendingAdsPerUser: 20, maxOpenAdRequestsPerUser: 50 }, now: () => clock,
     });
 

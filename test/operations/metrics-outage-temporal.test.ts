@@ -2,12 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
-import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../../db/knex.ts';
 import { eventually } from '../support/devnet-client.ts';
+import { DEVELOPMENT_VK_SHA256 } from '../support/proving-key.ts';
 import { startServiceProcess, startTemporalDevServer, stopped, type ServiceProcess } from '../support/temporal-stack.ts';
 
 /**
@@ -16,7 +15,9 @@ import { startServiceProcess, startTemporalDevServer, stopped, type ServiceProce
  * of their own, which is stopped under them: each scrape answers 200 at once with the prover's and
  * the Temporal SDK's metrics, the proofs backlog read from Temporal, and (the worker, which leads
  * the trade gauges) the gauges as last read with their age. Before, each scrape ran the trade
- * gauges' queries and failed, so every target read `up == 0`.
+ * gauges' queries and failed, so every target read `up == 0`. Both run in production mode with only
+ * their own settings (DATABASE_URL, TEMPORAL_ADDRESS, the proving key's): no signer, JWT, SEP-10 or
+ * SIWE setting, which they do not use.
  */
 
 let dir: string;
@@ -39,13 +40,14 @@ beforeAll(async () => {
   const knex = createKnex(database.url, 1);
   await migrateToLatest(knex);
   await knex.destroy();
+  // As deployed: production mode, and nothing but their own settings (no signer, JWT, SEP-10 or SIWE one).
   const env = {
-    NODE_ENV: 'test', DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'data'), TEMPORAL_ADDRESS: server.address, METRICS_SAMPLE_SECONDS: '1',
-    RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey, RELAYER_STELLAR_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',
+    NODE_ENV: 'production', DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'data'), TEMPORAL_ADDRESS: server.address, METRICS_SAMPLE_SECONDS: '1',
+    PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256, PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVER_POOL_SIZE: '1',
   };
-  worker = await startServiceProcess('worker', env);
+  worker = await startServiceProcess('worker', env, { only: true });
   children.add(worker.child);
-  prover = await startServiceProcess('prover', env);
+  prover = await startServiceProcess('prover', env, { only: true });
   children.add(prover.child);
 }, 300_000);
 

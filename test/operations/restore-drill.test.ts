@@ -71,7 +71,8 @@ const request = requestService;
  * from the start to the stop copied last (no WAL archive here; production archives it, README).
  */
 async function baseBackup(cluster: EmbeddedDatabase, target: string): Promise<void> {
-  const admin = createKnex(cluster.url, 1);
+  // A backup is the cluster's administration: its superuser, not the service's role.
+  const admin = createKnex(cluster.adminUrl, 1);
   try {
     // One session for start and stop: a non-exclusive backup belongs to the session that started it.
     await admin.transaction(async (session) => {

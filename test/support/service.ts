@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { loadConfig } from '../../config/config.ts';
 import { start, type RunningService } from '../../entrypoints/service.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
@@ -15,9 +15,10 @@ export interface TestService extends RunningService {
 
 /**
  * The real service on port 0 over a fresh database of its own (call in `beforeAll`, `close()` in
- * `afterAll`). `env` overrides configuration like environment variables would.
+ * `afterAll`). `env` overrides configuration like environment variables would; `options.logger`
+ * replaces the silent logger (a test reading what the service logs).
  */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(env: Record<string, string> = {}, options: { logger?: Logger } = {}): Promise<TestService> {
   const db = await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-test-data-'));
   const config = loadConfig({
@@ -36,7 +37,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     STELLAR_DEVNET: 'off',
     ...env,
   });
-  const service = await start(config, pino({ level: config.LOG_LEVEL }));
+  const service = await start(config, options.logger ?? pino({ level: config.LOG_LEVEL }));
   return {
     ...service,
     db,

@@ -97,14 +97,18 @@ export interface ServiceProcess {
 
 /**
  * `npm run worker` / `npm run prover` / `npm run api` as its own OS process (node with tsx's
- * loader, so SIGKILL hits it), with `env` added. An api needs a migrated DATABASE_URL; its
- * `metricsUrl` answers only with METRICS_ON_API_PORT=true.
+ * loader, so SIGKILL hits it), with `env` added to the test's environment, or with
+ * `only: true` to PATH alone (a process given nothing but its own settings). An api needs a
+ * migrated DATABASE_URL; its `metricsUrl` answers only with METRICS_ON_API_PORT=true.
  */
-export async function startServiceProcess(kind: 'worker' | 'prover' | 'api', env: Record<string, string>): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  kind: 'worker' | 'prover' | 'api', env: Record<string, string>, options: { only?: boolean } = {},
+): Promise<ServiceProcess> {
+  const base = options.only ? { PATH: process.env.PATH ?? '' } : process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', `entrypoints/${kind}-main.ts`], {
     cwd: root,
     // The books audit's cron job is off unless a test asks for it: nothing acts behind a test's back.
-    env: { ...process.env, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', BOOKS_AUDIT_CRON: 'off', RETENTION_CRON: 'off', ...env },
+    env: { ...base, HOST: '127.0.0.1', METRICS_PORT: '0', LOG_LEVEL: 'info', BOOKS_AUDIT_CRON: 'off', RETENTION_CRON: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let buffered = '';

@@ -123,7 +123,7 @@ describeOnEachOrchestrator('retries and lost answers', (orchestrator) => {
       const body = createBody('9');
       // The first request, as another replica holds it: claimed, not answered.
       const fingerprint = requestFingerprint('POST', '/v1/trades/create', body);
-      expect(await claimIdempotencyKey(service.db.knex, { userId: bridgerUserId, key: 'in-flight', fingerprint, ttlSeconds: 60, staleAfterSeconds: 120, takeOverStale: false }))
+      expect(await claimIdempotencyKey(service.db.knex, { userId: bridgerUserId, key: 'in-flight', fingerprint, ttlSeconds: 60, staleAfterSeconds: 120, takeOverStale: false, maxKeysPerUser: 1000 }))
         .toMatchObject({ kind: 'claimed' });
       const count = (await tradesOfBridger()).length;
       const waiting = await post('/v1/trades/create', body, bridgerToken, 'in-flight');
@@ -137,7 +137,7 @@ describeOnEachOrchestrator('retries and lost answers', (orchestrator) => {
       const body = createBody('19');
       const fingerprint = requestFingerprint('POST', '/v1/trades/create', body);
       const knex = service.db.knex;
-      await claimIdempotencyKey(knex, { userId: bridgerUserId, key: 'died', fingerprint, ttlSeconds: 86_400, staleAfterSeconds: 120, takeOverStale: false });
+      await claimIdempotencyKey(knex, { userId: bridgerUserId, key: 'died', fingerprint, ttlSeconds: 86_400, staleAfterSeconds: 120, takeOverStale: false, maxKeysPerUser: 1000 });
       await knex('idempotency_keys').where({ key: 'died' }).update({ started_at: knex.raw(`now() - interval '3 minutes'`) });
       const count = (await tradesOfBridger()).length;
       const abandoned = await post('/v1/trades/create', body, bridgerToken, 'died');
@@ -157,7 +157,7 @@ describeOnEachOrchestrator('retries and lost answers', (orchestrator) => {
       const path = `/v1/ads/${adId}/confirm`;
       const body = { txHash: adCreateTx };
       const makerUserId = (await knex('idempotency_keys').where({ key: 'ad-confirm-1' }).first('user_id')).user_id;
-      await claimIdempotencyKey(knex, { userId: makerUserId, key: 'confirm-died', fingerprint: requestFingerprint('POST', path, body), ttlSeconds: 86_400, staleAfterSeconds: 120, takeOverStale: true });
+      await claimIdempotencyKey(knex, { userId: makerUserId, key: 'confirm-died', fingerprint: requestFingerprint('POST', path, body), ttlSeconds: 86_400, staleAfterSeconds: 120, takeOverStale: true, maxKeysPerUser: 1000 });
       await knex('idempotency_keys').where({ key: 'confirm-died' }).update({ started_at: knex.raw(`now() - interval '3 minutes'`) });
       const before = (await call(service, 'GET', `/v1/ads/${adId}`)).body;
       expect((await post(path, body, makerToken, 'confirm-died')).status).toBe(200);

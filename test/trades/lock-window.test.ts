@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RpcUnavailableError } from '../../chains/errors.ts';
+import { createChains } from '../../chains/chains.ts';
 import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
 import { createActivities } from '../../trades/activities.ts';
 import { lockDeadline } from '../../chains/timing.ts';
@@ -154,7 +155,7 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
     const activities = createActivities({
       knex, registryCache, verifier, merkleStore, chainState: down, signedRequestTtlSeconds: 600,
       // Not reached on this step (doubles named as such): the proof and the tree sync.
-      prover: () => { throw new Error('no proof here'); }, evmClient: () => { throw new Error('no tree sync here'); }, stellarClient: () => { throw new Error('no tree sync here'); },
+      prover: () => { throw new Error('no proof here'); }, chains: createChains(),
     });
     await expect(activities.applyEvent({ tradeId: waiting.tradeId, event: { type: 'LOCK_WINDOW_CLOSED' } })).rejects.toBeInstanceOf(RpcUnavailableError);
     expect(await trade(waiting.tradeId)).toMatchObject({ status: 'DEPOSITED' });

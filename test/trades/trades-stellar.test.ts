@@ -9,10 +9,12 @@ import { mintTestToken } from '../../devnet/stellar/deploy.ts';
 import { stellarContractCall } from '../../chains/stellar/call-args.ts';
 import { submitStarved } from '../support/soroban-network.ts';
 import { call, loginEvm, loginStellar } from '../support/wallets.ts';
+import { startRpcFaultProxy, type RpcFaultProxy } from '../support/rpc-fault-proxy.ts';
+import { evmLies, stellarLies } from '../support/provider-lies.ts';
 import type { TestService } from '../support/service.ts';
 import { describeOnEachOrchestrator, startOrchestratedService, type OrchestratedService } from '../support/scene.ts';
 import {
-  advanceLedgerTo, createEvmAdForStellarOrders, createStellarAdForEvmOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
+  STELLAR, advanceLedgerTo, createEvmAdForStellarOrders, createStellarAdForEvmOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
   approveWxlm, stellarAdBridgerAlone, stellarAdEvmDeposit, wxlmForXlm, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from '../support/stellar-trades.ts';
 
@@ -79,6 +81,73 @@ const WHOLE_TRADE_MS = 180_000;
       expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
     }, WHOLE_TRADE_MS);
   });
+
+  // The embedded run only: the providers sit in the API's own process either way, and one run of these trades is enough.
+  if (orchestrator === 'embedded') {
+    describe('each chain read through three providers, one of them faulty (down, slow, 100 blocks behind, or lying by turns)', () => {
+      const proxies: RpcFaultProxy[] = [];
+      let faulty: Record<string, RpcFaultProxy>;
+      let direct: Array<{ chain_id: string; rpc_url: string | null; rpc_urls: string[] | null; rpc_quorum: number | null }>;
+      const registryReads = (chainId: string, urls: string[]) => eventually(`the registry read again for chain ${chainId}`,
+        () => service.container.registryCache.chain(chainId), (chain) => JSON.stringify(chain?.rpcUrls ?? [chain?.rpcUrl]) === JSON.stringify(urls), 30_000);
+      const useProviders = async (chainId: string, urls: string[]) => {
+        await service.knex('chains').where({ chain_id: chainId }).update({ rpc_url: urls[0], rpc_urls: urls, rpc_quorum: null });
+        await registryReads(chainId, urls);
+      };
+
+      beforeAll(async () => {
+        direct = await service.knex('chains').select('chain_id', 'rpc_url', 'rpc_urls', 'rpc_quorum');
+        const devnet = service.devnet!;
+        const targets: Record<string, string> = { ...devnet.rpcUrls, [STELLAR]: devnet.stellar!.node.rpcUrl };
+        faulty = {};
+        for (const [chainId, target] of Object.entries(targets)) {
+          const [bad, honestA, honestB] = await Promise.all([0, 1, 2].map(() => startRpcFaultProxy(target, { apiKey: `key-of-${chainId}` })));
+          proxies.push(bad!, honestA!, honestB!);
+          bad!.cycle = ['lie', 'down', 'slow', 'behind', 'honest'];
+          Object.assign(bad!.lies, chainId === STELLAR ? stellarLies : evmLies);
+          faulty[chainId] = bad!;
+          // The faulty one first: it is asked before it has shown what it is.
+          await useProviders(chainId, [bad!.url, honestA!.url, honestB!.url]);
+        }
+      }, 120_000);
+
+      afterAll(async () => {
+        for (const row of direct ?? []) {
+          await service.knex('chains').where({ chain_id: row.chain_id }).update({ rpc_url: row.rpc_url, rpc_urls: row.rpc_urls, rpc_quorum: row.rpc_quorum });
+          await registryReads(row.chain_id, row.rpc_urls ?? [row.rpc_url!]);
+        }
+        await Promise.all(proxies.map((proxy) => proxy.close()));
+      });
+
+      it('settles whole trades on both chain kinds (EVM ad and Stellar order chain, then the reverse); no lie is acted upon and the books equal the chains', async () => {
+        await evmAdStellarOrderTrade(world, 10_000_000n);
+        await stellarAdEvmOrderTrade(world, 10_000_000n);
+        for (const chainId of Object.keys(faulty)) expect(faulty[chainId]!.counts.lies, `lies told on chain ${chainId}`).toBeGreaterThan(0);
+        expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
+        const metrics = await service.container.metrics.metrics();
+        expect(metrics).toMatch(/relayer_rpc_disagreements_total\{chain="\d+",method="[a-zA-Z]+",resolved="true"\} [1-9]/);
+        for (const proxy of proxies) expect(metrics).not.toContain(new URL(proxy.url).port);
+      }, 2 * WHOLE_TRADE_MS);
+
+      it('with a chain\'s only provider down: /health says which chain is degraded, every read is served, what needs the chain answers 503 CHAIN_UNAVAILABLE with Retry-After; back up, it recovers by itself', async () => {
+        const { adId, makerToken } = await createEvmAdForStellarOrders(world, wxlmForXlm(world), 1_000_000n);
+        const down = await startRpcFaultProxy(service.devnet!.rpcUrls[AD_CHAIN]!, { mode: 'down' });
+        proxies.push(down);
+        await useProviders(AD_CHAIN, [down.url]);
+        const health = await (await service.request('/health')).json();
+        expect(health).toMatchObject({ status: 'degraded', checks: { db: 'ok', chains: { [AD_CHAIN]: { status: 'degraded', usable: 0, quorum: 1 } } } });
+        for (const path of ['/v1/chains', '/v1/routes', '/v1/ads', '/v1/trades']) expect((await service.request(path)).status, path).toBe(200);
+        const confirm = await service.request(`/v1/ads/${adId}/confirm`, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${makerToken}` }, body: JSON.stringify({ txHash: `0x${'ab'.repeat(32)}` }),
+        });
+        expect(confirm.status).toBe(503);
+        expect(confirm.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(await confirm.json()).toMatchObject({ statusCode: 503, code: 'CHAIN_UNAVAILABLE' });
+        down.mode = 'honest';
+        await eventually('the chain back', async () => (await (await service.request('/health')).json()).status, (status) => status === 'ok', 30_000);
+      }, WHOLE_TRADE_MS);
+    });
+  }
 
   describe('reported Stellar transactions that prove no deposit of this trade', () => {
     it('are refused with 422 and change nothing: a hash the network never saw, a deposit that failed in its ledger, another trade\'s deposit', async () => {

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { artifacts } from '../../circuits/artifacts.ts';
 import { beacon, contribute, init, phase1 } from '../../circuits/ceremony/steps.ts';
 import { CeremonyError, readTranscript } from '../../circuits/ceremony/transcript.ts';
-import { verifyCeremony } from '../../circuits/ceremony/zkey-check.ts';
+import { minContributorsFrom, verifyCeremony } from '../../circuits/ceremony/zkey-check.ts';
 import { finalize } from './finalize.ts';
 
 const USAGE = `usage: npm run ceremony -- <verb> [options]
@@ -20,7 +20,9 @@ const USAGE = `usage: npm run ceremony -- <verb> [options]
              (--soroban-params default contracts/soroban/shared/src/params.rs)
 every verb but phase1 takes --r1cs (default circuits/build/deposit.r1cs); contribute, beacon and finalize take --init deposit_0000.zkey
 (the init step's output, pinned by the transcript) to verify from it instead of from the r1cs (faster); verify always uses the
-r1cs, and finalize does unless given --init, which is for right after a verify --final of the same zkey`;
+r1cs, and finalize does unless given --init, which is for right after a verify --final of the same zkey.
+every verb refuses a contribution that does not change the key (x = 1); beacon, verify --final and finalize need at least
+CEREMONY_MIN_CONTRIBUTORS (environment, default 2) distinct contributors before the beacon`;
 
 class UsageError extends Error {}
 
@@ -56,6 +58,7 @@ function need(key: keyof typeof values): string {
 
 async function run(verb: string | undefined): Promise<void> {
   const r1cs = values.r1cs!;
+  const minContributors = minContributorsFrom(process.env);
   switch (verb) {
     case 'phase1': {
       const result = await phase1({ power: Number(need('power')), out: need('out'), contributors: need('contributors').split(','), beaconHash: need('beacon') });
@@ -74,19 +77,19 @@ async function run(verb: string | undefined): Promise<void> {
       return;
     }
     case 'beacon': {
-      const entry = await beacon({ r1cs, ptau: need('ptau'), init: values.init, in: need('in'), out: need('out'), transcript: need('transcript'), name: values.name ?? 'beacon', beaconHash: need('beacon'), iterationsExp: Number(values.iterations) });
+      const entry = await beacon({ r1cs, ptau: need('ptau'), init: values.init, in: need('in'), out: need('out'), transcript: need('transcript'), name: values.name ?? 'beacon', beaconHash: need('beacon'), iterationsExp: Number(values.iterations), minContributors });
       console.log(`beacon applied: ${entry.contributionHash}\nwrote ${values.out} (sha256 ${entry.newSha256})`);
       return;
     }
     case 'verify': {
       const transcript = await readTranscript(need('transcript'));
-      const recorded = await verifyCeremony({ r1cs, ptau: need('ptau'), zkey: need('zkey'), transcript, requireBeacon: values.final });
+      const recorded = await verifyCeremony({ r1cs, ptau: need('ptau'), zkey: need('zkey'), transcript, requireBeacon: values.final, minContributors });
       for (const c of recorded) console.log(`${c.beacon ? 'beacon' : 'contribution'} ${c.name}: ${c.hash}`);
       console.log(`ceremony verifies: ${recorded.length} contributions, hash chain from phase 1 ${transcript.phase1.sha256} to ${values.zkey}`);
       return;
     }
     case 'finalize': {
-      const { manifest, files } = await finalize({ r1cs, ptau: need('ptau'), init: values.init, zkey: need('zkey'), transcript: need('transcript'), outDir: values['out-dir'], sorobanParams: values['soroban-params'] });
+      const { manifest, files } = await finalize({ r1cs, ptau: need('ptau'), init: values.init, zkey: need('zkey'), transcript: need('transcript'), outDir: values['out-dir'], sorobanParams: values['soroban-params'], minContributors });
       console.log(`finalized: ${Object.values(files).join(', ')}\nverification key sha256 (PROVING_KEY_VK_SHA256): ${manifest.ceremony.vkSha256}`);
       return;
     }

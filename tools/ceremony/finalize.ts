@@ -23,6 +23,8 @@ export interface FinalizeOptions {
   outDir?: string;
   /** Where the Soroban contracts' key data goes: contracts/soroban/shared/src/params.rs by default. */
   sorobanParams?: string;
+  /** Distinct contributors needed before the beacon (CEREMONY_MIN_CONTRIBUTORS, default 2). */
+  minContributors?: number;
 }
 
 export interface Finalized {
@@ -31,7 +33,8 @@ export interface Finalized {
 }
 
 /**
- * `finalize`: verifies the whole ceremony (which must be closed by its beacon; from the r1cs, or
+ * `finalize`: verifies the whole ceremony (which must be closed by its beacon after enough distinct
+ * contributors, each changing the key; from the r1cs, or
  * from the pinned init zkey with `init`), then writes the build from its zkey: the zkey as deposit_final.zkey, verification_key.json, the Solidity verifier
  * (Verifier.sol, snarkjs's template), the Soroban contracts' key data (params.rs, through
  * contracts/soroban/codegen.ts), the transcript beside them and manifest.json with the ceremony's
@@ -41,7 +44,7 @@ export interface Finalized {
 export async function finalize(options: FinalizeOptions): Promise<Finalized> {
   const outDir = resolve(options.outDir ?? BUILD_DIR);
   const transcript = await readTranscript(options.transcript);
-  await verifyCeremony({ r1cs: options.r1cs, ptau: options.ptau, zkey: options.zkey, transcript, requireBeacon: true, init: options.init });
+  await verifyCeremony({ r1cs: options.r1cs, ptau: options.ptau, zkey: options.zkey, transcript, requireBeacon: true, minContributors: options.minContributors, init: options.init });
   await mkdir(outDir, { recursive: true });
   const at = (file: string) => join(outDir, basename(file));
   const files = {

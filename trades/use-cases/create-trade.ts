@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { available, balancesOf } from '../../ads/ledger.ts';
 import { adForTrade, askLapsedHolds, reserve } from '../../ads/port.ts';
 import type { Principal } from '../../domain/principal.ts';
-import { canonicalAddress, isRecipientAddress } from '../../chains/address.ts';
+import { adapterOf } from '../../chains/adapters.ts';
 import { computeOrderHash, randomSalt, type OrderParams } from '../../chains/order.ts';
 import type { DepositFunding } from '../../chains/order-chain.ts';
 import { RequestFieldError } from '../../chains/request-schema.ts';
@@ -104,10 +104,10 @@ async function readTerms(ctx: TradeContext, principal: Principal, input: CreateT
   const bridger = principal.wallets[orderChain.kind];
   if (!bridger) throw new NotTradePartyError(`sign in with (or link) a ${orderChain.kind} wallet: the deposit is made on chain ${orderChain.chainId}`);
   if (Object.values(principal.wallets).includes(ad.creatorAddress)) throw new NotTradePartyError('nobody trades against their own ad');
-  if (!isRecipientAddress(adChain.kind, input.bridgerDstAddress)) {
+  if (!adapterOf(adChain.kind).isRecipientAddress(input.bridgerDstAddress)) {
     throw new TradeInputError('bridgerDstAddress', `must be a ${adChain.kind} address of chain ${adChain.chainId}, received '${input.bridgerDstAddress}'`);
   }
-  const bridgerDst = canonicalAddress(adChain.kind, input.bridgerDstAddress);
+  const bridgerDst = adapterOf(adChain.kind).canonicalAddress(input.bridgerDstAddress);
   const amount = BigInt(input.amount);
   // The same terms a quote previews (trades/create-terms.ts).
   const outOfBounds = boundsProblem(ad, amount);

@@ -27,7 +27,7 @@ export async function assertDepositCanonical(ctx: TradeContext, trade: TradeLife
   const deposit = await findSubjectEvent(ctx.knex, 'trade', trade.id, orderChain.chainId, chainFact('deposit').event);
   if (!deposit || !orderChain.rpcUrl) return;
   const canonical = await ctx.deps.verifier.isCanonical(
-    { kind: orderChain.kind, chainId: orderChain.chainId, rpcUrl: orderChain.rpcUrl },
+    orderChain,
     { block: deposit.block, blockHash: deposit.blockHash },
   );
   if (!canonical) throw new TradeNotReadyError(`the deposit of trade ${trade.id} is no longer in the order chain's history (reorganised away)`);

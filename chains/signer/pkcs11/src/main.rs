@@ -1,9 +1,10 @@
 //! The relayer's PKCS#11 signer (chains/signer/README.md).
 //!
-//! `relayer-pkcs11-signer serve`: a long-lived child process of the relayer. It opens the token
-//! named by PKCS11_TOKEN_LABEL in the library PKCS11_MODULE, logs in with PKCS11_PIN (or the first
-//! line of PKCS11_PIN_FILE), prints `{"ready":true}` and then answers one JSON request per stdin
-//! line with one JSON response per stdout line, in order:
+//! `relayer-pkcs11-signer serve [--pin-stdin]`: a long-lived child process of the relayer. It opens
+//! the token named by PKCS11_TOKEN_LABEL in the library PKCS11_MODULE, logs in with the PIN (with
+//! `--pin-stdin` the first line of its stdin, so the PIN is in no environment; else PKCS11_PIN or
+//! the first line of PKCS11_PIN_FILE), prints `{"ready":true}` and then answers one JSON request per
+//! stdin line with one JSON response per stdout line, in order:
 //!   {"id":1,"op":"public-key","label":"relayer-evm"}            -> {"id":1,"publicKey":"<hex>"}
 //!   {"id":2,"op":"sign","label":"relayer-evm","mechanism":"ecdsa","data":"<hex>"}
 //!                                                               -> {"id":2,"signature":"<hex>"}
@@ -50,7 +51,8 @@ fn env(name: &str) -> Fallible<String> {
     std::env::var(name).map_err(|_| format!("{name} is not set"))
 }
 
-fn pin() -> Fallible<String> {
+/// The PIN from the environment (`generate`, or `serve` without `--pin-stdin`).
+fn pin_from_env() -> Fallible<String> {
     if let Ok(pin) = std::env::var("PKCS11_PIN") {
         if !pin.is_empty() {
             return Ok(pin);
@@ -65,8 +67,12 @@ fn pin() -> Fallible<String> {
     Ok(pin)
 }
 
-/// Opens a logged-in read-write session on the configured token.
-fn open() -> Fallible<(Pkcs11, Session)> {
+/// Opens a logged-in read-write session on the configured token, with `pin` or the environment's.
+fn open(pin: Option<String>) -> Fallible<(Pkcs11, Session)> {
+    let pin = match pin {
+        Some(pin) => pin,
+        None => pin_from_env()?,
+    };
     let module = env("PKCS11_MODULE")?;
     let token = env("PKCS11_TOKEN_LABEL")?;
     let pkcs11 = Pkcs11::new(&module).map_err(|e| format!("PKCS11_MODULE {module}: {e}"))?;
@@ -80,7 +86,7 @@ fn open() -> Fallible<(Pkcs11, Session)> {
         .ok_or_else(|| format!("PKCS11_TOKEN_LABEL: no token labelled '{token}' in {module}"))?;
     let session = pkcs11.open_rw_session(slot).map_err(|e| format!("C_OpenSession: {e}"))?;
     session
-        .login(UserType::User, Some(&AuthPin::new(pin()?.into())))
+        .login(UserType::User, Some(&AuthPin::new(pin.into())))
         .map_err(|e| format!("C_Login (PKCS11_PIN): {e}"))?;
     Ok((pkcs11, session))
 }
@@ -185,8 +191,20 @@ fn answer(session: &Session, keys: &mut HashMap<String, ObjectHandle>, points: &
     result.unwrap_or_else(|error| json!({ "id": request.id, "error": error }))
 }
 
-fn serve() -> Fallible<()> {
-    let (_pkcs11, session) = open()?;
+fn serve(pin_on_stdin: bool) -> Fallible<()> {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let pin = if pin_on_stdin {
+        let line = lines.next().ok_or("--pin-stdin: stdin ended before the PIN")?.map_err(|e| format!("stdin: {e}"))?;
+        let pin = line.trim().to_string();
+        if pin.is_empty() {
+            return Err("--pin-stdin: the first line of stdin holds no PIN".to_string());
+        }
+        Some(pin)
+    } else {
+        None
+    };
+    let (_pkcs11, session) = open(pin)?;
     let mut keys = HashMap::new();
     let mut points = HashMap::new();
     let stdout = std::io::stdout();
@@ -195,7 +213,7 @@ fn serve() -> Fallible<()> {
         writeln!(out, "{value}").and_then(|_| out.flush()).map_err(|e| format!("stdout: {e}"))
     };
     write(&mut out, json!({ "ready": true }))?;
-    for line in std::io::stdin().lock().lines() {
+    for line in lines {
         let line = line.map_err(|e| format!("stdin: {e}"))?;
         if line.trim().is_empty() {
             continue;
@@ -219,7 +237,7 @@ fn generate(args: &[String]) -> Fallible<()> {
         "ed25519" => (Mechanism::EccEdwardsKeyPairGen, ED25519_PARAMS),
         other => return Err(format!("--curve must be secp256k1 or ed25519, received '{other}'")),
     };
-    let (_pkcs11, session) = open()?;
+    let (_pkcs11, session) = open(None)?;
     if session
         .find_objects(&[Attribute::Label(label.as_bytes().to_vec())])
         .map_err(|e| format!("C_FindObjects: {e}"))?
@@ -256,9 +274,13 @@ fn generate(args: &[String]) -> Fallible<()> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("serve") => serve(),
+        Some("serve") => match &args[1..] {
+            [] => serve(false),
+            [flag] if flag == "--pin-stdin" => serve(true),
+            other => Err(format!("serve takes only --pin-stdin, received {other:?}")),
+        },
         Some("generate") => generate(&args[1..]),
-        _ => Err("usage: relayer-pkcs11-signer serve | generate --curve secp256k1|ed25519 --label L".to_string()),
+        _ => Err("usage: relayer-pkcs11-signer serve [--pin-stdin] | generate --curve secp256k1|ed25519 --label L".to_string()),
     };
     if let Err(error) = result {
         eprintln!("relayer-pkcs11-signer: {error}");
