@@ -119,7 +119,7 @@ describe('stop-signing and resume-signing', () => {
       expect(res.headers.get('retry-after')).toBe('60');
       expect(await res.json()).toEqual({
         statusCode: 503, error: 'Service Unavailable', code: 'SIGNING_STOPPED',
-        message: 'the operator has stopped signing: no signed request is issued until it is resumed; retry later',
+        message: 'the operator has stopped signing: no signed request is issued until it is resumed; retry later', retryable: true,
       });
     } finally {
       server.close();
