@@ -26,8 +26,8 @@ function productionEnv(): Record<string, string> {
     SEP10_SIGNING_SECRET: Keypair.random().secret(),
     RELAYER_STELLAR_SECRET: Keypair.random().secret(),
     RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
-    KEEPER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
-    KEEPER_STELLAR_SECRET: Keypair.random().secret(),
+    // The keeper's keys are the worker's; their rules have their own tests (keeper/keys.test.ts).
+    KEEPER_ENABLED: 'false',
     ...PUBLIC_DOMAINS,
   };
 }

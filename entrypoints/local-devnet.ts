@@ -24,7 +24,13 @@ const STELLAR_DEV_TUSD = 1_000_000n * 10n ** 7n;
  * taken and DEVNET is `auto` (someone runs `npm run devnet` already, say), the service goes on
  * without starting its own.
  */
-export async function startLocalDevnet(config: Config, signer: RelayerSigner, knex: Knex, logger: Logger): Promise<Devnet | undefined> {
+export async function startLocalDevnet(
+  config: Config,
+  signer: RelayerSigner,
+  knex: Knex,
+  logger: Logger,
+  keeper?: RelayerSigner,
+): Promise<Devnet | undefined> {
   let devnet: Devnet;
   try {
     // The Stellar network's binary and the contracts' wasm come from cargo (minutes the first time).
@@ -51,6 +57,7 @@ export async function startLocalDevnet(config: Config, signer: RelayerSigner, kn
   }
   try {
     if (devnet.stellar) await fundStellarDevAccount(devnet.stellar.node.rpcUrl, devnet.stellar.node.networkPassphrase, devnet.stellar.deployment.testToken);
+    if (keeper) await fundKeeper(devnet, keeper, logger);
     const report = await importRegistry(knex, devnet.registry);
     for (const [chainId, rpcUrl] of Object.entries(devnet.rpcUrls)) logger.info({ chainId, rpcUrl }, 'devnet chain running');
     if (report.changes.length > 0) logger.info({ changes: report.changes }, 'devnet registered');
@@ -59,6 +66,28 @@ export async function startLocalDevnet(config: Config, signer: RelayerSigner, kn
     throw error;
   }
   return devnet;
+}
+
+/** The keeper's gas on each devnet chain: 1 000 ETH on an anvil chain holding none, 10 000 XLM (friendbot) on a Stellar network that does not know it. */
+const KEEPER_DEVNET_WEI = 1_000n * 10n ** 18n;
+
+/** Gives the keeper's accounts (the worker's, never the relayer's request-signing key) gas on every devnet chain, once. */
+async function fundKeeper(devnet: Devnet, keeper: RelayerSigner, logger: Logger): Promise<void> {
+  const evmAddress = await keeper.evmAddress();
+  for (const [chainId, rpcUrl] of Object.entries(devnet.rpcUrls)) {
+    if (devnet.stellar && rpcUrl === devnet.stellar.node.rpcUrl) continue;
+    const call = async (method: string, params: unknown[]) => {
+      const response = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      return ((await response.json()) as { result: string }).result;
+    };
+    if (BigInt(await call('eth_getBalance', [evmAddress, 'latest'])) === 0n) await call('anvil_setBalance', [evmAddress, `0x${KEEPER_DEVNET_WEI.toString(16)}`]);
+    logger.info({ chainId, keeper: evmAddress }, 'keeper account funded on the devnet');
+  }
+  if (devnet.stellar) {
+    const stellarAccount = await keeper.stellarPublicKey();
+    await fund(new rpc.Server(devnet.stellar.node.rpcUrl, { allowHttp: true }), stellarAccount);
+    logger.info({ keeper: stellarAccount }, 'keeper account funded on the Stellar devnet');
+  }
 }
 
 /** Creates the Stellar dev account (friendbot) and mints it TUSD, once: a ledger that knows it is left as it is. */

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../api/app.ts';
 import { createMetricsApp } from '../api/metrics-app.ts';
+import { keeperSignerFromConfig } from '../keeper/keys.ts';
 import { loadConfig, type Config } from '../config/config.ts';
 import type { Devnet } from '../devnet/index.ts';
 import type { ResolvedProverBackend } from '../prover/backend.ts';
@@ -80,7 +81,7 @@ export async function start(
       // Loaded only here: the devnet's packages (anvil, solc, circomlibjs) are development dependencies,
       // absent from the production image.
       const { startLocalDevnet } = await import('./local-devnet.ts');
-      devnet = await startLocalDevnet(config, parts.signers.signer, database.knex, logger);
+      devnet = await startLocalDevnet(config, parts.signers.signer, database.knex, logger, keeperSignerFromConfig(config, role));
     }
     await checkChainVerifiers(provingKey, parts, logger);
     await parts.startOrchestrator(database.url);

@@ -23,7 +23,10 @@ describe('keeper accounts', () => {
 
   it('the api neither needs nor may hold keeper keys in production', () => {
     const key = Wallet.createRandom().privateKey;
-    const env = production({ KEEPER_EVM_PRIVATE_KEY: key, KEEPER_ENABLED: 'false', RELAYER_SIGNER_ALLOW_ENV: 'true' });
+    const env = production({
+      KEEPER_EVM_PRIVATE_KEY: key, KEEPER_ENABLED: 'false', RELAYER_SIGNER_ALLOW_ENV: 'true',
+      SIWE_DOMAIN: 'app.example.com', SIWE_URI: 'https://app.example.com', SEP10_HOME_DOMAIN: 'example.com', SEP10_WEB_AUTH_DOMAIN: 'auth.example.com',
+    });
     expect(() => resolveSecrets(loadConfig(env, 'api'), 'api')).toThrow(/KEEPER_EVM_PRIVATE_KEY: the api process does not use it/);
     expect(keeperSignerFromConfig(loadConfig(env, 'api'), 'api')).toBeUndefined();
   });
