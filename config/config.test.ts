@@ -133,13 +133,13 @@ describe('secrets', () => {
   const dataDir = () => mkdtempSync(path.join(tmpdir(), 'secrets-'));
 
   it('refuses to start in production without every secret, naming each', () => {
-    const config = loadConfig({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
+    const config = loadConfig({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
     expect(() => resolveSecrets(config)).toThrow(/JWT_SECRET: required in production[\s\S]*SEP10_SIGNING_SECRET[\s\S]*RELAYER_EVM_PRIVATE_KEY[\s\S]*RELAYER_STELLAR_SECRET/);
   });
 
   it('refuses weak or well-known secrets in production', () => {
     const config = loadConfig({
-      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), JWT_SECRET: 'secret', ...PUBLIC_DOMAINS,
+      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', DATA_DIR: dataDir(), JWT_SECRET: 'secret', ...PUBLIC_DOMAINS,
       SEP10_SIGNING_SECRET: 'SBAD', RELAYER_STELLAR_SECRET: 'x',
       RELAYER_EVM_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
     });

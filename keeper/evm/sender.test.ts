@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Keypair } from '@stellar/stellar-sdk';
 import { JsonRpcProvider, Wallet } from 'ethers';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnvSigner } from '../../chains/signers.ts';
 import { childEnv } from '../../config/child-env.ts';
@@ -9,6 +10,7 @@ import { startAnvil, type AnvilInstance } from '../../devnet/anvil.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
 import { eventually } from '../../test/support/devnet-client.ts';
 import { startRpcFaultProxy } from '../../test/support/rpc-fault-proxy.ts';
+import { keeperMetrics } from '../metrics.ts';
 import { createEvmKeeperSender, type EvmSenderDeps } from './sender.ts';
 import { createKeeperEvmRpc } from './rpc.ts';
 
@@ -65,7 +67,8 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     const input = owed(keeper);
     expect((await enqueueKeeperSend(db.knex, input)).created).toBe(true);
     expect((await enqueueKeeperSend(db.knex, { ...input, data: '0xdeadbeef' })).created).toBe(false);
-    const keeperSender = sender(keeper);
+    const registry = new Registry();
+    const keeperSender = sender(keeper, { metrics: keeperMetrics(registry) });
     await keeperSender.pass();
     const sent = (await keeperSendByKey(db.knex, input))!;
     expect(sent.send.status).toBe('sent');
@@ -82,6 +85,10 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     expect(tx.type).toBe(2);
     await keeperSender.pass();
     expect(await sentFrom(keeper)).toBe(1);
+    const scraped = await registry.metrics();
+    expect(scraped).toContain('relayer_keeper_sends_total{chain="31337",action="unlock",result="confirmed"} 1');
+    expect(scraped).toContain('relayer_keeper_pending_transactions{chain="31337"} 0');
+    expect(scraped).toMatch(/relayer_keeper_balance\{chain="31337"\} 99\.99/);
   });
 
   it('a call that would revert is refused before it takes a nonce, and the next send is not held up', async () => {
@@ -109,7 +116,8 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     await chain.send('evm_setAutomine', [false]);
     try {
       let now = Date.now();
-      const keeperSender = sender(keeper, { settings: { replaceAfterSeconds: 60, maxFeeGwei: 500, leaseSeconds: 30 }, now: () => now });
+      const registry = new Registry();
+      const keeperSender = sender(keeper, { settings: { replaceAfterSeconds: 60, maxFeeGwei: 500, leaseSeconds: 30 }, now: () => now, metrics: keeperMetrics(registry) });
       await keeperSender.pass();
       const first = (await keeperSendByKey(db.knex, input))!.attempts[0]!;
       const base = (await chain.getBlock('latest'))!.baseFeePerGas!;
@@ -131,6 +139,7 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
       expect(done.send).toMatchObject({ status: 'confirmed', txHash: second.txHash });
       expect(await chain.getTransactionReceipt(first.txHash)).toBeNull();
       expect(await sentFrom(keeper)).toBe(1);
+      expect(await registry.metrics()).toContain('relayer_keeper_sends_total{chain="31337",action="unlock",result="replaced"} 1');
     } finally {
       await chain.send('evm_setAutomine', [true]);
     }
