@@ -77,10 +77,13 @@ async function fundKeeper(devnet: Devnet, keeper: RelayerSigner, logger: Logger)
   for (const [chainId, rpcUrl] of Object.entries(devnet.rpcUrls)) {
     if (devnet.stellar && rpcUrl === devnet.stellar.node.rpcUrl) continue;
     const call = async (method: string, params: unknown[]) => {
-      const response = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+      const response = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       return ((await response.json()) as { result: string }).result;
     };
-    if (BigInt(await call('eth_getBalance', [evmAddress, 'latest'])) === 0n) await call('anvil_setBalance', [evmAddress, `0x${KEEPER_DEVNET_WEI.toString(16)}`]);
+    if (BigInt(await call('eth_getBalance', [evmAddress, 'latest'])) === 0n) {
+      await call('anvil_setBalance', [evmAddress, `0x${KEEPER_DEVNET_WEI.toString(16)}`]);
+    }
     logger.info({ chainId, keeper: evmAddress }, 'keeper account funded on the devnet');
   }
   if (devnet.stellar) {

@@ -17,11 +17,13 @@ export interface KeeperMetrics {
  */
 export function keeperMetrics(registry: Registry): KeeperMetrics {
   const balance = new Gauge({
-    name: 'relayer_keeper_balance', help: "The keeper account's native balance per chain, in whole units (ETH, XLM)", labelNames: ['chain'], registers: [registry],
+    name: 'relayer_keeper_balance', help: "The keeper account's native balance per chain, in whole units (ETH, XLM)",
+    labelNames: ['chain'], registers: [registry],
   });
   const sends = new Counter({
     name: 'relayer_keeper_sends_total',
-    help: 'Keeper sends by chain, action and result (confirmed, reverted on chain, refused before sending: would revert, failed, replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI)',
+    help: 'Keeper sends by chain, action and result (confirmed, reverted on chain, refused before sending: would revert, failed, '
+      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI)',
     labelNames: ['chain', 'action', 'result'], registers: [registry],
   });
   const pending = new Gauge({

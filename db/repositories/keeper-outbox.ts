@@ -132,7 +132,10 @@ export async function openKeeperSends(knex: Knex, chainId: string, account: stri
 }
 
 /** A send by its business key, with its attempts; undefined when none was queued. */
-export async function keeperSendByKey(knex: Knex, key: { tradeId: string; action: string; side: string }): Promise<{ send: KeeperSendRow; attempts: KeeperAttemptRow[] } | undefined> {
+export async function keeperSendByKey(
+  knex: Knex,
+  key: { tradeId: string; action: string; side: string },
+): Promise<{ send: KeeperSendRow; attempts: KeeperAttemptRow[] } | undefined> {
   const row = await knex('keeper_sends').where({ trade_id: key.tradeId, action: key.action, side: key.side }).first();
   if (!row) return undefined;
   const attempts = (await knex('keeper_attempts').where({ send_id: row.id }).orderBy('id')).map(attemptOf);
@@ -180,7 +183,11 @@ export async function markBroadcast(knex: Knex, txHash: string): Promise<void> {
 }
 
 /** Within a fenced transaction: where a send's transaction was seen mined (null: not, or no longer, after a reorg). */
-export async function recordInclusion(trx: Knex.Transaction, sendId: string, seen: { txHash: string; blockNumber: bigint; blockHash: string } | null): Promise<void> {
+export async function recordInclusion(
+  trx: Knex.Transaction,
+  sendId: string,
+  seen: { txHash: string; blockNumber: bigint; blockHash: string } | null,
+): Promise<void> {
   await trx('keeper_sends').where({ id: sendId }).update(seen
     ? { tx_hash: seen.txHash, block_number: seen.blockNumber.toString(), block_hash: seen.blockHash }
     : { tx_hash: null, block_number: null, block_hash: null });

@@ -84,7 +84,10 @@ export function createKeeperEvmRpc(urls: readonly string[], options: { timeoutMs
     },
     nonce: async (account, tag) => BigInt(await call<string>('eth_getTransactionCount', [account, tag])),
     balance: async (account) => BigInt(await call<string>('eth_getBalance', [account, 'latest'])),
-    estimateGas: async (tx) => BigInt(await call<string>('eth_estimateGas', [{ from: tx.from, to: tx.to, data: tx.data, value: `0x${tx.value.toString(16)}` }])),
+    estimateGas: async (tx) => {
+      const call1 = { from: tx.from, to: tx.to, data: tx.data, value: `0x${tx.value.toString(16)}` };
+      return BigInt(await call<string>('eth_estimateGas', [call1]));
+    },
     sendRaw: (raw) => call<string>('eth_sendRawTransaction', [raw]),
     receipt: async (txHash) => {
       const r = await call<{ transactionHash: string; blockNumber: string; blockHash: string; status: string } | null>('eth_getTransactionReceipt', [txHash]);

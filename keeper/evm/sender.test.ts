@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts'
 import { eventually } from '../../test/support/devnet-client.ts';
 import { startRpcFaultProxy } from '../../test/support/rpc-fault-proxy.ts';
 import { keeperMetrics } from '../metrics.ts';
+import { startKeeperRunner } from '../runner.ts';
 import { createEvmKeeperSender, type EvmSenderDeps } from './sender.ts';
 import { createKeeperEvmRpc } from './rpc.ts';
 
@@ -230,5 +231,28 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     await eventually('the send confirmed again', () => keeperSender.pass().then(() => keeperSendByKey(db.knex, input)), (s) => s?.send.status === 'confirmed');
     expect(await sentFrom(keeper)).toBe(1);
     expect((await keeperSendByKey(db.knex, input))!.attempts).toHaveLength(1);
+  });
+  it('the runner sends for each registered EVM chain, leaves a kind without a sender alone, and gives its leases up on stop', async () => {
+    const keeper = await keeperAccount();
+    const input = owed(keeper);
+    await enqueueKeeperSend(db.knex, input);
+    const stellarSend = { ...owed(keeper), chainId: '148' };
+    await enqueueKeeperSend(db.knex, stellarSend);
+    const runner = startKeeperRunner({
+      knex: db.knex, signer: keeper.signer,
+      chains: async () => [
+        { kind: 'EVM', chainId: String(CHAIN_ID), rpcUrl: anvil.rpcUrl, rpcUrls: null, confirmations: 1 },
+        { kind: 'STELLAR', chainId: '148', rpcUrl: 'http://127.0.0.1:9/never-called', rpcUrls: null, confirmations: 1 },
+      ],
+      settings: { replaceAfterSeconds: 3_600, maxFeeGwei: 500, leaseSeconds: 30, pollSeconds: 3_600 },
+    });
+    try {
+      await eventually('the EVM send confirmed', () => runner.passAll().then(() => keeperSendByKey(db.knex, input)), (s) => s?.send.status === 'confirmed');
+      expect((await keeperSendByKey(db.knex, stellarSend))!.send.status).toBe('queued');
+    } finally {
+      await runner.stop();
+    }
+    const lease = await db.knex('keeper_accounts').where({ chain_id: String(CHAIN_ID), account: keeper.wallet.address.toLowerCase() }).first();
+    expect(lease.lease_owner).toBeNull();
   });
 });

@@ -134,7 +134,8 @@ async function followSent(context: Context, send: KeeperSendRow, attempts: Keepe
     if (!receipt) continue;
     if (head - receipt.blockNumber + 1n >= BigInt(context.chain.confirmations)) {
       const status = receipt.success ? 'confirmed' : 'reverted';
-      await withKeeperFence(knex, fence, (trx) => finishKeeperSend(trx, send.id, { status, txHash: receipt.txHash, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash }));
+      const outcome = { status, txHash: receipt.txHash, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash } as const;
+      await withKeeperFence(knex, fence, (trx) => finishKeeperSend(trx, send.id, outcome));
       context.metrics?.send(fence.chainId, send.action, status);
       context.logger?.info({ sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: receipt.txHash, status }, 'keeper transaction final');
     } else if (send.blockNumber !== receipt.blockNumber || send.txHash !== receipt.txHash) {
@@ -169,7 +170,8 @@ async function followSent(context: Context, send: KeeperSendRow, attempts: Keepe
         return signedTx;
       });
       context.metrics?.send(fence.chainId, send.action, 'replaced');
-      context.logger?.info({ sendId: send.id, replaced: last.txHash, txHash: signed.txHash, maxFeePerGas: String(fees.maxFeePerGas) }, 'keeper transaction replaced with a higher fee');
+      const replaced = { sendId: send.id, replaced: last.txHash, txHash: signed.txHash, maxFeePerGas: String(fees.maxFeePerGas) };
+      context.logger?.info(replaced, 'keeper transaction replaced with a higher fee');
       await broadcast(context, send.id, signed);
       return;
     }
