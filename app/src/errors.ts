@@ -1,8 +1,8 @@
 import type { Schemas } from '@cross-chain-relayer/client';
 
 /**
- * The API's codes: the client's union, and those issue 29 adds (its branch lands them in the union;
- * until then they are named here so both orders of merging type-check).
+ * The API's codes: the client's union, and the few the page names before the generated client's
+ * union lists them (harmless once it does: a union absorbs a repeated member).
  */
 export type ErrorCode = NonNullable<Schemas['Error']['code']>
   | 'CHAIN_NOT_FOUND' | 'TOKEN_ROUTE_NOT_FOUND' | 'EVENT_TICKET_REJECTED' | 'LAST_EVENT_ID_UNKNOWN' | 'STREAM_LIMIT' | 'RECIPIENT_CANNOT_RECEIVE';
@@ -28,6 +28,7 @@ export const ERROR_SENTENCES: Readonly<Record<ErrorCode, string>> = {
   INTERNAL: 'Something went wrong on the service. Try again later.',
   SERVICE_UNAVAILABLE: 'The service is briefly unavailable. Try again in a moment.',
   DATABASE_UNAVAILABLE: 'The service is briefly unavailable. Try again in a moment.',
+  SIGNING_STOPPED: 'The service has paused new on-chain requests for maintenance. Trades under way continue; try again later.',
   IDEMPOTENCY_KEY_REUSED: 'This request was already sent with other content. Start it again.',
   IDEMPOTENCY_KEY_IN_USE: 'The same request is still being processed. Wait a moment.',
   IDEMPOTENCY_KEYS_EXHAUSTED: 'Too many requests of this account in the last day: try again later.',

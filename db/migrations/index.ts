@@ -22,6 +22,7 @@ import * as eventStreamTickets from './20261126_5201_event_stream_tickets.ts';
 import * as chainPublicRpcUrl from './20261127_2901_chain_public_rpc_url.ts';
 import * as chainRpcProviders from './20261129_4101_chain_rpc_providers.ts';
 import * as tradeFollowUps from './20261127_3410_trade_follow_ups.ts';
+import * as operatorControls from './20261129_4301_operator_controls.ts';
 import * as keeperOutbox from './20261129_5901_keeper_outbox.ts';
 
 /**
@@ -52,6 +53,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127_2901_chain_public_rpc_url': chainPublicRpcUrl,
   '20261127_3410_trade_follow_ups': tradeFollowUps,
   '20261129_4101_chain_rpc_providers': chainRpcProviders,
+  '20261129_4301_operator_controls': operatorControls,
   '20261129_5901_keeper_outbox': keeperOutbox,
 };
 

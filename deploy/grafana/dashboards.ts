@@ -1,4 +1,5 @@
 import { scoped, type Dashboard, type Panel } from './model.ts';
+import { sloDashboard } from './slo-dashboard.ts';
 
 /**
  * The relayer's dashboards. Metrics and where they come from (deploy/README.md "Signals"):
@@ -113,7 +114,7 @@ export const apiDashboard: Dashboard = {
       panels: [
         {
           title: 'Usable providers per chain, against its quorum',
-          description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest head (the lowest of any process), and the ' +
+          description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the median head (the lowest count of any process), and the ' +
             "chain's rpcQuorum: below it the chain answers CHAIN_UNAVAILABLE (alert RpcChainBelowQuorum).",
           unit: 'short',
           queries: [
@@ -124,7 +125,7 @@ export const apiDashboard: Dashboard = {
         {
           title: 'Provider up and head lag',
           description: 'Per provider (its host, never its URL): 1 when it answered the last head probe (alert RpcProviderDown), ' +
-            'and how many blocks (ledgers) it is behind the highest provider of its chain.',
+            'and how many blocks (ledgers) it is behind the median head of the chain\'s providers (negative: ahead).',
           unit: 'short',
           queries: [
             { expr: `max by (chain, provider) (${scoped('relayer_rpc_provider_up')})`, legend: '{{chain}} {{provider}} up' },
@@ -206,18 +207,25 @@ export const tradesDashboard: Dashboard = {
         },
         {
           title: 'Settlement: outcomes of deposited trades',
-          description: 'Deposited trades that ended per hour: settled, expired_unlocked (no lock in the window), expired_released (the lock released unpaid).',
+          description: 'Deposited trades that ended per hour: settled, expired_unlocked (no lock in the window), expired_released ' +
+            '(the lock released unpaid), each expiry by cause: service (no proof ready), counterparty (the proof was ready).',
           unit: 'short',
-          queries: [{ expr: `sum by (outcome) (increase(${scoped('relayer_trade_outcomes_total')}[1h]))`, legend: '{{outcome}}' }],
+          queries: [{ expr: `sum by (outcome, cause) (increase(${scoped('relayer_trade_outcomes_total')}[1h]))`, legend: '{{outcome}} {{cause}}' }],
         },
         {
           title: 'Proof latency and settlement SLOs: error ratios',
-          description: 'Over 1 h: proofs later than 60 s (budget 1 %) and deposited trades not settled (budget 1 ' +
-            '%), recording rules by namespace (alerts ProofLatencyBudgetBurn*, SettlementBudgetBurn*).',
+          description: 'Over 1 h: deposits whose proof was not ready within 60 s (budget 1 %) and deposited trades expired ' +
+            'for want of their proof (budget 1 %), recording rules by namespace (alerts ProofLatencyBudgetBurn*, SettlementBudgetBurn*).',
           unit: 'percentunit',
           queries: [
-            { expr: 'max by (namespace) (relayer:slo_proof_latency:error_ratio_rate1h{namespace=~"$namespace"})', legend: 'proofs over 60 s {{namespace}}' },
-            { expr: 'max by (namespace) (relayer:slo_settlement:error_ratio_rate1h{namespace=~"$namespace"})', legend: 'not settled {{namespace}}' },
+            {
+              expr: 'max by (namespace) (relayer:slo_proof_latency:error_ratio_rate1h{namespace=~"$namespace"})',
+              legend: 'deposits without a proof in 60 s {{namespace}}',
+            },
+            {
+              expr: 'max by (namespace) (relayer:slo_settlement:error_ratio_rate1h{namespace=~"$namespace"})',
+              legend: 'expired for want of the proof {{namespace}}',
+            },
           ],
         },
       ],
@@ -333,4 +341,4 @@ export const tradesDashboard: Dashboard = {
   ],
 };
 
-export const dashboards: Dashboard[] = [apiDashboard, tradesDashboard];
+export const dashboards: Dashboard[] = [apiDashboard, tradesDashboard, sloDashboard];

@@ -5,6 +5,8 @@ import { PushedEventHub } from '../../api/streams/event-hub.ts';
 import type { AuditReport } from '../../audit/audit.ts';
 import { createAuthPurger, type AuthPurger } from '../../auth/purge.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
+import type { Chains } from '../../chains/chains.ts';
+import { createSigningSwitch, stoppableSigner, type SigningSwitch } from '../../operator/signing-switch.ts';
 import type { Config } from '../../config/config.ts';
 import type { Secrets } from '../../config/secrets.ts';
 import { MerkleTreeStore } from '../../prover/merkle/store.ts';
@@ -27,7 +29,10 @@ import { adsUseCase, authUseCase, once, tradeStarts, tradesUseCase, webhooksUseC
 export interface ApiParts extends AppDeps, ChainReaders {
   /** Only the API's secrets: the relayer keys (or the token's PIN), the JWT and SEP-10 keys (config/secrets.ts). */
   secrets: Secrets;
+  /** The relayer's signer, refusing every signature while the operator has signing stopped (`signingSwitch`). */
   signers: RelayerSigners;
+  /** The operator's stop-signing switch as this process reads it (operator/signing-switch.ts); started before serving. */
+  signingSwitch: SigningSwitch;
   merkleStore: MerkleTreeStore;
   /** One run of the books audit; scheduled here only on the embedded runner (BOOKS_AUDIT_CRON). */
   runAudit(): Promise<AuditReport>;
@@ -48,13 +53,21 @@ export interface ApiParts extends AppDeps, ChainReaders {
   close(): Promise<void>;
 }
 
-/** The API process's parts over an open, migrated database, for a role that signs (`api` or `embedded`) and its resolved secrets. */
-export function composeApi(config: Config, logger: Logger, knex: Knex, options: { role: 'api' | 'embedded'; secrets: Secrets }): ApiParts {
+/**
+ * The API process's parts over an open, migrated database, for a role that signs (`api` or
+ * `embedded`) and its resolved secrets; `gateChains` and `healthDetails` as in `chainReaders`
+ * and `AppDeps` (the local run's devnet chain joining later).
+ */
+export function composeApi(config: Config, logger: Logger, knex: Knex, options: {
+  role: 'api' | 'embedded'; secrets: Secrets; gateChains?: (chains: Chains) => Chains; healthDetails?: AppDeps['healthDetails'];
+}): ApiParts {
   const { role, secrets } = options;
   const eventHub = new PushedEventHub(knex, logger);
   const telemetry = startTelemetry(config, role, knex, () => eventHub.size);
-  const signers = relayerSigners(config, role, secrets);
-  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config });
+  const signingSwitch = createSigningSwitch(knex, logger);
+  const held = relayerSigners(config, role, secrets);
+  const signers: RelayerSigners = { ...held, signer: stoppableSigner(held.signer, signingSwitch.stopped) };
+  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config }, options.gateChains);
   const keeper = keeperPart(config, role, { knex, logger, registry: telemetry.registry, chains: () => chains.registryCache.allChains() });
   const merkleStore = new MerkleTreeStore(knex);
   const pool = lazyProverPool(config, telemetry.registry, logger);
@@ -72,7 +85,8 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const ads = once(() => adsUseCase(config, knex, chains, signers));
   const webhooks = once(() => webhooksUseCase(config, knex));
   return {
-    config, logger, knex, secrets, signers, ...chains, merkleStore, eventHub, authPurger, runAudit,
+    config, logger, knex, secrets, signers, signingSwitch, ...chains, merkleStore, eventHub, authPurger, runAudit,
+    healthDetails: options.healthDetails,
     metrics: telemetry.registry,
     get auth() {
       return auth();
@@ -103,6 +117,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
       await starts.stop();
       await orchestrator.close();
       await pool.close();
+      signingSwitch.close();
       await signers.signer.close();
       await telemetry.close();
     },
