@@ -255,4 +255,36 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     const lease = await db.knex('keeper_accounts').where({ chain_id: String(CHAIN_ID), account: keeper.wallet.address.toLowerCase() }).first();
     expect(lease.lease_owner).toBeNull();
   });
+  it('a transaction at KEEPER_MAX_FEE_GWEI is not replaced again: counted once as capped, and it lands once the base fee falls', async () => {
+    const keeper = await keeperAccount();
+    const input = owed(keeper);
+    await enqueueKeeperSend(db.knex, input);
+    await chain.send('evm_setAutomine', [false]);
+    try {
+      let now = Date.now();
+      const registry = new Registry();
+      const keeperSender = sender(keeper, { settings: { replaceAfterSeconds: 60, maxFeeGwei: 1, leaseSeconds: 30 }, now: () => now, metrics: keeperMetrics(registry) });
+      await keeperSender.pass();
+      const first = (await keeperSendByKey(db.knex, input))!.attempts[0]!;
+      expect(first.maxFeePerGas).toBeLessThanOrEqual(1_000_000_000n);
+      await chain.send('anvil_setNextBlockBaseFeePerGas', ['0x2540be400']);
+      await mine(1);
+      now += 61_000;
+      await keeperSender.pass();
+      now += 61_000;
+      await keeperSender.pass();
+      expect((await keeperSendByKey(db.knex, input))!.attempts).toHaveLength(1);
+      expect(await registry.metrics()).toContain('relayer_keeper_sends_total{chain="31337",action="unlock",result="capped"} 1');
+      await chain.send('anvil_setNextBlockBaseFeePerGas', ['0x1']);
+      await eventually('the capped transaction confirmed once the base fee fell', async () => {
+        await mine(1);
+        await keeperSender.pass();
+        return (await keeperSendByKey(db.knex, input))!;
+      }, (s) => s.send.status === 'confirmed', 20_000);
+      expect((await keeperSendByKey(db.knex, input))!.send).toMatchObject({ status: 'confirmed', txHash: first.txHash });
+      expect(await sentFrom(keeper)).toBe(1);
+    } finally {
+      await chain.send('evm_setAutomine', [true]);
+    }
+  });
 });
