@@ -119,7 +119,7 @@ describe('deployed verifiers against the proving key', () => {
 
   describe('the prover process in production', () => {
     const productionEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
-      PATH: process.env.PATH ?? '', NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', LOG_LEVEL: 'info', DATA_DIR: scratch,
+      PATH: process.env.PATH ?? '', NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', LOG_LEVEL: 'info', DATA_DIR: scratch,
       DATABASE_URL: 'postgres://127.0.0.1:1/never', TEMPORAL_ADDRESS: '127.0.0.1:1', METRICS_PORT: '0', HOST: '127.0.0.1',
       SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
       PROVER_POOL_SIZE: '1',

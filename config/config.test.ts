@@ -26,6 +26,8 @@ function productionEnv(): Record<string, string> {
     SEP10_SIGNING_SECRET: Keypair.random().secret(),
     RELAYER_STELLAR_SECRET: Keypair.random().secret(),
     RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
+    // The keeper's keys are the worker's; their rules have their own tests (keeper/keys.test.ts).
+    KEEPER_ENABLED: 'false',
     ...PUBLIC_DOMAINS,
   };
 }
@@ -72,7 +74,10 @@ describe('configuration', () => {
 
 describe('configuration per process', () => {
   /** A production environment of only `settings`: nothing of any other process. */
-  const production = (settings: Record<string, string> = {}) => ({ NODE_ENV: 'production', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'roles-')), ...settings });
+  // Without a keeper: its keys' rules have their own tests (keeper/keys.test.ts).
+  const production = (settings: Record<string, string> = {}) => ({
+    NODE_ENV: 'production', KEEPER_ENABLED: 'false', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'roles-')), ...settings,
+  });
   const temporal = { DATABASE_URL: 'postgres://db.internal/relayer', TEMPORAL_ADDRESS: 'temporal.internal:7233' };
 
   it('puts every setting in exactly one concern; the embedded run uses them all', () => {
@@ -128,13 +133,13 @@ describe('secrets', () => {
   const dataDir = () => mkdtempSync(path.join(tmpdir(), 'secrets-'));
 
   it('refuses to start in production without every secret, naming each', () => {
-    const config = loadConfig({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
+    const config = loadConfig({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
     expect(() => resolveSecrets(config)).toThrow(/JWT_SECRET: required in production[\s\S]*SEP10_SIGNING_SECRET[\s\S]*RELAYER_EVM_PRIVATE_KEY[\s\S]*RELAYER_STELLAR_SECRET/);
   });
 
   it('refuses weak or well-known secrets in production', () => {
     const config = loadConfig({
-      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), JWT_SECRET: 'secret', ...PUBLIC_DOMAINS,
+      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', DATA_DIR: dataDir(), JWT_SECRET: 'secret', ...PUBLIC_DOMAINS,
       SEP10_SIGNING_SECRET: 'SBAD', RELAYER_STELLAR_SECRET: 'x',
       RELAYER_EVM_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
     });
@@ -160,7 +165,7 @@ describe('secrets', () => {
 
 describe('secrets per process role', () => {
   const dataDir = () => mkdtempSync(path.join(tmpdir(), 'secrets-role-'));
-  const base = () => ({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
+  const base = () => ({ NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', DATA_DIR: dataDir(), ...PUBLIC_DOMAINS });
   const keyed = { jwtSecret: 'JWT_SECRET', sep10SigningSecret: 'SEP10_SIGNING_SECRET', relayerEvmPrivateKey: 'RELAYER_EVM_PRIVATE_KEY', relayerStellarSecret: 'RELAYER_STELLAR_SECRET' } as const;
 
   it('the worker, prover and migrate hold no signing, SEP-10 or JWT key nor the PKCS#11 PIN; the api all of them', () => {

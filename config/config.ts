@@ -3,6 +3,7 @@ import { databaseSettings } from './concerns/database.ts';
 import { embeddedSettings } from './concerns/embedded.ts';
 import { httpApiSettings } from './concerns/http-api.ts';
 import { jobSettings } from './concerns/jobs.ts';
+import { keeperSettings } from './concerns/keeper.ts';
 import { processSettings } from './concerns/process.ts';
 import { chainSettings } from './concerns/chains.ts';
 import { processSettings as settingsOfThisProcess } from './held-secrets.ts';
@@ -40,6 +41,7 @@ export const configSchema = z.object({
   ...proverSettings.schema.shape,
   ...temporalSettings.schema.shape,
   ...chainSettings.schema.shape,
+  ...keeperSettings.schema.shape,
 });
 
 export type Config = z.infer<typeof configSchema>;

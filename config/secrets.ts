@@ -60,8 +60,14 @@ export function roleSignsRequests(role: ProcessRole): boolean {
 /** The environment variables holding the secrets a process of `role` must not hold. */
 export function secretsForeignTo(role: ProcessRole): (keyof Config)[] {
   const names = (Object.keys(ENV_NAMES) as SecretName[]).filter((name) => !SECRETS_OF_ROLE[role].includes(name));
-  return names.flatMap((name) => (name === 'pkcs11Pin' ? ['PKCS11_PIN', 'PKCS11_PIN_FILE'] : [ENV_NAMES[name]]));
+  // The keeper's keys (keeper/keys.ts) belong to the process that sends its transactions alone.
+  const keeperKeys: (keyof Config)[] = KEEPER_KEY_ROLES.includes(role) ? [] : ['KEEPER_EVM_PRIVATE_KEY', 'KEEPER_STELLAR_SECRET'];
+  const signing = names.flatMap((name): (keyof Config)[] => (name === 'pkcs11Pin' ? ['PKCS11_PIN', 'PKCS11_PIN_FILE'] : [ENV_NAMES[name]]));
+  return [...signing, ...keeperKeys];
 }
+
+/** The roles that send the keeper's transactions, so hold its keys: never the api. */
+export const KEEPER_KEY_ROLES: readonly ProcessRole[] = ['worker', 'embedded'];
 
 /** Secrets only a key rotation (or an HSM) sets: never required, never generated, checked when present. */
 const OPTIONAL_SECRETS: ReadonlySet<SecretName> = new Set(['jwtPreviousSecret', 'relayerEvmPreviousPrivateKey', 'relayerStellarPreviousSecret']);

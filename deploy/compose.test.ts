@@ -175,7 +175,7 @@ beforeAll(async () => {
     RELAYER_IMAGE: IMAGE, RELAYER_ENV_FILE: envFile, API_PORT: String(await freeLoopbackPort()), ...standins,
     POSTGRES_USER: 'relayer', POSTGRES_DB: 'relayer', POSTGRES_PASSWORD: randomBytes(16).toString('hex'), GRAFANA_ADMIN_PASSWORD: randomBytes(16).toString('hex'),
     LOG_LEVEL: 'info', SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
-    JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey,
+    JWT_SECRET: randomBytes(48).toString('base64'), RELAYER_EVM_PRIVATE_KEY: relayerKey, KEEPER_ENABLED: 'false',
     RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',
     // The committed development proving key in a production-mode test stack (README, "Proving key").
     PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256,

@@ -101,7 +101,7 @@ beforeAll(async () => {
   databaseUrl = url.toString();
   // Production settings: every secret given and strong, public names (nothing resolves them here).
   const settings: Record<string, string> = {
-    NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, HOST: '127.0.0.1', LOG_LEVEL: 'info',
     SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
     JWT_SECRET: randomBytes(32).toString('hex'), RELAYER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey,
     RELAYER_STELLAR_SECRET: Keypair.random().secret(), SEP10_SIGNING_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',

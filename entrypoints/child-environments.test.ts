@@ -43,7 +43,7 @@ const productionEnv = (dataDir: string): NodeJS.ProcessEnv => {
   for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'LOG_FORMAT', 'METRICS_PORT', 'PKCS11_PIN_FILE']) delete inherited[key];
   const { PKCS11_PIN_FILE: _file, ...tokenEnv } = token.env;
   return {
-    ...inherited, ...tokenEnv, ...secrets, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_FORMAT: 'json',
+    ...inherited, ...tokenEnv, ...secrets, NODE_ENV: 'production', KEEPER_ENABLED: 'false', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_FORMAT: 'json',
     EMBEDDED_PG_PORT: String(30000 + Math.floor(Math.random() * 9000)), DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET_PORT: '0',
     PROVER_BACKEND: 'native', PROVER_POOL_SIZE: '1',
     SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org',

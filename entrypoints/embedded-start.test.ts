@@ -1,7 +1,7 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { rpc } from '@stellar/stellar-sdk';
+import { Keypair, rpc } from '@stellar/stellar-sdk';
 import { JsonRpcProvider, Wallet } from 'ethers';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,14 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
       // The registered RPC URL is the running devnet, and the registered portal is deployed there.
       const provider = new JsonRpcProvider(chainA.rpc_url, undefined, { staticNetwork: true });
       expect(await provider.getCode(chainA.order_portal_address)).not.toBe('0x');
+      // The keeper's own accounts were created (DATA_DIR, not the relayer's keys) and given gas on every chain.
+      const keeperKeys = JSON.parse(readFileSync(path.join(dataDir, 'keeper-keys.json'), 'utf8')) as { evmPrivateKey: string; stellarSecret: string };
+      const keeperAddress = new Wallet(keeperKeys.evmPrivateKey).address;
+      expect(await provider.getBalance(keeperAddress)).toBeGreaterThan(0n);
+      const chainB = await first.knex('chains').where({ chain_id: '31338' }).first();
+      const providerB = new JsonRpcProvider(chainB.rpc_url, undefined, { staticNetwork: true });
+      expect(await providerB.getBalance(keeperAddress)).toBeGreaterThan(0n);
+      providerB.destroy();
       const payer = new Wallet(anvilAccounts(2)[1]!.privateKey, provider);
       await (await payer.sendTransaction({ to: recipient, value: 12345n })).wait();
       provider.destroy();
@@ -52,6 +60,8 @@ describe('the embedded run (npm start with no DATABASE_URL)', () => {
       stellarAdManager = stellar.ad_manager_address;
       const wasm = await new rpc.Server(stellar.rpc_url, { allowHttp: true }).getContractWasmByContractId(stellar.ad_manager_address);
       expect(wasm.length).toBeGreaterThan(1000);
+      const keeperStellar = Keypair.fromSecret(keeperKeys.stellarSecret).publicKey();
+      await new rpc.Server(stellar.rpc_url, { allowHttp: true }).getAccount(keeperStellar);
       // An entry only the operator has (the devnet import manages the chains themselves).
       await importRegistry(first.knex, { chains: [], tokens: [OPERATOR_TOKEN], routes: [] });
     } finally {

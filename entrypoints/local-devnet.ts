@@ -34,7 +34,7 @@ const STELLAR_DEV_TUSD = 1_000_000n * 10n ** 7n;
  * and RPC URL when it joined. Without it, the network is built and started before this resolves.
  */
 export async function startLocalDevnet(
-  config: Config, signer: RelayerSigner, knex: Knex, logger: Logger, options: { stellarJoin?: ChainJoin } = {},
+  config: Config, signer: RelayerSigner, knex: Knex, logger: Logger, options: { stellarJoin?: ChainJoin; keeper?: RelayerSigner } = {},
 ): Promise<Devnet | undefined> {
   const withStellar = config.STELLAR_DEVNET === 'on';
   const { stellarJoin } = options;
@@ -64,6 +64,7 @@ export async function startLocalDevnet(
   }
   try {
     if (devnet.stellar) await fundStellarDevAccount(devnet.stellar.node.rpcUrl, devnet.stellar.node.networkPassphrase, devnet.stellar.deployment.testToken);
+    if (options.keeper) await fundKeeper(devnet, options.keeper, logger);
     await register(knex, devnet, logger);
   } catch (error) {
     await devnet.stop();
@@ -72,7 +73,9 @@ export async function startLocalDevnet(
   if (!withStellar || !stellarJoin) return devnet;
   // Until it joined, the address the registry holds for chain 148 reaches no network of ours.
   stellarJoin.hold((await new RegistryCache(knex).chain(STELLAR_DEVNET_CHAIN_ID))?.rpcUrl);
-  return joinInBackground(devnet, stellarJoin, { relayer: await signer.stellarPublicKey(), domain, port: config.STELLAR_DEVNET_PORT, stateDir, knex, logger });
+  const keeperStellar = await options.keeper?.stellarPublicKey();
+  const relayer = await signer.stellarPublicKey();
+  return joinInBackground(devnet, stellarJoin, { relayer, keeperStellar, domain, port: config.STELLAR_DEVNET_PORT, stateDir, knex, logger });
 }
 
 /** Imports the devnet's registry (chains, tokens, routes) and logs what it runs and changed. */
@@ -84,6 +87,8 @@ async function register(knex: Knex, devnet: Devnet, logger: Logger): Promise<voi
 
 interface JoinContext {
   relayer: string;
+  /** The keeper's Stellar account, funded once the network is up. */
+  keeperStellar?: string;
   domain: { name: string; version: string };
   port: number;
   stateDir: string;
@@ -117,6 +122,7 @@ function joinInBackground(devnet: Devnet, join: ChainJoin, context: JoinContext)
     node = stellar.node;
     if (cancel.signal.aborted) return;
     await fundStellarDevAccount(stellar.node.rpcUrl, stellar.node.networkPassphrase, stellar.deployment.testToken);
+    if (context.keeperStellar) await fund(new rpc.Server(stellar.node.rpcUrl, { allowHttp: true }), context.keeperStellar);
     const { rpcUrl, networkPassphrase } = stellar.node;
     const registry = withStellarDevnet(devnet.registry, { rpcUrl, networkPassphrase, deployment: stellar.deployment });
     await importRegistry(context.knex, registry);
@@ -150,6 +156,31 @@ function secondsSince(started: number): number {
 /** The local Stellar network's join, before it starts: `startLocalDevnet`'s `stellarJoin`. */
 export function stellarJoin(): ChainJoin {
   return new ChainJoin(STELLAR_DEVNET_CHAIN_ID, STELLAR_DEVNET_NAME, 'starting');
+}
+
+/** The keeper's gas on each devnet chain: 1 000 ETH on an anvil chain holding none, 10 000 XLM (friendbot) on a Stellar network that does not know it. */
+const KEEPER_DEVNET_WEI = 1_000n * 10n ** 18n;
+
+/** Gives the keeper's accounts (the worker's, never the relayer's request-signing key) gas on every devnet chain, once. */
+async function fundKeeper(devnet: Devnet, keeper: RelayerSigner, logger: Logger): Promise<void> {
+  const evmAddress = await keeper.evmAddress();
+  for (const [chainId, rpcUrl] of Object.entries(devnet.rpcUrls)) {
+    if (devnet.stellar && rpcUrl === devnet.stellar.node.rpcUrl) continue;
+    const call = async (method: string, params: unknown[]) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+      const response = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      return ((await response.json()) as { result: string }).result;
+    };
+    if (BigInt(await call('eth_getBalance', [evmAddress, 'latest'])) === 0n) {
+      await call('anvil_setBalance', [evmAddress, `0x${KEEPER_DEVNET_WEI.toString(16)}`]);
+    }
+    logger.info({ chainId, keeper: evmAddress }, 'keeper account funded on the devnet');
+  }
+  if (devnet.stellar) {
+    const stellarAccount = await keeper.stellarPublicKey();
+    await fund(new rpc.Server(devnet.stellar.node.rpcUrl, { allowHttp: true }), stellarAccount);
+    logger.info({ keeper: stellarAccount }, 'keeper account funded on the Stellar devnet');
+  }
 }
 
 /** Creates the Stellar dev account (friendbot) and mints it TUSD, once: a ledger that knows it is left as it is. */

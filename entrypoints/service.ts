@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { pino, type Logger } from 'pino';
 import { createApp } from '../api/app.ts';
 import { createMetricsApp } from '../api/metrics-app.ts';
+import { keeperSignerFromConfig } from '../keeper/keys.ts';
 import { loadConfig, type Config } from '../config/config.ts';
 import type { HealthDetails } from '../api/deps.ts';
 import type { Devnet } from '../devnet/index.ts';
@@ -99,7 +100,13 @@ export async function start(
     await relayerSignerReady(parts.signers, logger);
     // The operator's stop holds from the first request: nothing is served before the switch is read.
     await parts.signingSwitch.start();
-    devnet = await localDevnet?.startLocalDevnet(config, parts.signers.signer, database.knex, logger, { stellarJoin });
+    // The keeper's accounts get gas on the devnet (the signer only reads their addresses here; the keeper part sends).
+    const keeper = localDevnet ? keeperSignerFromConfig(config, role) : undefined;
+    try {
+      devnet = await localDevnet?.startLocalDevnet(config, parts.signers.signer, database.knex, logger, { stellarJoin, keeper });
+    } finally {
+      await keeper?.close();
+    }
     await checkChainVerifiers(provingKey, parts, logger);
     await parts.startOrchestrator(database.url);
     servers = await serveApi(config, logger, parts);

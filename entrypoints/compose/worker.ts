@@ -12,6 +12,7 @@ import { startProofBacklogSampler, type ProofBacklogSampler } from '../../workfl
 import { startLifecycleWorker, type RunningWorker, type WorkerConnectionOptions } from '../../workflows/temporal/worker.ts';
 import { booksAudit } from '../parts/audit.ts';
 import { chainReaders, relayerSigners } from '../parts/chains.ts';
+import { keeperPart } from '../parts/keeper.ts';
 import { scheduledJobs, type ScheduledJobs } from '../parts/jobs.ts';
 import { orchestratorSlot, temporalOrchestrator, type OrchestratorSlot } from '../parts/orchestrator.ts';
 import { tradeActivities } from '../parts/proving.ts';
@@ -25,8 +26,8 @@ const NO_PROVER = (): ProverPool => {
 };
 
 /**
- * What the `worker` process holds (queue `trade-lifecycle`): no secret (it signs nothing: its
- * relayer signer refuses every call), the chain readers, the trade workflows and their light
+ * What the `worker` process holds (queue `trade-lifecycle`): no relayer secret (it signs no request:
+ * its relayer signer refuses every call; the keeper's keys pay gas only), the chain readers, the trade workflows and their light
  * activities, a Temporal client that sweeps the follow-ups outbox, the start reconciler, and the
  * scheduled jobs (webhook delivery, trade gauges, the proofs backlog, the books audit, retention).
  * The trades use case is built only when the audit finds a transaction nobody reported.
@@ -42,12 +43,19 @@ export function composeWorker(config: Config, logger: Logger, knex: Knex): Tempo
     chains, signers, activities, orchestrator: orchestrator.get, starts, metrics: telemetry.trades,
   }));
   const jobs = scheduledJobs(config, knex, logger, { telemetry, runAudit: booksAudit(config, knex, chains, telemetry.audit, trades) });
+  // The keeper's senders (its own keys, never the relayer's): they drain the keeper's outbox.
+  const keeper = keeperPart(config, 'worker', { knex, logger, registry: telemetry.registry, chains: () => chains.registryCache.allChains() });
   return {
     metrics: telemetry.registry,
     chains,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    start: (where) => startPolling(config, logger, knex, { ...where, activities, orchestrator, starts, jobs, telemetry }),
+    async start(where) {
+      const running = await startPolling(config, logger, knex, { ...where, activities, orchestrator, starts, jobs, telemetry });
+      keeper.start();
+      return running;
+    },
     async close() {
+      await keeper.stop();
       await jobs.close();
       await starts.stop();
       await orchestrator.close();

@@ -45,7 +45,7 @@ let prometheus: Running & { url: string };
 let scrapeJobs: { scraped: string[]; dropped: string[] };
 
 const productionEnv = (): Record<string, string> => ({
-  NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info',
+  NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info',
   // Production wants the public site's names (a wallet shows them); nothing resolves them here.
   SIWE_DOMAIN: 'relayer.example.org', SIWE_URI: 'https://relayer.example.org', SEP10_HOME_DOMAIN: 'relayer.example.org', SEP10_WEB_AUTH_DOMAIN: 'relayer.example.org',
   RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',

@@ -42,7 +42,7 @@ beforeAll(async () => {
   await knex.destroy();
   // As deployed: production mode, and nothing but their own settings (no signer, JWT, SEP-10 or SIWE one).
   const env = {
-    NODE_ENV: 'production', DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'data'), TEMPORAL_ADDRESS: server.address, METRICS_SAMPLE_SECONDS: '1',
+    NODE_ENV: 'production', KEEPER_ENABLED: 'false', DATABASE_URL: database.url, DATA_DIR: path.join(dir, 'data'), TEMPORAL_ADDRESS: server.address, METRICS_SAMPLE_SECONDS: '1',
     PROVING_KEY_VK_SHA256: DEVELOPMENT_VK_SHA256, PROVING_KEY_ALLOW_DEVELOPMENT: 'true', PROVER_POOL_SIZE: '1',
   };
   worker = await startServiceProcess('worker', env, { only: true });

@@ -1,0 +1,46 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../config/config.ts';
+import type { ProcessRole } from '../../config/roles.ts';
+import { keeperSignerFromConfig } from '../../keeper/keys.ts';
+import { keeperMetrics } from '../../keeper/metrics.ts';
+import { startKeeperRunner, type KeeperChain, type KeeperRunner } from '../../keeper/runner.ts';
+
+/** The keeper's part of a sending process: started after the process's other work, stopped before it. */
+export interface KeeperPart {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The keeper's senders of a process of `role` over the registry's chains, reporting the
+ * `relayer_keeper_*` metrics on `registry`; a part that does nothing when this process sends nothing
+ * (the api, KEEPER_ENABLED=false).
+ */
+export function keeperPart(
+  config: Config,
+  role: ProcessRole,
+  deps: { knex: Knex; logger: Logger; registry: Registry; chains: () => Promise<KeeperChain[]> },
+): KeeperPart {
+  const signer = keeperSignerFromConfig(config, role);
+  if (!signer) return { start() {}, async stop() {} };
+  const metrics = keeperMetrics(deps.registry);
+  let runner: KeeperRunner | undefined;
+  return {
+    start() {
+      runner ??= startKeeperRunner({
+        knex: deps.knex, chains: deps.chains, signer, metrics, logger: deps.logger,
+        settings: {
+          replaceAfterSeconds: config.KEEPER_REPLACE_AFTER_SECONDS, maxFeeGwei: config.KEEPER_MAX_FEE_GWEI,
+          leaseSeconds: config.KEEPER_LEASE_SECONDS, pollSeconds: config.KEEPER_POLL_SECONDS,
+        },
+      });
+      void signer.evmAddress().then((evmAddress) => deps.logger.info({ evmAddress, backend: signer.backend }, 'keeper sender started'), () => undefined);
+    },
+    async stop() {
+      await runner?.stop();
+      await signer.close();
+    },
+  };
+}

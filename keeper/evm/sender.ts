@@ -1,0 +1,205 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { RpcUnavailableError } from '../../chains/errors.ts';
+import type { RelayerSigner } from '../../chains/signers.ts';
+import {
+  finishKeeperSend, insertAttempt, KeeperLeaseLostError, markBroadcast, noteKeeperError, openKeeperSends, recordFirstAttempt,
+  recordInclusion, releaseKeeperLease, takeKeeperLease, withKeeperFence,
+  type KeeperAttemptRow, type KeeperFence, type KeeperSendRow,
+} from '../../db/repositories/keeper-outbox.ts';
+import type { KeeperMetrics } from '../metrics.ts';
+import { initialFees, replacementFees } from './fees.ts';
+import { EvmRpcAnswerError, type KeeperEvmRpc } from './rpc.ts';
+import { signEvmTransaction } from './sign.ts';
+
+const GWEI = 1_000_000_000n;
+/** The tip offered when the node suggests none. */
+const FALLBACK_TIP = GWEI;
+
+/** What one EVM keeper account's sender needs. */
+export interface EvmSenderDeps {
+  knex: Knex;
+  rpc: KeeperEvmRpc;
+  signer: RelayerSigner;
+  /** The registry chain id (the EIP-155 chain id) and its finality depth (confirmations). */
+  chain: { chainId: string; confirmations: number };
+  settings: { replaceAfterSeconds: number; maxFeeGwei: number; leaseSeconds: number };
+  /** This sender's name in the lease (one per process and account). */
+  owner: string;
+  metrics?: KeeperMetrics;
+  logger?: Logger;
+  /** Unix milliseconds; for tests. */
+  now?: () => number;
+}
+
+/** What one pass did. */
+export interface SenderPass {
+  /** False when another sender holds the account's lease: this pass did nothing. */
+  leading: boolean;
+  /** Sends still queued or waiting for their receipt at depth after the pass. */
+  open: number;
+}
+
+/** One keeper account's sender on one EVM chain. */
+export interface EvmKeeperSender {
+  /**
+   * One pass over the account's outbox, under its lease: final receipts recorded, a reorged
+   * transaction sent again, a stuck one replaced with a higher fee, queued sends given their nonce,
+   * signed, recorded and broadcast (in that order, so a crash after the broadcast loses nothing).
+   * An RPC outage ends the pass early; the next pass resumes.
+   */
+  pass(): Promise<SenderPass>;
+  /** Gives the lease up so another sender can take over at once. */
+  release(): Promise<void>;
+}
+
+/**
+ * The sender of the keeper's EVM account (`deps.signer`'s address) on `deps.chain`. Exactly one
+ * transaction per send can land: every transaction of a send carries the nonce the database gave it.
+ */
+export function createEvmKeeperSender(deps: EvmSenderDeps): EvmKeeperSender {
+  let fence: KeeperFence | undefined;
+  const cappedReported = new Set<string>();
+  return {
+    async pass() {
+      const account = (await deps.signer.evmAddress()).toLowerCase();
+      const token = await takeKeeperLease(deps.knex, { chainId: deps.chain.chainId, account, owner: deps.owner }, deps.settings.leaseSeconds);
+      if (token === undefined) return { leading: false, open: 0 };
+      fence = { chainId: deps.chain.chainId, account, owner: deps.owner, token };
+      const context = { ...deps, fence, cappedReported };
+      try {
+        deps.metrics?.balance(deps.chain.chainId, await deps.rpc.balance(account));
+        const head = await deps.rpc.blockNumber();
+        for (const { send, attempts } of await openKeeperSends(deps.knex, deps.chain.chainId, account)) {
+          if (send.status === 'sent') await followSent(context, send, attempts, head);
+          else await sendFirst(context, send);
+        }
+      } catch (error) {
+        if (!(error instanceof RpcUnavailableError || error instanceof KeeperLeaseLostError)) throw error;
+        deps.logger?.warn({ err: error, chainId: deps.chain.chainId }, 'keeper pass ended early; the next pass resumes');
+      }
+      const open = (await openKeeperSends(deps.knex, deps.chain.chainId, account)).length;
+      deps.metrics?.pending(deps.chain.chainId, open);
+      return { leading: true, open };
+    },
+    async release() {
+      if (fence) await releaseKeeperLease(deps.knex, fence);
+      fence = undefined;
+    },
+  };
+}
+
+type Context = EvmSenderDeps & { fence: KeeperFence; cappedReported: Set<string> };
+
+const capOf = (context: Context) => BigInt(context.settings.maxFeeGwei) * GWEI;
+
+/** A queued send: its gas checked, then nonce, signature and record in one fenced transaction, then the broadcast. */
+async function sendFirst(context: Context, send: KeeperSendRow): Promise<void> {
+  const { rpc, fence } = context;
+  let gas: bigint;
+  try {
+    gas = await rpc.estimateGas({ from: fence.account, to: send.to, data: send.data, value: send.value });
+  } catch (error) {
+    if (!(error instanceof EvmRpcAnswerError && error.reverts)) throw error;
+    // Refused before it took a nonce: a call that would revert is never sent, and leaves no gap.
+    await withKeeperFence(context.knex, fence, (trx) => finishKeeperSend(trx, send.id, { status: 'failed', error: `would revert: ${error.message}` }));
+    context.metrics?.send(fence.chainId, send.action, 'refused');
+    context.logger?.warn({ sendId: send.id, tradeId: send.tradeId, action: send.action, side: send.side, err: error }, 'keeper send refused: it would revert');
+    return;
+  }
+  const gasLimit = gas + gas / 5n;
+  const fees = initialFees(await rpc.baseFee(), await rpc.priorityFee(FALLBACK_TIP), capOf(context));
+  const mined = await rpc.nonce(fence.account, 'latest');
+  const signed = await withKeeperFence(context.knex, fence, async (trx, next) => {
+    // The database hands out nonces; the chain's count only moves it forward (a nonce used elsewhere).
+    const nonce = next === null || next < mined ? mined : next;
+    const tx = { chainId: BigInt(fence.chainId), nonce, to: send.to, data: send.data, value: send.value, gasLimit, ...fees };
+    const signedTx = await signEvmTransaction(context.signer, tx);
+    await recordFirstAttempt(trx, fence, { id: send.id, nonce, gasLimit }, { ...signedTx, ...fees });
+    return signedTx;
+  });
+  context.logger?.info({ sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: signed.txHash }, 'keeper transaction signed and recorded');
+  await broadcast(context, send.id, signed);
+}
+
+/**
+ * A sent send: final at depth (confirmed or reverted), still shallow (noted), reorged away (sent
+ * again), stuck past KEEPER_REPLACE_AFTER_SECONDS (replaced, same nonce, higher fee), or not known to
+ * the node (broadcast again: the same bytes, so never a second transaction).
+ */
+async function followSent(context: Context, send: KeeperSendRow, attempts: KeeperAttemptRow[], head: bigint): Promise<void> {
+  const { rpc, fence, knex } = context;
+  for (const attempt of [...attempts].reverse()) {
+    const receipt = await rpc.receipt(attempt.txHash);
+    if (!receipt) continue;
+    if (head - receipt.blockNumber + 1n >= BigInt(context.chain.confirmations)) {
+      const status = receipt.success ? 'confirmed' : 'reverted';
+      const outcome = { status, txHash: receipt.txHash, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash } as const;
+      await withKeeperFence(knex, fence, (trx) => finishKeeperSend(trx, send.id, outcome));
+      context.metrics?.send(fence.chainId, send.action, status);
+      context.logger?.info({ sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: receipt.txHash, status }, 'keeper transaction final');
+    } else if (send.blockNumber !== receipt.blockNumber || send.txHash !== receipt.txHash) {
+      await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, receipt));
+    }
+    return;
+  }
+  if (send.blockNumber !== null) {
+    // Seen mined, now in no block: a reorganisation took it. Its nonce is free again; send it again.
+    context.logger?.warn({ sendId: send.id, txHash: send.txHash, block: String(send.blockNumber) }, 'keeper transaction reorged away; sending it again');
+    await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, null));
+  }
+  const nonce = send.nonce!;
+  if ((await rpc.nonce(fence.account, 'latest')) > nonce) {
+    // The nonce is used, by no transaction the keeper signed for this send (each is recorded before it is
+    // broadcast): the account was used elsewhere. Nothing of this send can land any more.
+    const error = `nonce ${nonce} was used by a transaction the keeper did not record`;
+    await withKeeperFence(knex, fence, (trx) => finishKeeperSend(trx, send.id, { status: 'failed', error }));
+    context.metrics?.send(fence.chainId, send.action, 'failed');
+    context.logger?.error({ sendId: send.id, tradeId: send.tradeId }, `keeper send failed: ${error}`);
+    return;
+  }
+  const last = attempts.at(-1)!;
+  const now = context.now?.() ?? Date.now();
+  if (now - last.createdAt.getTime() >= context.settings.replaceAfterSeconds * 1_000) {
+    const fees = replacementFees(last, await rpc.baseFee(), await rpc.priorityFee(FALLBACK_TIP), capOf(context));
+    if (fees) {
+      const signed = await withKeeperFence(knex, fence, async (trx) => {
+        const tx = { chainId: BigInt(fence.chainId), nonce, to: send.to, data: send.data, value: send.value, gasLimit: send.gasLimit!, ...fees };
+        const signedTx = await signEvmTransaction(context.signer, tx);
+        await insertAttempt(trx, send.id, { ...signedTx, ...fees });
+        return signedTx;
+      });
+      context.metrics?.send(fence.chainId, send.action, 'replaced');
+      const replaced = { sendId: send.id, replaced: last.txHash, txHash: signed.txHash, maxFeePerGas: String(fees.maxFeePerGas) };
+      context.logger?.info(replaced, 'keeper transaction replaced with a higher fee');
+      await broadcast(context, send.id, signed);
+      return;
+    }
+    if (!context.cappedReported.has(send.id)) {
+      context.cappedReported.add(send.id);
+      context.metrics?.send(fence.chainId, send.action, 'capped');
+      context.logger?.error({ sendId: send.id, txHash: last.txHash }, 'keeper transaction stuck at KEEPER_MAX_FEE_GWEI: not replaced again');
+    }
+  }
+  if (last.broadcastAt === null || (await rpc.nonce(fence.account, 'pending')) <= nonce) await broadcast(context, send.id, last);
+}
+
+/** Hands a recorded transaction to the providers; what they answer only informs the next pass's receipts. */
+async function broadcast(context: Context, sendId: string, signed: { raw: string; txHash: string }): Promise<void> {
+  try {
+    await context.rpc.sendRaw(signed.raw);
+    await markBroadcast(context.knex, signed.txHash);
+  } catch (error) {
+    if (error instanceof EvmRpcAnswerError) {
+      // "already known", "nonce too low" (it or a sibling is mined), "underpriced": the receipts decide.
+      if (/already known|known transaction|already imported/i.test(error.message)) await markBroadcast(context.knex, signed.txHash);
+      await noteKeeperError(context.knex, sendId, error.message);
+      return;
+    }
+    if (error instanceof RpcUnavailableError) {
+      await noteKeeperError(context.knex, sendId, error.message);
+      throw error;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,39 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+/** How a keeper send ended, or what happened on the way (`replaced`: a higher-fee transaction took its place). */
+export type KeeperSendResult = 'confirmed' | 'reverted' | 'refused' | 'failed' | 'replaced' | 'capped';
+
+/** What the keeper's senders report; set from each pass, so a scrape reads no chain and no database. */
+export interface KeeperMetrics {
+  balance(chainId: string, wei: bigint): void;
+  send(chainId: string, action: string, result: KeeperSendResult): void;
+  pending(chainId: string, count: number): void;
+}
+
+/**
+ * The keeper's metrics on `registry`: `relayer_keeper_balance{chain}` (the account's native balance,
+ * in the chain's whole units), `relayer_keeper_sends_total{chain,action,result}` and
+ * `relayer_keeper_pending_transactions{chain}` (sends queued or waiting for their receipt at depth).
+ */
+export function keeperMetrics(registry: Registry): KeeperMetrics {
+  const balance = new Gauge({
+    name: 'relayer_keeper_balance', help: "The keeper account's native balance per chain, in whole units (ETH, XLM)",
+    labelNames: ['chain'], registers: [registry],
+  });
+  const sends = new Counter({
+    name: 'relayer_keeper_sends_total',
+    help: 'Keeper sends by chain, action and result (confirmed, reverted on chain, refused before sending: would revert, failed, '
+      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI)',
+    labelNames: ['chain', 'action', 'result'], registers: [registry],
+  });
+  const pending = new Gauge({
+    name: 'relayer_keeper_pending_transactions', help: 'Keeper sends per chain not yet final: queued, or sent and waiting for their receipt at finality depth',
+    labelNames: ['chain'], registers: [registry],
+  });
+  return {
+    // 18 decimals on EVM chains; a float gauge is fine for a balance watched for its runway.
+    balance: (chainId, wei) => balance.set({ chain: chainId }, Number(wei) / 1e18),
+    send: (chainId, action, result) => sends.inc({ chain: chainId, action, result }),
+    pending: (chainId, count) => pending.set({ chain: chainId }, count),
+  };
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { RelayerSigner } from '../chains/signers.ts';
+import type { ChainKind } from '../domain/chain-kind.ts';
+import type { KeeperMetrics } from './metrics.ts';
+import { createEvmKeeperSender, type EvmKeeperSender } from './evm/sender.ts';
+import { createKeeperEvmRpc } from './evm/rpc.ts';
+
+/** A chain as the keeper needs it from the registry. */
+export interface KeeperChain {
+  kind: ChainKind;
+  chainId: string;
+  rpcUrl: string | null;
+  rpcUrls: string[] | null;
+  confirmations: number;
+}
+
+/** The sender settings of KEEPER_* (config/concerns/keeper.ts). */
+export interface KeeperSettings {
+  replaceAfterSeconds: number;
+  maxFeeGwei: number;
+  leaseSeconds: number;
+  pollSeconds: number;
+}
+
+export interface KeeperRunnerDeps {
+  knex: Knex;
+  /** The registered chains, read on each pass (the registry may change while the process runs). */
+  chains: () => Promise<KeeperChain[]>;
+  signer: RelayerSigner;
+  settings: KeeperSettings;
+  metrics?: KeeperMetrics;
+  logger?: Logger;
+}
+
+type SenderFactory = (deps: KeeperRunnerDeps, chain: KeeperChain, urls: string[], owner: string) => EvmKeeperSender;
+
+/** How each chain kind sends; a kind missing here has no keeper sender yet (Stellar: see docs/keeper.md). */
+const SENDERS: Partial<Record<ChainKind, SenderFactory>> = {
+  EVM: (deps, chain, urls, owner) => createEvmKeeperSender({
+    knex: deps.knex, rpc: createKeeperEvmRpc(urls), signer: deps.signer,
+    chain: { chainId: chain.chainId, confirmations: chain.confirmations }, settings: deps.settings,
+    owner, metrics: deps.metrics, logger: deps.logger,
+  }),
+};
+
+/** The keeper's senders running in this process. */
+export interface KeeperRunner {
+  /** One pass of every chain's sender now (also what the timer runs). */
+  passAll(): Promise<void>;
+  /** Stops the timer, waits for the pass under way and gives every lease up. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs one sender per registered chain whose kind has one, each pass every KEEPER_POLL_SECONDS; a
+ * chain's failing pass is logged and retried at the next. Other processes may run the same: each
+ * account's lease lets one sender at a time act.
+ */
+export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
+  const owner = `keeper-${randomUUID()}`;
+  const senders = new Map<string, EvmKeeperSender>();
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const passAll = async () => {
+    for (const chain of await deps.chains()) {
+      const factory = SENDERS[chain.kind];
+      const urls = chain.rpcUrls ?? (chain.rpcUrl ? [chain.rpcUrl] : []);
+      if (!factory || urls.length === 0) continue;
+      const key = `${chain.chainId} ${urls.join(' ')} ${chain.confirmations}`;
+      let sender = senders.get(key);
+      if (!sender) senders.set(key, (sender = factory(deps, chain, urls, owner)));
+      try {
+        await sender.pass();
+      } catch (error) {
+        deps.logger?.error({ err: error, chainId: chain.chainId }, 'keeper pass failed; retried at the next');
+      }
+    }
+  };
+  const once = () => (running ??= passAll().catch((error) => deps.logger?.error({ err: error }, 'keeper pass failed')).finally(() => (running = undefined)));
+  const timer = setInterval(() => {
+    if (!stopped) void once();
+  }, deps.settings.pollSeconds * 1_000);
+  timer.unref();
+  return {
+    passAll: once,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      await Promise.all([...senders.values()].map((sender) => sender.release().catch(() => undefined)));
+    },
+  };
+}
