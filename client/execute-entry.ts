@@ -12,7 +12,6 @@ import { newIdempotencyKey, retryingFetch as retrying } from './execute-fetch.ts
 import { fileTradeStore as fileStore, localStorageTradeStore as browserStore, memoryTradeStore as memoryStore } from './execute-store.ts';
 import { eip1193Wallet as fromEip1193, ethersWallet as fromEthers, freighterWallet as fromFreighter, keypairWallet as fromKeypair } from './execute-wallets.ts';
 import type { Eip1193Provider } from './flows.js';
-import type { Keypair } from '@stellar/stellar-sdk';
 
 /** How `retryingFetch` retries. */
 export interface RetryingFetchOptions {
@@ -205,8 +204,14 @@ export const eip1193Wallet: (provider: Eip1193Provider, options?: { from?: strin
 export const ethersWallet: (signer: EthersSignerLike) => EvmWallet = fromEthers;
 /** A Stellar wallet over Freighter's API. */
 export const freighterWallet: (freighter: FreighterLike, address: string) => StellarWallet = fromFreighter;
-/** A Stellar wallet over a stellar-sdk Keypair. */
-export const keypairWallet: (keypair: Keypair) => StellarWallet = fromKeypair;
+/** What `keypairWallet` needs of a stellar-sdk Keypair (spelled out: these declarations import no stellar-sdk). */
+export interface KeypairLike {
+  publicKey(): string;
+  sign(data: Uint8Array): Uint8Array;
+}
+
+/** A Stellar wallet over a stellar-sdk Keypair (a key this code holds: a server-side Bridger, a test). */
+export const keypairWallet: (keypair: KeypairLike) => StellarWallet = fromKeypair;
 
 type Chain = Schemas['Chain'];
 type Signed = Record<string, unknown> & { orderParams?: Record<string, string>; proof?: string };
@@ -422,11 +427,19 @@ async function unlock(run: Run, side: 'ad' | 'order'): Promise<void> {
     const signature = orderChain.kind === 'STELLAR' ? await stellarWallet(run).signUnlock(order.orderHash) : await evmWallet(run, orderChain.chainId).signOrderHash(order.orderHash);
     const body = side === 'ad' ? { signature, side } : { signature };
     const signed = answered(await confirmUntilFinal(() => post<Signed>(run, '/v1/trades/{id}/unlock', run.record.tradeId!, body), { signal: run.options.signal, retries: 120 }));
-    await send(run, chainId, 'unlock', { ...signed, orderParams: signed.orderParams ?? order.orderParams }, async (hash) => {
-      run.record.tx[field] = hash;
+    try {
+      await send(run, chainId, 'unlock', { ...signed, orderParams: signed.orderParams ?? order.orderParams }, async (hash) => {
+        run.record.tx[field] = hash;
+        await save(run);
+        tell(run, step, 'sent', hash);
+      });
+    } catch (error) {
+      // The Maker's own ad-side unlock can land first (its grace ran out as it sent): the Bridger is paid all the same.
+      if (side !== 'ad' || !(await readTrade(run)).bridgerClaimed) throw error;
+      delete run.record.tx[field];
       await save(run);
-      tell(run, step, 'sent', hash);
-    });
+      return;
+    }
   }
   await confirm(run, '/v1/trades/{id}/unlock/confirm', field, step);
 }

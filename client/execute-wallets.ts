@@ -5,7 +5,7 @@
  */
 import type { Keypair } from '@stellar/stellar-sdk';
 import type { Eip1193Provider } from './flows.js';
-import type { EthersSignerLike, EvmWallet, FreighterLike, StellarWallet } from './execute-entry.ts';
+import type { EthersSignerLike, EvmWallet, FreighterLike, KeypairLike, StellarWallet } from './execute-entry.ts';
 
 const hex = (value: bigint) => `0x${value.toString(16)}`;
 
@@ -108,7 +108,8 @@ export function freighterWallet(freighter: FreighterLike, address: string): Stel
 }
 
 /** A Stellar wallet over a key this code holds (stellar-sdk's Keypair): a server-side Bridger, a test. */
-export function keypairWallet(keypair: Keypair): StellarWallet {
+export function keypairWallet(key: KeypairLike): StellarWallet {
+  const keypair = key as Keypair; // a stellar-sdk Keypair: what it signs with
   return {
     address: keypair.publicKey(),
     async signTransaction(xdr, { networkPassphrase }) {

@@ -220,7 +220,8 @@ function freighterWallet(freighter, address) {
     }
   };
 }
-function keypairWallet(keypair) {
+function keypairWallet(key) {
+  const keypair = key;
   return {
     address: keypair.publicKey(),
     async signTransaction(xdr, { networkPassphrase }) {
@@ -410,11 +411,18 @@ async function unlock(run, side) {
     const signature = orderChain.kind === "STELLAR" ? await stellarWallet(run).signUnlock(order.orderHash) : await evmWallet(run, orderChain.chainId).signOrderHash(order.orderHash);
     const body = side === "ad" ? { signature, side } : { signature };
     const signed = answered(await confirmUntilFinal(() => post(run, "/v1/trades/{id}/unlock", run.record.tradeId, body), { signal: run.options.signal, retries: 120 }));
-    await send(run, chainId, "unlock", { ...signed, orderParams: signed.orderParams ?? order.orderParams }, async (hash) => {
-      run.record.tx[field] = hash;
+    try {
+      await send(run, chainId, "unlock", { ...signed, orderParams: signed.orderParams ?? order.orderParams }, async (hash) => {
+        run.record.tx[field] = hash;
+        await save(run);
+        tell(run, step, "sent", hash);
+      });
+    } catch (error) {
+      if (side !== "ad" || !(await readTrade(run)).bridgerClaimed) throw error;
+      delete run.record.tx[field];
       await save(run);
-      tell(run, step, "sent", hash);
-    });
+      return;
+    }
   }
   await confirm(run, "/v1/trades/{id}/unlock/confirm", field, step);
 }
