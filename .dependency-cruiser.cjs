@@ -22,7 +22,7 @@ module.exports = {
       to: { circular: true },
     },
     forbid('domain-is-pure', 'domain/ imports nothing of the project.', '^domain/', '^(?!domain/)[^/]+'),
-    forbid('config-below-everything', 'config/ (settings and secrets) imports only the domain.', '^config/', '^(?!domain/|config/)'),
+    forbid('config-below-everything', 'config/ (settings and secrets) imports only the domain, and the trade windows it takes its defaults and bounds from (trades/lifecycle/windows.ts: pure, imports only the domain).', '^config/', '^(?!domain/|config/|trades/lifecycle/(windows|unlock-order|machine)\\.ts$)'),
     forbid('db-below-logic', 'db/ knows no chains, proofs, use cases, HTTP or processes.', '^db/', `^(api|entrypoints|tools|audit|auth|ads|trades|webhooks|workflows|chains|prover|circuits|registry|contracts|devnet|deploy)/`),
     forbid('chains-no-db', 'chains/ touches no database, use case or HTTP: callers decide what results mean.', '^chains/', '^(db|api|entrypoints|tools|auth|ads|trades|workflows|prover|registry|contracts|devnet|deploy)/'),
     forbid('circuits-are-artifacts', 'circuits/ is the circuit and its artifacts; the prover builds on it, not the reverse.', '^circuits/', '^(db|api|entrypoints|tools|auth|ads|trades|workflows|prover|chains|registry|contracts|devnet|deploy)/'),

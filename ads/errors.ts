@@ -65,3 +65,9 @@ export class TransactionMismatchError extends DomainError {
 
 /** A chain cannot be read (not registered, no RPC configured, fewer providers than its quorum): one error for every caller. */
 export { ChainUnavailableError } from '../chains/errors.ts';
+
+/** A read that shows only the caller's own ads (their pending ones) was asked without a valid access token. */
+export class OwnReadNeedsSignInError extends DomainError {
+  readonly code = 'UNAUTHENTICATED';
+  readonly kind = 'unauthenticated';
+}

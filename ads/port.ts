@@ -4,6 +4,7 @@ import { hasLiveClose } from '../db/repositories/ad-requests.ts';
 import { changeLockedAd, findAd, type AdChange, type AdRecord } from '../db/repositories/ads.ts';
 import type { ChainConnection } from '../db/repositories/registry-cache.ts';
 import { AdNotFoundError, AdStateError, InsufficientLiquidityError } from './errors.ts';
+import { isPublished } from './queries.ts';
 import { askLapsedRequests, settleLapsedInLock, type LapsedAnswers } from './lapsed-holds.ts';
 import { applyOperations, balancesOf, type AdBalances, type LedgerOperation } from './ledger.ts';
 import { admitReservation, type Admission } from './request-machine.ts';
@@ -70,7 +71,7 @@ export async function settleLapsedHolds(knex: Knex, lapsed: LapsedAnswers): Prom
 /** The ad a trade would be made against, unlocked: `AdNotFoundError` when there is none or it is not on chain yet (PENDING). */
 export async function adForTrade(knex: Knex, adId: string): Promise<AdRecord> {
   const ad = await findAd(knex, adId);
-  if (!ad || ad.status === 'PENDING') throw new AdNotFoundError(adId);
+  if (!ad || !isPublished(ad)) throw new AdNotFoundError(adId);
   return ad;
 }
 

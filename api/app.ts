@@ -49,7 +49,10 @@ export function createApp(deps: AppDeps): Express {
   app.use('/v1', rememberMountPath, v1Router(deps));
   app.use(stellarTomlRouter({ auth: deps.auth, knex: deps.knex, production: deps.config.NODE_ENV === 'production' }));
   app.use(appPageRouter({ knex: deps.knex }));
-  app.use(systemRouter({ knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT, chainHealth: deps.chainHealth }));
+  app.use(systemRouter({
+    knex: deps.knex, metrics: deps.metrics, metricsOnThisPort: deps.config.METRICS_ON_API_PORT,
+    chainHealth: deps.chainHealth, healthDetails: deps.healthDetails,
+  }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

@@ -11,6 +11,17 @@ import type { PushedEventHub } from './streams/event-hub.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
 
 /** Everything the HTTP layer needs, built once by the API process's composition (entrypoints/compose/api.ts). */
+/** `/health`'s fields beyond the checks, in a local run. */
+export interface HealthDetails {
+  /** `process.version` of the process answering. */
+  node: string;
+  /** The local devnet's chains, when this process runs one: `ready` once every chain has joined. */
+  devnet?: {
+    ready: boolean;
+    chains: { chainId: string; name: string; state: 'building' | 'starting' | 'ready' | 'failed'; detail?: string; seconds: number }[];
+  };
+}
+
 export interface AppDeps {
   config: Config;
   knex: Knex;
@@ -25,4 +36,9 @@ export interface AppDeps {
   webhooks: WebhooksService;
   /** Each registered chain's providers now, for `/health` (absent: chains are not reported). */
   chainHealth?: () => Promise<ChainHealth[]>;
+  /**
+   * What `/health` adds for a local run (`npm start` with its devnet): the Node version and the
+   * devnet chains' states. Unset in a deployment: a public probe does not name its runtime's version.
+   */
+  healthDetails?: () => HealthDetails;
 }

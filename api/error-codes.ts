@@ -56,7 +56,10 @@ export const ERROR_CODES = {
   AD_REQUEST_LIMIT: { status: 429, meaning: 'too many pending ads or open ad requests; retry after `Retry-After`' },
   AD_INPUT: { status: 422, meaning: 'a field is not valid for this ad or route; `message` names it' },
   TX_MISMATCH: { status: 422, meaning: 'the reported txHash answers no confirmable request of this ad' },
-  CHAIN_UNAVAILABLE: { status: 503, meaning: 'the chain cannot be read now (fewer RPC providers answer than its quorum): nothing changed, retry after `Retry-After`' },
+  CHAIN_UNAVAILABLE: {
+    status: 503,
+    meaning: 'the chain cannot be read now (fewer RPC providers answer than its quorum): nothing changed, retry after `Retry-After`',
+  },
   // Trades.
   TRADE_NOT_FOUND: { status: 404, meaning: 'no such trade' },
   NOT_TRADE_PARTY: { status: 403, meaning: 'you are not the party of this trade the action is for' },
@@ -88,7 +91,10 @@ export const ERROR_CODES = {
   WRONG_EVENT: { status: 422, meaning: 'the contract did not emit the expected event with the expected arguments' },
   NOT_FINAL: { status: 409, meaning: 'the transaction is not final yet: retry after `Retry-After`' },
   RPC_UNAVAILABLE: { status: 503, meaning: 'the chain\'s RPC cannot be reached: retry later' },
-  CHAIN_FACTS_DISAGREE: { status: 503, meaning: 'the chain\'s RPC providers disagree about the transaction or state: nothing changed, retry after `Retry-After`' },
+  CHAIN_FACTS_DISAGREE: {
+    status: 503,
+    meaning: 'the chain\'s RPC providers disagree about the transaction or state: nothing changed, retry after `Retry-After`',
+  },
   HORIZON_UNAVAILABLE: { status: 503, meaning: 'Stellar Horizon cannot be reached: retry later' },
   // Lists and webhooks.
   INVALID_CURSOR: { status: 422, meaning: 'the cursor was not issued by this service' },

@@ -6,7 +6,7 @@ import type { RowVersion } from '../db/pagination.ts';
  * A row written since has another version and is read and presented afresh, so what is answered is
  * always what PostgreSQL holds at the time of the request: this keeps presentations of exact row
  * versions, not responses (profiling showed building each ad's JSON, in PostgreSQL or here, as the
- * read path's largest cost: issue 15).
+ * read path's largest cost).
  *
  * `generation` names whatever else a text depends on (the registry's version, for the tokens and
  * routes every ad and trade nests): a text of another generation is not current either.

@@ -9,7 +9,7 @@ import jwt from 'jsonwebtoken';
 import { issueAccessToken } from '../auth/tokens.ts';
 import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { INITIAL_STATE } from '../trades/lifecycle/index.ts';
-import { tradeEventsOf } from '../trades/pushed-events.ts';
+import { tradeEventsOf } from '../trades/lifecycle/pushed-events.ts';
 import { insertAd, insertRouteWithChains, insertTrade } from '../test/support/fixtures.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { call } from '../test/support/wallets.ts';

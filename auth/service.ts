@@ -140,8 +140,13 @@ export function createAuthService(deps: AuthDeps) {
       }
       const sep10 = await sep10Now();
       const challenge = buildStellarChallenge(sep10, address, config.CHALLENGE_TTL_SECONDS, reachedHost);
-      await insertChallenge(knex, { chainKind: input.chainKind, address, nonce: challenge.nonce, message: challenge.transaction, expiresAt: challenge.expiresAt });
-      return { chainKind: input.chainKind as 'STELLAR', address, transaction: challenge.transaction, networkPassphrase: sep10.networkPassphrase, expiresAt: challenge.expiresAt };
+      await insertChallenge(knex, {
+        chainKind: input.chainKind, address, nonce: challenge.nonce, message: challenge.transaction, expiresAt: challenge.expiresAt,
+      });
+      return {
+        chainKind: input.chainKind as 'STELLAR', address, transaction: challenge.transaction,
+        networkPassphrase: sep10.networkPassphrase, expiresAt: challenge.expiresAt,
+      };
     },
 
     /** Verifies the signed challenge, creates the user on a wallet's first login, opens a session. */

@@ -47,7 +47,9 @@ export function createChains(options: ChainsOptions = {}): Chains {
   const built = new Map<string, { reads: ChainReads; providers: Providers<unknown> }>();
   function build(chain: ChainTarget) {
     const urls = rpcUrlsOf(chain);
-    const key = JSON.stringify([chain.kind, chain.chainId, urls, chain.rpcQuorum ?? null, chain.confirmations ?? 1, chain.finality ?? null, chain.networkPassphrase ?? null]);
+    const key = JSON.stringify([
+      chain.kind, chain.chainId, urls, chain.rpcQuorum ?? null, chain.confirmations ?? 1, chain.finality ?? null, chain.networkPassphrase ?? null,
+    ]);
     const found = built.get(key);
     if (found) return found;
     const adapter = adapterOf(chain.kind);

@@ -18,6 +18,8 @@ import { deployBridgeContracts } from '../devnet/deploy.ts';
 import { importRegistry } from '../registry/import.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { startSorobanTestNetwork, type SorobanTestNetwork } from '../test/support/soroban-network.ts';
+import { startRpcFaultProxy } from '../test/support/rpc-fault-proxy.ts';
+import { eventually } from '../test/support/devnet-client.ts';
 import { checkDeployedVerifiers, codeHoldsKey, verifierDifferences, type VerifierChain } from './deployed-verifiers.ts';
 import type { VerificationKeyJson } from '../circuits/verification-key.ts';
 
@@ -75,6 +77,21 @@ describe('deployed verifiers against the proving key', () => {
     expect(await verifierDifferences(chainA, vk, chains)).toEqual([]);
     expect(await verifierDifferences(stellar, vk, chains)).toEqual([]);
     await expect(checkDeployedVerifiers([chainA, stellar], vk, vkSha256, chains, logger)).resolves.toBeUndefined();
+  });
+
+  it('does not stop start-up for a chain it cannot read: checks it again until it can, then refuses a verifier of another key', async () => {
+    const proxy = await startRpcFaultProxy(anvilB.rpcUrl, { mode: 'down' });
+    try {
+      const refusals: ConfigError[] = [];
+      const behind = { ...chainB, rpcUrl: proxy.url };
+      await expect(checkDeployedVerifiers([chainA, behind], vk, vkSha256, chains, logger, { recheckMs: 50, onLateRefusal: (e) => refusals.push(e) }))
+        .resolves.toBeUndefined();
+      proxy.mode = 'honest';
+      await eventually('the late refusal', async () => refusals.length, (n) => n > 0, 60_000);
+      expect(refusals[0]!.message).toMatch(/chain Chain B \(41002\): AdManager /);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('refuses a chain whose deployed verifier is another key\'s, naming the chain and both contracts', async () => {

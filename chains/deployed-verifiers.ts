@@ -74,7 +74,9 @@ export async function checkDeployedVerifiers(
 }
 
 /** Each chain's differences, and the chains that cannot be read now (their providers are out or disagree). */
-async function differencesOf(registered: VerifierChain[], vk: VerificationKeyJson, chains: Chains): Promise<{ problems: string[]; unreadable: VerifierChain[] }> {
+async function differencesOf(
+  registered: VerifierChain[], vk: VerificationKeyJson, chains: Chains,
+): Promise<{ problems: string[]; unreadable: VerifierChain[] }> {
   const problems: string[] = [];
   const unreadable: VerifierChain[] = [];
   for (const chain of registered) {

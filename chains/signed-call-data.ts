@@ -16,7 +16,7 @@ export interface CallTarget {
   networkPassphrase?: string;
 }
 
-/** The spec's shared "signed call data" shape (architecture.md "Signed call data"). */
+/** The spec's shared "signed call data" shape. */
 export interface SignedCallData {
   chainId: string;
   contractAddress: string;

@@ -10,26 +10,9 @@
  * leaves the Maker at least that long to unlock the order side before any refund is possible.
  */
 
-/** The limits the reference contracts enforce (RelayerRequests.sol constants), in seconds. */
-export const HTLC_LIMITS = {
-  /** A lock is refused when fewer than this many seconds remain until lockExpiry. */
-  minUnlockWindowSeconds: 3_600,
-  /** refundTime - lockExpiry is at least this. */
-  minRefundMarginSeconds: 3_600,
-  /** refundTime is at most this far ahead at createOrder and at lockForOrder. */
-  maxOrderLifetimeSeconds: 30 * 86_400,
-} as const;
+import { DEFAULT_ORDER_TIMING, HTLC_LIMITS, type OrderTimingPolicy } from '../domain/htlc.ts';
 
-/** How far apart the service places an order's times (config-like; seconds). */
-export interface OrderTimingPolicy {
-  /** From the order's creation (when the createOrder request is signed) to lockExpiry. */
-  lockExpirySeconds: number;
-  /** From lockExpiry to refundTime: the Maker's time to claim after the Bridger's last chance. */
-  refundMarginSeconds: number;
-}
-
-/** Six hours for deposit, lock, proof and the Bridger's unlock; six more for the Maker's. */
-export const DEFAULT_ORDER_TIMING: OrderTimingPolicy = { lockExpirySeconds: 6 * 3_600, refundMarginSeconds: 6 * 3_600 };
+export { DEFAULT_ORDER_TIMING, HTLC_LIMITS, type OrderTimingPolicy };
 
 /** An order's times, unix seconds as decimal strings: the two OrderParams fields, ready to spread into them. */
 export interface OrderTimes {
@@ -53,11 +36,6 @@ export function computeOrderTimes(
   assertOrderTimingPolicy(policy, depositTtlSeconds);
   const lockExpiry = createdAtSeconds + policy.lockExpirySeconds;
   return { lockExpiry: String(lockExpiry), refundTime: String(lockExpiry + policy.refundMarginSeconds) };
-}
-
-/** The last second a lock is accepted (lockExpiry - minUnlockWindow): sign no lock request valid beyond it. */
-export function lockDeadline(times: Pick<OrderTimes, 'lockExpiry'>): string {
-  return String(BigInt(times.lockExpiry) - BigInt(HTLC_LIMITS.minUnlockWindowSeconds));
 }
 
 /** Throws `RangeError` naming the field when `policy` breaks HTLC_LIMITS for a deposit made up to `depositTtlSeconds` late. */

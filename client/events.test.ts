@@ -10,7 +10,7 @@ import { startTestService, type TestService } from '../test/support/service.ts';
 import { startTcpProxy } from '../test/support/tcp-proxy.ts';
 import { loginEvm, newEvmAccount } from '../test/support/wallets.ts';
 import { INITIAL_STATE, type TradeState } from '../trades/lifecycle/index.ts';
-import { tradeEventsOf } from '../trades/pushed-events.ts';
+import { tradeEventsOf } from '../trades/lifecycle/pushed-events.ts';
 import { createRelayerClient, EVENT_STREAM_PATHS, followEvents, followTrade, StreamError, type StreamEvent } from './index.js';
 
 /**

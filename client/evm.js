@@ -17,6 +17,24 @@ var NATIVE_TOKEN_ADDRESS = "0x0000000000000000000000000000000000000000";
 // domain/ids.ts
 var UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+// domain/statuses.ts
+var TRADE_STATUSES = ["PENDING", "DEPOSITED", "LOCKED", "SETTLED", "EXPIRED"];
+var OPEN_TRADE_STATUSES = ["PENDING", "DEPOSITED", "LOCKED"];
+var TERMINAL_TRADE_STATUSES = new Set(
+  TRADE_STATUSES.filter((status) => !OPEN_TRADE_STATUSES.includes(status))
+);
+
+// domain/htlc.ts
+var HTLC_LIMITS = {
+  /** A lock is refused when fewer than this many seconds remain until lockExpiry. */
+  minUnlockWindowSeconds: 3600,
+  /** refundTime - lockExpiry is at least this. */
+  minRefundMarginSeconds: 3600,
+  /** refundTime is at most this far ahead at createOrder and at lockForOrder. */
+  maxOrderLifetimeSeconds: 30 * 86400
+};
+var DEFAULT_ORDER_TIMING = { lockExpirySeconds: 6 * 3600, refundMarginSeconds: 6 * 3600 };
+
 // chains/stellar/strkey.ts
 var VERSION_BYTE = { account: 6 << 3, contract: 2 << 3 };
 var ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";

@@ -178,7 +178,7 @@ describe('the flow helpers of the client package', () => {
     const seen: number[] = [];
 
     beforeAll(async () => {
-      server = createServer((request, response) => {
+      server = createServer((_request, response) => {
         seen.push(Date.now());
         const next = answers.shift() ?? { status: 200 };
         const headers: Record<string, string> = { 'content-type': 'application/json' };

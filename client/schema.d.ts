@@ -89,8 +89,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Service health: 200 while the database answers (degraded when a chain is below its provider quorum), 503 otherwise
-         * @description Checks PostgreSQL with a bounded query (2 s) and each chain's RPC providers (2 s). For load balancers and orchestrators: a degraded chain does not take the process out of service.
+         * Service health: 200 while the database answers (degraded when a chain is below its provider quorum or still joining), 503 otherwise
+         * @description Checks PostgreSQL with a bounded query (2 s) and each chain's RPC providers (2 s). For load balancers and orchestrators: a degraded chain does not take the process out of service. A local run (`npm start` with its devnet) also names its Node version and each devnet chain's state.
          */
         get: operations["getHealth"];
         put?: never;
@@ -1482,7 +1482,7 @@ export interface components {
                          * @enum {string}
                          */
                         status: "ok" | "degraded";
-                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest. */
+                        /** @description Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the median head. */
                         usable: number;
                     };
                 };
@@ -1492,8 +1492,30 @@ export interface components {
                  */
                 db: "ok" | "unavailable";
             };
+            /** @description The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built. */
+            devnet?: {
+                chains: {
+                    chainId: string;
+                    detail?: string;
+                    name: string;
+                    /** @description Seconds since it entered this state */
+                    seconds: number;
+                    /**
+                     * @description building: its binaries are being built (first start); starting: its node starts and its contracts deploy; ready: registered and served; failed: it could not join (detail says why) Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                     * @enum {string}
+                     */
+                    state: "building" | "starting" | "ready" | "failed";
+                }[];
+                /** @description True once every chain of the local devnet has joined */
+                ready: boolean;
+            };
             /**
-             * @description `degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @description The Node.js version this process runs on (a local run only, as `npm start` runs)
+             * @example v24.21.0
+             */
+            node?: string;
+            /**
+             * @description `degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which), or a chain of the local devnet has not joined yet (`devnet` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
             status: "ok" | "degraded" | "unavailable";

@@ -92,22 +92,11 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
     const rpcUrls: Record<string, string> = Object.fromEntries(chains.map((chain) => [String(chain.deployment.chainId), chain.rpcUrl]));
     let stellar: Devnet['stellar'];
     if (options.stellar) {
-      const node = await startStellarNode({
-        port: options.stellar.port ?? 0,
-        ledgerMs: options.stellar.ledgerMs,
-        dataDir: options.stateDir ? path.join(options.stateDir, 'stellar') : undefined,
-      });
-      nodes.push(node);
-      const deployment = await deployStellarContracts({
-        server: new rpc.Server(node.rpcUrl, { allowHttp: true }),
-        networkPassphrase: node.networkPassphrase,
-        relayer: options.stellar.relayer,
-        chainId: BigInt(STELLAR_DEVNET_CHAIN_ID),
-        domain,
-      });
-      registry = withStellarDevnet(registry, { rpcUrl: node.rpcUrl, networkPassphrase: node.networkPassphrase, deployment });
-      rpcUrls[STELLAR_DEVNET_CHAIN_ID] = node.rpcUrl;
-      stellar = { node, deployment };
+      stellar = await startStellarDevnet({ ...options.stellar, stateDir: options.stateDir, domain });
+      nodes.push(stellar.node);
+      const { rpcUrl, networkPassphrase } = stellar.node;
+      registry = withStellarDevnet(registry, { rpcUrl, networkPassphrase, deployment: stellar.deployment });
+      rpcUrls[STELLAR_DEVNET_CHAIN_ID] = stellar.node.rpcUrl;
     }
     return {
       registry,
@@ -118,6 +107,44 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Dev
     };
   } catch (error) {
     await stop();
+    throw error;
+  }
+}
+
+/** What `startStellarDevnet` needs: the relayer (G...) the contracts trust, and the EIP-712 domain they check. */
+export interface StellarDevnetOptions {
+  relayer: string;
+  domain: { name: string; version: string };
+  /** Port; 0 (default) for a free one. */
+  port?: number;
+  ledgerMs?: number;
+  /** As for `startDevnet`: the ledger is kept in `<stateDir>/stellar` across restarts; unset, in memory only. */
+  stateDir?: string;
+}
+
+/**
+ * Starts the local Stellar network (devnet/stellar, built by `buildStellarDevnet`) and deploys the
+ * Soroban contracts on it (found again on a kept ledger): chain 148 of the devnet, on its own, for a
+ * caller that starts it after the EVM chains (`npm start` lets it join once built). A failed deploy
+ * stops the node before the error propagates.
+ */
+export async function startStellarDevnet(options: StellarDevnetOptions): Promise<{ node: StellarNode; deployment: StellarDeployment }> {
+  const node = await startStellarNode({
+    port: options.port ?? 0,
+    ledgerMs: options.ledgerMs,
+    dataDir: options.stateDir ? path.join(options.stateDir, 'stellar') : undefined,
+  });
+  try {
+    const deployment = await deployStellarContracts({
+      server: new rpc.Server(node.rpcUrl, { allowHttp: true }),
+      networkPassphrase: node.networkPassphrase,
+      relayer: options.relayer,
+      chainId: BigInt(STELLAR_DEVNET_CHAIN_ID),
+      domain: options.domain,
+    });
+    return { node, deployment };
+  } catch (error) {
+    await node.stop();
     throw error;
   }
 }

@@ -100,6 +100,8 @@ const ETH_FOR_XLM = { orderUnits: '1', adUnits: '10000000' };
 
 /** The local Stellar network as the registry names it: the chain id the Stellar chain has in the demo registry. */
 export const STELLAR_DEVNET_CHAIN_ID = '148';
+/** Its name in the registry. */
+export const STELLAR_DEVNET_NAME = 'Stellar Devnet';
 
 /** The local Stellar network and what is deployed on it (devnet/stellar). */
 export interface StellarDevnetChain {
@@ -135,7 +137,7 @@ export function withStellarDevnet(registry: RegistryFile, stellar: StellarDevnet
   }
   return {
     chains: [...registry.chains, {
-      name: 'Stellar Devnet', chainId, kind: 'STELLAR',
+      name: STELLAR_DEVNET_NAME, chainId, kind: 'STELLAR',
       adManagerAddress: stellar.deployment.adManager, orderPortalAddress: stellar.deployment.orderPortal,
       rpcUrl: stellar.rpcUrl, networkPassphrase: stellar.networkPassphrase,
       // The local network's RPC is the one a local dApp uses too: published as it is.

@@ -8,3 +8,4 @@ export * from './principal.ts';
 export * from './pushed-events.ts';
 export * from './order-params.ts';
 export * from './route-pricing.ts';
+export * from './htlc.ts';

@@ -1,5 +1,5 @@
 /**
- * The parameters of one order (architecture.md "Order params"), as signed, hashed and stored with the trade. Addresses are in their own
+ * The parameters of one order, as signed, hashed and stored with the trade. Addresses are in their own
  * chain's spelling (EVM hex or Stellar strkey), `adId` is the ad's UUID, integers are decimal strings.
  */
 export interface OrderParams {

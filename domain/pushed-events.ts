@@ -1,7 +1,7 @@
 import type { AdStatus, TradeStatus } from './statuses.ts';
 
 /**
- * The events the service pushes (architecture.md "Pushed status"), over server-sent events and
+ * The events the service pushes (docs/flows/pushed-status.md), over server-sent events and
  * webhooks alike. Each is `{type, timestamp, data}` (the Standard Webhooks payload shape); trade
  * events carry the trade as it stands after the change, so a client can act on any one event alone.
  */
@@ -11,7 +11,7 @@ export const PUSHED_EVENT_TYPES = [
 export type PushedEventType = (typeof PUSHED_EVENT_TYPES)[number];
 
 /**
- * A party as the unlock order (architecture.md "Unlock order", trades/lifecycle/unlock-order.ts and views.ts
+ * A party as the unlock order (docs/design.md "No party is left without a way out", trades/lifecycle/unlock-order.ts and views.ts
  * `whoseUnlockIsDue`, `unlockableBy`) names it: `MAKER` is the party whose call data targets the
  * ad-chain unlock by default (AdManager, pays the Bridger), `BRIDGER` the order-chain one
  * (OrderPortal, pays the Maker); either may take the unlock in turn.
@@ -72,5 +72,3 @@ export function pushedEventJson(event: PushedEvent): string {
   return JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
 }
 
-/** Trade statuses after which a trade's stream ends. */
-export const TERMINAL_TRADE_STATUSES: ReadonlySet<TradeStatus> = new Set(['SETTLED', 'EXPIRED']);

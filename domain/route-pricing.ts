@@ -1,6 +1,6 @@
 /**
  * How a route converts the Bridger's deposit into what the Maker locks and the Bridger receives
- * (architecture.md "Amounts across chains"). An order carries both amounts, each in its own chain's
+ * (docs/trades.md "Amounts across chains"). An order carries both amounts, each in its own chain's
  * smallest unit: `orderAmount` of the order token and `adAmount` of the ad token, both in the order
  * hash, so each contract moves its own and no chain ever moves the other's number.
  */

@@ -1,29 +1,53 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Address, rpc } from '@stellar/stellar-sdk';
 import { JsonRpcProvider, parseEther } from 'ethers';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anvilAccounts } from '../devnet/accounts.ts';
+import { wasmTargetDirOf } from '../devnet/stellar/build.ts';
 import { readContract } from '../devnet/stellar/client.ts';
 import { STELLAR_DEVNET_PASSPHRASE } from '../devnet/stellar/node.ts';
+// @ts-expect-error a plain .mjs script without types
+import { NODE_MIN_MAJOR, NODE_PIN } from '../scripts/install-node.mjs';
 import { STELLAR_DEV_ACCOUNT } from './dev-accounts.ts';
 
 /**
- * `npm start`'s entry point as a newcomer runs it on a fresh clone: its own OS process, no
- * configuration but free ports, a data directory that does not exist yet. The shared `target/`
- * holds the native prover the test setup built (cargo is present), so the start must prove
- * natively; the first start's build itself is prover/native/binary.test.ts's.
+ * The README's `npm start` as a newcomer runs it: in a fresh clone of this checkout (its uncommitted
+ * changes applied), with the machine's own Node first on PATH (ours: Node 20) and nothing
+ * configured but free ports. The clone shares this checkout's node_modules and its built cargo
+ * outputs (the native prover, the Stellar network and this checkout's Soroban wasm), as `npm ci`
+ * and the test setup leave them; it installs its Node 24 itself. The first start's cargo builds
+ * are prover/native/binary.test.ts's and the figures' of docs/getting-started.md.
  */
 
-const root = new URL('..', import.meta.url).pathname;
-const dataParent = mkdtempSync(path.join(tmpdir(), 'relayer-first-start-'));
-// PostgreSQL runs as the postgres user when we are root: it must be able to enter the directory.
-chmodSync(dataParent, 0o755);
-const dataDir = path.join(dataParent, 'data');
+const root = path.resolve(import.meta.dirname, '..');
+const work = mkdtempSync(path.join(tmpdir(), 'relayer-first-start-'));
+// PostgreSQL runs as the postgres user when we are root: it must be able to enter the directories.
+chmodSync(work, 0o755);
+const clone = path.join(work, 'clone');
+const dataDir = path.join(clone, '.data');
+/** PATH without the pinned Node's folders (what `npm test` and CI put first): the machine's `node` comes first. */
+const machinePath = (process.env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.includes(`${path.sep}.tools${path.sep}node${path.sep}`)).join(path.delimiter);
+const machineNode = spawnSync('node', ['-p', 'process.versions.node'], { env: { PATH: machinePath }, encoding: 'utf8' }).stdout.trim();
+/** The Node the service must run on: the pinned release where the machine's is older, else the machine's. */
+const expectedNode = Number(machineNode.split('.')[0]) < NODE_MIN_MAJOR ? `v${NODE_PIN.version}` : `v${machineNode}`;
+
 /** Every start, so a failed assertion or a timeout leaves no service (and its PostgreSQL and chains) running. */
 const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  execFileSync('git', ['clone', '--quiet', root, clone]);
+  const changes = execFileSync('git', ['diff', 'HEAD', '--binary'], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+  if (changes.length > 0) execFileSync('git', ['apply', '--whitespace=nowarn'], { cwd: clone, input: changes });
+  // What `npm ci` and the test setup's cargo builds leave, shared rather than made again.
+  symlinkSync(realpathSync(path.join(root, 'node_modules')), path.join(clone, 'node_modules'));
+  mkdirSync(path.join(clone, 'target', 'wasm'), { recursive: true });
+  for (const profile of ['prover', 'devnet']) symlinkSync(realpathSync(path.join(root, 'target', profile)), path.join(clone, 'target', profile));
+  symlinkSync(realpathSync(path.join(root, wasmTargetDirOf(root))), path.join(clone, wasmTargetDirOf(clone)));
+}, 60_000);
+
 afterAll(async () => {
   for (const child of children) {
     const code = interrupt(child);
@@ -31,43 +55,56 @@ afterAll(async () => {
     await code;
     clearTimeout(timer);
   }
-  rmSync(dataParent, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
 }, 30_000);
 
 interface Started {
   child: ChildProcess;
   /** Everything it printed on stdout until it was ready. */
   output: string;
+  /** Everything it printed on stderr so far (and on: `stderr()` reads it later). */
+  stderr: () => string;
+  /** Everything printed on stdout so far. */
+  stdout: () => string;
   seconds: number;
 }
 
-/** Starts `node --import tsx entrypoints/main.ts` and resolves once `ready` (and, when pretty, the summary) is printed. */
-function startMain(env: Record<string, string>, ready: RegExp): Promise<Started> {
+/** Runs `npm start` in the clone and resolves once `ready` (and, when pretty, the summary) is printed. */
+function npmStart(env: Record<string, string>, ready: RegExp): Promise<Started> {
   const started = performance.now();
   const inherited = { ...process.env };
-  // A fresh clone's start: nothing configured but what the test must (free ports, its own data directory).
-  for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'LOG_FORMAT', 'PROVER_BACKEND', 'METRICS_PORT']) delete inherited[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'entrypoints/main.ts'], {
-    cwd: root,
+  // A fresh clone's start: nothing configured but what the test must (free ports).
+  for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'LOG_FORMAT', 'PROVER_BACKEND', 'METRICS_PORT', 'DATA_DIR', 'NODE_OPTIONS']) delete inherited[key];
+  const child = spawn('npm', ['start'], {
+    cwd: clone,
     env: {
-      ...inherited, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info',
+      ...inherited, PATH: machinePath, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info',
       DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET_PORT: '0', EMBEDDED_PG_PORT: String(30000 + Math.floor(Math.random() * 9000)),
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
+  let output = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    process.stderr.write(chunk);
+  });
   return new Promise((resolve, reject) => {
-    let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (ready.test(output)) resolve({ child, output, seconds: Math.round((performance.now() - started) / 100) / 10 });
+      if (ready.test(output)) resolve({ child, output, stderr: () => stderr, stdout: () => output, seconds: secondsSince(started) });
     });
     child.once('exit', (code) => reject(new Error(`npm start exited with ${code} before it was ready:\n${output}`)));
   });
 }
 
-/** Ctrl-C, as a person stops it; resolves with the exit code. */
+function secondsSince(started: number): number {
+  return Math.round((performance.now() - started) / 100) / 10;
+}
+
+/** Ctrl-C, as a person stops it (npm passes it on); resolves with the exit code. */
 function interrupt(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
@@ -76,13 +113,74 @@ function interrupt(child: ChildProcess): Promise<number | null> {
   });
 }
 
-describe('the first npm start on a fresh clone', () => {
-  it('proves natively, prints a summary a person can act on, leads / to the docs; a later start is JSON off a terminal', async () => {
+/** The processes under `pid` (children, theirs, ...), from /proc. */
+function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      // The command name is in parentheses and may hold spaces: the fields after it are fixed.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const [child, ppid] of parentOf) if (ppid === parent) (found.push(child), walk(child));
+  };
+  walk(pid);
+  return found;
+}
+
+/** The `--version` of each Node.js process under `pid` (its /proc/<pid>/exe). */
+function nodeVersionsUnder(pid: number): string[] {
+  return descendants(pid)
+    .map((child) => { try { return readlinkSync(`/proc/${child}/exe`); } catch { return ''; } })
+    .filter((exe) => path.basename(exe) === 'node' && existsSync(exe))
+    .map((exe) => execFileSync(exe, ['--version'], { encoding: 'utf8' }).trim());
+}
+
+interface Health {
+  status: string;
+  node?: string;
+  devnet?: { ready: boolean; chains: { chainId: string; state: string; detail?: string }[] };
+}
+
+/** Polls /health until the devnet has every chain (the Stellar network joined); throws naming the state it was left in. */
+async function untilDevnetReady(url: string, timeoutMs: number): Promise<{ seen: Set<string>; last: Health }> {
+  const seen = new Set<string>();
+  const deadline = performance.now() + timeoutMs;
+  let last: Health | undefined;
+  while (performance.now() < deadline) {
+    last = await (await fetch(`${url}/health`)).json() as Health;
+    const stellar = last.devnet?.chains.find((chain) => chain.chainId === '148');
+    if (stellar) seen.add(stellar.state);
+    if (stellar?.state === 'failed') throw new Error(`the Stellar network failed to join: ${stellar.detail}`);
+    if (last.devnet?.ready) return { seen, last };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the local Stellar network did not join within ${timeoutMs / 1000} s; /health said ${JSON.stringify(last)}`);
+}
+
+describe('the README\'s npm start in a fresh clone, on a machine whose Node is older', () => {
+  it('runs on Node 24, is healthy with the EVM chains first, the Stellar network joining after; a summary a person can act on; a later start is JSON off a terminal', async () => {
     // LOG_FORMAT=pretty: what a terminal shows (auto picks it there; colours only on a real terminal).
-    const first = await startMain({ LOG_FORMAT: 'pretty' }, /\n {2}Stop {7}Ctrl-C\n/);
+    const first = await npmStart({ LOG_FORMAT: 'pretty' }, /\n {2}Stop {7}Ctrl-C\n/);
     let stellarRpc: string;
+    let joinSeconds: number;
     try {
       const out = first.output;
+      // The one line about the Node it installed, on this first start; the service and only it on Node 24.
+      if (expectedNode !== `v${machineNode}`) {
+        expect(first.stderr()).toContain(`Node ${machineNode} here is older than ${NODE_MIN_MAJOR}: installed the project's Node ${NODE_PIN.version} into .tools/node/node-v${NODE_PIN.version}-linux-x64/ (once)`);
+        expect(first.stderr().match(/installed the project's Node/g)).toHaveLength(1);
+      }
+      const versions = nodeVersionsUnder(first.child.pid!);
+      expect(versions.length).toBeGreaterThan(0);
+      expect(new Set(versions)).toEqual(new Set([expectedNode]));
+      expect(out).toMatch(new RegExp(`\\n {2}Node {7}${expectedNode} \\(`));
+
       expect(out).toMatch(/INFO.*: prover backend: native \(PROVER_BACKEND=auto and the native prover is built/);
       // Readable lines, not JSON objects.
       expect(out).not.toMatch(/^\{"level"/m);
@@ -90,6 +188,16 @@ describe('the first npm start on a fresh clone', () => {
       expect(out).toContain(`Docs       ${url}/docs`);
       expect(out).toContain(`Data       ${dataDir}`);
       expect(out).toContain(`Reset      stop (Ctrl-C), delete ${dataDir}, start again`);
+      // Healthy (200) as soon as it is ready, naming its Node; the Stellar network joins afterwards, /health
+      // following it: degraded, naming the chain, until it joined.
+      const answer = await fetch(`${url}/health`);
+      expect(answer.status).toBe(200);
+      const health = await answer.json() as Health;
+      expect(health).toMatchObject({ node: expectedNode });
+      if (!health.devnet!.ready) expect(health.status).toBe('degraded');
+      expect(health.devnet!.chains.map((chain) => chain.chainId).sort()).toEqual(['148', '31337', '31338']);
+      const joined = await untilDevnetReady(url, 120_000);
+      expect(joined.last.devnet!.chains.every((chain) => chain.state === 'ready')).toBe(true);
       // Each chain: its RPC URL and network, a dev account, and how to get more; the accounts hold what it says.
       const evmDev = anvilAccounts(2)[1]!;
       for (const chainId of ['31337', '31338']) {
@@ -98,12 +206,19 @@ describe('the first npm start on a fresh clone', () => {
         expect(await provider.getBalance(evmDev.address)).toBeGreaterThanOrEqual(parseEther('9000'));
         provider.destroy();
       }
-      stellarRpc = new RegExp(`\\n {4}148 +Stellar Devnet: RPC (http://127\\.0\\.0\\.1:\\d+), Stellar network passphrase "${STELLAR_DEVNET_PASSPHRASE}"\\n {11}dev account ${STELLAR_DEV_ACCOUNT.publicKey()} `).exec(out)![1]!;
-      expect(out).toContain(`more: the friendbot gives any new account 10 000 XLM: curl '${stellarRpc}/friendbot?addr=`);
+      // The Stellar network: joining in the summary (unless it was quicker), then the log line saying it joined, where and with which account.
+      expect(out).toMatch(/\n {4}148 {4}Stellar Devnet: ((building|starting); it joins when ready|RPC http)/);
+      const joinLine = new RegExp(`chain 148 \\(Stellar Devnet\\) joined in ([\\d.]+) s: RPC (http://127\\.0\\.0\\.1:\\d+), Stellar network passphrase "${STELLAR_DEVNET_PASSPHRASE}", ` +
+        `dev account ${STELLAR_DEV_ACCOUNT.publicKey()} secret ${STELLAR_DEV_ACCOUNT.secret()}`).exec(first.stdout())!;
+      joinSeconds = Number(joinLine[1]);
+      stellarRpc = joinLine[2]!;
       const server = new rpc.Server(stellarRpc, { allowHttp: true });
       const routes = await (await fetch(`${url}/v1/routes?orderChainId=148`)).json();
       const tusd = routes.data.map((r: { orderToken: { symbol: string; address: string } }) => r.orderToken).find((t: { symbol: string }) => t.symbol === 'TUSD').address;
       expect(await readContract(server, STELLAR_DEVNET_PASSPHRASE, STELLAR_DEV_ACCOUNT.publicKey(), tusd, 'balance', [new Address(STELLAR_DEV_ACCOUNT.publicKey()).toScVal()])).toBe(1_000_000n * 10n ** 7n);
+      // The registry names the network that joined, and reaching it works.
+      const chains = await (await fetch(`${url}/v1/chains`)).json();
+      expect(chains.data.find((chain: { chainId: string }) => chain.chainId === '148')).toBeDefined();
 
       // `/` leads to the page at /app: a redirect, and following it the page (or, not built, its 503 saying how).
       const home = await fetch(`${url}/`, { redirect: 'manual' });
@@ -116,17 +231,23 @@ describe('the first npm start on a fresh clone', () => {
       expect(await interrupt(first.child)).toBe(0);
     }
 
-    // A later start over the same data, stdout not a terminal (LOG_FORMAT=auto): one JSON object per line.
-    const later = await startMain({}, /"msg":"ready: http[^\n]*\n/);
+    // A later start over the same data, stdout not a terminal (LOG_FORMAT=auto): one JSON object per line
+    // (npm's own banner aside). Stopped while the Stellar network may still be joining: it stops cleanly.
+    const later = await npmStart({}, /"msg":"ready: http[^\n]*\n/);
     try {
-      const lines = later.output.trim().split('\n').map((line) => JSON.parse(line) as { msg: string; summary?: { chains: { chainId: string; rpcUrl: string }[] } });
+      expect(later.stderr()).not.toContain('installed the project\'s Node');
+      const lines = later.output.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as {
+        msg: string; summary?: { node: { version: string }; chains: { chainId: string }[]; joining: { chainId: string }[] };
+      });
       expect(lines.find((line) => line.msg.startsWith('prover backend:'))!.msg).toMatch(/^prover backend: native/);
       expect(lines.some((line) => /^building/.test(line.msg))).toBe(false);
       const ready = lines.find((line) => line.msg.startsWith('ready: '))!;
-      expect(ready.summary!.chains.map((chain) => chain.chainId).sort()).toEqual(['148', '31337', '31338']);
+      expect(ready.summary!.node.version).toBe(expectedNode);
+      expect([...ready.summary!.chains, ...ready.summary!.joining].map((chain) => chain.chainId).sort()).toEqual(['148', '31337', '31338']);
     } finally {
       expect(await interrupt(later.child)).toBe(0);
     }
-    console.log(`npm start, fresh data directory (native prover and Stellar network already built): ready in ${first.seconds} s; later start: ${later.seconds} s`);
-  }, 240_000);
+    console.log(`npm start in a fresh clone (native prover, Stellar network and wasm already built; Node ${expectedNode}): healthy in ${first.seconds} s, ` +
+      `the Stellar network joined ${joinSeconds} s after; later start healthy in ${later.seconds} s`);
+  }, 300_000);
 });

@@ -6,8 +6,9 @@ import type { ChainReaders } from './parts/chains.ts';
 
 /**
  * The proving-key checks of a process that proves or signs unlocks (api and embedded run, worker,
- * prover), in production: `trustProvingKey` before anything starts (a development key, or one whose
- * verification key is not PROVING_KEY_VK_SHA256, stops it: exit 78 naming the key), then, once the
+ * prover), in production: `trustProvingKey` before anything starts (a key whose ceremony transcript
+ * is missing or does not verify, or whose verification key is not PROVING_KEY_VK_SHA256, stops it:
+ * exit 78 naming the key), then, once the
  * registry can be read, `checkChainVerifiers` (a chain whose deployed verifier is not this key's
  * stops it: exit 78 naming the chain). Outside production both do nothing.
  */

@@ -3,10 +3,12 @@ import { pino, type Logger } from 'pino';
 import { createApp } from '../api/app.ts';
 import { createMetricsApp } from '../api/metrics-app.ts';
 import { loadConfig, type Config } from '../config/config.ts';
+import type { HealthDetails } from '../api/deps.ts';
 import type { Devnet } from '../devnet/index.ts';
 import type { ResolvedProverBackend } from '../prover/backend.ts';
 import { ensureNativeProver } from '../prover/native/binary.ts';
 import { resolveSecrets } from '../config/secrets.ts';
+import type { ChainJoin, DevnetChainStatus } from './chain-join.ts';
 import { composeApi, type ApiParts } from './compose/api.ts';
 import { openDatabase } from './database.ts';
 import { refuseEmbeddedInProduction } from './embedded-in-production.ts';
@@ -35,6 +37,8 @@ export interface RunningService {
   embeddedDatabase: boolean;
   /** What proves (PROVER_BACKEND resolved at start-up) and why. */
   proverBackend: ResolvedProverBackend;
+  /** The local devnet's chains and their states, when this process runs one (what `/health` reports). */
+  devnetChains(): DevnetChainStatus[];
   stop(): Promise<void>;
 }
 
@@ -49,6 +53,13 @@ export interface StartOptions {
   buildNativeProver?: boolean;
   /** `api` (a deployment's API process) or `embedded` (`npm start`, the default): which secrets it holds (config/secrets.ts). */
   role?: 'api' | 'embedded';
+  /**
+   * Serve once the EVM chains are up, the local Stellar network joining when built and deployed
+   * (`npm start`: healthy in seconds on a fresh clone; `/health` and the log follow the join, and
+   * requests that need it answer 503 CHAIN_UNAVAILABLE until then). Default false: the network is
+   * built and started before this resolves (tests).
+   */
+  stellarJoinsLater?: boolean;
 }
 
 /**
@@ -70,18 +81,23 @@ export async function start(
   // This process signs unlocks (and, on the embedded runner, proves): production refuses a key it cannot trust.
   const provingKey = await trustProvingKey(config, logger);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
-  const parts = composeApi(config, logger, database.knex, { secrets, role });
+  // Loaded only when it runs: the devnet's packages (anvil, solc, circomlibjs) are development
+  // dependencies, absent from the production image.
+  const localDevnet = config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded) ? await import('./local-devnet.ts') : undefined;
+  const runsDevnet = localDevnet !== undefined;
+  const stellarJoin = options.stellarJoinsLater && config.STELLAR_DEVNET === 'on' ? localDevnet?.stellarJoin() : undefined;
   let devnet: Devnet | undefined;
+  const devnetChains = () => localDevnetChains(devnet, stellarJoin);
+  const parts = composeApi(config, logger, database.knex, {
+    secrets, role,
+    gateChains: stellarJoin && ((chains) => stellarJoin.gate(chains)),
+    healthDetails: runsDevnet ? () => devnetHealth(devnet ? devnetChains() : undefined) : undefined,
+  });
   let servers: ApiServers | undefined;
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {
     await relayerSignerReady(parts.signers, logger);
-    if (config.DEVNET === 'on' || (config.DEVNET === 'auto' && database.embedded)) {
-      // Loaded only here: the devnet's packages (anvil, solc, circomlibjs) are development dependencies,
-      // absent from the production image.
-      const { startLocalDevnet } = await import('./local-devnet.ts');
-      devnet = await startLocalDevnet(config, parts.signers.signer, database.knex, logger);
-    }
+    devnet = await localDevnet?.startLocalDevnet(config, parts.signers.signer, database.knex, logger, { stellarJoin });
     await checkChainVerifiers(provingKey, parts, logger);
     await parts.startOrchestrator(database.url);
     servers = await serveApi(config, logger, parts);
@@ -104,6 +120,7 @@ export async function start(
     devnet,
     embeddedDatabase: database.embedded,
     proverBackend,
+    devnetChains,
     stop: () =>
       (stopping ??= (async () => {
         // Open event streams never finish on their own: end them first, so the server closes at once.
@@ -115,6 +132,27 @@ export async function start(
         await database.close();
       })()),
   };
+}
+
+/**
+ * Each chain of the local devnet and its state: the chains it runs are ready; the Stellar network,
+ * when it joins later, as far as it got. Empty without a devnet.
+ */
+function localDevnetChains(devnet: Devnet | undefined, stellarJoin: ChainJoin | undefined): DevnetChainStatus[] {
+  if (!devnet) return [];
+  const chains: DevnetChainStatus[] = Object.keys(devnet.rpcUrls)
+    .filter((chainId) => chainId !== stellarJoin?.chainId)
+    .map((chainId) => ({
+      chainId, state: 'ready' as const, seconds: 0,
+      name: devnet.registry.chains.find((chain) => String(chain.chainId) === chainId)?.name ?? `chain ${chainId}`,
+    }));
+  if (stellarJoin) chains.push(stellarJoin.status());
+  return chains;
+}
+
+/** `/health`'s details of a local run: the Node it runs on and, once its devnet started, the devnet chains' states. */
+function devnetHealth(chains: DevnetChainStatus[] | undefined): HealthDetails {
+  return { node: process.version, ...(chains ? { devnet: { ready: chains.every((chain) => chain.state === 'ready'), chains } } : {}) };
 }
 
 /** The API's HTTP servers: the app, and /metrics on its own port when METRICS_PORT is set. */

@@ -58,6 +58,21 @@ describe('the start-up summary a person reads at the terminal', () => {
     expect(text).not.toContain('Reset ');
   });
 
+  it('names the Node it runs on, and a chain still joining with its state and where to follow it', () => {
+    const joining: SummarySource = {
+      ...running,
+      devnet: { ...running.devnet!, rpcUrls: { 31337: 'http://127.0.0.1:8545', 31338: 'http://127.0.0.1:8546' }, stellar: undefined },
+      devnetChains: () => [
+        { chainId: '31337', name: 'Devnet A', state: 'ready', seconds: 0 },
+        { chainId: '148', name: 'Stellar Devnet', state: 'building', detail: 'cargo', seconds: 12 },
+      ],
+    };
+    const lines = renderStartupSummary(startupSummary(joining));
+    expect(lines).toContain(`  Node       ${process.version} (${process.execPath})`);
+    expect(lines).toContain('    148    Stellar Devnet: building; it joins when ready, the log says when (its state: http://127.0.0.1:3000/health)');
+    expect(lines.filter((line) => line.trim().startsWith('31337 '))).toHaveLength(1);
+  });
+
   it('is printed on a terminal, after the ready line; off a terminal logs stay JSON and the ready line carries the summary', () => {
     // LOG_FORMAT=auto: pretty only on a terminal; json and pretty as asked.
     expect(prettyLogs('auto', true)).toBe(true);

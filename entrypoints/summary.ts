@@ -23,8 +23,12 @@ export interface StartupSummary {
   metrics?: string;
   /** Which prover proves, in words. */
   proofs: string;
+  /** The Node.js this process runs on: its version (`process.version`) and binary. */
+  node: { version: string; binary: string };
   /** The local devnet's chains (empty when this process started none). */
   chains: ChainSummary[];
+  /** Devnet chains still joining (the local Stellar network while it builds), with their state. */
+  joining: { chainId: string; name: string; state: string }[];
   /** Where the embedded run keeps its state (absolute), when it runs its own PostgreSQL. */
   dataDir?: string;
   /** How to start from scratch, or undefined when this process keeps no data of its own. */
@@ -33,6 +37,8 @@ export interface StartupSummary {
 
 /** What the summary reads of a running service (`RunningService` is one); its devnet by shape only. */
 export interface SummarySource extends Pick<RunningService, 'url' | 'metricsUrl' | 'embeddedDatabase' | 'proverBackend'> {
+  /** The devnet chains' states (`RunningService.devnetChains`); chains not `ready` are listed as joining. */
+  devnetChains?: RunningService['devnetChains'];
   config: Pick<RunningService['config'], 'DATA_DIR'>;
   devnet?: {
     rpcUrls: Record<string, string>;
@@ -78,7 +84,9 @@ export function startupSummary(running: SummarySource): StartupSummary {
     openapi: `${running.url}/openapi.json`,
     metrics: running.metricsUrl ? `${running.metricsUrl}/metrics` : undefined,
     proofs: proverBackend.backend === 'native' ? `native prover (${proverBackend.binary})` : `snarkjs (${proverBackend.reason})`,
+    node: { version: process.version, binary: process.execPath },
     chains,
+    joining: (running.devnetChains?.() ?? []).filter((chain) => chain.state !== 'ready').map(({ chainId, name, state }) => ({ chainId, name, state })),
     dataDir,
     reset: dataDir ? `stop (Ctrl-C), delete ${dataDir}, start again: a new database, development keys and chains` : undefined,
   };
@@ -96,8 +104,8 @@ export function renderStartupSummary(summary: StartupSummary): string[] {
     `  Docs       ${summary.docs}   (OpenAPI: ${summary.openapi}; ${summary.api}/ leads here)`,
   ];
   if (summary.metrics) lines.push(`  Metrics    ${summary.metrics}`);
-  lines.push(`  Proofs     ${summary.proofs}`);
-  if (summary.chains.length === 0) {
+  lines.push(`  Proofs     ${summary.proofs}`, `  Node       ${summary.node.version} (${summary.node.binary})`);
+  if (summary.chains.length === 0 && summary.joining.length === 0) {
     lines.push('  Chains     no local devnet in this process: the registered chains are at GET /v1/chains');
   } else {
     lines.push('  Chains (local devnet; the accounts below are public development keys, never use them elsewhere)');
@@ -107,6 +115,9 @@ export function renderStartupSummary(summary: StartupSummary): string[] {
         `           dev account ${chain.account.address}  secret ${chain.account.secret}  (${chain.account.holds})`,
         `           more: ${chain.more}`,
       );
+    }
+    for (const chain of summary.joining) {
+      lines.push(`    ${chain.chainId.padEnd(6)} ${chain.name}: ${chain.state}; it joins when ready, the log says when (its state: ${summary.api}/health)`);
     }
   }
   if (summary.dataDir) lines.push(`  Data       ${summary.dataDir}  (PostgreSQL in pg/, generated keys in secrets.json, chain state in devnet/)`);

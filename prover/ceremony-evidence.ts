@@ -54,10 +54,15 @@ export async function checkCeremonyEvidence(files: CeremonyFiles, check: Ceremon
       throw new CeremonyError(`${file} cannot be read: ${error.message}`);
     })),
   );
-  const key = verdictKey({ zkeySha256: zkeySha256!, transcriptSha256: transcriptSha256!, r1csSha256: r1csSha256!, ptauSha256: ptauSha256!, minContributors: check.minContributors });
+  const key = verdictKey({
+    zkeySha256: zkeySha256!, transcriptSha256: transcriptSha256!, r1csSha256: r1csSha256!, ptauSha256: ptauSha256!,
+    minContributors: check.minContributors,
+  });
   const contributors = transcript.entries.filter((e) => e.step === 'contribution').map((e) => e.name);
   const unsafe = await unsafeVerdictDir(check.verdictDir);
-  if (unsafe) logger.warn({ verdictDir: check.verdictDir, reason: unsafe }, 'proving-key ceremony verdicts cannot be kept: every start verifies the ceremony in full');
+  if (unsafe) {
+    logger.warn({ verdictDir: check.verdictDir, reason: unsafe }, 'proving-key ceremony verdicts cannot be kept: every start verifies the ceremony in full');
+  }
   if (!unsafe && await hasVerdict(check.verdictDir, key)) {
     return { contributors, cached: true, seconds: (performance.now() - started) / 1000 };
   }

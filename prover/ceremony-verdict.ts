@@ -89,6 +89,7 @@ export async function hasVerdict(dir: string, key: string): Promise<boolean> {
 export async function recordVerdict(dir: string, key: string, facts: Record<string, unknown>): Promise<void> {
   const target = join(resolve(dir), `${key}.json`);
   const temporary = `${target}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify({ ...facts, key, verified: true, rules: RULES, at: new Date().toISOString() }, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  const verdict = { ...facts, key, verified: true, rules: RULES, at: new Date().toISOString() };
+  await writeFile(temporary, `${JSON.stringify(verdict, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   await rename(temporary, target);
 }

@@ -124,6 +124,8 @@ export class ProverPool {
     this.#outstanding++;
     let result: ProofTaskResult;
     try {
+      // Refused here rather than by the pool, so the refusal is known by the queue's state, not by the pool's wording.
+      if (this.#piscina.queueSize >= this.maxQueue) throw new ProverBusyError(this.maxQueue);
       result = await this.#piscina.run(input);
     } catch (error) {
       const mapped = this.#mapPoolError(error);
@@ -166,10 +168,15 @@ export class ProverPool {
     return this.#closing;
   }
 
+  /**
+   * What a failed run means, told by the pool's state, never by the wording of its error: a pool
+   * closing abandoned the proof, a full queue refused it; anything else is the error itself.
+   */
   #mapPoolError(error: unknown): Error {
+    if (error instanceof ProverBusyError || error instanceof ProverClosedError) return error;
     const message = (error as Error)?.message ?? String(error);
-    if (/queue is at limit/i.test(message)) return new ProverBusyError(this.maxQueue);
-    if (this.#closing || /terminat|closed|destroy|aborted/i.test(message)) return new ProverClosedError(`proof abandoned: ${message}`);
+    if (this.#closing) return new ProverClosedError(`proof abandoned: ${message}`);
+    if (this.#piscina.queueSize >= this.maxQueue) return new ProverBusyError(this.maxQueue);
     return error instanceof Error ? error : new Error(message);
   }
 }

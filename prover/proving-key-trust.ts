@@ -85,7 +85,10 @@ export async function checkProvingKey(
   try {
     const evidence = await withOwnCurve(() => checkCeremonyEvidence({ ...files, ptau: config.PROVING_KEY_PTAU }, check, logger));
     logger.info(
-      { provingKey: name, contributors: evidence.contributors, verdict: evidence.cached ? 'remembered' : 'verified now', seconds: Number(evidence.seconds.toFixed(1)) },
+      {
+        provingKey: name, contributors: evidence.contributors, verdict: evidence.cached ? 'remembered' : 'verified now',
+        seconds: Number(evidence.seconds.toFixed(1)),
+      },
       'proving key: its multi-party ceremony verifies',
     );
   } catch (error) {

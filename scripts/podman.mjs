@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Podman for the image checks: installed from Debian when missing (root: apt-get), and always run
 // with the containers.conf below (written into the git-ignored .tools/podman/), never the host's.
-// The settings are what Debian's podman 4.3 needs on our CI machines (issue 22):
+// The settings are what Debian's podman 4.3 needs on our CI machines:
 //   runtime "runc"           crun 1.8 refuses their hybrid cgroup layout
 //   cgroup_manager cgroupfs  no systemd to manage cgroups
 //   events_logger "file"     no journald

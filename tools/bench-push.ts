@@ -19,7 +19,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
-import { appendPushedEvents, PUSHED_EVENTS_CHANNEL } from '../db/repositories/pushed-events.ts';
+import { appendPushedEvents } from '../db/repositories/pushed-events.ts';
 import { insertWebhookEndpoint } from '../db/repositories/webhooks.ts';
 import { importRegistry } from '../registry/import.ts';
 import { seedAdsAndTrades } from './seed-ads.ts';

@@ -357,7 +357,7 @@ const results: Result[] = [];
 for (const name of ORCHESTRATORS) results.push(await runOrchestrator(name));
 const { times: bare, poolSize, cpuMsPerProof } = await baseline();
 // The queueing floor of deposit -> proof: with a proof per lane queued at once on a pool of
-// `poolSize`, the last is ready after lanes x bare proof / pool size (issue 34: 25 x 0.29 / 2 = 3.6 s).
+// `poolSize`, the last is ready after lanes x bare proof / pool size (e.g. 25 x 0.29 / 2 = 3.6 s).
 const floor = (CONCURRENCY * percentile(bare, 50)) / Math.max(1, poolSize);
 
 console.log(`\n${TRADES} trades, ${CONCURRENCY} lanes (fresh wallets), ${PROVERS} prover process(es) on Temporal; devnet, one machine of ${cpus().length} CPUs; load average at start ${load}, at end ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);

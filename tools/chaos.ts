@@ -14,7 +14,6 @@
  * pending; the ad's books equal the AdManager's state; every chain event recorded once; the only
  * 5xx answers were 503. Prints the report: what was killed when, what every trade did, the books.
  */
-import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';

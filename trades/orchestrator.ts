@@ -1,8 +1,8 @@
 import { DomainError } from '../domain/index.ts';
 import type { TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
-import type { ConfirmationKind, FollowUp, TradeEvent, TradeState } from './lifecycle/index.ts';
+import type { ConfirmationKind, FollowUp, TradeEvent, TradeFollowUp, TradeState } from './lifecycle/index.ts';
 
-export type { ConfirmationKind } from './lifecycle/index.ts';
+export type { ConfirmationKind, TradeFollowUp } from './lifecycle/index.ts';
 
 /**
  * The orchestrator (the Temporal frontend) cannot be reached: nothing was decided, retry later
@@ -23,7 +23,7 @@ export interface ResumableTrade {
 }
 
 /**
- * What the use cases ask of whoever drives trades (architecture.md "One machine, one transaction"):
+ * What the use cases ask of whoever drives trades (docs/design.md "One machine, one transaction"):
  * start a trade's lifecycle, carry out the follow-ups of an event applied outside it, stop. It
  * decides nothing and is never the gateway of a confirmation: a confirmation is verified and applied
  * by the use case (`TradeActivities.applyEvent`, one transaction that writes the follow-ups to the
@@ -43,9 +43,6 @@ export interface Orchestrator {
   /** Stops taking work and waits for what runs in this process. */
   close(): Promise<void>;
 }
-
-/** A follow-up as the outbox holds it: the machine's (prove, arm or cancel a timer), or the trade's end (its state terminal). */
-export type TradeFollowUp = FollowUp | { type: 'END' };
 
 export interface StartedTrade {
   tradeId: string;

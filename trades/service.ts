@@ -1,5 +1,5 @@
-import { createQuotes } from './quotes.ts';
-import { createUnbackedReservationsRecheck } from './unbacked-reservations.ts';
+import { createQuotes } from './use-cases/quote.ts';
+import { createUnbackedReservationsRecheck } from './use-cases/unbacked-reservations.ts';
 import { tradeContext, type TradesDeps } from './use-cases/context.ts';
 import { createTrade } from './use-cases/create-trade.ts';
 import { tradeParams } from './use-cases/trade-params.ts';
@@ -10,7 +10,7 @@ import { expireReservation } from './use-cases/apply-trade-event.ts';
 
 export type { TradesDeps, TradesSettings } from './use-cases/context.ts';
 export type { CreateTradeInput } from './use-cases/create-trade.ts';
-export { RESERVATION_CHAIN_MARGIN_SECONDS } from './create-terms.ts';
+export { RESERVATION_CHAIN_MARGIN_SECONDS } from './lifecycle/index.ts';
 
 /**
  * The trade use cases behind `/v1/trades/*` and `/v1/quotes`, one file each in trades/use-cases/:
@@ -26,7 +26,7 @@ export function createTradesService(deps: TradesDeps) {
   return {
     /** `POST /v1/trades` (use-cases/create-trade.ts). */
     create: createTrade(ctx, unbackedRecheck),
-    /** `GET /v1/quotes` (trades/quotes.ts): the ads create would reserve against for an amount now, best first, or why none would. */
+    /** `GET /v1/quotes` (trades/use-cases/quote.ts): the ads create would reserve against for an amount now, best first, or why none would. */
     quote: createQuotes({ knex: deps.knex, registryCache: deps.registryCache, settings: deps.settings, nowMs: ctx.nowMs }).quote,
     /** The order parameters and the order hash, for either party (use-cases/trade-params.ts). */
     params: tradeParams(ctx),

@@ -29,7 +29,7 @@ export function createAd(ctx: AdContext) {
     // The Maker is paid on the order chain: that is where the recipient must live.
     const adRecipient = recipient('creatorDstAddress', orderChain, input.creatorDstAddress);
     // Every trade's unlock pays the Maker the order token there: a Stellar address that cannot take it (no account
-    // for XLM, no usable trustline for a classic asset) would leave each trade's deposit unclaimable (issue 29).
+    // for XLM, no usable trustline for a classic asset) would leave each trade's deposit unclaimable.
     // The amounts are not known yet; 1 (the smallest unit) asks whether it can be paid at all.
     const unpayable = await ctx.deps.orderChainReader.recipientProblem(orderChain, route.orderToken.address, adRecipient, 1n);
     if (unpayable !== null) throw new AdInputError('creatorDstAddress', `cannot receive the order token: ${unpayable}`, { code: 'RECIPIENT_CANNOT_RECEIVE' });

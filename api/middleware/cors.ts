@@ -10,7 +10,7 @@ import type { Config } from '../../config/config.ts';
 export const EXPOSED_HEADERS = ['ETag', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Allow', 'Idempotent-Replayed'] as const;
 
 /**
- * CORS for browser dApps on other origins (architecture.md "Browsers"). Development allows any
+ * CORS for browser dApps on other origins. Development allows any
  * origin (unset or `*`); production allows exactly `CORS_ORIGINS` (config refuses `*` there), and
  * none when unset. Tokens travel in `Authorization`, never in cookies: no credentials mode.
  * Preflights answer 204 with the allowed methods and headers, cached by the browser for 10 minutes.

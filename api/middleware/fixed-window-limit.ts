@@ -15,7 +15,7 @@ export interface FixedWindowOptions {
  * An in-process request budget per client, counted in fixed windows: synchronous, one Map lookup
  * per request. Every request pays this, so it does without what express-rate-limit spends per
  * request (a SHA-256 partition key for the headers, validations, a store behind five awaits):
- * profiled at about a tenth of the read path's CPU (issue 15).
+ * profiled at about a tenth of the read path's CPU.
  *
  * Same contract as the sign-in budget's express-rate-limit: clients keyed by IP (IPv6 by /56, as
  * express-rate-limit's `ipKeyGenerator`), IETF draft-8 `RateLimit` / `RateLimit-Policy` headers, 429

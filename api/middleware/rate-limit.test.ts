@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/config.ts';
 import { start, type RunningService } from '../../entrypoints/service.ts';
-import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
+import { createTestDatabase } from '../../test/support/db.ts';
 import { insertAd, insertRouteWithChains, insertTrade } from '../../test/support/fixtures.ts';
 import { openSse } from '../../test/support/sse-client.ts';
 

@@ -25,7 +25,7 @@ const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
  * The only operations that never reach PostgreSQL (nor a chain): every other one may answer 503
  * while the database is down (api/database-outage.test.ts), the sign-in ones through their
  * rate-limit counters too. /metrics serves from memory what was read on a schedule (the trade
- * gauges, trades/gauges.ts), so it answers 200 in an outage.
+ * gauges, trades/observation/gauges.ts), so it answers 200 in an outage.
  */
 const WITHOUT_DEPENDENCIES = new Set(['/docs', '/openapi.json', '/docs/openapi-3.0.json', '/metrics', '/.well-known/stellar.toml']);
 /** Public reads that answer 304 to a matching If-None-Match (api/http-cache.ts). */
@@ -100,7 +100,10 @@ function completeOperation(path: string, method: string, operation: Operation): 
   operation.operationId ??= `${method}${words.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
 }
 
-/** The Idempotency-Key header, its 409 (first request still running), 422 (bad key, key of another request) and 429 (too many keys held), and the replay marker. */
+/**
+ * The Idempotency-Key header, its 409 (first request still running), 422 (bad key, key of another
+ * request) and 429 (too many keys held), and the replay marker.
+ */
 function describeIdempotencyKey(operation: Operation): void {
   operation.parameters = [
     ...(operation.parameters ?? []),
@@ -127,7 +130,8 @@ function describeIdempotencyKey(operation: Operation): void {
   operation.responses['409'] ??= error(409);
   operation.responses['422'] ??= error(422);
   const limited = operation.responses['429'] ??= error(429);
-  limited.description += '; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header';
+  limited.description += '; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: ' +
+    'retry after Retry-After, or without the header';
   for (const [status, response] of Object.entries(operation.responses)) {
     // Only successes are stored and replayed.
     if (status.startsWith('2')) response.headers = {

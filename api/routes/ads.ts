@@ -2,15 +2,15 @@ import { Router, type Request, type RequestHandler } from 'express';
 import type { AdsService } from '../../ads/service.ts';
 import type { Principal } from '../../auth/service.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
-import { findAd, listAds, listAdVersions, type AdRecord } from '../../db/repositories/ads.ts';
+import { adsListScope, adsPage, adVersionsPage, visibleAd } from '../../ads/queries.ts';
+import type { AdRecord } from '../../db/repositories/ads.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
-import { notFound, unauthorized } from '../errors.ts';
+import { notFound } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
-import { presentAd, presentAdUpdate, presentPageJson } from '../presenters.ts';
-import { answeredNotModified, pageEtag, privateRead, sendJsonBytes, sendJsonText, weakEtag } from '../http-cache.ts';
-import { PresentedPages } from '../presented-pages.ts';
-import { PresentedRows } from '../presented-rows.ts';
+import { presentAd, presentAdUpdate } from '../presenters.ts';
+import { cachedList } from '../cached-list.ts';
+import { answeredNotModified, privateRead, sendJsonText, weakEtag } from '../http-cache.ts';
 import {
   closeAdBody, closeAdResponse, confirmAdResponse, confirmBody, createAdBody, createAdResponse, fundAdBody, fundAdResponse,
   updateAdBody, updateAdResponse, withdrawAdBody, withdrawAdResponse,
@@ -116,8 +116,7 @@ export interface AdsRouterDeps {
 /** /v1/ads: the public reads and the Maker's mutations. */
 export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Router {
   const { ads, requireAuth } = deps;
-  const adTexts = new PresentedRows<AdRecord>();
-  const adPages = new PresentedPages();
+  const adList = cachedList<AdRecord>();
   /** The caller when a Bearer token was sent (and valid), else undefined: for reads that show more to an owner. */
   const caller = (req: Request) => new Promise<Principal | undefined>((resolve, reject) => {
     if (!req.headers.authorization) return resolve(undefined);
@@ -127,51 +126,27 @@ export function adsRouter(deps: AdsRouterDeps, router: Router = Router()): Route
   router.get('/ads', async (req, res) => {
     const { cursor, limit = 25, ...filter } = parseOrThrow(adsQuery, req.query);
     if (filter.creatorAddress !== undefined) filter.creatorAddress = canonicalAddressLoose(filter.creatorAddress);
-    let creators: string[] | undefined;
-    if (filter.status === 'PENDING') {
-      const principal = await caller(req);
-      if (!principal) throw unauthorized('status=PENDING lists your own pending ads: send your Bearer access token');
-      creators = Object.values(principal.wallets);
-    }
-    // The page's ids and row versions first: enough to answer 304, and to reuse the body of a page
-    // of exactly these versions or the text of every ad version already presented
-    // (docs/benchmarks.md "Read path").
-    const generation = await deps.registryCache.current();
-    const versions = await listAdVersions(deps.knex, filter, limit, cursor, creators);
-    // Caller-specific pages (their own pending ads) are neither cached by anyone nor kept here.
-    if (creators) privateRead(res);
-    else {
-      const kept = adPages.find(generation, versions);
-      if (answeredNotModified(req, res, kept?.etag ?? pageEtag(generation, versions))) return;
-      if (kept !== undefined) return sendJsonBytes(res, kept.body);
-    }
-    const known = adTexts.known(versions.items, generation);
-    if (known !== undefined) {
-      const text = presentPageJson(known, versions.nextCursor);
-      return creators ? sendJsonText(res, text) : sendJsonBytes(res, adPages.keep(generation, versions, text).body);
-    }
-    // An ad on the page is new or was written since: read the whole page again, in one snapshot.
-    const page = await listAds(deps.knex, filter, limit, cursor, creators);
-    const tokens = await deps.registryCache.tokensById(page.items.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
-    const fresh = deps.registryCache.version;
-    const text = presentPageJson(adTexts.textsOf(page.items, fresh, (ad) => presentAd(ad, tokens)), page.nextCursor);
-    if (creators) return sendJsonText(res, text);
-    const presented = adPages.keep(fresh, page, text);
-    res.setHeader('ETag', presented.etag);
-    sendJsonBytes(res, presented.body);
+    const scope = await adsListScope(filter, () => caller(req));
+    await adList.send(req, res, () => deps.registryCache.current(), () => deps.registryCache.version, {
+      versions: () => adVersionsPage(deps.knex, scope, limit, cursor),
+      rows: () => adsPage(deps.knex, scope, limit, cursor),
+      presenter: async (rows) => {
+        const tokens = await deps.registryCache.tokensById(rows.flatMap((ad) => [ad.adTokenId, ad.orderTokenId]));
+        return (ad) => presentAd(ad, tokens);
+      },
+      own: scope.creators !== undefined,
+    });
   });
   router.get('/ads/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
-    const ad = await findAd(deps.knex, id);
-    if (!ad) throw notFound(`ad ${id} not found`, 'AD_NOT_FOUND');
+    const visible = await visibleAd(deps.knex, id, () => caller(req));
+    if (!visible) throw notFound(`ad ${id} not found`, 'AD_NOT_FOUND');
+    const { ad, own } = visible;
     const tokens = await deps.registryCache.tokensById([ad.adTokenId, ad.orderTokenId]);
     const generation = deps.registryCache.version;
-    if (ad.status === 'PENDING') {
-      const principal = await caller(req);
-      if (!principal || !Object.values(principal.wallets).includes(ad.creatorAddress)) throw notFound(`ad ${id} not found`, 'AD_NOT_FOUND');
-      privateRead(res);
-    } else if (answeredNotModified(req, res, weakEtag([generation, ad.id, ad.version]))) return;
-    sendJsonText(res, adTexts.text(ad, generation, (row) => presentAd(row, tokens)));
+    if (own) privateRead(res);
+    else if (answeredNotModified(req, res, weakEtag([generation, ad.id, ad.version]))) return;
+    sendJsonText(res, adList.text(ad, generation, (row) => presentAd(row, tokens)));
   });
 
   router.post('/ads/create', requireAuth, async (req, res) => {

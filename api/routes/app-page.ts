@@ -61,7 +61,7 @@ export function appPageRouter(deps: { knex: Knex; dir?: URL }): Router {
       next(error);
     }
   };
-  router.use('/app', readsOnly, policy, (req, res, next) => {
+  router.use('/app', readsOnly, policy, (_req, res, next) => {
     if (existsSync(dir)) return next();
     res.status(503).json(errorBody(503, 'the page at /app is not built: run `npm run app:build`', 'SERVICE_UNAVAILABLE'));
   }, express.static(dir.pathname, { index: 'index.html', redirect: true, maxAge: 0, fallthrough: true }));

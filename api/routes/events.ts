@@ -76,7 +76,8 @@ registry.registerPath({
   security: [{ [bearerAuth.name]: [] }, { [eventTicketAuth.name]: [] }],
   description: `The caller's trades (as Maker or Bridger) and ads, with a Bearer token or with \`?ticket=\` from ` +
     `POST /v1/events/ticket (for EventSource; then no Authorization header is read). A bad, expired or spent ticket ` +
-    `is 401 naming the ticket; a request refused for another reason (422, 429, 503) spends its ticket all the same. The stream ends when the access token that opened it (or asked for its ticket) ` +
+    `is 401 naming the ticket; a request refused for another reason (422, 429, 503) spends its ticket all the same. ` +
+    `The stream ends when the access token that opened it (or asked for its ticket) ` +
     `expires: reconnect with a fresh token (or a new ticket) and Last-Event-ID. It also ends within ` +
     `SSE_SESSION_CHECK_SECONDS when the token's session is revoked (logout, a refresh token presented twice), on ` +
     `every API process; nothing committed after the revocation is delivered on it. Ids count the caller's events 1, ` +

@@ -16,7 +16,7 @@ import { webhooksRouter } from './webhooks.ts';
 /**
  * One router for everything under /v1: chains, routes, quotes, ads, trades and sign-in (/v1/auth). One
  * router, not five mounted side by side: each mounted router costs every request a prefix match,
- * a path trim and a dispatch of its own (profiled on the read path, issue 15). Public reads first.
+ * a path trim and a dispatch of its own (profiled on the read path). Public reads first.
  */
 export function v1Router(deps: AppDeps): Router {
   const requireAuth = createRequireAuth(deps.auth);

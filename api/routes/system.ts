@@ -7,19 +7,42 @@ import { openApi30Document, openApiDocument } from '../openapi/document.ts';
 import { registry, z } from '../openapi/operations.ts';
 import { ping } from '../../db/knex.ts';
 import type { ChainHealth } from '../../chains/providers/providers.ts';
+import type { AppDeps } from '../deps.ts';
+
+const devnetChainSchema = z.object({
+  chainId: z.string(),
+  name: z.string(),
+  state: z.enum(['building', 'starting', 'ready', 'failed']).openapi({
+    description: 'building: its binaries are being built (first start); starting: its node starts and its contracts deploy; ' +
+      'ready: registered and served; failed: it could not join (detail says why)',
+  }),
+  detail: z.string().optional(),
+  seconds: z.number().int().openapi({ description: 'Seconds since it entered this state' }),
+});
 
 const healthSchema = z
   .object({
     status: z.enum(['ok', 'degraded', 'unavailable']).openapi({
-      description: '`degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served.',
+      description: '`degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` ' +
+        'says which), or a chain of the local devnet has not joined yet (`devnet` says which); requests that need it answer 503 ' +
+        'CHAIN_UNAVAILABLE, the rest is served.',
     }),
     checks: z.object({
       db: z.enum(['ok', 'unavailable']),
       chains: z.record(z.string(), z.object({
         status: z.enum(['ok', 'degraded']),
-        usable: z.number().int().openapi({ description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest.' }),
+        usable: z.number().int().openapi({ description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the median head.' }),
         quorum: z.number().int(),
       })).optional().openapi({ description: 'Each registered chain with providers, by chain id.' }),
+    }),
+    node: z.string().optional().openapi({
+      description: 'The Node.js version this process runs on (a local run only, as `npm start` runs)', example: 'v24.21.0',
+    }),
+    devnet: z.object({
+      ready: z.boolean().openapi({ description: 'True once every chain of the local devnet has joined' }),
+      chains: z.array(devnetChainSchema),
+    }).optional().openapi({
+      description: 'The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built.',
     }),
   })
   .openapi('Health');
@@ -27,8 +50,10 @@ const healthSchema = z
 registry.registerPath({
   method: 'get',
   path: '/health', operationId: 'getHealth',
-  summary: 'Service health: 200 while the database answers (degraded when a chain is below its provider quorum), 503 otherwise',
-  description: 'Checks PostgreSQL with a bounded query (2 s) and each chain\'s RPC providers (2 s). For load balancers and orchestrators: a degraded chain does not take the process out of service.',
+  summary: 'Service health: 200 while the database answers (degraded when a chain is below its provider quorum or still joining), 503 otherwise',
+  description: 'Checks PostgreSQL with a bounded query (2 s) and each chain\'s RPC providers (2 s). For load balancers and ' +
+    'orchestrators: a degraded chain does not take the process out of service. ' +
+    'A local run (`npm start` with its devnet) also names its Node version and each devnet chain\'s state.',
   tags: ['System'],
   responses: {
     200: { description: 'Healthy', content: { 'application/json': { schema: healthSchema } } },
@@ -101,6 +126,7 @@ export function metricsHandler(registry: Registry): RequestHandler {
  */
 export function systemRouter(deps: {
   knex: Knex; metrics: Registry; metricsOnThisPort?: boolean; healthTimeoutMs?: number; chainHealth?: () => Promise<ChainHealth[]>;
+  healthDetails?: AppDeps['healthDetails'];
 }): Router {
   const router = Router();
   // A browser opening the base URL finds the page rather than a 404. (Another method on `/` is
@@ -115,9 +141,12 @@ export function systemRouter(deps: {
       deps.chainHealth ? deps.chainHealth().catch(() => []) : Promise.resolve(undefined),
     ]);
     const healthy = db === 'ok';
-    const chains = chainList?.length && Object.fromEntries(chainList.map((c) => [c.chainId, { status: c.degraded ? 'degraded' : 'ok', usable: c.usable, quorum: c.quorum }]));
-    const degraded = chainList?.some((c) => c.degraded) ?? false;
-    res.status(healthy ? 200 : 503).json({ status: healthy ? (degraded ? 'degraded' : 'ok') : 'unavailable', checks: { db, ...(chains ? { chains } : {}) } });
+    const chains = chainList?.length
+      && Object.fromEntries(chainList.map((c) => [c.chainId, { status: c.degraded ? 'degraded' : 'ok', usable: c.usable, quorum: c.quorum }]));
+    const details = deps.healthDetails?.();
+    const degraded = (chainList?.some((c) => c.degraded) ?? false) || details?.devnet?.ready === false;
+    const status = healthy ? (degraded ? 'degraded' : 'ok') : 'unavailable';
+    res.status(healthy ? 200 : 503).json({ status, checks: { db, ...(chains ? { chains } : {}) }, ...details });
   });
   router.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument());

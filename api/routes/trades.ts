@@ -3,13 +3,14 @@ import type { Knex } from 'knex';
 import type { TradesService } from '../../trades/service.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
-import { findTrade, listTrades, listTradeVersions, type TradeRecord } from '../../db/repositories/trades.ts';
+import type { TradeRecord } from '../../db/repositories/trades.ts';
+import { tradesPage, tradeVersionsPage, visibleTrade } from '../../trades/queries.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
-import { presentPageJson, presentTrade } from '../presenters.ts';
-import { PresentedRows } from '../presented-rows.ts';
-import { answeredNotModified, pageEtag, sendJsonText, weakEtag } from '../http-cache.ts';
+import { presentTrade } from '../presenters.ts';
+import { cachedList } from '../cached-list.ts';
+import { answeredNotModified, sendJsonText, weakEtag } from '../http-cache.ts';
 import { errorResponses, page } from '../schemas/common.ts';
 import { idParams, tradesQuery } from '../schemas/queries.ts';
 import { tradeSchema } from '../schemas/resources.ts';
@@ -131,7 +132,7 @@ export interface TradesRouterDeps {
 /** /v1/trades: the public reads and the parties' steps. */
 export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()): Router {
   const { trades, requireAuth } = deps;
-  const tradeTexts = new PresentedRows<TradeRecord>();
+  const tradeList = cachedList<TradeRecord>();
   router.post('/trades/create', requireAuth, async (req, res) => {
     res.json(await trades.create(principalOf(req), parseOrThrow(createTradeBody, req.body)));
   });
@@ -168,29 +169,23 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
     for (const key of ['adCreatorAddress', 'bridgerAddress'] as const) {
       if (filter[key] !== undefined) filter[key] = canonicalAddressLoose(filter[key]);
     }
-    // Versions first, texts of known trade versions reused, as GET /v1/ads (docs/benchmarks.md "Read path").
-    const generation = await deps.registryCache.current();
-    const versions = await listTradeVersions(deps.knex, filter, limit, cursor);
-    if (answeredNotModified(req, res, pageEtag(generation, versions))) return;
-    let texts = tradeTexts.known(versions.items, generation);
-    let { nextCursor } = versions;
-    if (texts === undefined) {
-      const page = await listTrades(deps.knex, filter, limit, cursor);
-      const routes = await deps.registryCache.routesById(page.items.map((trade) => trade.routeId));
-      texts = tradeTexts.textsOf(page.items, deps.registryCache.version, (trade) => presentTrade(trade, routes));
-      ({ nextCursor } = page);
-      res.setHeader('ETag', pageEtag(deps.registryCache.version, page));
-    }
-    sendJsonText(res, presentPageJson(texts, nextCursor));
+    await tradeList.send(req, res, () => deps.registryCache.current(), () => deps.registryCache.version, {
+      versions: () => tradeVersionsPage(deps.knex, filter, limit, cursor),
+      rows: () => tradesPage(deps.knex, filter, limit, cursor),
+      presenter: async (rows) => {
+        const routes = await deps.registryCache.routesById(rows.map((trade) => trade.routeId));
+        return (trade) => presentTrade(trade, routes);
+      },
+    });
   });
   router.get('/trades/:id', async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
-    const trade = await findTrade(deps.knex, id);
+    const trade = await visibleTrade(deps.knex, id);
     if (!trade) throw notFound(`trade ${id} not found`, 'TRADE_NOT_FOUND');
     const routes = await deps.registryCache.routesById([trade.routeId]);
     const generation = deps.registryCache.version;
     if (answeredNotModified(req, res, weakEtag([generation, trade.id, trade.version]))) return;
-    sendJsonText(res, tradeTexts.text(trade, generation, (row) => presentTrade(row, routes)));
+    sendJsonText(res, tradeList.text(trade, generation, (row) => presentTrade(row, routes)));
   });
   return router;
 }

@@ -2,7 +2,7 @@ import { AD_STATUSES, SETTABLE_AD_STATUSES } from '../../domain/index.ts';
 import { z } from '../openapi/operations.ts';
 import { address, addressOut, amount, amountOut, chainIdOut, isStorableText, shortText, uuid } from './common.ts';
 
-/** Request and response bodies of the ad mutations (architecture.md "Field names"). */
+/** Request and response bodies of the ad mutations. */
 
 /** A positive amount in the smallest unit. */
 export const positiveAmount = amount.refine((value) => value !== '0', { error: 'must be greater than 0' });
@@ -115,7 +115,7 @@ const SIGNED_EXAMPLE = {
   chainKind: 'EVM',
 };
 
-/** The spec's shared signed call data (architecture.md "Signed call data"). */
+/** The spec's shared signed call data. */
 export const signedCallDataShape = {
   chainId: chainIdOut,
   contractAddress: addressOut,

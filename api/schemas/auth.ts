@@ -114,7 +114,8 @@ export function parseWalletProof(body: unknown): WalletProof {
   const record = body as Record<string, unknown>;
   // A field only another kind's login has: that kind is what the caller meant.
   const otherKinds = KINDS.filter((k) => LOGIN_OF[adapterOf(k).signInProtocol] !== login);
-  const foreignOf = (k: (typeof KINDS)[number]) => LOGIN_OF[adapterOf(k).signInProtocol].fields.filter((field) => field in record && !(login.fields as readonly string[]).includes(field));
+  const foreignOf = (k: (typeof KINDS)[number]) => LOGIN_OF[adapterOf(k).signInProtocol].fields
+    .filter((field) => field in record && !(login.fields as readonly string[]).includes(field));
   const other = otherKinds.find((k) => foreignOf(k).length > 0) ?? otherKinds[0]!;
   const foreign: string[] = foreignOf(other);
   const rest = Object.fromEntries(Object.entries(record).filter(([key]) => !foreign.includes(key)));

@@ -1,9 +1,9 @@
 import { z } from '../openapi/operations.ts';
 import { positiveAmount } from './ads.ts';
 import { amountOut, timestamp, uuid } from './common.ts';
-import { QUOTE_LIMIT } from '../../trades/quotes.ts';
+import { QUOTE_LIMIT } from '../../trades/use-cases/quote.ts';
 
-/** GET /v1/quotes: its query and its answer (trades/quotes.ts). */
+/** GET /v1/quotes: its query and its answer (trades/use-cases/quote.ts). */
 
 /** The examples name a route of their own (not the create bodies' example route): api/schemathesis.test.ts gives it ads to quote. */
 export const QUOTE_EXAMPLE = { routeId: '5e1d7c3a-9b2f-4a6e-8c1d-2f3a4b5c6d7e', amount: '1000' } as const;

@@ -3,7 +3,7 @@ import { addressOut, amountOut, chainIdOut, timestamp } from './common.ts';
 import { AD_STATUSES, TRADE_STATUSES } from '../../domain/index.ts';
 import { TRADE_STEPS } from '../../domain/trade-steps.ts';
 
-/** Response schemas of the read API, named as architecture.md fixes them. */
+/** Response schemas of the read API. */
 
 export const chainSchema = z
   .object({

@@ -3,7 +3,7 @@ import { confirmBody, positiveAmount, signedCallDataShape } from './ads.ts';
 import { address, addressOut, amountOut, chainIdOut, shortText, uuid } from './common.ts';
 import { orderHashOut } from './resources.ts';
 
-/** Request and response bodies of the trade endpoints (architecture.md "Field names"). */
+/** Request and response bodies of the trade endpoints. */
 
 export const createTradeBody = z
   .strictObject({

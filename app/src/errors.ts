@@ -1,8 +1,8 @@
 import type { Schemas } from '@cross-chain-relayer/client';
 
 /**
- * The API's codes: the client's union, and those issue 29 adds (its branch lands them in the union;
- * until then they are named here so both orders of merging type-check).
+ * The API's codes: the client's union, and the few the page names before the generated client's
+ * union lists them (harmless once it does: a union absorbs a repeated member).
  */
 export type ErrorCode = NonNullable<Schemas['Error']['code']>
   | 'CHAIN_NOT_FOUND' | 'TOKEN_ROUTE_NOT_FOUND' | 'EVENT_TICKET_REJECTED' | 'LAST_EVENT_ID_UNKNOWN' | 'STREAM_LIMIT' | 'RECIPIENT_CANNOT_RECEIVE';

@@ -6,7 +6,7 @@ import { h, show } from './dom.ts';
 import { UserError } from './errors.ts';
 import { adLabel, tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
-import { addressOn, approveFor, confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
+import { addressOn, approveFor, confirm, ready, sendAndConfirm, signUnlock } from './steps.ts';
 
 type Ad = Schemas['Ad'];
 type Trade = Schemas['Trade'];

@@ -19,7 +19,10 @@ export function evmReads(chain: ChainFacts, providers: Providers<Web3>): ChainRe
     // The registry's id must be the node's: a provider pointing at another chain proves nothing.
     if (verified.chainId !== chain.chainId) throw new RpcUnavailableError(`a provider of chain ${chain.chainId} serves chain ${verified.chainId}`);
     const { txHash, logIndex, blockHash, from, event, args } = verified;
-    return { chainId: chain.chainId, txHash, logIndex, block: verified.blockNumber.toString(), blockHash, from, event, args, confirmations: verified.confirmations };
+    return {
+      chainId: chain.chainId, txHash, logIndex, block: verified.blockNumber.toString(), blockHash, from, event, args,
+      confirmations: verified.confirmations,
+    };
   };
   const treeMarks = new WeakMap<object, Map<string, bigint>>();
   return {

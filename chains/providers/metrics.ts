@@ -10,7 +10,8 @@ import type { ProviderObserver } from './observer.ts';
  */
 export function providerMetrics(registry: Registry, logger: Logger, probe: () => Promise<void> = async () => {}): ProviderObserver {
   const requests = new Counter({
-    name: 'relayer_rpc_requests_total', help: 'RPC calls by chain, provider, method and result (ok, answer: a chain error such as not found, error: no usable answer)',
+    name: 'relayer_rpc_requests_total',
+    help: 'RPC calls by chain, provider, method and result (ok, answer: a chain error such as not found, error: no usable answer)',
     labelNames: ['chain', 'provider', 'method', 'result'], registers: [registry],
   });
   const latency = new Histogram({
@@ -24,16 +25,21 @@ export function providerMetrics(registry: Registry, logger: Logger, probe: () =>
     },
   });
   const lag = new Gauge({
-    name: 'relayer_rpc_head_lag_blocks', help: 'Blocks (ledgers) the provider is behind the chain\'s highest provider', labelNames: ['chain', 'provider'], registers: [registry],
+    name: 'relayer_rpc_head_lag_blocks',
+    help: 'Blocks (ledgers) the provider is behind the median head of the chain\'s providers (negative: ahead)',
+    labelNames: ['chain', 'provider'], registers: [registry],
   });
   const disagreements = new Counter({
     name: 'relayer_rpc_disagreements_total', help: 'Facts on which a chain\'s providers answered differently (resolved: one answer still reached the quorum)',
     labelNames: ['chain', 'method', 'resolved'], registers: [registry],
   });
   const usable = new Gauge({
-    name: 'relayer_rpc_usable_providers', help: 'Providers of the chain that are up and within RPC_MAX_HEAD_LAG_BLOCKS', labelNames: ['chain'], registers: [registry],
+    name: 'relayer_rpc_usable_providers', help: 'Providers of the chain that are up and within RPC_MAX_HEAD_LAG_BLOCKS',
+    labelNames: ['chain'], registers: [registry],
   });
-  const quorum = new Gauge({ name: 'relayer_rpc_quorum', help: 'Providers that must agree on a fact of the chain (rpcQuorum)', labelNames: ['chain'], registers: [registry] });
+  const quorum = new Gauge({
+    name: 'relayer_rpc_quorum', help: 'Providers that must agree on a fact of the chain (rpcQuorum)', labelNames: ['chain'], registers: [registry],
+  });
   return {
     request({ chainId, provider, method, result, seconds }) {
       requests.inc({ chain: chainId, provider, method, result });

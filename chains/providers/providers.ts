@@ -1,4 +1,6 @@
-import { ChainFactsDisagreeError, ChainUnavailableError, ChainVerificationError, NotFinalError, RpcUnavailableError, TransactionNotFoundError } from '../errors.ts';
+import {
+  ChainFactsDisagreeError, ChainUnavailableError, ChainVerificationError, NotFinalError, RpcUnavailableError, TransactionNotFoundError,
+} from '../errors.ts';
 import { providerNames } from './names.ts';
 import { noProviderObserver, type ProviderObserver } from './observer.ts';
 
@@ -26,7 +28,7 @@ export interface Providers<Client> {
 export interface ChainHealth {
   chainId: string;
   quorum: number;
-  /** Up, and no more than the allowed lag behind the highest head. */
+  /** Up, and within the allowed lag of the median head. */
   usable: number;
   degraded: boolean;
   providers: { name: string; up: boolean; head: string | null; lag: string | null }[];
@@ -42,7 +44,7 @@ export interface ProviderSettings<Client> {
   connect: (url: string) => Client;
   /** The provider's head: block number or ledger sequence. */
   head: (client: Client) => Promise<bigint>;
-  /** A provider further behind the highest head than this is not used until it catches up. */
+  /** A provider further than this from the median head is not used until it is back within it. */
   maxHeadLagBlocks?: number;
   /** A `read` not answered within this long is also asked of the next provider. */
   stallMs?: number;
@@ -132,16 +134,27 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
       const top = highest();
       for (const provider of providers) {
         observer.up({ chainId, kind: kindLabel, provider: provider.name, up: provider.up });
-        if (top !== undefined && provider.head !== undefined) observer.lag({ chainId, kind: kindLabel, provider: provider.name, lag: Number(top - provider.head) });
+        if (top !== undefined && provider.head !== undefined) {
+          observer.lag({ chainId, kind: kindLabel, provider: provider.name, lag: Number(top - provider.head) });
+        }
       }
       observer.chain({ chainId, kind: kindLabel, usable: providers.filter((p) => usable(p, top)).length, quorum });
     })().finally(() => { refreshing = undefined; });
     await refreshing;
   }
 
-  const highest = () => providers.reduce<bigint | undefined>((top, p) => (p.up && p.head !== undefined && (top === undefined || p.head > top) ? p.head : top), undefined);
+  /**
+   * The head the others are measured against: the median of the answering providers' heads (the
+   * higher middle one of an even count), so one provider claiming a far-off head cannot make the
+   * honest ones look behind.
+   */
+  const highest = () => {
+    const heads = providers.filter((p) => p.up && p.head !== undefined).map((p) => p.head!).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    return heads.length === 0 ? undefined : heads[Math.floor((heads.length - 1) / 2)];
+  };
+  const distance = (a: bigint, b: bigint) => (a > b ? a - b : b - a);
   const usable = (provider: Provider<Client>, top: bigint | undefined) =>
-    provider.up && (top === undefined || provider.head === undefined || top - provider.head <= maxLag);
+    provider.up && (top === undefined || provider.head === undefined || distance(top, provider.head) <= maxLag);
 
   /** Usable providers, best first: fewer recent failures, then lower latency, then listed order. */
   async function ranked(): Promise<Provider<Client>[]> {
@@ -180,11 +193,15 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
         await ask(candidates.slice(quorum));
         decided = decide(outcomes, quorum);
       }
-      const strong = new Set(outcomes.filter(({ outcome }) => outcome.type !== 'failure' && !(outcome.type === 'answer' && outcome.weak)).map(({ outcome }) => (outcome as { key: string }).key));
+      const strong = new Set(outcomes
+        .filter(({ outcome }) => outcome.type !== 'failure' && !(outcome.type === 'answer' && outcome.weak))
+        .map(({ outcome }) => (outcome as { key: string }).key));
       if (strong.size > 1) {
         observer.disagreement({
           chainId, kind: kindLabel, method, resolved: decided.done,
-          answers: outcomes.filter(({ outcome }) => outcome.type !== 'failure').map(({ name, outcome }) => ({ provider: name, answer: (outcome as { key: string }).key })),
+          answers: outcomes
+            .filter(({ outcome }) => outcome.type !== 'failure')
+            .map(({ name, outcome }) => ({ provider: name, answer: (outcome as { key: string }).key })),
         });
       }
       if (decided.done) {

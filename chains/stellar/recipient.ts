@@ -8,7 +8,7 @@ import { stellarView } from './views.ts';
  * them in the classic ledger: native XLM lands in the account entry, so the account must exist; a
  * classic asset lands in a trustline, which the account must have opened (authorised, with room
  * under its limit). A payment the ledger cannot take fails in the transaction, so an order whose
- * recipient cannot receive would lock the Maker's funds and never unlock (issue 29): trade create asks first.
+ * recipient cannot receive would lock the Maker's funds and never unlock: trade create asks first.
  */
 
 /** What kind of token a Soroban contract is, as far as paying it out goes. */

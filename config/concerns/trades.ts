@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import {
+  DEFAULT_ORDER_TIMING, DEFAULT_RESERVATION_TTL_SECONDS, depositTtlSeconds, minLockExpirySeconds,
+} from '../../trades/lifecycle/windows.ts';
 import { defineConcern, intFromEnv } from './define.ts';
 
 /** Ads and trades: signed requests' lifetimes, the lifecycle's timings, per-user and per-ad limits, the EIP-712 domain. */
@@ -18,20 +21,20 @@ export const tradeSettings = defineConcern({
      * min(this, SIGNED_REQUEST_TTL_SECONDS) and the reservation ends with it: after its deadline no
      * deposit can happen, so nothing is held for free any longer.
      */
-    TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(600),
+    TRADE_RESERVATION_TTL_SECONDS: intFromEnv(1, 7 * 86_400).default(DEFAULT_RESERVATION_TTL_SECONDS),
     /**
      * Seconds from a trade's creation to its order's lockExpiry (the Bridger's last second to unlock
      * the ad side); the Maker's lock is accepted until an hour before it (the contracts' minimum unlock
      * window), the lock window's timer fires then. refundTime follows 6 h later. Must exceed the
      * deposit request's TTL plus that hour (checked at start).
      */
-    ORDER_LOCK_EXPIRY_SECONDS: intFromEnv(3_601, 29 * 86_400).default(6 * 3_600),
+    ORDER_LOCK_EXPIRY_SECONDS: intFromEnv(minLockExpirySeconds(0), 29 * 86_400).default(DEFAULT_ORDER_TIMING.lockExpirySeconds),
     /** Open unfunded reservations (trades awaiting their deposit) one wallet may hold, on all ads together. */
     MAX_OPEN_RESERVATIONS_PER_WALLET: intFromEnv(1, 10_000).default(3),
     /** Open unfunded reservations one ad may carry, from all wallets together. */
     MAX_OPEN_RESERVATIONS_PER_AD: intFromEnv(1, 100_000).default(20),
     /**
-     * At most one re-read of an ad's reservations (trades/unbacked-reservations.ts) per this many
+     * At most one re-read of an ad's reservations (trades/use-cases/unbacked-reservations.ts) per this many
      * seconds per ad and API process; requests meanwhile share the one running. 0: every request that
      * finds the ad taken re-reads (concurrent ones still share).
      */
@@ -57,11 +60,16 @@ export const tradeSettings = defineConcern({
     EIP712_DOMAIN_VERSION: z.string().min(1).default('1'),
   }),
   check(config, ctx) {
-    // The contracts refuse a lock with less than an hour left before lockExpiry (chains/timing.ts
-    // HTLC_LIMITS): a deposit made at its request's deadline must still leave room to lock.
-    const depositTtl = Math.min(config.SIGNED_REQUEST_TTL_SECONDS, config.TRADE_RESERVATION_TTL_SECONDS);
-    if (config.ORDER_LOCK_EXPIRY_SECONDS <= depositTtl + 3_600) {
-      ctx.addIssue({ code: 'custom', path: ['ORDER_LOCK_EXPIRY_SECONDS'], message: `must exceed the deposit request's TTL (${depositTtl} s) plus 3600 s` });
+    // The contracts refuse a lock with less than their minimum unlock window left before lockExpiry:
+    // a deposit made at its request's deadline must still leave room to lock.
+    const depositTtl = depositTtlSeconds({
+      signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, reservationTtlSeconds: config.TRADE_RESERVATION_TTL_SECONDS,
+    });
+    if (config.ORDER_LOCK_EXPIRY_SECONDS < minLockExpirySeconds(depositTtl)) {
+      ctx.addIssue({
+        code: 'custom', path: ['ORDER_LOCK_EXPIRY_SECONDS'],
+        message: `must exceed the deposit request's TTL (${depositTtl} s) plus ${minLockExpirySeconds(0) - 1} s`,
+      });
     }
   },
 });

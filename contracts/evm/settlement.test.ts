@@ -12,7 +12,6 @@ import type { ActionFields, ActionName } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
 import { createRelayerSigners } from '../../chains/signers.ts';
 import { computeOrderTimes } from '../../chains/timing.ts';
-import { artifacts as circuit } from '../../circuits/artifacts.ts';
 import type { ProverBackend } from '../../prover/backend.ts';
 import { nullifierHashOf, randomSecret, secretCommitment } from '../../prover/commitments.ts';
 import { MerkleTreeStore, type TreeKey } from '../../prover/merkle/store.ts';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The outbox of pushed status (architecture.md "Pushed status"). Every state change is written here
+ * The outbox of pushed status (docs/flows/pushed-status.md). Every state change is written here
  * in the transaction that makes it, so nothing is published that was not committed and nothing
  * committed is lost:
  * - `pushed_events`: one row per event; a trade's events carry `trade_seq`, 1, 2, 3... in commit

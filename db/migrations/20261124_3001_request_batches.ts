@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 20 ("the chains are the truth"):
+ * The chains are the truth:
  * - One transaction may answer several ad requests (a batching contract, a smart account): the
  *   unique (chain, tx hash) on ad_requests goes; chain_events keeps one row per event under
  *   (chain, tx hash, log index).

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 20, item 3 (architecture.md "Amounts across chains"): an order carries its amount on each
+ * Amounts across chains: an order carries its amount on each
  * chain in that chain's smallest unit, and the route says how they relate.
  * - `tokens.asset`: what the token stands for (e.g. `USD`, `ETH`). Two tokens of the same asset
  *   convert by their decimals. Existing tokens get their symbol: tokens of different symbols are

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 29: `Idempotency-Key` on the POSTs that create, reserve or sign. One row per (user, key):
+ * `Idempotency-Key` on the POSTs that create, reserve or sign. One row per (user, key):
  * inserted before the request runs (the primary key makes concurrent duplicates wait for, then
  * see, the first), completed with the response it answered, kept 24 hours. `claim` names the
  * request that holds an unfinished row, so only that request completes or releases it.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 29: a trade can be found by any of its verified transactions (`GET /v1/trades/all?txHash=`).
+ * A trade can be found by any of its verified transactions (`GET /v1/trades/all?txHash=`).
  * `chain_events` already records every verified event of a trade (subject 'trade'), keyed by
  * (chain, transaction, log index); this index finds a trade's events by the transaction alone.
  */

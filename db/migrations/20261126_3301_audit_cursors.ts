@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 33 (the books audit can be starved): each phase of the audit (ad requests, open trades, ad
+ * So the books audit cannot be starved, each phase of the audit (ad requests, open trades, ad
  * balances) reads at most a budget of subjects per run, in id order; where a phase stopped short is
  * kept here, so the next run, in whichever process, continues after `after_id` instead of reading
  * the same first page again. NULL: the next run starts a new pass from the first id.

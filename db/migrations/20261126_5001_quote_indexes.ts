@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 29 (GET /v1/quotes): the quote reads one route's ACTIVE ads that can cover an amount, most
+ * GET /v1/quotes: the quote reads one route's ACTIVE ads that can cover an amount, most
  * available first (oldest first on a tie), and counts each candidate's unfunded reservations.
  * - `ads_quote_idx` serves that filter and that order, so a quote is one index range scan that stops
  *   at its limit, however many ads the route has; partial, so it holds ACTIVE ads only.

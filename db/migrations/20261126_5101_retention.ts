@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 30 (retention): deleting a pushed event cascades to its `user_event_feed` rows, and the
+ * Retention: deleting a pushed event cascades to its `user_event_feed` rows, and the
  * retention job asks whether an event is still in a feed. Without an index on `event_id` each
  * deleted event is a scan of the whole feed (20,000 events took 45 s in retention.test.ts).
  * Expand-only: a new index, nothing the previous release reads or writes changes.

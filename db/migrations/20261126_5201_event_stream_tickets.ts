@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 29: single-use tickets that open a user's event stream (`GET /v1/events?ticket=`) where no
+ * Single-use tickets that open a user's event stream (`GET /v1/events?ticket=`) where no
  * Authorization header can be sent (a browser's EventSource). Kept as SHA-256 hashes only, like
  * refresh tokens; bound to the session that asked (deleted with it); `stream_until` is the expiry of
  * the access token that asked, which the stream opened by the ticket does not outlive. `used_at`

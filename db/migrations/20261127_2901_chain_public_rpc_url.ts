@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 29: the RPC URL a Stellar chain's operator publishes for clients (`publicRpcUrl` in the
+ * The RPC URL a Stellar chain's operator publishes for clients (`publicRpcUrl` in the
  * registry file, shown by `GET /v1/chains` beside `networkPassphrase`), kept apart from `rpc_url`,
  * the service's own endpoint, which is never shown. Null: the operator publishes none.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Issue 34: the follow-ups outbox. Every event applied to a trade writes, in its own transaction,
+ * The follow-ups outbox. Every event applied to a trade writes, in its own transaction,
  * what the machine asks to be carried out next (arm or cancel a timer, prove, the trade's end):
  * an orchestrator carries each row out and marks it, and one that stopped before it did finds the
  * row still pending after a restart. Expand only: a new table the previous release never touches.

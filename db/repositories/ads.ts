@@ -101,7 +101,7 @@ const findStatement = statement(`select ${SELECT_SQL} from ads where ads.id = $1
 /** The WHERE conditions of a list, their values given to `param`. */
 function listConditions(param: (value: unknown) => string, filter: AdFilter, creators?: string[]): string[] {
   const conditions: string[] = [];
-  // PENDING ads are their creator's business: whoever asks for them sees only their own.
+  // The caller decides who sees what (ads/queries.ts): given `creators`, only their ads.
   if (creators !== undefined) conditions.push(creators.length > 0 ? `ads.creator_address in (${creators.map(param).join(', ')})` : 'false');
   for (const key of FILTER_KEYS) {
     const value = filter[key];

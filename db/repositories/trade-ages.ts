@@ -1,14 +1,14 @@
 import type { Knex } from 'knex';
+import { OPEN_TRADE_STATUSES, type OpenTradeStatus } from '../../domain/index.ts';
 
-/** The statuses a trade can still leave; how long each open trade has been in its status. */
-export const OPEN_TRADE_STATUSES = ['PENDING', 'DEPOSITED', 'LOCKED'] as const;
+export { OPEN_TRADE_STATUSES };
 
 /**
  * Seconds the longest-waiting trade of each open status has spent in it (0 when none is in it).
  * A trade enters DEPOSITED and LOCKED with the chain event that moved it (the latest one recorded
  * for it); PENDING at creation.
  */
-export async function oldestOpenTradeAges(knex: Knex): Promise<Record<(typeof OPEN_TRADE_STATUSES)[number], number>> {
+export async function oldestOpenTradeAges(knex: Knex): Promise<Record<OpenTradeStatus, number>> {
   const rows: { status: string; age: string | null }[] = (await knex.raw(`
     SELECT t.status, extract(epoch FROM now() - min(coalesce(e.entered_at, t.created_at)))::float8 AS age
       FROM trades t
@@ -16,9 +16,9 @@ export async function oldestOpenTradeAges(knex: Knex): Promise<Record<(typeof OP
         SELECT max(created_at) AS entered_at FROM chain_events
          WHERE subject_kind = 'trade' AND subject_id = t.id
       ) e ON true
-     WHERE t.status IN ('PENDING', 'DEPOSITED', 'LOCKED')
-     GROUP BY t.status`)).rows;
-  const ages = { PENDING: 0, DEPOSITED: 0, LOCKED: 0 };
+     WHERE t.status = ANY(?)
+     GROUP BY t.status`, [[...OPEN_TRADE_STATUSES]])).rows;
+  const ages = Object.fromEntries(OPEN_TRADE_STATUSES.map((status) => [status, 0])) as Record<OpenTradeStatus, number>;
   for (const row of rows) ages[row.status as keyof typeof ages] = Math.max(0, Number(row.age ?? 0));
   return ages;
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { idPage, type IdPage, type IdPageResult } from '../pagination.ts';
-import { orderParamsFromStored, type OrderParams, type TradeStatus } from '../../domain/index.ts';
+import { OPEN_TRADE_STATUSES, orderParamsFromStored, type OrderParams, type TradeStatus } from '../../domain/index.ts';
 
 /**
  * The trade as its lifecycle sees it (trades.ts holds the read model the API lists): the order,
@@ -151,11 +151,11 @@ export async function storeProof(knex: Knex, id: string, proof: StoredProof): Pr
 
 /** Trades not yet settled or expired, for an orchestrator resuming after a restart. */
 export async function openTrades(knex: Knex): Promise<TradeLifecycleRecord[]> {
-  return (await knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED'])).map((row) => orderParamsFromStored(row));
+  return (await knex('trades').select(SELECT).whereIn('status', OPEN_TRADE_STATUSES)).map((row) => orderParamsFromStored(row));
 }
 
 /** One page (id order, after `page.after`) of the open trades, and how many follow it: the books audit's sweep. */
 export async function openTradesPage(knex: Knex, page: IdPage): Promise<IdPageResult<TradeLifecycleRecord>> {
-  const result = await idPage<TradeLifecycleRecord>(() => knex('trades').select(SELECT).whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']), page);
+  const result = await idPage<TradeLifecycleRecord>(() => knex('trades').select(SELECT).whereIn('status', OPEN_TRADE_STATUSES), page);
   return { ...result, rows: result.rows.map((row) => orderParamsFromStored(row)) };
 }

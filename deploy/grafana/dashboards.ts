@@ -113,7 +113,7 @@ export const apiDashboard: Dashboard = {
       panels: [
         {
           title: 'Usable providers per chain, against its quorum',
-          description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the highest head (the lowest of any process), and the ' +
+          description: 'Providers up and within RPC_MAX_HEAD_LAG_BLOCKS of the median head (the lowest count of any process), and the ' +
             "chain's rpcQuorum: below it the chain answers CHAIN_UNAVAILABLE (alert RpcChainBelowQuorum).",
           unit: 'short',
           queries: [
@@ -124,7 +124,7 @@ export const apiDashboard: Dashboard = {
         {
           title: 'Provider up and head lag',
           description: 'Per provider (its host, never its URL): 1 when it answered the last head probe (alert RpcProviderDown), ' +
-            'and how many blocks (ledgers) it is behind the highest provider of its chain.',
+            'and how many blocks (ledgers) it is behind the median head of the chain\'s providers (negative: ahead).',
           unit: 'short',
           queries: [
             { expr: `max by (chain, provider) (${scoped('relayer_rpc_provider_up')})`, legend: '{{chain}} {{provider}} up' },

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -17,7 +17,12 @@ export const STELLAR_DEVNET_BINARY = fileURLToPath(new URL('../../target/devnet/
  * links to a shared one) would overwrite each other's contracts, while cargo still sees its own
  * build as fresh and never writes them back: a test would deploy another checkout's contracts.
  */
-const WASM_TARGET_DIR = path.join('target', 'wasm', createHash('sha256').update(realpathSync(REPO_ROOT)).digest('hex').slice(0, 12));
+const WASM_TARGET_DIR = wasmTargetDirOf(REPO_ROOT);
+
+/** The wasm's Cargo target directory of the checkout at `repoRoot` (relative to it): see WASM_TARGET_DIR. */
+export function wasmTargetDirOf(repoRoot: string): string {
+  return path.join('target', 'wasm', createHash('sha256').update(realpathSync(repoRoot)).digest('hex').slice(0, 12));
+}
 
 const wasmFile = (crate: string) => path.join(REPO_ROOT, WASM_TARGET_DIR, 'wasm32v1-none', 'release', `${crate}.wasm`);
 
@@ -36,6 +41,29 @@ function run(command: string, args: readonly string[], quiet: boolean): void {
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status}); see its output above`);
 }
 
+/** `run` as a child process the event loop does not wait on: resolves when it succeeded. */
+function runInBackground(command: string, args: readonly string[], signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], signal, env: buildToolEnv() });
+    const notStarted = (error: Error) => new Error(`${command} could not start: ${error.message} (the Stellar devnet needs Rust: cargo and rustup)`);
+    child.once('error', (error) => reject(signal?.aborted ? error : notStarted(error)));
+    child.once('exit', (code, killedBy) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${command} ${args.join(' ')} failed (${killedBy ?? `exit ${code}`}); see its output above`));
+    });
+  });
+}
+
+/** True when rustc runs here with the `wasm32v1-none` target (rustup's toolchain of rust-toolchain.toml). */
+function wasmTargetInstalled(): boolean {
+  const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8', env: buildToolEnv() });
+  if (installed.error) {
+    throw new Error(`rustup could not start: ${installed.error.message}; the repository's Rust toolchain ` +
+      `(rust-toolchain.toml) comes from rustup`);
+  }
+  return installed.status === 0 && installed.stdout.split('\n').some((line) => line.trim() === WASM_TARGET);
+}
+
 /**
  * Makes sure rustup has the toolchain rust-toolchain.toml pins, with its `wasm32v1-none` target:
  * `rustup toolchain install` (which reads that file) when rustc cannot run here or lacks the target.
@@ -43,14 +71,10 @@ function run(command: string, args: readonly string[], quiet: boolean): void {
  * on our machines); a no-op once installed. Throws when rustup is missing or the install fails.
  */
 export function ensureRustToolchain({ quiet = false }: { quiet?: boolean } = {}): void {
-  const installed = spawnSync('rustup', ['target', 'list', '--installed'], { cwd: REPO_ROOT, encoding: 'utf8', env: buildToolEnv() });
-  if (installed.error) {
-    throw new Error(`rustup could not start: ${installed.error.message}; the repository's Rust toolchain ` +
-      `(rust-toolchain.toml) comes from rustup`);
-  }
-  if (installed.status === 0 && installed.stdout.split('\n').some((line) => line.trim() === WASM_TARGET)) return;
-  run('rustup', ['toolchain', 'install', '--no-self-update'], quiet);
+  if (!wasmTargetInstalled()) run('rustup', RUST_TOOLCHAIN_INSTALL, quiet);
 }
+
+const RUST_TOOLCHAIN_INSTALL = ['toolchain', 'install', '--no-self-update'];
 
 /**
  * Builds what the local Stellar network needs: the AdManager, OrderPortal and test token as
@@ -61,6 +85,17 @@ export function buildStellarDevnet({ quiet = false }: { quiet?: boolean } = {}):
   ensureRustToolchain({ quiet });
   run('cargo', STELLAR_WASM_BUILD, quiet);
   run('cargo', STELLAR_DEVNET_BUILD, quiet);
+}
+
+/**
+ * `buildStellarDevnet` (quiet: cargo's progress on stderr) without holding the event loop, for a
+ * service that serves while it builds (`npm start`: the Stellar network joins once built).
+ * Rejects when a step fails; `signal` ends the step under way (the service stops meanwhile).
+ */
+export async function buildStellarDevnetInBackground(signal?: AbortSignal): Promise<void> {
+  if (!wasmTargetInstalled()) await runInBackground('rustup', RUST_TOOLCHAIN_INSTALL, signal);
+  await runInBackground('cargo', STELLAR_WASM_BUILD, signal);
+  await runInBackground('cargo', STELLAR_DEVNET_BUILD, signal);
 }
 
 /**

@@ -5,6 +5,7 @@ import { PushedEventHub } from '../../api/streams/event-hub.ts';
 import type { AuditReport } from '../../audit/audit.ts';
 import { createAuthPurger, type AuthPurger } from '../../auth/purge.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
+import type { Chains } from '../../chains/chains.ts';
 import type { Config } from '../../config/config.ts';
 import type { Secrets } from '../../config/secrets.ts';
 import { MerkleTreeStore } from '../../prover/merkle/store.ts';
@@ -47,13 +48,19 @@ export interface ApiParts extends AppDeps, ChainReaders {
   close(): Promise<void>;
 }
 
-/** The API process's parts over an open, migrated database, for a role that signs (`api` or `embedded`) and its resolved secrets. */
-export function composeApi(config: Config, logger: Logger, knex: Knex, options: { role: 'api' | 'embedded'; secrets: Secrets }): ApiParts {
+/**
+ * The API process's parts over an open, migrated database, for a role that signs (`api` or
+ * `embedded`) and its resolved secrets; `gateChains` and `healthDetails` as in `chainReaders`
+ * and `AppDeps` (the local run's devnet chain joining later).
+ */
+export function composeApi(config: Config, logger: Logger, knex: Knex, options: {
+  role: 'api' | 'embedded'; secrets: Secrets; gateChains?: (chains: Chains) => Chains; healthDetails?: AppDeps['healthDetails'];
+}): ApiParts {
   const { role, secrets } = options;
   const eventHub = new PushedEventHub(knex, logger);
   const telemetry = startTelemetry(config, role, knex, () => eventHub.size);
   const signers = relayerSigners(config, role, secrets);
-  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config });
+  const chains = chainReaders(knex, { registry: telemetry.registry, logger, config }, options.gateChains);
   const merkleStore = new MerkleTreeStore(knex);
   const pool = lazyProverPool(config, telemetry.registry, logger);
   const activities = tradeActivities(config, knex, chains, merkleStore, pool.get);
@@ -70,7 +77,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const ads = once(() => adsUseCase(config, knex, chains, signers));
   const webhooks = once(() => webhooksUseCase(config, knex));
   return {
-    config, logger, knex, secrets, signers, ...chains, merkleStore, eventHub, authPurger, runAudit,
+    config, logger, knex, secrets, signers, ...chains, merkleStore, eventHub, authPurger, runAudit, healthDetails: options.healthDetails,
     metrics: telemetry.registry,
     get auth() {
       return auth();

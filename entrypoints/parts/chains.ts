@@ -30,17 +30,20 @@ export interface ChainReaders {
 
 /**
  * The chain readers of a process over its database's registry (cached), with one set of providers per
- * chain, reporting the `relayer_rpc_*` metrics on `telemetry.registry` when given.
+ * chain, reporting the `relayer_rpc_*` metrics on `telemetry.registry` when given; `gate` wraps them
+ * (a devnet chain joining later refuses its reads until then).
  */
-export function chainReaders(knex: Knex, telemetry?: { registry: Registry; logger: Logger; config: Config }): ChainReaders {
+export function chainReaders(
+  knex: Knex, telemetry?: { registry: Registry; logger: Logger; config: Config }, gate: (chains: Chains) => Chains = (chains) => chains,
+): ChainReaders {
   const registryCache = new RegistryCache(knex);
   let chains: Chains | undefined;
   const health = () => chainsHealth(registryCache, chains!);
-  chains = createChains(telemetry ? {
+  chains = gate(createChains(telemetry ? {
     observer: providerMetrics(telemetry.registry, telemetry.logger, async () => void (await health())),
     maxHeadLagBlocks: telemetry.config.RPC_MAX_HEAD_LAG_BLOCKS,
     stallMs: telemetry.config.RPC_STALL_TIMEOUT_MS,
-  } : {});
+  } : {}));
   return {
     registryCache,
     chains,

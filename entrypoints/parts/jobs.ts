@@ -6,7 +6,7 @@ import type { Config } from '../../config/config.ts';
 import { sessionLeaderLock } from '../../db/leader-lock.ts';
 import { startRetentionJob, type RetentionJob } from '../../retention/job.ts';
 import { runRetention } from '../../retention/retention.ts';
-import { tradeGaugeSampler, type TradeGaugeSampler } from '../../trades/gauges.ts';
+import { tradeGaugeSampler, type TradeGaugeSampler } from '../../trades/observation/gauges.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../webhooks/dispatcher.ts';
 import type { ProcessTelemetry } from './telemetry.ts';
 

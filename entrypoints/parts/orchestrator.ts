@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.ts';
 import { defaultProverPoolSize } from '../../prover/pool.ts';
 import { tracedActivities } from '../../telemetry/activities.ts';
 import { followUpOutbox } from '../../trades/follow-up-outbox.ts';
-import type { TradeMetrics } from '../../trades/metrics.ts';
+import type { TradeMetrics } from '../../trades/observation/metrics.ts';
 import type { Orchestrator, TradeActivities } from '../../trades/orchestrator.ts';
 import { resumableTrades } from '../../trades/resume.ts';
 import { startEmbeddedOrchestrator } from '../../workflows/embedded/orchestrator.ts';

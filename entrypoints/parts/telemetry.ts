@@ -6,7 +6,7 @@ import type { ProcessRole } from '../../config/secrets.ts';
 import { proverMetrics } from '../../prover/metrics.ts';
 import { retentionMetrics, type RetentionMetrics } from '../../retention/metrics.ts';
 import { currentTracing, startTracing } from '../../telemetry/tracing.ts';
-import { tradeMetrics, type TradeMetrics } from '../../trades/metrics.ts';
+import { tradeMetrics, type TradeMetrics } from '../../trades/observation/metrics.ts';
 import { pushMetrics, type WebhookMetrics } from '../../webhooks/metrics.ts';
 import { databaseUpProbe } from '../database-up.ts';
 

@@ -6,7 +6,7 @@ import type { ActionName } from '../../chains/request-schema.ts';
 import { anvilAccounts } from '../../devnet/accounts.ts';
 import { loadDevnetArtifacts } from '../../contracts/evm/artifacts.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { call, loginEvm, newEvmAccount, RawJson } from '../support/wallets.ts';
+import { call, loginEvm, RawJson } from '../support/wallets.ts';
 
 /**
  * Ads end to end on the devnet: a Maker signs in, asks for signed call data, sends real

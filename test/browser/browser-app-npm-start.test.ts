@@ -38,10 +38,10 @@ let passphrase: string;
 const browsers: TestBrowser[] = [];
 const wallets: EvmDouble[] = [];
 
-/** package.json's `start` (`node <flags> entrypoints/main.ts`), run with this Node. */
+/** package.json's `start` (`node <flags> entrypoints/main.ts` on Node 24: scripts/node24.sh), run with this Node. */
 function startCommand(): string[] {
   const script = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start as string;
-  const [node, ...args] = script.split(/\s+/);
+  const [node, ...args] = script.replace(/^exec sh scripts\/node24\.sh /, '').split(/\s+/);
   expect(node).toBe('node');
   return args;
 }
@@ -63,8 +63,9 @@ beforeAll(async () => {
     let output = '';
     child!.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
+      // Ready, and the local Stellar network joined (it joins a serving npm start once up).
       const line = output.split('\n').find((text) => text.includes('"msg":"ready: '));
-      if (line) resolve(JSON.parse(line));
+      if (line && output.includes('"msg":"chain 148 (Stellar Devnet) joined in ')) resolve(JSON.parse(line));
     });
     child!.once('exit', (code) => reject(new Error(`npm start exited with ${code} before it was ready:\n${output}`)));
   });

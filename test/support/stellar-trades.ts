@@ -268,7 +268,7 @@ export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: b
   expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
   expect((await tradeOf(world, tradeId)).status).toBe('LOCKED');
 
-  // The ad side first (architecture.md "Unlock order"): the Bridger's Stellar unlock waits for it.
+  // The ad side first (docs/design.md "No party is left without a way out"): the Bridger's Stellar unlock waits for it.
   const early = await call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHashStellar(world.bridgerStellar, orderHash) }, bridgerToken);
   expect(early.status).toBe(409);
   const makerUnlock = await eventually('the proof', () => call(world.api, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, orderHash) }, makerToken), (r) => r.status !== 409, 120_000);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tradeWorkflowId } from '../../workflows/temporal/workflows.ts';
-import { uuidToBytes32 } from '../../chains/address.ts';
 import { evmTimeoutCall } from '../../chains/evm/call-args.ts';
 import { createChainStateReader } from '../../chains/state.ts';
 import { AD_CHAIN, eventually, mined, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';

@@ -3,7 +3,7 @@ import { RpcUnavailableError } from '../../chains/errors.ts';
 import { createChains } from '../../chains/chains.ts';
 import { createChainStateReader, type ChainStateReader } from '../../chains/state.ts';
 import { createActivities } from '../../trades/activities.ts';
-import { lockDeadline } from '../../chains/timing.ts';
+import { lockDeadline } from '../../trades/lifecycle/index.ts';
 import { AD_CHAIN, eventually, ORDER_CHAIN, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
 import type { TestService } from '../support/service.ts';
 import { describeOnEachOrchestrator, startOrchestratedService, startScene, type OrchestratedService, type Scene } from '../support/scene.ts';
@@ -30,7 +30,7 @@ import { call } from '../support/wallets.ts';
  * side: most of their time is the wait for the deadline.
  */
 
-const { makerKey, bridgerKey, maker, bridger } = tradeParties();
+const { makerKey, bridgerKey, bridger } = tradeParties();
 /** The deposit request lives 20 s, the lock deadline comes 60 s after creation. */
 const SHORT_TIMING = { TRADE_RESERVATION_TTL_SECONDS: '20', ORDER_LOCK_EXPIRY_SECONDS: '3660' };
 

@@ -8,7 +8,7 @@ import { call, loginEvm, newEvmAccount } from '../support/wallets.ts';
  * Issue 29, the quote: GET /v1/quotes?routeId=&amount= answers which ads a trade create would
  * reserve against now, best first, with what the Bridger deposits and receives and until when a
  * reservation would hold; or, when no ad would, why. Real service, real PostgreSQL; the fixture
- * chains have no RPC, so create reads no wallet funding (trades/own-funding.ts) and needs no devnet.
+ * chains have no RPC, so create reads no wallet funding (trades/use-cases/own-funding.ts) and needs no devnet.
  */
 
 let service: TestService;

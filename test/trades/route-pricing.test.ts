@@ -7,7 +7,7 @@ import { call, loginEvm, newEvmAccount } from '../support/wallets.ts';
 /**
  * Issue 20, item 3: an order carried one amount that both contracts moved 1:1 in base units, so on
  * a route between 6- and 7-decimal tokens of one asset a 10-dollar deposit unlocked 100 dollars of
- * the Maker's. Now the route prices the deposit in the ad token's units (architecture.md "Amounts
+ * the Maker's. Now the route prices the deposit in the ad token's units (docs/trades.md "Amounts
  * across chains"); the order carries both, and the ad's liquidity is reserved in the ad's units.
  */
 

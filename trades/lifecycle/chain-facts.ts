@@ -5,7 +5,7 @@ import type { TradeEvent, UnlockSide } from './machine.ts';
  * The chain facts of a trade, in ONE table: for each on-chain step, the contract function, the
  * contract and chain side it runs on, the event that proves it, the order's state on that contract
  * once it ran (named, as the contracts' `orders` views number them 0-3), the endpoint that reports
- * it and the machine event it stands for. Verification (trades/activities.ts), `awaitedAction`, the
+ * it and the machine event it stands for. Verification (trades/applier/verify-confirmation.ts), `awaitedAction`, the
  * lock window (lock-window.ts), the reservation-expiry veto (expiry-veto.ts) and the audit
  * (audit/audit.ts through `unreportedOnChain`) all read it; nothing else spells these facts out.
  */

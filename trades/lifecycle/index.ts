@@ -12,13 +12,16 @@ export {
   type ChainFact, type ConfirmationKind, type ManagerOrderState, type OrderStates, type PortalOrderState, type TradeAction, type TradeContract,
 } from './chain-facts.ts';
 export { awaitedAction, type AwaitedAction } from './awaited.ts';
-export { PARTY_OF, UNLOCK_SIDES, unlockDue, unlockInTurn, unlockWindowEnd, type Role, type UnlockClaims } from './unlock-order.ts';
+export { PARTY_OF, UNLOCK_SIDES, unlockDue, unlockInTurn, type Role, type UnlockClaims } from './unlock-order.ts';
 export { askableUnlock, unlockableBy, whoseUnlockIsDue } from './views.ts';
+export { lockWindowAsksChain, lockWindowReading, lockWindowVerdict, lockEventMissing, type LockWindowReading, type LockWindowVerdict } from './lock-window.ts';
 export {
-  LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, lockWindowReading, lockWindowVerdict,
-  type LockWindowReading, type LockWindowVerdict,
-} from './lock-window.ts';
-export { reservationExpiryVerdict, type DepositReading } from './expiry-veto.ts';
+  DEFAULT_ORDER_TIMING, DEFAULT_RESERVATION_TTL_SECONDS, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, RESERVATION_CHAIN_MARGIN_SECONDS,
+  depositTtlSeconds, lockDeadline, lookAgainAt, minLockExpirySeconds, reservationExpiry, unlockWindowEnd, type ReservationSettings,
+} from './windows.ts';
+export { reservationExpiryAsksChain, reservationExpiryVerdict, type DepositReading } from './expiry-veto.ts';
 export { ledgerOperationsOf, movesAdBalances, type AdLedgerMove } from './ad-ledger.ts';
 export { unreportedOnChain, type ChainDrift } from './unreported.ts';
-export { followUpsOf, type FollowUp, type TradeDeadlines } from './follow-ups.ts';
+export {
+  endOf, followUpsAfter, followUpsOf, lookAgain, timerLooksAgain, type FollowUp, type LookAgainReason, type TradeDeadlines, type TradeFollowUp,
+} from './follow-ups.ts';

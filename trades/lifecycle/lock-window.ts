@@ -1,5 +1,7 @@
 import { chainFact, type ManagerOrderState } from './chain-facts.ts';
+import type { LookAgainReason } from './follow-ups.ts';
 import type { TradeState } from './machine.ts';
+import { LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS } from './windows.ts';
 
 /**
  * What the ad chain says when a trade's lock window timer fires (read by the timer's activity from
@@ -16,12 +18,13 @@ export type LockWindowReading =
   | { readable: true; locked: boolean; chainTime: bigint };
 
 /** What a fired lock window timer does (`lockWindowVerdict`): expire, deliver the chain's lock, or look again in `seconds`. */
-export type LockWindowVerdict = { do: 'close' } | { do: 'lock' } | { do: 'wait'; seconds: number };
+export type LockWindowVerdict = { do: 'close' } | { do: 'lock' } | { do: 'wait'; seconds: number; reason: LookAgainReason };
 
-/** Longest wait before the lock window is looked at again while the chain's time has not passed the deadline. */
-export const LOCK_WINDOW_RECHECK_MAX_SECONDS = 15;
-/** Shortest such wait: a chain a second behind is not asked again at once. */
-export const LOCK_WINDOW_RECHECK_MIN_SECONDS = 2;
+/** Whether a fired lock window timer asks the ad chain at all: only a DEPOSITED trade has an open window (any other makes the timer stale). */
+export function lockWindowAsksChain(state: TradeState): boolean {
+  return state.status === 'DEPOSITED';
+}
+
 
 /**
  * What a fired lock window timer does, decided by the chain, not by this service's clock: a lock
@@ -36,11 +39,12 @@ export const LOCK_WINDOW_RECHECK_MIN_SECONDS = 2;
  * timer (`close` lets `transition` say so).
  */
 export function lockWindowVerdict(state: TradeState, reading: LockWindowReading, deadline: bigint): LockWindowVerdict {
-  if (state.status !== 'DEPOSITED' || !reading.readable) return { do: 'close' };
+  if (!lockWindowAsksChain(state) || !reading.readable) return { do: 'close' };
   if (reading.locked) return { do: 'lock' };
   if (reading.chainTime > deadline) return { do: 'close' };
   const left = Number(deadline - reading.chainTime) + 1;
-  return { do: 'wait', seconds: Math.min(LOCK_WINDOW_RECHECK_MAX_SECONDS, Math.max(LOCK_WINDOW_RECHECK_MIN_SECONDS, left)) };
+  const seconds = Math.min(LOCK_WINDOW_RECHECK_MAX_SECONDS, Math.max(LOCK_WINDOW_RECHECK_MIN_SECONDS, left));
+  return { do: 'wait', seconds, reason: 'chain-before-deadline' };
 }
 
 
@@ -50,4 +54,13 @@ export function lockWindowVerdict(state: TradeState, reading: LockWindowReading,
  */
 export function lockWindowReading(managerState: ManagerOrderState, chainTime: bigint): LockWindowReading {
   return { readable: true, locked: chainFact('lock').shownBy.includes(managerState), chainTime };
+}
+
+/**
+ * What a lock the AdManager shows does when its event cannot be delivered yet (not found by order
+ * hash, or not verifiable: not final, refused for now): the trade stays DEPOSITED and the window is
+ * looked at again after the longest wait (the audit reports a lock that stays so).
+ */
+export function lockEventMissing(why: 'not-found' | 'unverified'): LockWindowVerdict & { do: 'wait' } {
+  return { do: 'wait', seconds: LOCK_WINDOW_RECHECK_MAX_SECONDS, reason: why === 'not-found' ? 'lock-event-not-found' : 'lock-event-unverified' };
 }

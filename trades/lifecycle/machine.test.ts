@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TRADE_STATUSES } from '../../domain/index.ts';
 import {
-  INITIAL_STATE, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, awaitedAction, eventOf, followUpsOf, isTerminal, lockDue,
+  INITIAL_STATE, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, awaitedAction, endOf, eventOf, followUpsAfter, followUpsOf, isTerminal, lockDue, lockEventMissing, lookAgain,
   lockWindowVerdict, recordedActionFits, resume, start, transition, askableUnlock, unlockableBy, unlockDue, unlockInTurn, whoseUnlockIsDue,
   type TradeAction, type TradeCommand, type TradeEvent, type TradeState,
 } from './index.ts';
@@ -318,9 +318,9 @@ describe('the lock window decided by the ad chain (lockWindowVerdict)', () => {
 
   it('waits while the chain\'s time is at or before the lock deadline (a lock may still be mined), for the seconds left, bounded', () => {
     const wait = (chainTime: bigint) => lockWindowVerdict(deposited, { readable: true, locked: false, chainTime }, deadline);
-    expect(wait(deadline)).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MIN_SECONDS });
-    expect(wait(deadline - 5n)).toEqual({ do: 'wait', seconds: 6 });
-    expect(wait(deadline - 3_600n)).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MAX_SECONDS });
+    expect(wait(deadline)).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MIN_SECONDS, reason: 'chain-before-deadline' });
+    expect(wait(deadline - 5n)).toEqual({ do: 'wait', seconds: 6, reason: 'chain-before-deadline' });
+    expect(wait(deadline - 3_600n)).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MAX_SECONDS, reason: 'chain-before-deadline' });
   });
 
   it('closes only once the chain\'s time is past the deadline with no lock: then the trade expires and the reservation goes back', () => {
@@ -336,6 +336,27 @@ describe('the lock window decided by the ad chain (lockWindowVerdict)', () => {
     for (const state of STATES.filter((s) => s.status !== 'DEPOSITED')) {
       expect(lockWindowVerdict(state, { readable: true, locked: true, chainTime: deadline - 1n }, deadline), state.status).toEqual({ do: 'close' });
       expect(transition(state, { type: 'LOCK_WINDOW_CLOSED' }), state.status).toMatchObject({ ok: false, stale: true });
+    }
+  });
+
+  it('looks again after the longest wait, saying why, when the AdManager shows a lock whose event cannot be delivered yet', () => {
+    expect(lockEventMissing('not-found')).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MAX_SECONDS, reason: 'lock-event-not-found' });
+    expect(lockEventMissing('unverified')).toEqual({ do: 'wait', seconds: LOCK_WINDOW_RECHECK_MAX_SECONDS, reason: 'lock-event-unverified' });
+    expect(lookAgain('lock-event-not-found', 15, Date.UTC(2026, 0, 1))).toEqual({
+      type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED', at: '2026-01-01T00:00:15.000Z', again: true, reason: 'lock-event-not-found', delaySeconds: 15,
+    });
+  });
+});
+
+describe('the follow-ups the machine emits', () => {
+  it('ends a trade whose state is terminal, and only then', () => {
+    const deadlines = { reservationExpiresAt: '2026-01-01T00:10:00.000Z', lockDeadline: '2026-01-01T05:00:00.000Z' };
+    for (const state of STATES) {
+      const result = transition(state, { type: 'LOCK_WINDOW_CLOSED' });
+      const after = result.ok ? result.state : state;
+      const followUps = followUpsAfter(after, result.ok ? result.commands : [], deadlines);
+      expect(followUps.some((f) => f.type === 'END'), JSON.stringify(after)).toBe(isTerminal(after));
+      expect(endOf(after).length, JSON.stringify(after)).toBe(isTerminal(after) ? 1 : 0);
     }
   });
 });

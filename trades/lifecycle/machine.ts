@@ -1,4 +1,4 @@
-import type { TradeStatus } from '../../domain/index.ts';
+import { TERMINAL_TRADE_STATUSES, type TradeStatus } from '../../domain/index.ts';
 
 /**
  * The trade machine as a pure function: (state, event) -> (state, commands). Both orchestrators
@@ -71,8 +71,6 @@ export type Transition =
   | { ok: false; duplicate: boolean; stale: boolean; reason: string };
 
 export const INITIAL_STATE: TradeState = { status: 'PENDING', proof: 'none', bridgerClaimed: false, adCreatorClaimed: false };
-
-const TERMINAL: ReadonlySet<TradeStatus> = new Set(['SETTLED', 'EXPIRED']);
 
 const refuse = (reason: string, duplicate = false): Transition => ({ ok: false, duplicate, stale: false, reason });
 const stale = (reason: string): Transition => ({ ok: false, duplicate: false, stale: true, reason });
@@ -173,7 +171,7 @@ export function resume(state: TradeState): TradeCommand[] {
 
 /** True once nothing more can happen to the trade. */
 export function isTerminal(state: TradeState): boolean {
-  return TERMINAL.has(state.status);
+  return TERMINAL_TRADE_STATUSES.has(state.status);
 }
 
 /**

@@ -12,7 +12,7 @@ const STATES: TradeState[] = TRADE_STATUSES.flatMap((status) =>
       ({ status, proof, bridgerClaimed: bridgerClaimed!, adCreatorClaimed: adCreatorClaimed! }))));
 
 /**
- * The unlock order pinned as a table (architecture.md "Unlock order"): for a LOCKED trade with its
+ * The unlock order pinned as a table (docs/design.md "No party is left without a way out"): for a LOCKED trade with its
  * claims (bridgerClaimed = ad side confirmed, adCreatorClaimed = order side confirmed), the side in
  * turn, its default party, and with the proof ready who may ask and what the confirm awaits. Any
  * other status has no side in turn, whoever asks.

@@ -2,7 +2,7 @@ import type { UnlockParty } from '../../domain/index.ts';
 import type { TradeState, UnlockSide } from './machine.ts';
 
 /**
- * The unlock order (architecture.md "Unlock order"), written once: `unlockInTurn` is the rule,
+ * The unlock order (docs/design.md "No party is left without a way out"), written once: `unlockInTurn` is the rule,
  * `UNLOCK_SIDES` says for each side who is its default party and who may take it and until when;
  * every other answer about unlocks (`unlockDue` for POST unlock, `awaitedAction` for the confirm,
  * views.ts for GET /v1/trades/:id and the pushed events) is derived from these two.
@@ -39,14 +39,6 @@ export function unlockInTurn(trade: UnlockClaims): UnlockSide | null {
   if (trade.status !== 'LOCKED') return null;
   if (!trade.bridgerClaimed) return 'ad';
   return trade.adCreatorClaimed ? null : 'order';
-}
-
-/**
- * The last second (unix seconds, as the order's times are) an unlock of `side` is accepted on
- * chain: signed unlock call data never outlives it, and none is signed once it has passed.
- */
-export function unlockWindowEnd(side: UnlockSide, times: { lockExpiry: string; refundTime: string }): string {
-  return times[UNLOCK_SIDES[side].closesAt];
 }
 
 /**

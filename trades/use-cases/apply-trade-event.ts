@@ -6,7 +6,7 @@ import type { TradeContext } from './context.ts';
 
 /**
  * Applies `event` to `trade` (as the use case read it, once, without a lock) in one transaction
- * (activities.ts `applyEvent`: the machine, the books, the pushed events, the follow-ups outbox),
+ * (applier/apply-event.ts: the machine, the books, the pushed events, the follow-ups outbox),
  * then hands the follow-ups to the orchestrator (`carryOut`). The event stands whatever the
  * orchestrator does: one that does not know the trade yet (its start failed) is given the start and
  * asked again; one that cannot be reached leaves the outbox rows pending for its sweep. A repeat
@@ -34,7 +34,7 @@ export async function applyTradeEvent(ctx: TradeContext, trade: TradeLifecycleRe
 }
 
 /**
- * Ends a reservation now, as its timer would (trades/unbacked-reservations.ts): RESERVATION_EXPIRED
+ * Ends a reservation now, as its timer would (trades/use-cases/unbacked-reservations.ts): RESERVATION_EXPIRED
  * applied like any event (the OrderPortal asked first: a deposit that happened keeps it).
  */
 export function expireReservation(ctx: TradeContext) {

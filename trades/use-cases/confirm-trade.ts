@@ -1,7 +1,7 @@
 import type { Principal } from '../../domain/principal.ts';
 import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
-import { stateOf } from '../activities.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
+import { stateOf } from '../lifecycle/index.ts';
 import type { AppliedEvent, ConfirmationKind } from '../orchestrator.ts';
 import { applyTradeEvent } from './apply-trade-event.ts';
 import type { TradeContext } from './context.ts';

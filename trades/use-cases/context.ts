@@ -3,9 +3,10 @@ import { ChainUnavailableError } from '../../ads/errors.ts';
 import type { OrderChainReader } from '../../chains/order-chain.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
 import type { ChainStateReader } from '../../chains/state.ts';
-import type { OrderTimingPolicy } from '../../chains/timing.ts';
+import type { OrderTimingPolicy } from '../../domain/htlc.ts';
 import type { TransactionVerifier } from '../../chains/verify.ts';
 import type { ChainConnection, RegistryCache } from '../../db/repositories/registry-cache.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import type { TradeEvent } from '../lifecycle/index.ts';
 import type { AppliedEvent, Orchestrator, TradeActivities } from '../orchestrator.ts';
 import type { TradeStarts } from '../start-reconciler.ts';
@@ -18,11 +19,11 @@ export interface TradesSettings {
   /** MAX_OPEN_RESERVATIONS_PER_WALLET and MAX_OPEN_RESERVATIONS_PER_AD: unfunded reservations at once. */
   maxOpenReservationsPerWallet: number;
   maxOpenReservationsPerAd: number;
-  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (trades/unbacked-reservations.ts); 10 when unset. */
+  /** UNBACKED_RESERVATIONS_RECHECK_SECONDS: at most one re-read of an ad's reservations this often (use-cases/unbacked-reservations.ts); 10 when unset. */
   unbackedRecheckSeconds?: number;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
-  /** How far apart an order's times are placed (ORDER_LOCK_EXPIRY_SECONDS); chains/timing.ts DEFAULT_ORDER_TIMING when unset. */
+  /** How far apart an order's times are placed (ORDER_LOCK_EXPIRY_SECONDS); lifecycle/windows.ts DEFAULT_ORDER_TIMING when unset. */
   orderTiming?: OrderTimingPolicy;
 }
 
@@ -38,14 +39,15 @@ export interface TradesDeps {
   starts: TradeStarts;
   /** Reads the Bridger's balance and allowance on the order chain before reserving. */
   orderChainReader: OrderChainReader;
-  /** Verification of a reported transaction and the one-transaction application of an event (activities.ts). */
+  /** Verification of a reported transaction and the one-transaction application of an event (applier/, wired by activities.ts). */
   events: Pick<TradeActivities, 'verifyConfirmation' | 'applyEvent'>;
   /** Observes each event applied by a use case (trade metrics). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   /** Told when an applied event's follow-ups could not be handed to the orchestrator now (their outbox rows stay pending for its sweep). */
   onCarryOutFailed?: (tradeId: string, error: unknown) => void;
   settings: TradesSettings;
-  now?: () => number;
+  /** The clock (tests move it); the system's when unset. */
+  now?: Clock;
 }
 
 /** What every trade use case is built with: the dependencies, the clock and the chain registry's look-up. */
@@ -61,7 +63,7 @@ export interface TradeContext {
 
 /** Builds the context the use cases share; the clock is `deps.now` when given (tests), else the wall clock. */
 export function tradeContext(deps: TradesDeps): TradeContext {
-  const nowMs = () => deps.now?.() ?? Date.now();
+  const nowMs = deps.now ?? systemClock;
   return {
     deps,
     knex: deps.knex,

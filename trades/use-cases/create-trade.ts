@@ -8,7 +8,7 @@ import { computeOrderHash, randomSalt, type OrderParams } from '../../chains/ord
 import type { DepositFunding } from '../../chains/order-chain.ts';
 import { RequestFieldError } from '../../chains/request-schema.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
-import { computeOrderTimes, lockDeadline } from '../../chains/timing.ts';
+import { computeOrderTimes } from '../../chains/timing.ts';
 import type { AdRecord } from '../../db/repositories/ads.ts';
 import { lockWalletReservations, openReservations } from '../../db/repositories/reservations.ts';
 import type { ChainConnection, RouteWithTokens } from '../../db/repositories/registry-cache.ts';
@@ -16,12 +16,12 @@ import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
 import { insertTrade } from '../../db/repositories/trade-lifecycle.ts';
 import { recordTradeStart } from '../../db/repositories/trade-starts.ts';
 import { randomSecret, secretCommitment } from '../../prover/commitments.ts';
-import { INITIAL_STATE } from '../lifecycle/index.ts';
-import { tradeSnapshot } from '../pushed-events.ts';
+import { INITIAL_STATE, depositTtlSeconds, lockDeadline, reservationExpiry } from '../lifecycle/index.ts';
+import { tradeSnapshot } from '../lifecycle/pushed-events.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeInputError } from '../errors.ts';
-import { assertOwnFunding, type OwnFundingRequest } from '../own-funding.ts';
-import type { createUnbackedReservationsRecheck } from '../unbacked-reservations.ts';
-import { boundsProblem, depositTtlSeconds, priceDeposit, reservationExpiry } from '../create-terms.ts';
+import { assertOwnFunding, type OwnFundingRequest } from './own-funding.ts';
+import type { createUnbackedReservationsRecheck } from './unbacked-reservations.ts';
+import { boundsProblem, priceDeposit } from './create-terms.ts';
 import { callTarget, type TradeContext } from './context.ts';
 
 export interface CreateTradeInput {
@@ -72,9 +72,9 @@ interface OwnFunding {
  * deposit on the order chain (balance covering this and the wallet's other open reservations of the
  * token; an ERC-20 approved to the OrderPortal for it), and at most MAX_OPEN_RESERVATIONS_PER_WALLET
  * and MAX_OPEN_RESERVATIONS_PER_AD unfunded reservations are open at once. The caller's own funding
- * is judged first (trades/own-funding.ts): a caller who cannot pay costs one read of its own and
+ * is judged first (trades/use-cases/own-funding.ts): a caller who cannot pay costs one read of its own and
  * nothing of anyone else's; one who can and finds the ad taken may start the throttled re-read of
- * the ad's reservations (trades/unbacked-reservations.ts).
+ * the ad's reservations (trades/use-cases/unbacked-reservations.ts).
  */
 export function createTrade(ctx: TradeContext, unbackedRecheck: ReturnType<typeof createUnbackedReservationsRecheck>) {
   return async (principal: Principal, input: CreateTradeInput) => {
@@ -109,7 +109,7 @@ async function readTerms(ctx: TradeContext, principal: Principal, input: CreateT
   }
   const bridgerDst = adapterOf(adChain.kind).canonicalAddress(input.bridgerDstAddress);
   const amount = BigInt(input.amount);
-  // The same terms a quote previews (trades/create-terms.ts).
+  // The same terms a quote previews (trades/use-cases/create-terms.ts).
   const outOfBounds = boundsProblem(ad, amount);
   if (outOfBounds !== null) {
     const below = ad.minAmount !== null && amount < BigInt(ad.minAmount);
@@ -120,7 +120,7 @@ async function readTerms(ctx: TradeContext, principal: Principal, input: CreateT
   if (!priced.ok) {
     throw new TradeInputError(priced.field, priced.problem, { code: priced.reason === 'INEXACT_CONVERSION' ? 'AMOUNT_NOT_CONVERTIBLE' : 'ROUTE_NOT_PRICED' });
   }
-  // A recipient the ad chain cannot pay would leave the trade LOCKED for good after the deposit (issue 29).
+  // A recipient the ad chain cannot pay would leave the trade LOCKED for good after the deposit.
   const unpayable = await ctx.deps.orderChainReader.recipientProblem(adChain, route.adToken.address, bridgerDst, priced.adAmount);
   if (unpayable !== null) throw new TradeInputError('bridgerDstAddress', `cannot receive the ad token: ${unpayable}`, { code: 'RECIPIENT_CANNOT_RECEIVE' });
   return { ad, adChain, orderChain, route, bridger, bridgerDst, amount, amountText: input.amount, adAmount: priced.adAmount };
@@ -168,7 +168,7 @@ async function signDeposit(ctx: TradeContext, terms: TradeTerms): Promise<Signed
   }
 }
 
-/** Step 3: the caller's own funding first (issue 33): one who cannot pay makes the service read nothing of anyone else's. */
+/** Step 3: the caller's own funding first: one who cannot pay makes the service read nothing of anyone else's (no cheap way to make it read others'). */
 async function judgeOwnFunding(ctx: TradeContext, terms: TradeTerms): Promise<OwnFunding> {
   const { ad, orderChain, route, bridger } = terms;
   const funding = await ctx.deps.orderChainReader.depositFunding(orderChain, route.orderToken.address, bridger, orderChain.orderPortalAddress);

@@ -1,8 +1,7 @@
 import type { Principal } from '../../domain/principal.ts';
 import { buildSignedCallData } from '../../chains/signed-call-data.ts';
-import { lockDeadline, ttlWithin } from '../../chains/timing.ts';
-import { stateOf } from '../activities.ts';
-import { lockDue } from '../lifecycle/index.ts';
+import { ttlWithin } from '../../chains/timing.ts';
+import { lockDeadline, lockDue, stateOf } from '../lifecycle/index.ts';
 import { NotTradePartyError, TradeNotReadyError } from '../errors.ts';
 import { callTarget, type TradeContext } from './context.ts';
 import { assertDepositCanonical, partyTrade } from './party.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
 import type { Logger } from 'pino';
 import { runTracedJob, withTraceContext } from '../../telemetry/jobs.ts';
-import { followUpsOf, start, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
+import { followUpsOf, start, timerLooksAgain, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
 import type {
   AppliedEvent, FollowUpOutbox, Orchestrator, StartedTrade, TradeActivities, TradeFollowUp,
 } from '../../trades/orchestrator.ts';
@@ -108,9 +108,9 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     const timers = trades.flatMap(({ tradeId, followUps }) =>
       followUps.flatMap((f) => (f.type === 'ARM_TIMER' ? [{ tradeId, event: f.event, at: f.at, id: timerJobId(tradeId, f.event) }] : [])));
     const states = await jobStates(boss, QUEUES.timer, timers.map((t) => t.id));
-    // A lock window whose timer fired and was put off (the chain had not closed it) is looked at
+    // A timer that fired and was put off (a lock window the chain had not closed) is looked at
     // again by a job of its own; one that pg-boss gave up on is made again, due now.
-    const putOff = timers.filter((t) => t.event === 'LOCK_WINDOW_CLOSED' && states.get(t.id) === 'completed');
+    const putOff = timers.filter((t) => timerLooksAgain(t.event) && states.get(t.id) === 'completed');
     const waiting = await valuesWithLiveJobs(boss, QUEUES.timer, 'tradeId', putOff.map((t) => t.tradeId));
     for (const timer of putOff.filter((t) => !waiting.has(t.tradeId))) {
       logger.warn({ tradeId: timer.tradeId, event: timer.event }, 'lock window put off with no look left; armed again');
@@ -176,7 +176,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, PROVE_POLLING_SECONDS, async (data) => {
       const { tradeId } = data;
       await runTracedJob(QUEUES.prove, data, async () => {
-        // The proof and PROOF_READY in one transaction (activities.ts).
+        // The proof and PROOF_READY in one transaction (trades/applier/prove-step.ts).
         const applied = await activities.generateProof({ tradeId });
         await options.onApplied?.(tradeId, applied, { type: 'PROOF_READY' });
         await settle(tradeId, applied);

@@ -1,13 +1,11 @@
 import {
-  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
-  WorkflowUpdateFailedError, ApplicationFailure, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
+  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
 } from '@temporalio/client';
 import { tracingClientInterceptors } from '../../telemetry/temporal.ts';
 import { OrchestratorUnavailableError } from '../../trades/orchestrator.ts';
 import type { AppliedEvent, FollowUpOutbox, Orchestrator, StartedTrade, TradeFollowUp } from '../../trades/orchestrator.ts';
 import type { TradeState } from '../../trades/lifecycle/index.ts';
 import type { TemporalTls } from './connection-options.ts';
-import { fromApplicationFailure } from './failures.ts';
 import { followUpsSignal, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
 
 export interface TemporalOrchestratorOptions {
@@ -162,10 +160,6 @@ function unreachableAs503(error: unknown): unknown {
     return new OrchestratorUnavailableError(`the trade orchestrator (Temporal) is unreachable: ${(error as Error).message}`, { cause: error });
   }
   return error;
-}
-
-function isCompleted(error: unknown): boolean {
-  return error instanceof Error && /workflow execution already completed/i.test(error.message);
 }
 
 /** The search attributes the trade workflow keeps current (all Keyword), for `temporal workflow list --query`. */

@@ -7,7 +7,7 @@ import { runWorker, type RunningWorker, type WorkerConnectionOptions } from './w
 import { PROOFS_TASK_QUEUE } from './workflows.ts';
 
 export interface ProverWorkerOptions extends WorkerConnectionOptions {
-  /** The activity that mirrors the deposit, proves, and stores the proof with PROOF_READY in one transaction (activities.ts). */
+  /** The activity that mirrors the deposit, proves, and stores the proof with PROOF_READY in one transaction (trades/applier/prove-step.ts). */
   generateProof: TradeActivities['generateProof'];
   /** Observes each proof applied (trade metrics: deposit to proof). */
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;

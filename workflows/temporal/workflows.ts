@@ -33,7 +33,11 @@ export interface TradeWorkflowInput {
   routeId: string;
   reservationExpiresAt: string;
   lockDeadline: string;
-  /** How long a finished trade keeps answering repeated confirms (`duplicate: true`) before the workflow closes. Default 1 h. */
+  /**
+   * How long a finished trade's workflow stays open after END before it closes: API pods of the
+   * previous release, during a rollout, still send confirmations as the `confirm` Update and must get
+   * their `duplicate: true`. Default 1 h.
+   */
   lingerMs?: number;
   /** Task queue of `generateProof` (default `proofs`). */
   proofsTaskQueue?: string;
@@ -57,7 +61,7 @@ export interface FollowUpsDelivery {
 /** The follow-ups of an event applied outside the workflow (trades/service.ts, then `Orchestrator.carryOut`). */
 export const followUpsSignal = defineSignal<[FollowUpsDelivery]>('followUps');
 
-/** The patch of the outbox-driven workflow (issue 34): executions started before it run `tradeWorkflowV1`. */
+/** The patch of the outbox-driven workflow: executions started before it run `tradeWorkflowV1`, so their histories replay. */
 export const FOLLOW_UPS_PATCH = 'follow-ups-outbox';
 
 /** Error types no retry can fix (the domain's list; NotFinal is retryable but the client retries it, not us). */

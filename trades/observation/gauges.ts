@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { LeaderLock } from '../db/leader-lock.ts';
-import { oldestDepositAwaitingProof, oldestOpenTradeAges, stuckTradeCounts } from '../db/repositories/trade-ages.ts';
-import { tradeStartBacklog } from '../db/repositories/trade-starts.ts';
-import { tradeCountsByStatus } from '../db/repositories/trade-stats.ts';
+import type { LeaderLock } from '../../db/leader-lock.ts';
+import { oldestDepositAwaitingProof, oldestOpenTradeAges, stuckTradeCounts } from '../../db/repositories/trade-ages.ts';
+import { tradeStartBacklog } from '../../db/repositories/trade-starts.ts';
+import { tradeCountsByStatus } from '../../db/repositories/trade-stats.ts';
+import { systemClock, type Clock } from '../clock.ts';
 
 /** A PENDING or DEPOSITED trade this long past the timer that should have moved it counts as stuck. */
 export const STUCK_GRACE_SECONDS = 120;
@@ -51,8 +52,11 @@ export interface TradeGaugeSampler {
  * old they are. A process that does not lead registers none of them (so no stale copy of another
  * process's figures is ever served), and drops them when it finds another process leading.
  */
-export function tradeGaugeSampler(options: { registry: Registry; knex: Knex; lock: LeaderLock; intervalMs: number; logger: Logger }): TradeGaugeSampler {
+export function tradeGaugeSampler(
+  options: { registry: Registry; knex: Knex; lock: LeaderLock; intervalMs: number; logger: Logger; now?: Clock },
+): TradeGaugeSampler {
   const { registry, knex, lock, logger } = options;
+  const now = options.now ?? systemClock;
   let sampledAt: number | undefined;
   const gauges = [
     new Gauge({ name: 'relayer_trades', help: 'Trades by status', labelNames: ['status'] as const, registers: [] }),
@@ -82,7 +86,7 @@ export function tradeGaugeSampler(options: { registry: Registry; knex: Knex; loc
       name: 'relayer_trade_gauges_age_seconds', registers: [],
       help: 'Seconds since the trade gauges were last read from PostgreSQL (grows while the database is out)',
       collect() {
-        if (sampledAt !== undefined) this.set((Date.now() - sampledAt) / 1000);
+        if (sampledAt !== undefined) this.set((now() - sampledAt) / 1000);
       },
     }),
   ] as const;
@@ -121,7 +125,7 @@ export function tradeGaugeSampler(options: { registry: Registry; knex: Knex; loc
     outboxPending.set(read.backlog.pending);
     outboxLag.set(read.backlog.oldestSeconds);
     for (const [status, n] of Object.entries(read.stuck)) stuck.set({ status }, n);
-    sampledAt = Date.now();
+    sampledAt = now();
     attach();
     return role;
   };

@@ -1,16 +1,10 @@
-import { adAmountOf, orderAmountStep, routePricing, type PricedToken, type RoutePrice, type RouteRate } from '../domain/route-pricing.ts';
+import { adAmountOf, orderAmountStep, routePricing, type PricedToken, type RoutePrice, type RouteRate } from '../../domain/route-pricing.ts';
 
 /**
  * The terms trade creation holds a deposit to, as pure functions: `create` (trades/use-cases/create-trade.ts)
- * refuses by them and the quote (trades/quotes.ts) previews by them, so a quote that lists an ad
+ * refuses by them and the quote (trades/use-cases/quote.ts) previews by them, so a quote that lists an ad
  * for an amount has passed the very checks create will make.
  */
-
-/**
- * How long after its deposit request's deadline a reservation runs out: a deposit mined in a block
- * stamped at the deadline is seen by then, and the chain is asked before anything is given back.
- */
-export const RESERVATION_CHAIN_MARGIN_SECONDS = 10;
 
 /** A route as pricing needs it (db/repositories/registry-cache.ts `RouteWithTokens` is one). */
 export interface PricedRoute {
@@ -53,20 +47,4 @@ export function boundsProblem(ad: { minAmount: string | null; maxAmount: string 
     return `must lie within the ad's bounds [${ad.minAmount ?? '0'}, ${ad.maxAmount ?? 'no maximum'}], received ${amount}`;
   }
   return null;
-}
-
-/** What sets how long a new trade's deposit request and reservation live (TradesSettings' two TTLs). */
-export interface ReservationSettings {
-  signedRequestTtlSeconds: number;
-  reservationTtlSeconds: number;
-}
-
-/** The deposit request's lifetime: the deposit request and the reservation end together (after its deadline no deposit can happen). */
-export function depositTtlSeconds(settings: ReservationSettings): number {
-  return Math.min(settings.signedRequestTtlSeconds, settings.reservationTtlSeconds);
-}
-
-/** When the reservation of a deposit request with this deadline (unix seconds) runs out. */
-export function reservationExpiry(depositDeadlineSeconds: number): Date {
-  return new Date((depositDeadlineSeconds + RESERVATION_CHAIN_MARGIN_SECONDS) * 1000);
 }

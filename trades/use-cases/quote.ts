@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
-import { adRefusals, quotableAds, type AdRefusal, type QuoteQuery, type RefusalCount } from '../db/repositories/ad-quotes.ts';
-import type { RegistryCache } from '../db/repositories/registry-cache.ts';
-import { depositTtlSeconds, priceDeposit, reservationExpiry, type ReservationSettings } from './create-terms.ts';
+import { adRefusals, quotableAds, type AdRefusal, type QuoteQuery, type RefusalCount } from '../../db/repositories/ad-quotes.ts';
+import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
+import { priceDeposit } from './create-terms.ts';
+import { depositTtlSeconds, reservationExpiry, type ReservationSettings } from '../lifecycle/index.ts';
 
 /** At most this many ads in one quote: the work of a quote is bounded whatever the route holds. */
 export const QUOTE_LIMIT = 20;
@@ -73,7 +74,7 @@ export function createQuotes(deps: QuoteDeps) {
     /**
      * Best first: the most `adAmount` received for the amount (today every ad of a route gives the
      * route's price, so all tie), then the most available liquidity, then the oldest ad. An ad is
-     * listed only if it passes every check of create that concerns the ad (trades/create-terms.ts
+     * listed only if it passes every check of create that concerns the ad (trades/use-cases/create-terms.ts
      * for the bounds and the price; the rest in db/repositories/ad-quotes.ts), so creating on it with
      * this amount now passes them too. Create may still free more (lapsed withdraw holds, reservations
      * whose wallets no longer hold the deposit), so an ad missing here may yet take the trade; and

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { secondsSinceDeposit } from '../db/repositories/trade-stats.ts';
-import type { TimerEvent, TradeEvent } from './lifecycle/index.ts';
-import type { AppliedEvent } from './orchestrator.ts';
-import type { StartedBy } from './start-reconciler.ts';
+import { secondsSinceDeposit } from '../../db/repositories/trade-stats.ts';
+import type { TimerEvent, TradeEvent } from '../lifecycle/index.ts';
+import type { AppliedEvent } from '../orchestrator.ts';
+import type { StartedBy } from '../start-reconciler.ts';
 
 /** How a deposited trade ended: settled (both unlocks), or expired (no lock in its window, or the lock released unpaid). */
 export const TRADE_OUTCOMES = ['settled', 'expired_unlocked', 'expired_released'] as const;
@@ -13,7 +13,7 @@ export const TRADE_OUTCOMES = ['settled', 'expired_unlocked', 'expired_released'
  * trades ended (the settlement SLO), deposit-confirm-to-proof-ready seconds; the faults: lifecycle
  * starts by who made them and their outcome, timers the embedded runner armed again. None reads
  * the database at scrape time; the gauges read from it (trades by status, stuck trades, the start
- * outbox) are trades/gauges.ts's, sampled by one process.
+ * outbox) are trades/observation/gauges.ts's, sampled by one process.
  */
 export interface TradeMetrics {
   /**

@@ -1,6 +1,6 @@
-import type { DepositFunding } from '../chains/order-chain.ts';
-import type { OpenReservations } from '../db/repositories/reservations.ts';
-import { TooManyReservationsError, TradeInputError } from './errors.ts';
+import type { DepositFunding } from '../../chains/order-chain.ts';
+import type { OpenReservations } from '../../db/repositories/reservations.ts';
+import { TooManyReservationsError, TradeInputError } from '../errors.ts';
 
 /** A Bridger's request for a reservation, as its own funding is judged. */
 export interface OwnFundingRequest {

@@ -1,5 +1,6 @@
-import type { PushedEventData, TradeSnapshot } from '../domain/index.ts';
-import { askableUnlock, isTerminal, unlockableBy, whoseUnlockIsDue, type TradeEvent, type TradeState } from './lifecycle/index.ts';
+import type { PushedEventData, TradeSnapshot } from '../../domain/index.ts';
+import { isTerminal, type TradeEvent, type TradeState } from './machine.ts';
+import { askableUnlock, unlockableBy, whoseUnlockIsDue } from './views.ts';
 
 /** The trade fields every trade event carries besides its state. */
 export interface TradeIdentity {

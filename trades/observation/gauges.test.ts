@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionLeaderLock } from '../db/leader-lock.ts';
-import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
-import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../test/support/fixtures.ts';
+import { sessionLeaderLock } from '../../db/leader-lock.ts';
+import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
+import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../../test/support/fixtures.ts';
 import { TRADE_GAUGE_NAMES, tradeGaugeSampler, type TradeGaugeSampler } from './gauges.ts';
 
 const logger = pino({ level: 'silent' });

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { OrderChainReader } from '../chains/order-chain.ts';
-import type { ChainConnection } from '../db/repositories/registry-cache.ts';
-import { openReservationsOfAd, openReservationsOfWallet, type WalletReservation } from '../db/repositories/reservations.ts';
+import type { OrderChainReader } from '../../chains/order-chain.ts';
+import type { ChainConnection } from '../../db/repositories/registry-cache.ts';
+import { openReservationsOfAd, openReservationsOfWallet, type WalletReservation } from '../../db/repositories/reservations.ts';
 
 export interface UnbackedReservationsDeps {
   knex: Knex;
@@ -18,7 +18,7 @@ export interface UnbackedReservationsDeps {
  * Bridger who finds the ad taken. A reservation is granted on the order chain's word at that moment
  * (the wallet's balance covering all its open reservations of the token, its allowance covering the
  * deposit); the same tokens moved on to another wallet would back one reservation after another
- * (issue 20's balance cycling). So each wallet holding a reservation against the ad is read again:
+ * (balance cycling). So each wallet holding a reservation against the ad is read again:
  * of its open reservations of the token, those the OrderPortal shows deposited are done with the
  * balance; when the balance no longer covers the rest together, or the allowance one of them, the
  * rest against this ad are ended. What one funded attacker holds against an ad whenever somebody
@@ -80,7 +80,7 @@ export interface RecheckRequest {
  * `releaseUnbackedReservations` for a Bridger who finds an ad taken (read without a lock: its
  * available balance short of `adAmount`, or MAX_OPEN_RESERVATIONS_PER_AD reached), at most once per
  * `intervalMs` per ad in this process: a request while one runs waits for it and shares its outcome,
- * a request within `intervalMs` of the last one's start re-reads nothing (issue 33: each re-read costs
+ * a request within `intervalMs` of the last one's start re-reads nothing (each re-read costs
  * a balance read per holding wallet and an order read per reservation, about 3 RPC calls per wallet,
  * and used to run for every such request).
  *

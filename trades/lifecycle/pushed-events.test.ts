@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { askableUnlock, INITIAL_STATE, transition, type TradeEvent, type TradeState } from './lifecycle/index.ts';
+import { askableUnlock, INITIAL_STATE, transition, type TradeEvent, type TradeState } from './index.ts';
 import { tradeEventsOf } from './pushed-events.ts';
 
 const trade = { tradeId: 't', adId: 'a' };

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Registry, type Histogram } from 'prom-client';
-import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
-import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../test/support/fixtures.ts';
-import type { AppliedEvent } from './orchestrator.ts';
+import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
+import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../../test/support/fixtures.ts';
+import type { AppliedEvent } from '../orchestrator.ts';
 import { tradeMetrics } from './metrics.ts';
 
 const PROOF_READY = { type: 'PROOF_READY' } as const;
