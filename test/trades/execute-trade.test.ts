@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { JsonRpcProvider, Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayerClient } from '../../client/index.js';
@@ -187,5 +189,23 @@ describe('executeTrade', () => {
     expect(await wxlmBalance(world, ORDER_CHAIN, maker.address)).toBe(makerWxlm + amount);
     expect(await store.list()).toEqual([expect.objectContaining({ tradeId, outcome: 'SETTLED' })]);
     expect(await resumeTrade(bridgerClient(token), store)).toBeUndefined();
+  }, WHOLE_TRADE_MS);
+
+  it('runs docs/quickstart.md as written (its URLs pointed at this devnet): the Maker\'s ad and lock, the Bridger\'s trade in one call, SETTLED', async () => {
+    const doc = readFileSync(new URL('../../docs/quickstart.md', import.meta.url), 'utf8');
+    const code = /```ts\n([\s\S]*?)```/.exec(doc)![1]!
+      .replaceAll("'@cross-chain-relayer/client/execute'", "'../client/execute.js'").replaceAll("'@cross-chain-relayer/client/evm'", "'../client/evm.js'")
+      .replaceAll("'@cross-chain-relayer/client'", "'../client/index.js'").replaceAll('http://localhost:3000', stack.service.url)
+      .replaceAll('http://localhost:8545', world.evm.rpcUrls[ORDER_CHAIN]!).replaceAll('http://localhost:8546', world.evm.rpcUrls[AD_CHAIN]!);
+    // Inside the checkout, so that ethers resolves from its node_modules; Node runs the TypeScript as it is (type stripping).
+    const script = path.join(import.meta.dirname, '..', '..', '.data', `quickstart-${process.pid}.ts`);
+    mkdirSync(path.dirname(script), { recursive: true });
+    writeFileSync(script, code);
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, [script], { env: { PATH: process.env.PATH ?? '' }, timeout: 200_000 });
+      expect(stdout).toMatch(/^done done\s*\nSETTLED \{/m);
+    } finally {
+      rmSync(script, { force: true });
+    }
   }, WHOLE_TRADE_MS);
 });
