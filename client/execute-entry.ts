@@ -222,6 +222,8 @@ interface Run {
   options: ExecuteOptions;
   store: TradeStore;
   fetch: (request: Request) => Promise<Response>;
+  /** The fetch under the retries (the event stream reconnects by itself). */
+  inner: (request: Request) => Promise<Response>;
   record: TradeRecord;
   baseUrl?: string;
   chains: Map<string, Chain>;
@@ -310,7 +312,9 @@ async function send(run: Run, chainId: string, action: string, signed: Signed | 
     const wallet = evmWallet(run, chainId);
     const evm = await import('./evm.js');
     const call: EvmCall = signed
-      ? evm.evmTransaction(action as Parameters<typeof evm.evmTransaction>[0], signed as Parameters<typeof evm.evmTransaction>[1], { orderParams: orderParams as never })
+      ? evm.evmTransaction(action as Parameters<typeof evm.evmTransaction>[0], signed as Parameters<typeof evm.evmTransaction>[1], {
+        orderParams: orderParams as never,
+      })
       : evm.evmTimeoutTransaction(action as 'refund', orderParams as never);
     const gas = ((await wallet.estimateGas(call)) * 130n) / 100n;
     const hash = await wallet.send({ ...call, gas });
@@ -322,9 +326,12 @@ async function send(run: Run, chainId: string, action: string, signed: Signed | 
   const network = stellarNetwork(run, chainId);
   const [stellar, sdk] = await Promise.all([import('./stellar.js'), import('@stellar/stellar-sdk')]);
   const unsigned = signed
-    ? await stellar.stellarTransaction(action as Parameters<typeof stellar.stellarTransaction>[0], signed as never, wallet.address, network, { orderParams: orderParams as never })
+    ? await stellar.stellarTransaction(action as Parameters<typeof stellar.stellarTransaction>[0], signed as never, wallet.address, network, {
+      orderParams: orderParams as never,
+    })
     : await timeoutTransaction(sdk, stellar, wallet.address, network, orderParams);
-  const tx = sdk.TransactionBuilder.fromXDR(await wallet.signTransaction(unsigned.toXDR(), { networkPassphrase: network.networkPassphrase }), network.networkPassphrase);
+  const signedXdr = await wallet.signTransaction(unsigned.toXDR(), { networkPassphrase: network.networkPassphrase });
+  const tx = sdk.TransactionBuilder.fromXDR(signedXdr, network.networkPassphrase);
   const hash = Array.from(tx.hash() as Uint8Array, (byte) => byte.toString(16).padStart(2, '0')).join('');
   await keep(hash);
   await stellar.sendStellarTransaction(tx, network);
@@ -333,7 +340,8 @@ async function send(run: Run, chainId: string, action: string, signed: Signed | 
 
 /** The Soroban refund transaction from the Bridger's account, simulated and assembled. */
 async function timeoutTransaction(
-  sdk: typeof import('@stellar/stellar-sdk'), stellar: typeof import('./stellar.js'), source: string, network: { rpc: string; networkPassphrase: string }, orderParams: Record<string, string>,
+  sdk: typeof import('@stellar/stellar-sdk'), stellar: typeof import('./stellar.js'), source: string,
+  network: { rpc: string; networkPassphrase: string }, orderParams: Record<string, string>,
 ) {
   const server = new sdk.rpc.Server(network.rpc, { allowHttp: network.rpc.startsWith('http://') });
   const account = await server.getAccount(source);
@@ -424,9 +432,12 @@ async function unlock(run: Run, side: 'ad' | 'order'): Promise<void> {
     tell(run, step, 'started');
     // The unlock is signed by the wallet that deposited: the Bridger's on the order chain.
     const orderChain = chainOf(run, order.orderParams.orderChainId!);
-    const signature = orderChain.kind === 'STELLAR' ? await stellarWallet(run).signUnlock(order.orderHash) : await evmWallet(run, orderChain.chainId).signOrderHash(order.orderHash);
+    const signature = orderChain.kind === 'STELLAR'
+      ? await stellarWallet(run).signUnlock(order.orderHash)
+      : await evmWallet(run, orderChain.chainId).signOrderHash(order.orderHash);
     const body = side === 'ad' ? { signature, side } : { signature };
-    const signed = answered(await confirmUntilFinal(() => post<Signed>(run, '/v1/trades/{id}/unlock', run.record.tradeId!, body), { signal: run.options.signal, retries: 120 }));
+    const ask = () => post<Signed>(run, '/v1/trades/{id}/unlock', run.record.tradeId!, body);
+    const signed = answered(await confirmUntilFinal(ask, { signal: run.options.signal, retries: 120 }));
     try {
       await send(run, chainId, 'unlock', { ...signed, orderParams: signed.orderParams ?? order.orderParams }, async (hash) => {
         run.record.tx[field] = hash;
@@ -499,7 +510,9 @@ async function follow(run: Run): Promise<TradeResult['outcome']> {
   const onAbort = () => stop.abort();
   run.options.signal?.addEventListener('abort', onAbort, { once: true });
   if (run.baseUrl) {
-    void followTrade(record.tradeId!, { baseUrl: run.baseUrl, signal: stop.signal, fetch: run.fetch as typeof fetch, onEvent: () => run.wake?.() }).catch(() => undefined);
+    // The stream only wakes the loop early; when it fails, the loop still reads the trade every pollMs.
+    const streamFetch = ((input: RequestInfo | URL, init?: RequestInit) => run.inner(new Request(input, init))) as typeof fetch;
+    void followTrade(record.tradeId!, { baseUrl: run.baseUrl, signal: stop.signal, fetch: streamFetch, onEvent: () => run.wake?.() }).catch(() => undefined);
   }
   let told: string | undefined;
   const waiting = (step: TradeStep) => {
@@ -527,7 +540,8 @@ async function follow(run: Run): Promise<TradeResult['outcome']> {
       if (trade.status === 'LOCKED' && trade.unlockDue === 'MAKER') {
         record.makerDueSince ??= Date.now();
         const lockExpiry = Number(record.order!.orderParams.lockExpiry) * 1000;
-        const late = Date.now() >= record.makerDueSince + (run.options.makerGraceMs ?? 120_000) || Date.now() >= lockExpiry - (run.options.lockExpiryMarginMs ?? 300_000);
+        const late = Date.now() >= record.makerDueSince + (run.options.makerGraceMs ?? 120_000)
+          || Date.now() >= lockExpiry - (run.options.lockExpiryMarginMs ?? 300_000);
         if (late || record.tx.adUnlock) {
           await unlock(run, 'ad');
           continue;
@@ -550,7 +564,7 @@ async function drive(client: ExecuteClient, record: TradeRecord, options: Execut
   let baseUrl: string | undefined;
   const retried = retrying({ ...options.retry, fetch: inner });
   const run: Run = {
-    client, options, store: options.store!, record, chains: new Map(),
+    client, options, store: options.store!, record, chains: new Map(), inner,
     fetch: (request) => {
       // The base URL the client was made with, for the event stream: what precedes the path.
       baseUrl ??= request.url.slice(0, request.url.indexOf('/v1/'));
@@ -613,7 +627,9 @@ export async function executeTrade(client: ExecuteClient, quote: Quote, options:
  * kept key (the service replays its answer); a transaction whose hash was kept is reported, not
  * sent again. Resolves undefined when there is nothing to resume.
  */
-export async function resumeTrade(client: ExecuteClient, store: TradeStore, options: Omit<ExecuteOptions, 'store' | 'adId'> = {}): Promise<TradeResult | undefined> {
+export async function resumeTrade(
+  client: ExecuteClient, store: TradeStore, options: Omit<ExecuteOptions, 'store' | 'adId'> = {},
+): Promise<TradeResult | undefined> {
   const record = options.key
     ? await store.get(options.key)
     : (await store.list()).filter((candidate) => !candidate.outcome).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))[0];

@@ -19,7 +19,9 @@ export function memoryTradeStore(): TradeStore {
 }
 
 /** A store in a browser's `localStorage` (or any Web Storage), one item per trade under `prefix`. */
-export function localStorageTradeStore(storage: StorageLike = (globalThis as unknown as { localStorage: StorageLike }).localStorage, prefix = 'relayer-trade:'): TradeStore {
+export function localStorageTradeStore(
+  storage: StorageLike = (globalThis as unknown as { localStorage: StorageLike }).localStorage, prefix = 'relayer-trade:',
+): TradeStore {
   if (!storage) throw new Error('no localStorage here: pass a Storage, or use fileTradeStore in Node');
   return {
     get: async (key) => { const text = storage.getItem(prefix + key); return text === null ? undefined : JSON.parse(text) as TradeRecord; },

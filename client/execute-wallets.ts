@@ -36,7 +36,8 @@ export function eip1193Wallet(provider: Eip1193Provider, options: { from?: strin
       return (await provider.request({ method: 'eth_sendTransaction', params: [params] })) as string;
     },
     async estimateGas(tx) {
-      return BigInt((await provider.request({ method: 'eth_estimateGas', params: [{ from: await from(), to: tx.to, data: tx.data, value: hex(tx.value) }] })) as string);
+      const params = [{ from: await from(), to: tx.to, data: tx.data, value: hex(tx.value) }];
+      return BigInt((await provider.request({ method: 'eth_estimateGas', params })) as string);
     },
     async wait(hash, signal) {
       for (;;) {

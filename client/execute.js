@@ -157,7 +157,8 @@ function eip1193Wallet(provider, options = {}) {
       return await provider.request({ method: "eth_sendTransaction", params: [params] });
     },
     async estimateGas(tx) {
-      return BigInt(await provider.request({ method: "eth_estimateGas", params: [{ from: await from(), to: tx.to, data: tx.data, value: hex(tx.value) }] }));
+      const params = [{ from: await from(), to: tx.to, data: tx.data, value: hex(tx.value) }];
+      return BigInt(await provider.request({ method: "eth_estimateGas", params }));
     },
     async wait(hash, signal) {
       for (; ; ) {
@@ -315,7 +316,9 @@ async function send(run, chainId, action, signed, keep) {
   if (chainOf(run, chainId).kind === "EVM") {
     const wallet2 = evmWallet(run, chainId);
     const evm = await import("./evm.js");
-    const call = signed ? evm.evmTransaction(action, signed, { orderParams }) : evm.evmTimeoutTransaction(action, orderParams);
+    const call = signed ? evm.evmTransaction(action, signed, {
+      orderParams
+    }) : evm.evmTimeoutTransaction(action, orderParams);
     const gas = await wallet2.estimateGas(call) * 130n / 100n;
     const hash2 = await wallet2.send({ ...call, gas });
     await keep(hash2);
@@ -325,8 +328,11 @@ async function send(run, chainId, action, signed, keep) {
   const wallet = stellarWallet(run);
   const network = stellarNetwork(run, chainId);
   const [stellar, sdk] = await Promise.all([import("./stellar.js"), import("@stellar/stellar-sdk")]);
-  const unsigned = signed ? await stellar.stellarTransaction(action, signed, wallet.address, network, { orderParams }) : await timeoutTransaction(sdk, stellar, wallet.address, network, orderParams);
-  const tx = sdk.TransactionBuilder.fromXDR(await wallet.signTransaction(unsigned.toXDR(), { networkPassphrase: network.networkPassphrase }), network.networkPassphrase);
+  const unsigned = signed ? await stellar.stellarTransaction(action, signed, wallet.address, network, {
+    orderParams
+  }) : await timeoutTransaction(sdk, stellar, wallet.address, network, orderParams);
+  const signedXdr = await wallet.signTransaction(unsigned.toXDR(), { networkPassphrase: network.networkPassphrase });
+  const tx = sdk.TransactionBuilder.fromXDR(signedXdr, network.networkPassphrase);
   const hash = Array.from(tx.hash(), (byte) => byte.toString(16).padStart(2, "0")).join("");
   await keep(hash);
   await stellar.sendStellarTransaction(tx, network);
@@ -410,7 +416,8 @@ async function unlock(run, side) {
     const orderChain = chainOf(run, order.orderParams.orderChainId);
     const signature = orderChain.kind === "STELLAR" ? await stellarWallet(run).signUnlock(order.orderHash) : await evmWallet(run, orderChain.chainId).signOrderHash(order.orderHash);
     const body = side === "ad" ? { signature, side } : { signature };
-    const signed = answered(await confirmUntilFinal(() => post(run, "/v1/trades/{id}/unlock", run.record.tradeId, body), { signal: run.options.signal, retries: 120 }));
+    const ask = () => post(run, "/v1/trades/{id}/unlock", run.record.tradeId, body);
+    const signed = answered(await confirmUntilFinal(ask, { signal: run.options.signal, retries: 120 }));
     try {
       await send(run, chainId, "unlock", { ...signed, orderParams: signed.orderParams ?? order.orderParams }, async (hash) => {
         run.record.tx[field] = hash;
@@ -475,7 +482,8 @@ async function follow(run) {
   const onAbort = () => stop.abort();
   run.options.signal?.addEventListener("abort", onAbort, { once: true });
   if (run.baseUrl) {
-    void followTrade(record.tradeId, { baseUrl: run.baseUrl, signal: stop.signal, fetch: run.fetch, onEvent: () => run.wake?.() }).catch(() => void 0);
+    const streamFetch = ((input, init) => run.inner(new Request(input, init)));
+    void followTrade(record.tradeId, { baseUrl: run.baseUrl, signal: stop.signal, fetch: streamFetch, onEvent: () => run.wake?.() }).catch(() => void 0);
   }
   let told;
   const waiting = (step) => {
@@ -530,6 +538,7 @@ async function drive(client, record, options) {
     store: options.store,
     record,
     chains: /* @__PURE__ */ new Map(),
+    inner,
     fetch: (request) => {
       baseUrl ?? (baseUrl = request.url.slice(0, request.url.indexOf("/v1/")));
       return retried(request);
