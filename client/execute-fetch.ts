@@ -5,7 +5,7 @@
  * answer is the same request to the service, never a second one.
  */
 import { retryAfterMs } from './flows.js';
-import type { RetryingFetchOptions } from './execute-entry.ts';
+import type { RetryingFetchOptions } from './execute-types.ts';
 
 const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 

@@ -4,7 +4,7 @@
  * it. `resumeTrade` reads it back after a crash. Three stores: in memory, a browser's localStorage,
  * and a JSON file for Node.
  */
-import type { StorageLike, TradeRecord, TradeStore } from './execute-entry.ts';
+import type { StorageLike, TradeRecord, TradeStore } from './execute-types.ts';
 
 const copy = (record: TradeRecord): TradeRecord => JSON.parse(JSON.stringify(record)) as TradeRecord;
 

@@ -5,7 +5,7 @@
  */
 import type { Keypair } from '@stellar/stellar-sdk';
 import type { Eip1193Provider } from './flows.js';
-import type { EthersSignerLike, EvmWallet, FreighterLike, KeypairLike, StellarWallet } from './execute-entry.ts';
+import type { EthersSignerLike, EvmWallet, FreighterLike, KeypairLike, StellarWallet } from './execute-types.ts';
 
 const hex = (value: bigint) => `0x${value.toString(16)}`;
 

@@ -152,6 +152,11 @@ export interface FreighterLike {
         signedMessage: string | Uint8Array | null;
     } | string>;
 }
+/** What `keypairWallet` needs of a stellar-sdk Keypair (spelled out: these declarations import no stellar-sdk). */
+export interface KeypairLike {
+    publicKey(): string;
+    sign(data: Uint8Array): Uint8Array;
+}
 type Schemas = components['schemas'];
 /** A trade as `GET /v1/trades/{id}` answers it. */
 export type Trade = Schemas['Trade'];
@@ -227,11 +232,6 @@ export declare const eip1193Wallet: (provider: Eip1193Provider, options?: {
 export declare const ethersWallet: (signer: EthersSignerLike) => EvmWallet;
 /** A Stellar wallet over Freighter's API. */
 export declare const freighterWallet: (freighter: FreighterLike, address: string) => StellarWallet;
-/** What `keypairWallet` needs of a stellar-sdk Keypair (spelled out: these declarations import no stellar-sdk). */
-export interface KeypairLike {
-    publicKey(): string;
-    sign(data: Uint8Array): Uint8Array;
-}
 /** A Stellar wallet over a stellar-sdk Keypair (a key this code holds: a server-side Bridger, a test). */
 export declare const keypairWallet: (keypair: KeypairLike) => StellarWallet;
 /**
@@ -253,4 +253,3 @@ export declare function executeTrade(client: ExecuteClient, quote: Quote, option
  * sent again. Resolves undefined when there is nothing to resume.
  */
 export declare function resumeTrade(client: ExecuteClient, store: TradeStore, options?: Omit<ExecuteOptions, 'store' | 'adId'>): Promise<TradeResult | undefined>;
-export {};

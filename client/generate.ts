@@ -225,7 +225,25 @@ export async function bundleExecute(): Promise<string> {
   return EXECUTE_HEADER + result.outputFiles[0]!.text;
 }
 
-/** client/execute.d.ts: the declarations of client/execute-entry.ts (its public types spelled out there). */
+const EXECUTE_TYPES = fileURLToPath(new URL('./execute-types.ts', import.meta.url));
+
+/**
+ * client/execute.d.ts: the declarations of client/execute-entry.ts with those of the types its parts
+ * share (client/execute-types.ts) written in, so the file stands alone: the entry's imports and
+ * re-exports of that file give way to its declarations, each other import kept once.
+ */
 export function declareExecute(): string {
-  return declareEntry(EXECUTE_ENTRY, 'client/execute.d.ts', EXECUTE_HEADER, ['./schema.d.ts', './flows.js', './events.js'], ['lib.es2022.d.ts', 'lib.dom.d.ts']);
+  const lib = ['lib.es2022.d.ts', 'lib.dom.d.ts'];
+  const allowed = ['./schema.d.ts', './flows.js', './events.js'];
+  const entry = declareEntry(EXECUTE_ENTRY, 'client/execute.d.ts', '', [...allowed, './execute-types.ts'], lib);
+  const types = declareEntry(EXECUTE_TYPES, 'client/execute.d.ts', '', allowed, lib);
+  // A declaration file's import or re-export statement: one line, or several up to its `from '...';`.
+  const statements = /^(?:import|export) (?:type )?\{[^}]*\} from '[^']+';\n|^import [^\n]* from '[^']+';\n/gm;
+  const imports = new Set<string>();
+  const body = (text: string) => text.replace(statements, (statement) => {
+    if (!statement.includes("'./execute-types.ts'")) imports.add(statement);
+    return '';
+  });
+  const [entryBody, typesBody] = [body(entry), body(types)];
+  return EXECUTE_HEADER + [...imports].join('') + typesBody + entryBody;
 }
