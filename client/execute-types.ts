@@ -3,7 +3,6 @@
  * store and its records, the retrying fetch's options. `npm run client:generate` writes them into
  * client/execute.d.ts beside the entry's own.
  */
-import type { Eip1193Provider } from './flows.js';
 
 /** How `retryingFetch` retries. */
 export interface RetryingFetchOptions {
