@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   INTERNAL: { status: 500, meaning: 'an unexpected failure (a bug), logged with the request id' },
   SERVICE_UNAVAILABLE: { status: 503, meaning: 'a dependency is down; retry after `Retry-After`' },
   DATABASE_UNAVAILABLE: { status: 503, meaning: 'PostgreSQL is unreachable; retry after `Retry-After`' },
+  SIGNING_STOPPED: { status: 503, meaning: 'the operator has stopped signing (an incident): no signed request is issued until it is resumed; retry later' },
   // Idempotency-Key.
   IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'this Idempotency-Key was used for another request in the last 24 h: send a new key' },
   IDEMPOTENCY_KEY_IN_USE: {

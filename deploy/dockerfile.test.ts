@@ -27,9 +27,9 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('builds with dev dependencies and runs a slim image as a numeric non-root user', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:\d+\.\d+\.\d+-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:\d+\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/m);
     // The image runs the Node release the tests run on (scripts/install-node.mjs), Node 24 LTS.
-    expect(dockerfile).toContain(`ARG NODE_IMAGE=node:${NODE_PIN.version}-bookworm-slim`);
+    expect(dockerfile).toContain(`ARG NODE_IMAGE=node:${NODE_PIN.version}-bookworm-slim@sha256:`);
     expect(dockerfile).toMatch(/AS build[\s\S]*npm ci --ignore-scripts[\s\S]*npm prune --omit=dev/);
     expect(finalStage).toMatch(/^USER [1-9]\d*:[1-9]\d*$/m);
     expect(finalStage).toMatch(/^CMD \["api"\]$/m);
@@ -93,7 +93,19 @@ describe('deploy/Dockerfile', () => {
   it('builds the native prover on the Rust version rust-toolchain.toml pins (the one the stand-in copies)', () => {
     const channel = /^channel = "(\d+\.\d+\.\d+)"$/m.exec(readFileSync(path.join(ROOT, 'rust-toolchain.toml'), 'utf8'))?.[1];
     expect(channel).toBeDefined();
-    expect(dockerfile).toContain(`ARG RUST_IMAGE=rust:${channel}-slim-bookworm\n`);
+    expect(dockerfile).toMatch(new RegExp(`^ARG RUST_IMAGE=rust:${channel!.replace(/\./g, '\\.')}-slim-bookworm@sha256:[0-9a-f]{64}$`, 'm'));
+  });
+
+  it('names every base image by tag and digest, and every FROM a pinned base or an earlier stage', () => {
+    const bases = [...dockerfile.matchAll(/^ARG (\w+_IMAGE)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!] as const);
+    expect(bases.map(([name]) => name).sort()).toEqual(['DEBIAN_IMAGE', 'NODE_IMAGE', 'RUST_IMAGE']);
+    for (const [name, reference] of bases) expect(reference, name).toMatch(/^[a-z0-9.\/-]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
+    const stages = new Set<string>();
+    for (const [, from, stage] of dockerfile.matchAll(/^FROM (\S+)(?: AS (\S+))?$/gm)) {
+      const arg = /^\$\{(\w+)\}$/.exec(from!)?.[1];
+      expect(arg ? bases.some(([name]) => name === arg) : stages.has(from!), `FROM ${from}`).toBe(true);
+      if (stage) stages.add(stage);
+    }
   });
 
   it('keeps secrets, local state and tools out of the build context', () => {

@@ -87,7 +87,7 @@ export function announceReady(logger: Pick<Logger, 'info'>, running: Pick<Starte
 /** The configuration of a process of `role` (only the rules of the concerns it uses: config/roles.ts), or exit 78 naming what is wrong. */
 function loadConfigOrExit(role: ProcessRole): Config {
   try {
-    return loadConfig(process.env, role);
+    return loadConfig(undefined, role);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);

@@ -97,6 +97,8 @@ export async function start(
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {
     await relayerSignerReady(parts.signers, logger);
+    // The operator's stop holds from the first request: nothing is served before the switch is read.
+    await parts.signingSwitch.start();
     devnet = await localDevnet?.startLocalDevnet(config, parts.signers.signer, database.knex, logger, { stellarJoin });
     await checkChainVerifiers(provingKey, parts, logger);
     await parts.startOrchestrator(database.url);

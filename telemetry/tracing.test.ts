@@ -7,7 +7,7 @@ import { tracingMiddleware } from './http.ts';
 import { runTracedJob, withTraceContext } from './jobs.ts';
 import { inSpan } from './spans.ts';
 import { tracingBundleOptions, tracingClientInterceptors, tracingWorkerOptions } from './temporal.ts';
-import { currentTracing, startTracing, tracingConfigured } from './tracing.ts';
+import { currentTracing, SERVICE_VERSION, startTracing, traceSampler, tracingConfigured } from './tracing.ts';
 
 describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): nothing registered, every hook passes through', () => {
   afterAll(async () => currentTracing()?.shutdown());
@@ -48,6 +48,34 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): nothing registered, ever
     const inJob = await runTracedJob('trade-prove', data, async () => trace.getSpan(context.active())!.spanContext().traceId);
     expect(inJob).toBe(parentTrace);
     expect(tracingBundleOptions().workflowInterceptorModules).toHaveLength(1);
+    expect(tracing.resource.attributes).toMatchObject({ 'service.name': 'relayer-test', 'service.version': SERVICE_VERSION, 'service.instance.id': expect.any(String) });
+    expect(SERVICE_VERSION).toMatch(/^\d+\.\d+\.\d+/);
+
+    // A public caller's traceparent decides nothing: not the trace, not sampling (sampled or not); it is a link.
+    const app = express();
+    app.use(tracingMiddleware());
+    app.get('/x', (_req, res) => {
+      const span = trace.getSpan(context.active())!;
+      res.json({ traceId: span.spanContext().traceId, sampled: span.spanContext().traceFlags & 1, recording: span.isRecording(), links: (span as any).links });
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`;
+    const callerTrace = '0af7651916cd43dd8448eb211c80319c';
+    for (const flags of ['00', '01']) {
+      const seen = await (await fetch(url, { headers: { traceparent: `00-${callerTrace}-b7ad6b7169203331-${flags}` } })).json();
+      expect(seen.traceId, `flags ${flags}`).not.toBe(callerTrace);
+      expect({ sampled: seen.sampled, recording: seen.recording }, `flags ${flags}`).toEqual({ sampled: 1, recording: true });
+      expect(seen.links, `flags ${flags}`).toEqual([expect.objectContaining({ context: expect.objectContaining({ traceId: callerTrace }) })]);
+    }
+    const plain = await (await fetch(url)).json();
+    expect(plain.links).toEqual([]);
+    server.close();
+
+    // The sampler: roots at OTEL_TRACES_SAMPLER_ARG, children follow their parent; a bad ratio is named.
+    expect(() => traceSampler({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toThrow(/OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, received '1.5'/);
+    expect(traceSampler({ OTEL_TRACES_SAMPLER_ARG: '0.25' }).toString()).toMatch(/ParentBased\{root=TraceIdRatioBased\{0\.25\}/);
+
     // The spans go to the endpoint given (not the exporter's default localhost:4318).
     await tracing.flush();
     expect(exports).toContain('/v1/traces');

@@ -3,7 +3,28 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+/** The release (package.json `version`): the resource's service.version, so a trace names what ran. */
+export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * The sampler, set here rather than left to the SDK's environment defaults: a trace's root (an API
+ * request, a timer, a job with no parent: telemetry/http.ts makes every API request a root) is sampled
+ * with probability OTEL_TRACES_SAMPLER_ARG (0 to 1, default 1: every trace); a span with a parent
+ * follows it, so a trace is whole across api, worker and prover. Parents only ever come from our own
+ * processes (Temporal headers, job data), never from a public caller.
+ */
+export function traceSampler(env: NodeJS.ProcessEnv = process.env): Sampler {
+  const given = env.OTEL_TRACES_SAMPLER_ARG;
+  const ratio = given === undefined || given === '' ? 1 : Number(given);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) throw new Error(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, received '${given}'`);
+  return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+}
 
 /** The tracer name every span of ours is made by (the instrumentation scope in a backend). */
 export const TRACER_NAME = 'relayer';
@@ -42,11 +63,15 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   if (current) return current;
   if (!tracingConfigured(env)) return undefined;
   const name = env.OTEL_SERVICE_NAME || serviceName;
-  const resource = new Resource({ 'service.name': name, 'service.namespace': 'relayer' });
+  const resource = new Resource({
+    'service.name': name, 'service.namespace': 'relayer', 'service.version': SERVICE_VERSION,
+    // The pod's name on Kubernetes (its hostname), the machine's elsewhere: which replica made a span.
+    'service.instance.id': hostname(),
+  });
   // The URL from `env` (the exporter itself would read process.env): the traces endpoint as given, or the base endpoint's /v1/traces.
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${env.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`;
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  const provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor], sampler: traceSampler(env) });
   provider.register({ contextManager: new AsyncLocalStorageContextManager(), propagator: new W3CTraceContextPropagator() });
   current = {
     serviceName: name,

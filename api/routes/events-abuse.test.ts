@@ -168,7 +168,7 @@ describe('event stream slots', () => {
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await refused.json()).toEqual({
-      statusCode: 503, error: 'Service Unavailable', message: 'this API process serves its maximum of 2 event streams; retry later', code: 'SERVICE_UNAVAILABLE',
+      statusCode: 503, error: 'Service Unavailable', message: 'this API process serves its maximum of 2 event streams; retry later', code: 'SERVICE_UNAVAILABLE', retryable: true,
     });
     open[0]!.abort();
     await expect.poll(async () => {

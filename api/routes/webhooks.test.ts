@@ -285,7 +285,7 @@ describe('Idempotency-Keys per user (MAX_IDEMPOTENCY_KEYS_PER_USER, 1,000 by def
     const over = await withKey(enable, {}, owner.token, 'key-1001');
     expect(over.status).toBe(429);
     expect(over.body).toEqual({
-      statusCode: 429, error: 'Too Many Requests', code: 'IDEMPOTENCY_KEYS_EXHAUSTED',
+      statusCode: 429, error: 'Too Many Requests', code: 'IDEMPOTENCY_KEYS_EXHAUSTED', retryable: true,
       message: expect.stringMatching(/^Idempotency-Key: you hold 1000 keys of the last 24 hours/),
     });
     const retryAfter = Number(over.headers.get('retry-after'));

@@ -28,6 +28,7 @@ export const ERROR_SENTENCES: Readonly<Record<ErrorCode, string>> = {
   INTERNAL: 'Something went wrong on the service. Try again later.',
   SERVICE_UNAVAILABLE: 'The service is briefly unavailable. Try again in a moment.',
   DATABASE_UNAVAILABLE: 'The service is briefly unavailable. Try again in a moment.',
+  SIGNING_STOPPED: 'The service has paused new on-chain requests for maintenance. Trades under way continue; try again later.',
   IDEMPOTENCY_KEY_REUSED: 'This request was already sent with other content. Start it again.',
   IDEMPOTENCY_KEY_IN_USE: 'The same request is still being processed. Wait a moment.',
   IDEMPOTENCY_KEYS_EXHAUSTED: 'Too many requests of this account in the last day: try again later.',

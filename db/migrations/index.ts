@@ -22,6 +22,7 @@ import * as eventStreamTickets from './20261126_5201_event_stream_tickets.ts';
 import * as chainPublicRpcUrl from './20261127_2901_chain_public_rpc_url.ts';
 import * as chainRpcProviders from './20261129_4101_chain_rpc_providers.ts';
 import * as tradeFollowUps from './20261127_3410_trade_follow_ups.ts';
+import * as operatorControls from './20261129_4301_operator_controls.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -51,6 +52,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127_2901_chain_public_rpc_url': chainPublicRpcUrl,
   '20261127_3410_trade_follow_ups': tradeFollowUps,
   '20261129_4101_chain_rpc_providers': chainRpcProviders,
+  '20261129_4301_operator_controls': operatorControls,
 };
 
 /**

@@ -1,4 +1,5 @@
 import { scoped, type Dashboard, type Panel } from './model.ts';
+import { sloDashboard } from './slo-dashboard.ts';
 
 /**
  * The relayer's dashboards. Metrics and where they come from (deploy/README.md "Signals"):
@@ -206,18 +207,25 @@ export const tradesDashboard: Dashboard = {
         },
         {
           title: 'Settlement: outcomes of deposited trades',
-          description: 'Deposited trades that ended per hour: settled, expired_unlocked (no lock in the window), expired_released (the lock released unpaid).',
+          description: 'Deposited trades that ended per hour: settled, expired_unlocked (no lock in the window), expired_released ' +
+            '(the lock released unpaid), each expiry by cause: service (no proof ready), counterparty (the proof was ready).',
           unit: 'short',
-          queries: [{ expr: `sum by (outcome) (increase(${scoped('relayer_trade_outcomes_total')}[1h]))`, legend: '{{outcome}}' }],
+          queries: [{ expr: `sum by (outcome, cause) (increase(${scoped('relayer_trade_outcomes_total')}[1h]))`, legend: '{{outcome}} {{cause}}' }],
         },
         {
           title: 'Proof latency and settlement SLOs: error ratios',
-          description: 'Over 1 h: proofs later than 60 s (budget 1 %) and deposited trades not settled (budget 1 ' +
-            '%), recording rules by namespace (alerts ProofLatencyBudgetBurn*, SettlementBudgetBurn*).',
+          description: 'Over 1 h: deposits whose proof was not ready within 60 s (budget 1 %) and deposited trades expired ' +
+            'for want of their proof (budget 1 %), recording rules by namespace (alerts ProofLatencyBudgetBurn*, SettlementBudgetBurn*).',
           unit: 'percentunit',
           queries: [
-            { expr: 'max by (namespace) (relayer:slo_proof_latency:error_ratio_rate1h{namespace=~"$namespace"})', legend: 'proofs over 60 s {{namespace}}' },
-            { expr: 'max by (namespace) (relayer:slo_settlement:error_ratio_rate1h{namespace=~"$namespace"})', legend: 'not settled {{namespace}}' },
+            {
+              expr: 'max by (namespace) (relayer:slo_proof_latency:error_ratio_rate1h{namespace=~"$namespace"})',
+              legend: 'deposits without a proof in 60 s {{namespace}}',
+            },
+            {
+              expr: 'max by (namespace) (relayer:slo_settlement:error_ratio_rate1h{namespace=~"$namespace"})',
+              legend: 'expired for want of the proof {{namespace}}',
+            },
           ],
         },
       ],
@@ -333,4 +341,4 @@ export const tradesDashboard: Dashboard = {
   ],
 };
 
-export const dashboards: Dashboard[] = [apiDashboard, tradesDashboard];
+export const dashboards: Dashboard[] = [apiDashboard, tradesDashboard, sloDashboard];

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTool } from '../../test/support/deploy-tools.ts';
@@ -8,6 +10,7 @@ import { podMonitorProblems, prometheusRuleProblems, scaledObjectProblems, trigg
 import { prometheusRuleText } from '../prometheus/build.ts';
 import { configSettings as knownSettings } from '../../test/support/known-names.ts';
 import { loadConfig } from '../../config/config.ts';
+import { resolveSecrets } from '../../config/secrets.ts';
 import { temporalConnectOptions } from '../../workflows/temporal/connection-options.ts';
 
 /**
@@ -52,12 +55,17 @@ describe.each(overlays)('%s', (overlay) => {
       expect(pod.automountServiceAccountToken).toBe(false);
       for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
         const where = `${workload.metadata.name}/${container.name}`;
-        expect(container.image, where).toMatch(/^registry\.example\.com\/relayer\/relayer:\d+\.\d+\.\d+$/);
+        // By digest: a tag can be moved under a running Deployment, a digest cannot.
+        expect(container.image, where).toMatch(/^registry\.example\.com\/relayer\/relayer@sha256:[0-9a-f]{64}$/);
         expect(container.securityContext, where).toMatchObject({
           allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] },
         });
-        // The only writable place (npm and tsx caches) is an emptyDir on /tmp.
-        expect(container.volumeMounts, where).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+        // The only writable place (npm and tsx caches) is an emptyDir on /tmp; the api also reads the HSM's
+        // library and PIN (components/pkcs11-signer), read-only.
+        const hsm = workload.metadata.name === 'relayer-api'
+          ? [{ name: 'pkcs11-module', mountPath: '/opt/pkcs11', readOnly: true }, { name: 'pkcs11-pin', mountPath: '/etc/pkcs11-pin', readOnly: true }]
+          : [];
+        expect(container.volumeMounts, where).toEqual([{ name: 'tmp', mountPath: '/tmp' }, ...hsm]);
         expect(pod.volumes.find((v: any) => v.name === 'tmp'), where).toMatchObject({ emptyDir: {} });
       }
     }
@@ -122,8 +130,8 @@ describe.each(overlays)('%s', (overlay) => {
     for (const key of Object.keys(configMaps[0]!.data!)) expect(key).not.toMatch(/SECRET|PRIVATE_KEY|PASSWORD|DATABASE_URL/);
   });
 
-  it('mounts in each workload only its own role\'s Secret, and no signing, SEP-10 or JWT key outside the api', () => {
-    const signingKeys = ['JWT_SECRET', 'RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET', 'SEP10_SIGNING_SECRET'];
+  it('mounts in each workload only its own role\'s Secret, and no SEP-10 or JWT key outside the api', () => {
+    const signingKeys = ['JWT_SECRET', 'SEP10_SIGNING_SECRET'];
     const all = workloads(objects());
     expect(all.map((w) => w.metadata.name).sort()).toEqual(['relayer-api', 'relayer-migrate', 'relayer-prover', 'relayer-worker']);
     for (const workload of all) {
@@ -139,6 +147,43 @@ describe.each(overlays)('%s', (overlay) => {
         else expect(held, `${workload.metadata.name} ${key}`).toBeUndefined();
       }
     }
+  });
+
+  it('signs with the HSM: RELAYER_SIGNER=pkcs11, no RELAYER_SIGNER_ALLOW_ENV, no raw relayer key anywhere, the PIN a file from the api\'s Secret', () => {
+    const config = objects().find((o) => o.kind === 'ConfigMap')!.data!;
+    expect(config.RELAYER_SIGNER).toBe('pkcs11');
+    expect(config).not.toHaveProperty('RELAYER_SIGNER_ALLOW_ENV');
+    expect(config).not.toHaveProperty('PKCS11_PIN');
+    // Not a key, not a reference to one: the names of the raw keys appear nowhere in what is applied.
+    const text = JSON.stringify(objects());
+    for (const key of ['RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET', 'RELAYER_EVM_PREVIOUS_PRIVATE_KEY', 'RELAYER_STELLAR_PREVIOUS_SECRET', 'RELAYER_SIGNER_ALLOW_ENV']) {
+      expect(text, key).not.toContain(key);
+    }
+    const api = named(objects(), 'Deployment', 'relayer-api')!.spec.template.spec;
+    expect(api.volumes).toContainEqual({ name: 'pkcs11-pin', secret: { secretName: 'relayer-api-secrets', items: [{ key: 'PKCS11_PIN', path: 'pin' }], defaultMode: 0o440 } });
+    expect(config.PKCS11_PIN_FILE).toBe('/etc/pkcs11-pin/pin');
+    // The token's library: an image volume pinned by digest, at the path PKCS11_MODULE names.
+    const module = api.volumes.find((v: any) => v.name === 'pkcs11-module');
+    expect(module.image.reference).toMatch(/^[\w.\/-]+@sha256:[0-9a-f]{64}$/);
+    expect(config.PKCS11_MODULE).toMatch(/^\/opt\/pkcs11\//);
+    for (const name of ['relayer-worker', 'relayer-prover']) {
+      expect(JSON.stringify(named(objects(), 'Deployment', name)), name).not.toMatch(/pkcs11/i);
+    }
+    expect(JSON.stringify(named(objects(), 'Job', 'relayer-migrate'))).not.toMatch(/pkcs11/i);
+    // The api starts on this configuration (config.ts): every PKCS11_* setting present, one PIN source.
+    const pinDir = mkdtempSync(path.join(scratch, 'pin-'));
+    const apiEnv: Record<string, string> = { ...config, PKCS11_PIN_FILE: path.join(pinDir, 'pin') };
+    writeFileSync(apiEnv.PKCS11_PIN_FILE!, '1234\n');
+    // What relayer-api-secrets holds besides the PIN, in the formats config.ts checks (fixed values).
+    const secretValues: Record<string, string> = {
+      DATABASE_URL: 'postgres://relayer@postgres:5432/relayer',
+      JWT_SECRET: createHash('sha256').update('k8s.test jwt').digest('hex'),
+      SEP10_SIGNING_SECRET: Keypair.fromRawEd25519Seed(createHash('sha256').update('k8s.test sep10').digest()).secret(),
+    };
+    for (const entry of api.containers[0].env as { name: string; value?: string }[]) apiEnv[entry.name] = entry.value ?? secretValues[entry.name]!;
+    const settings = loadConfig(apiEnv);
+    expect(settings.RELAYER_SIGNER).toBe('pkcs11');
+    expect(resolveSecrets(settings, 'api').pkcs11Pin).toBe('1234');
   });
 
   it('checks the api\'s liveness on /live of its metrics port, which touches no database (api/database-outage.test.ts sees it 200 with PostgreSQL stopped)', () => {
@@ -319,6 +364,30 @@ function renderWithComponent(component: string): K8sObject[] {
   return render(dir);
 }
 
+describe('the signer components', () => {
+  it('env-signer (staging without an HSM) gives only the api the raw keys from its Secret and says so with RELAYER_SIGNER_ALLOW_ENV', () => {
+    const dir = mkdtempSync(path.join(scratch, 'staging-'));
+    const relative = (to: string) => path.relative(dir, path.resolve(to));
+    writeFileSync(path.join(dir, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', namespace: 'relayer-staging',
+      resources: [relative('deploy/k8s/base')], components: [relative('deploy/k8s/components/env-signer')],
+    }));
+    const objects = render(dir);
+    expect(objects.find((o) => o.kind === 'ConfigMap')!.data).toMatchObject({ RELAYER_SIGNER: 'env', RELAYER_SIGNER_ALLOW_ENV: 'true' });
+    const env = named(objects, 'Deployment', 'relayer-api')!.spec.template.spec.containers[0].env;
+    for (const key of ['RELAYER_EVM_PRIVATE_KEY', 'RELAYER_STELLAR_SECRET']) {
+      expect(env, key).toContainEqual({ name: key, valueFrom: { secretKeyRef: { name: 'relayer-api-secrets', key } } });
+      for (const name of ['relayer-worker', 'relayer-prover']) expect(JSON.stringify(named(objects, 'Deployment', name)), name).not.toContain(key);
+    }
+  });
+
+  it('the base alone picks no signer, so production refuses to start the api until an overlay does', () => {
+    const config = rendered.get('deploy/k8s/base')!.find((o) => o.kind === 'ConfigMap')!.data!;
+    expect(config).not.toHaveProperty('RELAYER_SIGNER');
+    expect(() => loadConfig({ ...config, JWT_SECRET: 'x'.repeat(40) })).toThrow(/RELAYER_SIGNER: is env/);
+  });
+});
+
 describe('Temporal over TLS or with an API key (deploy/k8s/components)', () => {
   const temporalPods = ['relayer-api', 'relayer-worker', 'relayer-prover'];
 
@@ -358,6 +427,34 @@ describe('Temporal over TLS or with an API key (deploy/k8s/components)', () => {
     const auth = named(objects, 'TriggerAuthentication', 'relayer-temporal')!;
     expect(auth.spec.secretTargetRef).toEqual([{ parameter: 'apiKey', name: 'relayer-temporal-api-key', key: 'apiKey' }]);
     expect(triggerAuthenticationProblems(auth)).toEqual([]);
+    expect(strictProblems(builtIn(objects))).toEqual([]);
+  });
+
+  it('temporal-api-key opens egress to Temporal Cloud (public addresses, TCP 7233) for exactly the Temporal clients, and nothing else', () => {
+    const objects = renderWithComponent('temporal-api-key');
+    const added = objects.filter((o) => o.kind === 'NetworkPolicy' && !rendered.get('deploy/k8s/overlays/production')!.some((p) => p.kind === 'NetworkPolicy' && p.metadata.name === o.metadata.name));
+    expect(added.map((p) => p.metadata.name)).toEqual(['relayer-temporal-cloud']);
+    const [cloud] = added;
+    expect(cloud!.spec.podSelector.matchExpressions[0].values).toEqual(temporalPods);
+    expect(cloud!.spec.egress).toEqual([{
+      to: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16'] } }],
+      ports: [{ protocol: 'TCP', port: 7233 }],
+    }]);
+    expect(strictProblems(builtIn(added))).toEqual([]);
+  });
+
+  it('otlp sets the collector endpoint for every process and opens exactly its port (TCP 4318) into namespace monitoring', () => {
+    const objects = renderWithComponent('otlp');
+    const config = objects.find((o) => o.kind === 'ConfigMap')!.data!;
+    expect(config.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector.monitoring.svc.cluster.local:4318');
+    // The overlay's own settings survive the component's merge.
+    expect(config).toMatchObject({ TEMPORAL_NAMESPACE: 'relayer', RELAYER_SIGNER: 'pkcs11' });
+    const otlp = named(objects, 'NetworkPolicy', 'relayer-otlp')!;
+    expect(otlp.spec.podSelector.matchExpressions[0].values).toEqual(temporalPods);
+    expect(otlp.spec.egress).toEqual([{
+      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ protocol: 'TCP', port: 4318 }],
+    }]);
+    expect(new URL(config.OTEL_EXPORTER_OTLP_ENDPOINT!).port).toBe('4318');
     expect(strictProblems(builtIn(objects))).toEqual([]);
   });
 

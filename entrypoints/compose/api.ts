@@ -6,6 +6,7 @@ import type { AuditReport } from '../../audit/audit.ts';
 import { createAuthPurger, type AuthPurger } from '../../auth/purge.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
 import type { Chains } from '../../chains/chains.ts';
+import { createSigningSwitch, stoppableSigner, type SigningSwitch } from '../../operator/signing-switch.ts';
 import type { Config } from '../../config/config.ts';
 import type { Secrets } from '../../config/secrets.ts';
 import { MerkleTreeStore } from '../../prover/merkle/store.ts';
@@ -27,7 +28,10 @@ import { adsUseCase, authUseCase, once, tradeStarts, tradesUseCase, webhooksUseC
 export interface ApiParts extends AppDeps, ChainReaders {
   /** Only the API's secrets: the relayer keys (or the token's PIN), the JWT and SEP-10 keys (config/secrets.ts). */
   secrets: Secrets;
+  /** The relayer's signer, refusing every signature while the operator has signing stopped (`signingSwitch`). */
   signers: RelayerSigners;
+  /** The operator's stop-signing switch as this process reads it (operator/signing-switch.ts); started before serving. */
+  signingSwitch: SigningSwitch;
   merkleStore: MerkleTreeStore;
   /** One run of the books audit; scheduled here only on the embedded runner (BOOKS_AUDIT_CRON). */
   runAudit(): Promise<AuditReport>;
@@ -59,7 +63,9 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const { role, secrets } = options;
   const eventHub = new PushedEventHub(knex, logger);
   const telemetry = startTelemetry(config, role, knex, () => eventHub.size);
-  const signers = relayerSigners(config, role, secrets);
+  const signingSwitch = createSigningSwitch(knex, logger);
+  const held = relayerSigners(config, role, secrets);
+  const signers: RelayerSigners = { ...held, signer: stoppableSigner(held.signer, signingSwitch.stopped) };
   const chains = chainReaders(knex, { registry: telemetry.registry, logger, config }, options.gateChains);
   const merkleStore = new MerkleTreeStore(knex);
   const pool = lazyProverPool(config, telemetry.registry, logger);
@@ -77,7 +83,8 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const ads = once(() => adsUseCase(config, knex, chains, signers));
   const webhooks = once(() => webhooksUseCase(config, knex));
   return {
-    config, logger, knex, secrets, signers, ...chains, merkleStore, eventHub, authPurger, runAudit, healthDetails: options.healthDetails,
+    config, logger, knex, secrets, signers, signingSwitch, ...chains, merkleStore, eventHub, authPurger, runAudit,
+    healthDetails: options.healthDetails,
     metrics: telemetry.registry,
     get auth() {
       return auth();
@@ -103,6 +110,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
       await starts.stop();
       await orchestrator.close();
       await pool.close();
+      signingSwitch.close();
       await signers.signer.close();
       await telemetry.close();
     },

@@ -189,7 +189,7 @@ describe('per-user limits on ad requests', () => {
     const refused = responses.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(TTL);
     expect(await refused.json()).toEqual({
-      statusCode: 429, error: 'Too Many Requests', code: 'AD_REQUEST_LIMIT',
+      statusCode: 429, error: 'Too Many Requests', code: 'AD_REQUEST_LIMIT', retryable: true,
       message: expect.stringMatching(/^too many pending ads: 20 of yours await their create confirmation \(MAX_PENDING_ADS_PER_USER is 20\)/),
     });
     // Nothing was recorded for the refused ones.
@@ -210,7 +210,7 @@ describe('per-user limits on ad requests', () => {
     expect(funds.filter((r) => r.status === 200)).toHaveLength(50 - before);
     expect(funds.filter((r) => r.status === 429)).toHaveLength(10);
     expect(funds.find((r) => r.status === 429)!.body).toEqual({
-      statusCode: 429, error: 'Too Many Requests', code: 'AD_REQUEST_LIMIT',
+      statusCode: 429, error: 'Too Many Requests', code: 'AD_REQUEST_LIMIT', retryable: true,
       message: expect.stringMatching(/^too many open ad requests: 50 of yours are unconfirmed \(MAX_OPEN_AD_REQUESTS_PER_USER is 50\)/),
     });
     expect(await open()).toBe(50);

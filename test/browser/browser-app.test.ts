@@ -177,14 +177,16 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     await screenshot(maker, 'maker');
     await screenshot(page, 'bridge');
     await page.reload();
-    await expect.poll(() => page.locator('[data-field=trade-id]').textContent(), { timeout: 30_000 }).toBe(tradeId);
+    await pageReady(page);
+    await expect.poll(() => page.locator('[data-field=trade-id]').textContent(), { timeout: 30_000, message: 'the reloaded page following the trade the address names' }).toBe(tradeId);
     const orderHash = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body.orderHash;
     await page.goto(`${service.url}/app/#/bridge`);
     await page.evaluate(() => localStorage.removeItem('relayer.trade'));
     await page.reload();
+    await pageReady(page);
     await page.fill('#trade-lookup', orderHash);
     await page.getByRole('button', { name: 'Find' }).click();
-    await expect.poll(() => page.locator('[data-field=trade-id]').textContent(), { timeout: 30_000 }).toBe(tradeId);
+    await expect.poll(() => page.locator('[data-field=trade-id]').textContent(), { timeout: 30_000, message: 'the trade found by its order hash' }).toBe(tradeId);
   }, 900_000);
 
   it('loses nothing to a reload between a transaction and its confirmation: the page confirms it when it loads again', async () => {

@@ -7,7 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corsPolicy } from '../../api/middleware/cors.ts';
 import { freeLoopbackPort } from '../../entrypoints/free-port.ts';
-import { launchBrowser, type TestBrowser } from '../support/browser.ts';
+import { launchBrowser, waitForPage, type TestBrowser } from '../support/browser.ts';
 import { insertAd, insertRouteWithChains } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -52,7 +52,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   ({ context, page } = browser);
   await page.goto(`${site.origin}/`);
-  await expect.poll(() => page.evaluate(() => typeof (globalThis as any).ethers), { timeout: 30_000, message: 'the dApp page loading ethers' }).toBe('object');
+  await waitForPage(page, () => typeof (globalThis as any).ethers === 'object', 'the dApp page loading ethers');
 });
 
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushedEventData } from '../../domain/index.ts';
 import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
 import { freeLoopbackPort } from '../../entrypoints/free-port.ts';
-import { launchBrowser, type TestBrowser } from '../support/browser.ts';
+import { launchBrowser, waitForPage, type TestBrowser } from '../support/browser.ts';
 import { insertAd, insertRouteWithChains, insertTrade, type RouteFixture } from '../support/fixtures.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
@@ -51,7 +51,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(port, '127.0.0.1', resolve));
   browser = await launchBrowser();
   await browser.page.goto(`http://127.0.0.1:${port}/`);
-  await expect.poll(() => browser.page.evaluate(() => typeof (globalThis as any).relayerEvents), { timeout: 30_000, message: 'the dApp page loading the client\'s events.js' }).toBe('object');
+  await waitForPage(browser.page, () => typeof (globalThis as any).relayerEvents === 'object', 'the dApp page loading the client\'s events.js');
 }, 120_000);
 
 afterAll(async () => {
@@ -126,7 +126,7 @@ describe('the user stream in headless Chromium, from another origin', () => {
     // One ticket spent per stream opened (EventSource's own retry with the spent one was refused).
     expect(Number((await knex('event_stream_tickets').whereNotNull('used_at').count('* as count'))[0]!.count)).toBe(opens.length);
     await browser.page.evaluate(() => location.reload());
-    await expect.poll(() => browser.page.evaluate(() => typeof (globalThis as any).relayerEvents), { timeout: 30_000, message: 'the dApp page loading the client\'s events.js' }).toBe('object');
+    await waitForPage(browser.page, () => typeof (globalThis as any).relayerEvents === 'object', 'the dApp page loading the client\'s events.js');
   }, 60_000);
 
   it('followEvents (the client package) does it on its own: a ticket per connection, resume after a drop, a refreshed token on reconnect', async () => {

@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { waitForPage } from './browser.ts';
 
 /**
  * What the browser tests read of the page at /app (app/): its status line and its ready mark, each
@@ -29,6 +30,5 @@ export async function saysDone(page: Page, action: string, timeout = 60_000): Pr
 
 /** Waits until the page has loaded the service's chains and routes and resumed what a reload left (its `data-ready` mark). */
 export async function pageReady(page: Page, timeout = 60_000): Promise<void> {
-  await expect.poll(() => page.evaluate(() => document.documentElement.dataset.ready === 'true'), { timeout, message: 'waiting for the page at /app to be ready (html[data-ready])' })
-    .toBe(true);
+  await waitForPage(page, () => document.documentElement.dataset.ready === 'true', 'the page at /app to be ready (html[data-ready])', timeout);
 }

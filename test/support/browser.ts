@@ -17,6 +17,18 @@ export interface TestBrowser {
 }
 
 /**
+ * Waits until `predicate` holds in `page`; when it gives up, the error says `what` it waited for
+ * (usable in a beforeAll too, where vitest's expect.poll is not).
+ */
+export async function waitForPage(page: Page, predicate: () => boolean, what: string, timeout = 30_000): Promise<void> {
+  try {
+    await page.waitForFunction(predicate, undefined, { timeout });
+  } catch (error) {
+    throw new Error(`gave up after ${timeout} ms waiting for ${what}`, { cause: error });
+  }
+}
+
+/**
  * Debian's chromium (installed by scripts/install-browser.mjs from the test setup), headless, with a
  * fresh profile of its own (--user-data-dir), as a stock browser a user opens.
  */

@@ -65,11 +65,17 @@ describe('deposit-to-proof seconds', () => {
 });
 
 describe('trade outcomes (the settlement SLO)', () => {
-  const state = (status: 'LOCKED' | 'SETTLED' | 'EXPIRED'): AppliedEvent => ({
-    state: { status, proof: 'ready', bridgerClaimed: status === 'SETTLED', adCreatorClaimed: status === 'SETTLED' }, followUps: [], duplicate: false,
+  const state = (status: 'LOCKED' | 'SETTLED' | 'EXPIRED', proof: 'ready' | 'running' = 'ready'): AppliedEvent => ({
+    state: { status, proof, bridgerClaimed: status === 'SETTLED', adCreatorClaimed: status === 'SETTLED' }, followUps: [], duplicate: false,
   });
-  const outcomes = async (registry: Registry) =>
-    Object.fromEntries((await registry.getSingleMetric('relayer_trade_outcomes_total')!.get()).values.map((v) => [v.labels.outcome, v.value]));
+  /** Outcome totals summed over causes. */
+  const outcomes = async (registry: Registry) => {
+    const totals: Record<string, number> = {};
+    for (const v of (await registry.getSingleMetric('relayer_trade_outcomes_total')!.get()).values) totals[v.labels.outcome!] = (totals[v.labels.outcome!] ?? 0) + v.value;
+    return totals;
+  };
+  const byCause = async (registry: Registry) =>
+    Object.fromEntries((await registry.getSingleMetric('relayer_trade_outcomes_total')!.get()).values.map((v) => [`${v.labels.outcome}/${v.labels.cause}`, v.value]));
 
   it('count a deposited trade once when it settles or expires after its deposit; nothing for a reservation that expired undeposited or a repeat', async () => {
     const registry = new Registry();
@@ -83,6 +89,19 @@ describe('trade outcomes (the settlement SLO)', () => {
     await metrics.observe('t4', state('EXPIRED'), { type: 'RESERVATION_EXPIRED' });
     expect(await outcomes(registry)).toEqual({ settled: 1, expired_unlocked: 1, expired_released: 1 });
   });
+
+  it('owes an expiry to the service when the proof was not ready, to the counterparty when it was (a Maker who never locked)', async () => {
+    const registry = new Registry();
+    const metrics = tradeMetrics(registry, db.knex);
+    await metrics.observe('t1', state('EXPIRED', 'running'), { type: 'LOCK_WINDOW_CLOSED' });
+    await metrics.observe('t2', state('EXPIRED'), { type: 'LOCK_WINDOW_CLOSED' });
+    await metrics.observe('t3', state('EXPIRED'), { type: 'LOCK_WINDOW_CLOSED' });
+    await metrics.observe('t4', state('EXPIRED', 'running'), { type: 'LOCK_RELEASED' });
+    await metrics.observe('t5', state('SETTLED'), { type: 'UNLOCK_CONFIRMED', side: 'order' });
+    expect(await byCause(registry)).toEqual({
+      'settled/none': 1, 'expired_unlocked/service': 1, 'expired_unlocked/counterparty': 2, 'expired_released/service': 1, 'expired_released/counterparty': 0,
+    });
+  });
 });
 
 describe('a scrape of the event metrics', () => {
@@ -93,7 +112,9 @@ describe('a scrape of the event metrics', () => {
     const began = performance.now();
     const text = await registry.metrics();
     expect(performance.now() - began).toBeLessThan(100);
-    expect(text).toContain('relayer_trade_outcomes_total{outcome="settled"} 0');
+    expect(text).toContain('relayer_trade_outcomes_total{outcome="settled",cause="none"} 0');
+    // Deposits are counted from 0, so the proof SLI's increase() sees the first one.
+    expect(text).toContain('relayer_trade_events_total{event="DEPOSIT_CONFIRMED"} 0');
     expect(text).not.toMatch(/^relayer_trades\{/m);
   });
 });

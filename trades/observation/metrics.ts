@@ -9,6 +9,13 @@ import type { StartedBy } from '../start-reconciler.ts';
 export const TRADE_OUTCOMES = ['settled', 'expired_unlocked', 'expired_released'] as const;
 
 /**
+ * Who an expiry is owed to: `service` when the trade expired without its proof ready (the service did not
+ * do its part, and nobody could unlock), `counterparty` when the proof was ready (a Maker who never locked,
+ * an unlock nobody submitted). The settlement SLO pages on the first only. A settled trade's is `none`.
+ */
+export const OUTCOME_CAUSES = ['none', 'service', 'counterparty'] as const;
+
+/**
  * The trade lifecycle's event-driven metrics: applied lifecycle events by type, how deposited
  * trades ended (the settlement SLO), deposit-confirm-to-proof-ready seconds; the faults: lifecycle
  * starts by who made them and their outcome, timers the embedded runner armed again. None reads
@@ -41,6 +48,9 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
     labelNames: ['event'] as const,
     registers: [registry],
   });
+  // From the first scrape at 0: the proof SLI counts over deposits (increase() of this series), and a
+  // series born at 1 would lose its first deposit.
+  events.inc({ event: 'DEPOSIT_CONFIRMED' }, 0);
   const starts = new Counter({
     name: 'relayer_trade_starts_total',
     help: "Attempts to start a trade's lifecycle, by who made it (request, confirm, reconciler) and outcome (started, failed)",
@@ -62,11 +72,15 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
   const outcomes = new Counter({
     name: 'relayer_trade_outcomes_total',
     help: 'Deposited trades that ended, by outcome: settled (both unlocks confirmed), expired_unlocked (the lock ' +
-      'window closed with no lock), expired_released (the lock released unpaid)',
-    labelNames: ['outcome'] as const,
+      'window closed with no lock), expired_released (the lock released unpaid); and cause of an expiry: service ' +
+      '(the proof was not ready), counterparty (it was), none (settled)',
+    labelNames: ['outcome', 'cause'] as const,
     registers: [registry],
   });
-  for (const outcome of TRADE_OUTCOMES) outcomes.inc({ outcome }, 0);
+  outcomes.inc({ outcome: 'settled', cause: 'none' }, 0);
+  for (const outcome of TRADE_OUTCOMES.slice(1)) {
+    for (const cause of ['service', 'counterparty'] as const) outcomes.inc({ outcome, cause }, 0);
+  }
   return {
     startAttempted(by, outcome) {
       starts.inc({ by, outcome });
@@ -79,7 +93,7 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
       const type = (applied.appliedAs ?? event).type;
       events.inc({ event: type });
       const outcome = outcomeOf(type, applied);
-      if (outcome) outcomes.inc({ outcome });
+      if (outcome) outcomes.inc({ outcome, cause: causeOf(outcome, applied) });
       if (event.type !== 'PROOF_READY') return;
       const seconds = await secondsSinceDeposit(knex, tradeId);
       if (seconds !== undefined) depositToProof.observe(seconds);
@@ -98,4 +112,10 @@ function outcomeOf(type: TradeEvent['type'], applied: AppliedEvent): (typeof TRA
   if (type === 'LOCK_WINDOW_CLOSED' && applied.state.status === 'EXPIRED') return 'expired_unlocked';
   if (type === 'LOCK_RELEASED' && applied.state.status === 'EXPIRED') return 'expired_released';
   return undefined;
+}
+
+/** Who a trade's outcome is owed to (OUTCOME_CAUSES): an expiry with the proof ready is a counterparty's. */
+function causeOf(outcome: (typeof TRADE_OUTCOMES)[number], applied: AppliedEvent): (typeof OUTCOME_CAUSES)[number] {
+  if (outcome === 'settled') return 'none';
+  return applied.state.proof === 'ready' ? 'counterparty' : 'service';
 }
