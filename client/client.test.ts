@@ -13,7 +13,7 @@ import { launchBrowser } from '../test/support/browser.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
 import { erc20ApproveTransaction, evmTransaction } from './evm.js';
 import type { CallExtras, EvmAction, EvmTimeoutAction, EvmTransactionRequest, OrderParams, SignedResponse } from './evm.js';
-import { bundleEventHelpers, bundleEvmCalls, bundleFlowHelpers, declareFlowHelpers, bundleOrderHash, declareEventHelpers, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
+import { bundleEventHelpers, bundleEvmCalls, bundleExecute, declareExecute, bundleFlowHelpers, declareFlowHelpers, bundleOrderHash, declareEventHelpers, declareEvmCalls, declareOrderHash, generateClientTypes, servedDocument } from './generate.ts';
 import { orderHashOf, type OrderParams as ClientOrderParams } from './order.js';
 import { unlockMessage } from './flows.js';
 import { computeOrderHash } from '../chains/order.ts';
@@ -116,6 +116,15 @@ describe('the typed client package', () => {
     expect(bundle).not.toMatch(/^import |\brequire\(|node:|\bBuffer\b|\bprocess\./m);
   }, 60_000);
 
+  it('carries executeTrade bundled from client/execute-entry.ts, importing only the package\'s own entries, stellar-sdk and, for the file store, node:fs (else run npm run client:generate)', async () => {
+    const bundle = await bundleExecute();
+    expect(committed('./execute.js')).toBe(bundle);
+    expect(committed('./execute.d.ts')).toBe(declareExecute());
+    // Static imports are the dependency-free entries only: ethers, stellar-sdk and fs load when a trade or a store needs them.
+    expect([...bundle.matchAll(/^import .* from "([^"]+)";$/gm)].map((match) => match[1])).toEqual(['./events.js', './flows.js', './flows.js']);
+    expect(bundle).not.toMatch(/\brequire\(|\bBuffer\b|\bprocess\./);
+  }, 60_000);
+
   it('computes orderHashOf (client/order.js, standing alone) as the service and the Soroban contracts do, on orders of both chain kinds', async () => {
     const bundle = await bundleOrderHash();
     expect(committed('./order.js')).toBe(bundle);
@@ -183,7 +192,7 @@ describe('the typed client package', () => {
   it('declares types a dApp compiles with TypeScript 5, strict and checking the declarations themselves (no skipLibCheck)', async () => {
     // The workspace's own TypeScript 5 (client/node_modules), as a dApp's build has; the repository's tsc skips .d.ts files.
     const tsc = new URL('./node_modules/.bin/tsc', import.meta.url).pathname;
-    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', '--lib', 'es2022,dom', 'index.d.ts', 'evm.d.ts', 'events.d.ts', 'flows.d.ts'];
+    const args = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', '--lib', 'es2022,dom', 'index.d.ts', 'evm.d.ts', 'events.d.ts', 'flows.d.ts', 'execute.d.ts'];
     const { stdout } = await promisify(execFile)(tsc, args, { cwd: new URL('.', import.meta.url).pathname }).catch((error: { stdout?: string }) => ({ stdout: `failed: ${error.stdout}` }));
     expect(stdout).toBe('');
   }, 180_000); // a whole tsc run without skipLibCheck: 55 s on a quiet 2-core machine, over 60 s under load

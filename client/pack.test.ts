@@ -19,11 +19,11 @@ const work = mkdtempSync(path.join(tmpdir(), 'relayer-client-pack-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed client package', () => {
-  it('packs with its licence, README and generated entries only, installs in an empty project and imports ., ./evm, ./stellar, ./order, ./events and ./flows', async () => {
+  it('packs with its licence, README and generated entries only, installs in an empty project and imports ., ./evm, ./stellar, ./order, ./events, ./flows and ./execute', async () => {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: CLIENT_DIR });
     const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
     const files = packed.files.map((file) => file.path).sort();
-    expect(files).toEqual(['LICENSE', 'README.md', 'events.d.ts', 'events.js', 'evm.d.ts', 'flows.d.ts', 'flows.js', 'evm.js', 'index.d.ts', 'index.js', 'openapi.json',
+    expect(files).toEqual(['LICENSE', 'README.md', 'events.d.ts', 'events.js', 'evm.d.ts', 'execute.d.ts', 'execute.js', 'flows.d.ts', 'flows.js', 'evm.js', 'index.d.ts', 'index.js', 'openapi.json',
       'order.d.ts', 'order.js', 'package.json', 'schema.d.ts', 'stellar.d.ts', 'stellar.js'].sort());
 
     const project = path.join(work, 'dapp');
@@ -41,8 +41,9 @@ describe('the packed client package', () => {
       const order = await import('@cross-chain-relayer/client/order');
       const events = await import('@cross-chain-relayer/client/events');
       const flows = await import('@cross-chain-relayer/client/flows');
+      const execute = await import('@cross-chain-relayer/client/execute');
       const kinds = (module) => Object.fromEntries(Object.entries(module).map(([name, value]) => [name, typeof value]).sort());
-      console.log(JSON.stringify({ root: kinds(root), evm: kinds(evm), stellar: kinds(stellar), order: kinds(order), events: kinds(events), flows: kinds(flows) }));
+      console.log(JSON.stringify({ root: kinds(root), evm: kinds(evm), stellar: kinds(stellar), order: kinds(order), events: kinds(events), flows: kinds(flows), execute: kinds(execute) }));
     `);
     const { stdout: imported } = await run('node', ['check.mjs'], { cwd: project });
     const entries = JSON.parse(imported) as Record<string, Record<string, string>>;
@@ -55,6 +56,10 @@ describe('the packed client package', () => {
     expect(entries.order).toMatchObject({ orderHashOf: 'function', DEFAULT_ORDER_DOMAIN: 'object' });
     expect(entries.events).toMatchObject({ followTrade: 'function', followEvents: 'function', isTerminalEvent: 'function', StreamError: 'function' });
     expect(entries.flows).toMatchObject({ unlockMessage: 'function', confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
+    expect(entries.execute).toEqual({
+      eip1193Wallet: 'function', ethersWallet: 'function', executeTrade: 'function', fileTradeStore: 'function', freighterWallet: 'function', keypairWallet: 'function',
+      localStorageTradeStore: 'function', memoryTradeStore: 'function', resumeTrade: 'function', retryingFetch: 'function',
+    });
     expect(entries.root).toMatchObject({ confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
   }, 300_000);
 });

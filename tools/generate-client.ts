@@ -5,14 +5,15 @@
  * chains/evm/call-args.ts and chains/evm/abi.ts through client/evm-entry.ts), and client/order.js +
  * client/order.d.ts (`orderHashOf`, from chains/order-hash.ts through client/order-entry.ts), and
  * client/events.js + client/events.d.ts (the stream helpers, from client/events-entry.ts), and client/stellar.js +
- * client/flows.js + client/flows.d.ts (confirm, token refresh, EIP-1193 send, sign-in, from client/flows-entry.ts), client/stellar.d.ts (the Soroban calls and the unlock text signature, from client/stellar-entry.ts). client/client.test.ts
+ * client/flows.js + client/flows.d.ts (confirm, token refresh, EIP-1193 send, sign-in, from client/flows-entry.ts), client/stellar.d.ts (the Soroban calls and the unlock text signature, from client/stellar-entry.ts), and
+ * client/execute.js + client/execute.d.ts (executeTrade and resumeTrade, from client/execute-entry.ts). client/client.test.ts
  * fails while any differs from what this would write.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  bundleEventHelpers, bundleEvmCalls, bundleFlowHelpers, declareFlowHelpers, bundleOrderHash, bundleStellarCalls, declareEventHelpers, declareEvmCalls, declareOrderHash, declareStellarCalls, generateClientTypes, servedDocument,
+  bundleEventHelpers, bundleEvmCalls, bundleExecute, declareExecute, bundleFlowHelpers, declareFlowHelpers, bundleOrderHash, bundleStellarCalls, declareEventHelpers, declareEvmCalls, declareOrderHash, declareStellarCalls, generateClientTypes, servedDocument,
 } from '../client/generate.ts';
 
 const clientDir = fileURLToPath(new URL('../client/', import.meta.url));
@@ -29,4 +30,6 @@ writeFileSync(path.join(clientDir, 'flows.js'), await bundleFlowHelpers());
 writeFileSync(path.join(clientDir, 'flows.d.ts'), declareFlowHelpers());
 writeFileSync(path.join(clientDir, 'stellar.js'), await bundleStellarCalls());
 writeFileSync(path.join(clientDir, 'stellar.d.ts'), declareStellarCalls());
-console.log(`client/openapi.json, client/schema.d.ts, client/evm.js, client/evm.d.ts, client/order.js, client/order.d.ts, client/events.js, client/events.d.ts, client/flows.js, client/flows.d.ts, client/stellar.js and client/stellar.d.ts regenerated (${Object.keys((document as { paths: object }).paths).length} paths)`);
+writeFileSync(path.join(clientDir, 'execute.js'), await bundleExecute());
+writeFileSync(path.join(clientDir, 'execute.d.ts'), declareExecute());
+console.log(`client/openapi.json, client/schema.d.ts, client/evm.js, client/evm.d.ts, client/order.js, client/order.d.ts, client/events.js, client/events.d.ts, client/flows.js, client/flows.d.ts, client/stellar.js, client/stellar.d.ts, client/execute.js and client/execute.d.ts regenerated (${Object.keys((document as { paths: object }).paths).length} paths)`);
