@@ -181,7 +181,7 @@ describe.each(overlays)('%s', (overlay) => {
       SEP10_SIGNING_SECRET: Keypair.fromRawEd25519Seed(createHash('sha256').update('k8s.test sep10').digest()).secret(),
     };
     for (const entry of api.containers[0].env as { name: string; value?: string }[]) apiEnv[entry.name] = entry.value ?? secretValues[entry.name]!;
-    const settings = loadConfig(apiEnv);
+    const settings = loadConfig(apiEnv, 'api');
     expect(settings.RELAYER_SIGNER).toBe('pkcs11');
     expect(resolveSecrets(settings, 'api').pkcs11Pin).toBe('1234');
   });
