@@ -22,7 +22,8 @@ import { createSoftHsmToken } from '../test/support/softhsm.ts';
  */
 
 const root = new URL('..', import.meta.url).pathname;
-const startCommand = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
+/** The `start` script as npm runs it: a shell command (which execs the Node 24 launcher, then node). */
+const startScript = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
 const dataParent = mkdtempSync(path.join(tmpdir(), 'relayer-child-env-'));
 // PostgreSQL runs as the postgres user when we are root: it must be able to enter the directory.
 chmodSync(dataParent, 0o755);
@@ -60,7 +61,7 @@ afterAll(async () => {
 }, 30_000);
 
 function startService(env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, startCommand.slice(1), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', startScript], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   return child;
 }
