@@ -54,6 +54,9 @@ export function providerMetrics(registry: Registry, logger: Logger, probe: () =>
     chain({ chainId, usable: count, quorum: needed }) {
       usable.set({ chain: chainId }, count);
       quorum.set({ chain: chainId }, needed);
+      // Zero from the first report: a chain whose providers never disagreed shows 0 on the panel and
+      // in the alert's expression, not "no data" (the fact every confirmation reads: verify).
+      for (const resolved of ['true', 'false']) disagreements.inc({ chain: chainId, method: 'verify', resolved }, 0);
     },
     disagreement({ chainId, method, resolved, answers }) {
       disagreements.inc({ chain: chainId, method, resolved: String(resolved) });
