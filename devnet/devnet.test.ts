@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Contract, Interface, JsonRpcProvider, Wallet, type InterfaceAbi } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ChainUnavailableError,
   NotFinalError,
   RpcUnavailableError,
   TransactionFailedError,
@@ -444,9 +445,12 @@ describe('verifyEvmTransaction', () => {
     const args = { orderHash };
     await expect(verifier.verify(chain, { txHash, contractAddress: devnet.deployments[A]!.orderPortal, action: 'createOrder', args }))
       .resolves.toMatchObject({ chainId: A, txHash, logIndex: created.index, blockHash: receipt.blockHash, block: String(receipt.blockNumber) });
-    // A registry entry whose RPC serves another chain proves nothing.
-    await expect(verifier.verify({ ...chain, chainId: B }, { txHash, contractAddress: devnet.deployments[A]!.orderPortal, action: 'createOrder', args }))
-      .rejects.toThrow(RpcUnavailableError);
+    // A registry entry whose RPC serves another chain proves nothing: that provider is unusable, so the
+    // chain is unavailable (503, retry later), its cause the provider's refusal.
+    const refused = await verifier.verify({ ...chain, chainId: B }, { txHash, contractAddress: devnet.deployments[A]!.orderPortal, action: 'createOrder', args })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ChainUnavailableError);
+    expect((refused as Error).cause).toBeInstanceOf(RpcUnavailableError);
   });
 
   it('with finality "finalized", waits for the node\'s finalized block, not just the depth', async () => {
