@@ -75,7 +75,7 @@ beforeAll(async () => {
   // The service reaches both chains through the counting relays from now on.
   for (const chainId of [AD_CHAIN, ORDER_CHAIN]) {
     counters[chainId] = await startRpcCounter(service.devnet!.rpcUrls[chainId]!);
-    await service.knex('chains').where({ chain_id: chainId }).update({ rpc_url: counters[chainId]!.url });
+    await service.knex('chains').where({ chain_id: chainId }).update({ rpc_url: counters[chainId]!.url, rpc_urls: [counters[chainId]!.url], rpc_quorum: null });
   }
   await service.container.registryCache.chain('a chain nobody registered'); // a miss reloads the registry at once
   expect((await service.container.registryCache.chain(ORDER_CHAIN))!.rpcUrl).toBe(counters[ORDER_CHAIN]!.url);
