@@ -145,7 +145,7 @@ describe('the image (deploy/Dockerfile, built with podman)', () => {
     const run = podman(['run', '--rm', '--read-only', '--entrypoint', '/app/target/devnet/relayer-pkcs11-signer', IMAGE]);
     const failure = await run.then(() => undefined, (error: { code?: number; stdout?: string; stderr?: string }) => error);
     expect(failure, 'the signer exits non-zero without a verb').toBeDefined();
-    expect(`${failure!.stdout ?? ''}${failure!.stderr ?? ''}`).toMatch(/usage: relayer-pkcs11-signer serve \| generate/);
+    expect(`${failure!.stdout ?? ''}${failure!.stderr ?? ''}`).toMatch(/usage: relayer-pkcs11-signer serve (\[--pin-stdin\] )?\| generate/);
   });
 
   it('migrate brings an empty database to the latest schema and exits 0, also when SIGTERM arrives mid-way', async () => {
