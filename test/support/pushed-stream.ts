@@ -45,10 +45,23 @@ export async function expectSettledTradePushed(
     const feed = await openSse(`${baseUrl}/v1/events?lastEventId=0`, { authorization: `Bearer ${token}` });
     expect(feed.status).toBe(200);
     const ofTrade = () => feed.messages.filter((m) => m.data.data.tradeId === tradeId);
-    await expect.poll(() => ofTrade().length, { timeout: 30_000 }).toBeGreaterThanOrEqual(stream.length);
+    await untilTrue(() => ofTrade().length >= stream.length, `the party's feed to carry the trade's ${stream.length} events`);
     feed.abort();
     expect(feed.messages.map((m) => m.id)).toEqual(feed.messages.map((_, i) => i + 1));
     expect(ofTrade().map((m) => [m.event, m.data.data])).toEqual(stream.map((m) => [m.event, m.data.data]));
   }
   return stream;
+}
+
+/**
+ * Waits for `condition`, checked every 100 ms, and throws naming `what` after `timeoutMs`. Not
+ * vitest's expect.poll: the suites that use this run their orchestrators' tests side by side
+ * (concurrently), where expect.poll may find no current test and throw.
+ */
+async function untilTrue(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
