@@ -7,8 +7,10 @@ import { errorBody } from './errors.ts';
 const ROOT = join(import.meta.dirname, '..');
 const SKIP = new Set(['node_modules', '.git', 'target', '.tools', 'client', 'contracts', 'circuits', 'deploy']);
 
-/** Codes that never reach a body: a Node-style socket error code (webhooks' DNS guard). */
-// Codes of errors that never reach a client: EPRIVATE (Node's), KEEPER_LEASE_LOST (the keeper's sender, caught by its runner).
+/**
+ * Codes that never reach a body: a Node-style socket error code (webhooks' DNS guard), and the
+ * keeper sender's lost lease (caught by its runner).
+ */
 const NOT_API_CODES = new Set(['EPRIVATE', 'KEEPER_LEASE_LOST']);
 
 function sourceFiles(dir: string): string[] {
