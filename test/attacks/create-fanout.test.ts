@@ -35,10 +35,12 @@ const tokenOf = async (account: EvmAccount) => (await loginEvm(service, account)
 const reserve = (token: string, amount: bigint) =>
   call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: maker.address }, token);
 /**
- * The calls requests cause: the providers' own head reads (eth_blockNumber, a few a minute per
- * provider to rank them and measure their lag, whatever the traffic) are not theirs.
+ * The calls requests cause: the providers' own upkeep is not theirs (eth_blockNumber, a few head reads a
+ * minute per provider to rank them and measure their lag; eth_chainId, at most once a minute per
+ * client, to check the node serves the registered chain), whatever the traffic.
  */
-const allCalls = () => [...counters[AD_CHAIN]!.calls, ...counters[ORDER_CHAIN]!.calls].filter((call) => call.method !== 'eth_blockNumber');
+const UPKEEP = new Set(['eth_blockNumber', 'eth_chainId']);
+const allCalls = () => [...counters[AD_CHAIN]!.calls, ...counters[ORDER_CHAIN]!.calls].filter((call) => !UPKEEP.has(call.method));
 const resetCounts = () => Object.values(counters).forEach((c) => c.reset());
 
 /** Fresh wallets holding `wei` of the order chain's ETH. */
