@@ -52,7 +52,7 @@ describe('CORS in production', () => {
     const url = await serve(loadConfig({
       NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', CORS_ORIGINS: 'https://app.example.org, https://Beta.Example.org:8443/',
       SIWE_DOMAIN: 'app.example.org', SIWE_URI: 'https://app.example.org', SEP10_HOME_DOMAIN: 'example.org', SEP10_WEB_AUTH_DOMAIN: 'api.example.org',
-    }));
+    }, 'api'));
     for (const origin of ['https://app.example.org', 'https://beta.example.org:8443']) {
       expect((await fetch(`${url}/v1/ads`, { headers: { origin } })).headers.get('access-control-allow-origin')).toBe(origin);
     }

@@ -332,7 +332,8 @@ describe('configuration', () => {
   it('refuses to start in production when the signing secrets are missing or weak', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-auth-prod-'));
     const base = {
-      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://127.0.0.1:1/never',
+      // The embedded run also sends the keeper's transactions; this test is about the signing secrets only.
+      NODE_ENV: 'production', RELAYER_SIGNER_ALLOW_ENV: 'true', KEEPER_ENABLED: 'false', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://127.0.0.1:1/never',
       SIWE_DOMAIN: 'app.example.com', SIWE_URI: 'https://app.example.com', SEP10_HOME_DOMAIN: 'example.com', SEP10_WEB_AUTH_DOMAIN: 'auth.example.com',
     };
     await expect(start(loadConfig(base))).rejects.toThrow(/JWT_SECRET: required in production[\s\S]*SEP10_SIGNING_SECRET: required in production/);
