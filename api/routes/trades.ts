@@ -38,7 +38,7 @@ registry.registerPath({
     'Pass nextCursor back as cursor for the next page.',
   ...optionallySecured,
   request: { query: tradesQuery },
-  responses: { 200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } }, ...errorResponses(400, 422, 429) },
+  responses: { 200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } }, ...errorResponses(400, 401, 422, 429, 503) },
 });
 registry.registerPath({
   method: 'get', path: '/v1/trades/{id}', operationId: 'getTrade', tags: ['Trades'], summary: 'One trade',
