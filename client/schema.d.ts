@@ -2018,10 +2018,15 @@ export interface components {
             /** @example 31337 */
             chainId: string;
             /**
-             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @description Who sent it: bridger or maker (the party that reported it), relayer (the service's keeper, for a party that did not). Absent when nobody reported it and the books audit found it on chain. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
-            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease";
+            sentBy?: "bridger" | "maker" | "relayer";
+            /**
+             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain), refund (the deposit back to the Bridger after refundTime, order chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
+            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease" | "refund";
             /** @description EVM: 0x and lower-case hex; Stellar: lower-case hex. */
             txHash: string;
         };
