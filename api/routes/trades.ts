@@ -38,7 +38,10 @@ registry.registerPath({
     'Pass nextCursor back as cursor for the next page.',
   ...optionallySecured,
   request: { query: tradesQuery },
-  responses: { 200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } }, ...errorResponses(400, 401, 422, 429, 503) },
+  responses: {
+    200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } },
+    ...errorResponses(400, 401, 422, 429, 503),
+  },
 });
 registry.registerPath({
   method: 'get', path: '/v1/trades/{id}', operationId: 'getTrade', tags: ['Trades'], summary: 'One trade',
@@ -87,7 +90,10 @@ registry.registerPath({
     "DEPOSIT_REQUEST_EXPIRED (create a new trade). The trade's Bridger only: the Maker and others get 403, an " +
     'unknown trade 404.',
   request: { params: idParams },
-  responses: { 200: json(createTradeResponse, 'The trade id and the deposit call data, as create answered them'), ...errorResponses(401, 403, 404, 409, 422, 429) },
+  responses: {
+    200: json(createTradeResponse, 'The trade id and the deposit call data, as create answered them'),
+    ...errorResponses(401, 403, 404, 409, 422, 429),
+  },
 });
 registry.registerPath({
   method: 'post',

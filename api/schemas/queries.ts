@@ -63,9 +63,10 @@ const tradeStatusFilter = z
     const unknown = names.filter((name) => !(TRADE_STATUSES as readonly string[]).includes(name));
     if (unknown.length > 0) {
       const received = unknown.join(',');
+      const shown = received.length > 64 ? `${received.slice(0, 64)}...` : received;
       ctx.addIssue({
         code: 'custom', input: value,
-        message: `must be one or more of ${TRADE_STATUSES.join(', ')} (comma-separated or repeated), received '${received.length > 64 ? `${received.slice(0, 64)}...` : received}'`,
+        message: `must be one or more of ${TRADE_STATUSES.join(', ')} (comma-separated or repeated), received '${shown}'`,
       });
       return z.NEVER;
     }

@@ -21,7 +21,9 @@ export function depositRequest(ctx: TradeContext) {
     const verdict = depositRequestVerdict(trade.status, kept?.deadline ?? null, ctx.nowSeconds());
     if (verdict.give) return { tradeId: trade.id, reqContractDetails: { ...kept!, timeToExpire: verdict.secondsLeft } };
     if (verdict.why === 'deposited') {
-      throw new TradeAlreadyDepositedError(`trade ${trade.id} is already deposited (status ${trade.status}): its deposit request was used; follow the trade instead`);
+      throw new TradeAlreadyDepositedError(
+        `trade ${trade.id} is already deposited (status ${trade.status}): its deposit request was used; follow the trade instead`,
+      );
     }
     if (verdict.why === 'not-kept') {
       // A trade created before requests were kept (a rollout's minutes): its request is not signed again.
