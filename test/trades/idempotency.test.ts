@@ -270,7 +270,7 @@ describeOnEachOrchestrator('retries and lost answers', (orchestrator) => {
       const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
       expect((await post(`/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken, 'recover-confirm')).status).toBe(200);
       const deposited = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
-      expect(deposited.transactions).toEqual([{ step: 'deposit', chainId: ORDER_CHAIN, txHash: depositTx.toLowerCase() }]);
+      expect(deposited.transactions).toEqual([{ step: 'deposit', chainId: ORDER_CHAIN, txHash: depositTx.toLowerCase(), sentBy: 'bridger' }]);
       for (const spelling of [depositTx, depositTx.slice(2), depositTx.toUpperCase().replace('0X', '0x')]) {
         const found = await call(service, 'GET', `/v1/trades/all?txHash=${spelling}`);
         expect(found.status, spelling).toBe(200);
