@@ -67,8 +67,8 @@ const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 /** The select list as one fixed SQL fragment; timestamps come formatted from PostgreSQL (see ads.ts). */
 const VERSION_SQL = `trades.updated_at::text || '/' || trades.xmin::text`;
 const VERSION_SELECT = `trades.id, ${VERSION_SQL} AS "version"`;
-// A trade's chain events change only with the trade row (trades/activities.ts records them in the
-// transaction that saves the trade's state), so the row version also covers them.
+// A trade's chain events change only with the trade row (the applier records them in the
+// transaction that saves the trade's state; a keeper refund touches the row), so the row version covers them.
 const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object('chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event, 'sentBy', ce.sent_by) ORDER BY ce.id), '[]')
   FROM chain_events ce WHERE ce.subject_kind = 'trade' AND ce.subject_id = trades.id)`;
 const SELECT_SQL = Object.entries(COLUMNS)

@@ -6,7 +6,7 @@ import {
   endUnsentKeeperSend, markKeeperSendReported, noteKeeperSendDue, owedKeeperSends, queueKeeperSend, unreportedKeeperSends,
   type FinishedSendRow, type OwedSendRow,
 } from '../../db/repositories/keeper-owed.ts';
-import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
+import { findTradeLifecycle, touchTrade, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import type { ChainConnection } from '../../db/repositories/registry-cache.ts';
 import { encodeProof, type Groth16Proof } from '../../prover/solidity.ts';
 import {
@@ -146,5 +146,8 @@ async function recordRefund(ctx: TradeContext, tradeId: string, txHash: string):
   const verified = await ctx.deps.verifier.verify(chain as ChainConnection & { rpcUrl: string }, {
     txHash, contractAddress: trade.orderParams.orderPortal, action: 'refund', args: { orderHash: trade.orderHash, amount: trade.orderParams.orderAmount },
   });
-  await ctx.knex.transaction((trx) => recordChainEvent(trx, { ...chainEventRef(verified), subjectKind: 'trade', subjectId: tradeId, sentBy: 'relayer' }));
+  await ctx.knex.transaction(async (trx) => {
+    await recordChainEvent(trx, { ...chainEventRef(verified), subjectKind: 'trade', subjectId: tradeId, sentBy: 'relayer' });
+    await touchTrade(trx, tradeId);
+  });
 }
