@@ -10,7 +10,7 @@ import type { RelayerSigner } from './signers.ts';
 import type { DomainNameVersion } from './evm/typed-data.ts';
 import type { Providers } from './providers/providers.ts';
 import type { OrderParams } from '../domain/order-params.ts';
-import type { SignedCallData } from './signed-call-data.ts';
+import type { SignedCallData } from './signed-call-shape.ts';
 
 /**
  * One chain kind behind one interface: everything the service knows that differs between kinds.

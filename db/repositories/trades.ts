@@ -69,7 +69,8 @@ const VERSION_SQL = `trades.updated_at::text || '/' || trades.xmin::text`;
 const VERSION_SELECT = `trades.id, ${VERSION_SQL} AS "version"`;
 // A trade's chain events change only with the trade row (the applier records them in the
 // transaction that saves the trade's state; a keeper refund touches the row), so the row version covers them.
-const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object('chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event, 'sentBy', ce.sent_by) ORDER BY ce.id), '[]')
+const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object(
+    'chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event, 'sentBy', ce.sent_by) ORDER BY ce.id), '[]')
   FROM chain_events ce WHERE ce.subject_kind = 'trade' AND ce.subject_id = trades.id)`;
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)

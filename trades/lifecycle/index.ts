@@ -27,6 +27,7 @@ export {
   endOf, followUpsAfter, followUpsOf, lookAgain, timerLooksAgain, type FollowUp, type LookAgainReason, type TradeDeadlines, type TradeFollowUp,
 } from './follow-ups.ts';
 export {
-  DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS, KEEPER_SEND_MARGIN_SECONDS, KEEPER_URGENT_BEFORE_SECONDS, keeperGraceSeconds, keeperStillOwes, keeperVerdict, keeperWindow,
+  DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS, KEEPER_SEND_MARGIN_SECONDS, KEEPER_URGENT_BEFORE_SECONDS,
+  keeperGraceSeconds, keeperStillOwes, keeperVerdict, keeperWindow,
   type KeeperDuty, type KeeperVerdict, type KeeperWindow,
 } from './keeper-duties.ts';
