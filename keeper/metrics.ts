@@ -1,11 +1,15 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-/** How a keeper send ended, or what happened on the way (`replaced`: a higher-fee transaction took its place). */
-export type KeeperSendResult = 'confirmed' | 'reverted' | 'refused' | 'failed' | 'replaced' | 'capped';
+/**
+ * How a keeper send ended, or what happened on the way (`replaced`: a higher-fee transaction took its
+ * place; `expired`: its window closed, in the chain's time, before it landed).
+ */
+export type KeeperSendResult = 'confirmed' | 'reverted' | 'refused' | 'failed' | 'replaced' | 'capped' | 'expired';
 
 /** What the keeper's senders report; set from each pass, so a scrape reads no chain and no database. */
 export interface KeeperMetrics {
-  balance(chainId: string, wei: bigint): void;
+  /** The account's native balance in its smallest unit (wei, stroops), with that unit's `decimals` (default 18). */
+  balance(chainId: string, amount: bigint, decimals?: number): void;
   send(chainId: string, action: string, result: KeeperSendResult): void;
   pending(chainId: string, count: number): void;
 }
@@ -23,7 +27,7 @@ export function keeperMetrics(registry: Registry): KeeperMetrics {
   const sends = new Counter({
     name: 'relayer_keeper_sends_total',
     help: 'Keeper sends by chain, action and result (confirmed, reverted on chain, refused before sending: would revert, failed, '
-      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI)',
+      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI or KEEPER_STELLAR_MAX_FEE_STROOPS, expired: its window closed unsent)',
     labelNames: ['chain', 'action', 'result'], registers: [registry],
   });
   const pending = new Gauge({
@@ -31,8 +35,8 @@ export function keeperMetrics(registry: Registry): KeeperMetrics {
     labelNames: ['chain'], registers: [registry],
   });
   return {
-    // 18 decimals on EVM chains; a float gauge is fine for a balance watched for its runway.
-    balance: (chainId, wei) => balance.set({ chain: chainId }, Number(wei) / 1e18),
+    // 18 decimals on EVM chains, 7 on Stellar; a float gauge is fine for a balance watched for its runway.
+    balance: (chainId, amount, decimals = 18) => balance.set({ chain: chainId }, Number(amount) / 10 ** decimals),
     send: (chainId, action, result) => sends.inc({ chain: chainId, action, result }),
     pending: (chainId, count) => pending.set({ chain: chainId }, count),
   };

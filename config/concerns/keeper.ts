@@ -28,10 +28,19 @@ export const keeperSettings = defineConcern({
     PKCS11_KEEPER_EVM_KEY_LABEL: z.string().min(1).optional(),
     /** KEEPER_SIGNER=pkcs11: label of the keeper's Ed25519 key pair. */
     PKCS11_KEEPER_STELLAR_KEY_LABEL: z.string().min(1).optional(),
-    /** Seconds a sent transaction may stay unmined before it is replaced with a higher fee (same nonce). */
+    /**
+     * Seconds a sent transaction may stay unmined before it is replaced with a higher fee (EVM: same
+     * nonce; Stellar: a fee bump around the same transaction).
+     */
     KEEPER_REPLACE_AFTER_SECONDS: intFromEnv(1, 86_400).default(60),
     /** Highest EIP-1559 max fee per gas, in gwei, the keeper ever offers; a transaction at this cap is no longer replaced. */
     KEEPER_MAX_FEE_GWEI: intFromEnv(1, 1_000_000).default(500),
+    /**
+     * Highest whole fee, in stroops (inclusion fee plus Soroban resource fee), of one Stellar transaction
+     * the keeper sends, fee bumps included; a call whose resource fee alone leaves no room is not sent,
+     * and a transaction whose fee bump would pass it is no longer bumped. Default 1 XLM.
+     */
+    KEEPER_STELLAR_MAX_FEE_STROOPS: intFromEnv(100, 1_000_000_000_000).default(10_000_000),
     /** Seconds between two passes of each keeper account's sender over its outbox. */
     KEEPER_POLL_SECONDS: intFromEnv(1, 3_600).default(5),
     /** Seconds a sender's lease on an account lasts unless renewed: how long a vanished sender blocks another. */

@@ -33,6 +33,7 @@ export function keeperPart(
         knex: deps.knex, chains: deps.chains, signer, metrics, logger: deps.logger,
         settings: {
           replaceAfterSeconds: config.KEEPER_REPLACE_AFTER_SECONDS, maxFeeGwei: config.KEEPER_MAX_FEE_GWEI,
+          stellarMaxFeeStroops: config.KEEPER_STELLAR_MAX_FEE_STROOPS,
           leaseSeconds: config.KEEPER_LEASE_SECONDS, pollSeconds: config.KEEPER_POLL_SECONDS,
         },
       });

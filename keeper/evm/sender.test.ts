@@ -232,7 +232,7 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     expect(await sentFrom(keeper)).toBe(1);
     expect((await keeperSendByKey(db.knex, input))!.attempts).toHaveLength(1);
   });
-  it('the runner sends for each registered EVM chain, leaves a kind without a sender alone, and gives its leases up on stop', async () => {
+  it('the runner sends for each registered EVM chain, leaves a chain it cannot send on alone (Stellar without a network passphrase), and gives its leases up on stop', async () => {
     const keeper = await keeperAccount();
     const input = owed(keeper);
     await enqueueKeeperSend(db.knex, input);
@@ -244,7 +244,7 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
         { kind: 'EVM', chainId: String(CHAIN_ID), rpcUrl: anvil.rpcUrl, rpcUrls: null, confirmations: 1 },
         { kind: 'STELLAR', chainId: '148', rpcUrl: 'http://127.0.0.1:9/never-called', rpcUrls: null, confirmations: 1 },
       ],
-      settings: { replaceAfterSeconds: 3_600, maxFeeGwei: 500, leaseSeconds: 30, pollSeconds: 3_600 },
+      settings: { replaceAfterSeconds: 3_600, maxFeeGwei: 500, stellarMaxFeeStroops: 10_000_000, leaseSeconds: 30, pollSeconds: 3_600 },
     });
     try {
       await eventually('the EVM send confirmed', () => runner.passAll().then(() => keeperSendByKey(db.knex, input)), (s) => s?.send.status === 'confirmed');

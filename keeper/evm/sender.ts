@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import { RpcUnavailableError } from '../../chains/errors.ts';
 import type { RelayerSigner } from '../../chains/signers.ts';
 import {
-  finishKeeperSend, insertAttempt, KeeperLeaseLostError, markBroadcast, noteKeeperError, openKeeperSends, recordFirstAttempt,
-  recordInclusion, releaseKeeperLease, takeKeeperLease, withKeeperFence,
-  type KeeperAttemptRow, type KeeperFence, type KeeperSendRow,
+  finishKeeperSend, insertAttempt, markBroadcast, noteKeeperError, openKeeperSends, recordFirstAttempt,
+  recordInclusion, withKeeperFence, type KeeperAttemptRow, type KeeperFence, type KeeperSendRow,
 } from '../../db/repositories/keeper-outbox.ts';
+import { createLeasedSender, type KeeperSender } from '../leased-pass.ts';
 import type { KeeperMetrics } from '../metrics.ts';
 import { initialFees, replacementFees } from './fees.ts';
 import { EvmRpcAnswerError, type KeeperEvmRpc } from './rpc.ts';
@@ -32,61 +32,25 @@ export interface EvmSenderDeps {
   now?: () => number;
 }
 
-/** What one pass did. */
-export interface SenderPass {
-  /** False when another sender holds the account's lease: this pass did nothing. */
-  leading: boolean;
-  /** Sends still queued or waiting for their receipt at depth after the pass. */
-  open: number;
-}
-
-/** One keeper account's sender on one EVM chain. */
-export interface EvmKeeperSender {
-  /**
-   * One pass over the account's outbox, under its lease: final receipts recorded, a reorged
-   * transaction sent again, a stuck one replaced with a higher fee, queued sends given their nonce,
-   * signed, recorded and broadcast (in that order, so a crash after the broadcast loses nothing).
-   * An RPC outage ends the pass early; the next pass resumes.
-   */
-  pass(): Promise<SenderPass>;
-  /** Gives the lease up so another sender can take over at once. */
-  release(): Promise<void>;
-}
+/** One keeper account's sender on one EVM chain: see `KeeperSender` and `createEvmKeeperSender`. */
+export type EvmKeeperSender = KeeperSender;
 
 /**
  * The sender of the keeper's EVM account (`deps.signer`'s address) on `deps.chain`. Exactly one
  * transaction per send can land: every transaction of a send carries the nonce the database gave it.
  */
 export function createEvmKeeperSender(deps: EvmSenderDeps): EvmKeeperSender {
-  let fence: KeeperFence | undefined;
   const cappedReported = new Set<string>();
-  return {
-    async pass() {
-      const account = (await deps.signer.evmAddress()).toLowerCase();
-      const token = await takeKeeperLease(deps.knex, { chainId: deps.chain.chainId, account, owner: deps.owner }, deps.settings.leaseSeconds);
-      if (token === undefined) return { leading: false, open: 0 };
-      fence = { chainId: deps.chain.chainId, account, owner: deps.owner, token };
-      const context = { ...deps, fence, cappedReported };
-      try {
-        deps.metrics?.balance(deps.chain.chainId, await deps.rpc.balance(account));
-        const head = await deps.rpc.blockNumber();
-        for (const { send, attempts } of await openKeeperSends(deps.knex, deps.chain.chainId, account)) {
-          if (send.status === 'sent') await followSent(context, send, attempts, head);
-          else await sendFirst(context, send);
-        }
-      } catch (error) {
-        if (!(error instanceof RpcUnavailableError || error instanceof KeeperLeaseLostError)) throw error;
-        deps.logger?.warn({ err: error, chainId: deps.chain.chainId }, 'keeper pass ended early; the next pass resumes');
-      }
-      const open = (await openKeeperSends(deps.knex, deps.chain.chainId, account)).length;
-      deps.metrics?.pending(deps.chain.chainId, open);
-      return { leading: true, open };
-    },
-    async release() {
-      if (fence) await releaseKeeperLease(deps.knex, fence);
-      fence = undefined;
-    },
-  };
+  const account = async () => (await deps.signer.evmAddress()).toLowerCase();
+  return createLeasedSender({ ...deps, chainId: deps.chain.chainId, leaseSeconds: deps.settings.leaseSeconds }, account, async (fence) => {
+    const context = { ...deps, fence, cappedReported };
+    deps.metrics?.balance(deps.chain.chainId, await deps.rpc.balance(fence.account));
+    const head = await deps.rpc.blockNumber();
+    for (const { send, attempts } of await openKeeperSends(deps.knex, deps.chain.chainId, fence.account)) {
+      if (send.status === 'sent') await followSent(context, send, attempts, head);
+      else await sendFirst(context, send);
+    }
+  });
 }
 
 type Context = EvmSenderDeps & { fence: KeeperFence; cappedReported: Set<string> };
