@@ -10,7 +10,8 @@ import { createLeasedSender, type KeeperSender } from '../leased-pass.ts';
 import type { KeeperMetrics } from '../metrics.ts';
 import { stellarCallOf, StellarCallDataError } from './call.ts';
 import { feeBumpInclusionFee, feeBumpTotal, initialInclusionFee } from './fees.ts';
-import type { KeeperStellarRpc, StellarAccountState, StellarLedger } from './rpc.ts';
+import type { KeeperStellarRpc, StellarAccountState, StellarLedger, StellarSendAnswer } from './rpc.ts';
+import { JsonRpcAnswerError } from '../json-rpc.ts';
 import { buildDraftTransaction, buildFeeBump, buildInnerTransaction, parseEnvelope, resourceFeeOf, signStellarTransaction, type SignedStellarTransaction } from './sign.ts';
 
 /** Stellar's native balance has 7 decimals (stroops). */
@@ -214,9 +215,13 @@ async function followSent(
     return false;
   }
   const passphrase = context.chain.networkPassphrase;
-  const current = attempts.filter((a) => BigInt(parseEnvelope(a.raw, passphrase).inner.sequence) === sequence);
+  // The latest transaction built (first or rebuilt) and the fee bumps around it since: the ones that can still land.
+  const parsed = attempts.map((attempt) => ({ attempt, ...parseEnvelope(attempt.raw, passphrase) }));
+  let latest = parsed.length - 1;
+  while (latest > 0 && parsed[latest]!.tx !== parsed[latest]!.inner) latest -= 1;
+  const current = parsed.slice(latest).map(({ attempt }) => attempt);
   const innerAttempt = current[0]!;
-  const inner = parseEnvelope(innerAttempt.raw, passphrase).inner;
+  const inner = parsed[latest]!.inner;
   const maxTime = BigInt(inner.timeBounds?.maxTime ?? '0');
   if (maxTime !== 0n && ledger.closeTime > maxTime) {
     // No ledger from now on accepts it, and the account shows its number unused: it never landed.
@@ -285,12 +290,16 @@ async function rebuild(context: Context, send: KeeperSendRow, ledger: StellarLed
  */
 async function broadcast(context: Context, sendId: string, signed: { raw: string; txHash: string }, fallback?: { raw: string; txHash: string }): Promise<void> {
   const tx = parseEnvelope(signed.raw, context.chain.networkPassphrase).tx;
-  let answer;
+  let answer: StellarSendAnswer;
   try {
     answer = await context.rpc.send(tx);
   } catch (error) {
-    await noteKeeperError(context.knex, sendId, (error as Error).message);
-    throw error;
+    if (!(error instanceof JsonRpcAnswerError)) {
+      await noteKeeperError(context.knex, sendId, (error as Error).message);
+      throw error;
+    }
+    // The node refused the request itself (a malformed or unsupported envelope, to its eyes): as a refusal.
+    answer = { status: 'ERROR', errorCode: error.message };
   }
   if (answer.status === 'PENDING' || answer.status === 'DUPLICATE') {
     await markBroadcast(context.knex, signed.txHash);
