@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { FeeBumpTransaction, Keypair, TransactionBuilder, type Transaction } from '@stellar/stellar-sdk';
+import { Address, FeeBumpTransaction, Keypair, nativeToScVal, Operation, TransactionBuilder, type Transaction } from '@stellar/stellar-sdk';
 import { SigningKey } from 'ethers';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,23 +116,35 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     expect(scraped).toMatch(new RegExp(`relayer_keeper_balance\\{chain="${CHAIN_ID}"\\} 9999\\.\\d+`));
   });
 
-  it('a call that would fail is refused before it takes a sequence number, and the next send is not held up', async () => {
+  it('a call that would fail, or that needs another account\'s authorisation, is refused before it takes a sequence number, and the next send is not held up', async () => {
     const keeper = await keeperAccount();
     const start = await keeper.sequence();
     // The refund of an order never deposited: the portal refuses it in simulation.
     const never = owedRefund(keeper, { ...orders[0]!, salt: '123456789' });
+    // A transfer out of the Bridger's lumens: it needs the Bridger's authorisation, which the keeper cannot give.
+    tradeNumber += 1;
+    const transfer = Operation.invokeContractFunction({
+      contract: net.deployment.xlm, function: 'transfer',
+      args: [new Address(bridger.publicKey()).toScVal(), new Address(keeper.keypair.publicKey()).toScVal(), nativeToScVal(1n, { type: 'i128' })],
+    });
+    const foreign = { ...never, tradeId: `00000000-0000-4000-8000-${String(tradeNumber).padStart(12, '0')}`, ...stellarKeeperCall(transfer, net.deployment.xlm) };
     const fine = owedRefund(keeper);
     await enqueueKeeperSend(db.knex, never);
+    await enqueueKeeperSend(db.knex, foreign);
     await enqueueKeeperSend(db.knex, fine);
     const registry = new Registry();
     const keeperSender = sender(keeper, { metrics: keeperMetrics(registry) });
     await until(keeperSender, fine, 'confirmed', 'the good refund confirmed');
-    const refused = (await keeperSendByKey(db.knex, never))!;
-    expect(refused.send).toMatchObject({ status: 'failed', nonce: null });
-    expect(refused.attempts).toHaveLength(0);
+    for (const key of [never, foreign]) {
+      const refused = (await keeperSendByKey(db.knex, key))!;
+      expect(refused.send).toMatchObject({ status: 'failed', nonce: null });
+      expect(refused.attempts).toHaveLength(0);
+    }
+    const why = await db.knex('keeper_sends').where({ trade_id: foreign.tradeId }).first('last_error');
+    expect(why.last_error).toBe(`would fail: it needs the authorisation of ${bridger.publicKey()}`);
     expect((await keeperSendByKey(db.knex, fine))!.send.nonce).toBe(start + 1n);
     expect(await keeper.sequence()).toBe(start + 1n);
-    expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="refund",result="refused"} 1`);
+    expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="refund",result="refused"} 2`);
   });
 
   it('the RPC down while sending (the broadcast arrived, its answer lost) and then back: exactly one lands', async () => {

@@ -1,4 +1,4 @@
-import { rpc as sorobanRpc } from '@stellar/stellar-sdk';
+import { Address, rpc as sorobanRpc, xdr } from '@stellar/stellar-sdk';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { RelayerSigner } from '../../chains/signers.ts';
@@ -117,13 +117,29 @@ async function simulate(context: Context, send: KeeperSendRow, sequence: bigint,
   const draft = buildDraftTransaction({
     account: context.fence.account, sequence, operation, maxTime: maxTimeOf(context, send, ledger), networkPassphrase: context.chain.networkPassphrase,
   });
-  const simulation = await context.rpc.simulate(draft);
+  let simulation: sorobanRpc.Api.SimulateTransactionResponse;
+  try {
+    simulation = await context.rpc.simulate(draft);
+  } catch (error) {
+    // The node refused the transaction itself as malformed or invalid; an internal error (-32603) may pass.
+    if (!(error instanceof JsonRpcAnswerError) || error.rpcCode === -32603) throw error;
+    await endUnsent(context, send, { status: 'failed', result: 'refused', error: `would fail: ${error.message}` });
+    return undefined;
+  }
   if (sorobanRpc.Api.isSimulationError(simulation)) {
     await endUnsent(context, send, { status: 'failed', result: 'refused', error: `would fail: ${simulation.error}` });
     return undefined;
   }
   if (sorobanRpc.Api.isSimulationRestore(simulation)) {
     await endUnsent(context, send, { status: 'failed', result: 'refused', error: 'would fail: an entry it reads is archived and must be restored first' });
+    return undefined;
+  }
+  const others = (simulation.result?.auth ?? []).filter((entry) => entry.credentials().switch() !== xdr.SorobanCredentialsType.sorobanCredentialsSourceAccount());
+  if (others.length > 0) {
+    // Only the transaction's source (the keeper) authorises by its signature; another address's authorisation
+    // would make the call fail on chain, after taking a sequence number and a fee.
+    const who = others.map((entry) => Address.fromScAddress(entry.credentials().address().address()).toString()).join(', ');
+    await endUnsent(context, send, { status: 'failed', result: 'refused', error: `would fail: it needs the authorisation of ${who}` });
     return undefined;
   }
   const resourceFee = BigInt(simulation.minResourceFee);
