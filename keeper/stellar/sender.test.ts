@@ -22,7 +22,7 @@ import { createKeeperStellarRpc } from './rpc.ts';
 import { createStellarKeeperSender, type StellarSenderDeps } from './sender.ts';
 
 /** Bridger deposits made before the ledger clock moves past their refund time: one per test that refunds. */
-const DEPOSITS = 10;
+const DEPOSITS = 11;
 const AMOUNT = 1_000_000n;
 
 describe('the keeper sends Stellar transactions exactly once (the local Soroban network, real PostgreSQL)', () => {
@@ -345,6 +345,23 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     } finally {
       await proxy.close();
     }
+  });
+
+  it('a next sequence number in the database beyond the account\'s, with nothing in flight, leaves no gap: the send takes the account\'s next', async () => {
+    const keeper = await keeperAccount();
+    const start = await keeper.sequence();
+    const input = owedRefund(keeper);
+    await enqueueKeeperSend(db.knex, input);
+    const keeperSender = sender(keeper);
+    await keeperSender.pass();
+    await until(keeperSender, input, 'confirmed', 'the first refund confirmed');
+    // Numbers handed out and never used by anything the outbox still holds (a database restored from an older backup).
+    await db.knex('keeper_accounts').where({ chain_id: CHAIN_ID, account: keeper.keypair.publicKey() }).update({ next_nonce: String(start + 5n) });
+    const next = owedRefund(keeper);
+    await enqueueKeeperSend(db.knex, next);
+    await until(keeperSender, next, 'confirmed', 'the second refund confirmed');
+    expect((await keeperSendByKey(db.knex, next))!.send.nonce).toBe(start + 2n);
+    expect(await keeper.sequence()).toBe(start + 2n);
   });
 
   it('the runner sends on a registered Stellar chain with its network passphrase and gives its lease up on stop', async () => {

@@ -170,7 +170,13 @@ async function sendFirst(context: Context, send: KeeperSendRow, ledger: StellarL
   if (!prepared) return false;
   const signed = await withKeeperFence(context.knex, fence, async (trx, next) => {
     // The database hands out sequence numbers; the account's only moves it forward (a number used elsewhere).
-    const sequence = next === null || next <= onChain.sequence ? onChain.sequence + 1n : next;
+    let sequence = next === null || next <= onChain.sequence ? onChain.sequence + 1n : next;
+    if (sequence > onChain.sequence + 1n) {
+      // Nothing of the account is in flight, so no send holds the numbers between: a gap no transaction
+      // would fill (the next must follow the account's last). Take the account's next instead.
+      context.logger?.warn({ chainId: fence.chainId, next: String(sequence), account: String(onChain.sequence) }, 'keeper Stellar sequence ahead of the account with nothing in flight; closing the gap');
+      sequence = onChain.sequence + 1n;
+    }
     const tx = buildInnerTransaction({
       account: fence.account, sequence, operation: prepared.operation, inclusionFee: prepared.inclusionFee,
       maxTime: maxTimeOf(context, send, ledger), networkPassphrase: context.chain.networkPassphrase, simulation: prepared.simulation,
