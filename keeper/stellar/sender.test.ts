@@ -21,25 +21,25 @@ import { stellarKeeperCall } from './call.ts';
 import { createKeeperStellarRpc } from './rpc.ts';
 import { createStellarKeeperSender, type StellarSenderDeps } from './sender.ts';
 
-/** Bridger deposits made before the ledger clock moves past their refund time: one per test that refunds. */
-const DEPOSITS = 11;
 const AMOUNT = 1_000_000n;
+/** What a transfer send moves, in stroops (1 XLM), and what the friendbot gives a new account (10,000 XLM). */
+const TRANSFER = 10_000_000n;
+const FRIENDBOT = 100_000_000_000n;
 
 describe('the keeper sends Stellar transactions exactly once (the local Soroban network, real PostgreSQL)', () => {
   let net: SorobanTestNetwork;
   let db: TestDatabase;
   const bridger = Keypair.random();
-  const orders: OrderParams[] = [];
+  let order: OrderParams;
   let tradeNumber = 0;
 
   beforeAll(async () => {
     [net, db] = await Promise.all([startSorobanTestNetwork(), createTestDatabase()]);
     await fund(net.server, bridger.publicKey());
-    for (let i = 0; i < DEPOSITS; i += 1) orders.push((await depositWithOrder(net, bridger, AMOUNT)).orderParams);
-    // Past every deposit's refundTime: from here on anyone may refund them (the keeper's call).
-    const refundAfter = Math.max(...orders.map((o) => Number(o.refundTime)));
+    ({ orderParams: order } = await depositWithOrder(net, bridger, AMOUNT));
+    // Past the deposit's refundTime: from here on anyone may refund it (the keeper's call).
     const { closeTime } = await net.node.closeLedger();
-    await net.node.increaseTime(refundAfter - closeTime + 1);
+    await net.node.increaseTime(Number(order.refundTime) - closeTime + 1);
   }, 180_000);
   afterAll(async () => {
     await Promise.all([net?.stop(), db?.drop()]);
@@ -68,14 +68,33 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     });
   }
 
-  /** The refund of a deposit of its own (past its refundTime), owed by a new trade: the OrderPortal pays the Bridger back. */
-  function owedRefund(keeper: Keeper, order = orders.shift()!): KeeperSendInput & { order: OrderParams } {
+  /** A send owed by a new trade, calling `call`. */
+  function owed(keeper: Keeper, action: string, call: { to: string; data: string }): KeeperSendInput {
     tradeNumber += 1;
-    const call = stellarKeeperCall(stellarTimeoutCall('refund', order), net.deployment.orderPortal);
     return {
       chainId: CHAIN_ID, account: keeper.keypair.publicKey(), tradeId: `00000000-0000-4000-8000-${String(tradeNumber).padStart(12, '0')}`,
-      action: 'refund', side: 'order', ...call, order,
+      action, side: 'order', ...call,
     };
+  }
+
+  /** The refund of `refunded` (past its refundTime) on the OrderPortal: it pays the Bridger back. */
+  const owedRefund = (keeper: Keeper, refunded: OrderParams) =>
+    owed(keeper, 'refund', stellarKeeperCall(stellarTimeoutCall('refund', refunded), net.deployment.orderPortal));
+
+  /**
+   * A lighter real invocation for the tests of faults: 1 XLM from the keeper to a new account of its own
+   * through the native asset's contract (the keeper authorises it as the transaction's source), so
+   * what landed is what the recipient received.
+   */
+  async function owedTransfer(keeper: Keeper) {
+    const recipient = Keypair.random();
+    await fund(net.server, recipient.publicKey());
+    const transfer = Operation.invokeContractFunction({
+      contract: net.deployment.xlm, function: 'transfer',
+      args: [new Address(keeper.keypair.publicKey()).toScVal(), new Address(recipient.publicKey()).toScVal(), nativeToScVal(TRANSFER, { type: 'i128' })],
+    });
+    const received = async () => (await rpcOf().account(recipient.publicKey()))!.balance - FRIENDBOT;
+    return { ...owed(keeper, 'unlock', stellarKeeperCall(transfer, net.deployment.xlm)), received };
   }
 
   const bridgerBalance = async () => (await rpcOf().account(bridger.publicKey()))!.balance;
@@ -87,7 +106,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
   it('a queued refund lands exactly once and pays the Bridger back; queuing it again or passing again sends nothing', async () => {
     const keeper = await keeperAccount();
     const before = { keeper: await keeper.sequence(), bridger: await bridgerBalance() };
-    const input = owedRefund(keeper);
+    const input = owedRefund(keeper, order);
     expect((await enqueueKeeperSend(db.knex, input)).created).toBe(true);
     expect((await enqueueKeeperSend(db.knex, input)).created).toBe(false);
     const registry = new Registry();
@@ -120,7 +139,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const keeper = await keeperAccount();
     const start = await keeper.sequence();
     // The refund of an order never deposited: the portal refuses it in simulation.
-    const never = owedRefund(keeper, { ...orders[0]!, salt: '123456789' });
+    const never = owedRefund(keeper, { ...order, salt: '123456789' });
     // A transfer out of the Bridger's lumens: it needs the Bridger's authorisation, which the keeper cannot give.
     tradeNumber += 1;
     const transfer = Operation.invokeContractFunction({
@@ -128,7 +147,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
       args: [new Address(bridger.publicKey()).toScVal(), new Address(keeper.keypair.publicKey()).toScVal(), nativeToScVal(1n, { type: 'i128' })],
     });
     const foreign = { ...never, tradeId: `00000000-0000-4000-8000-${String(tradeNumber).padStart(12, '0')}`, ...stellarKeeperCall(transfer, net.deployment.xlm) };
-    const fine = owedRefund(keeper);
+    const fine = await owedTransfer(keeper);
     await enqueueKeeperSend(db.knex, never);
     await enqueueKeeperSend(db.knex, foreign);
     await enqueueKeeperSend(db.knex, fine);
@@ -145,6 +164,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     expect((await keeperSendByKey(db.knex, fine))!.send.nonce).toBe(start + 1n);
     expect(await keeper.sequence()).toBe(start + 1n);
     expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="refund",result="refused"} 2`);
+    expect(await fine.received()).toBe(TRANSFER);
   });
 
   it('the RPC down while sending (the broadcast arrived, its answer lost) and then back: exactly one lands', async () => {
@@ -157,7 +177,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
         proxy.mode = 'down';
         throw new Error('answer lost');
       };
-      const input = owedRefund(keeper);
+      const input = await owedTransfer(keeper);
       await enqueueKeeperSend(db.knex, input);
       const keeperSender = sender(keeper, { rpc: rpcOf(proxy.url) });
       await keeperSender.pass();
@@ -169,6 +189,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
       await until(keeperSender, input, 'confirmed', 'the send confirmed once the RPC is back');
       expect((await keeperSendByKey(db.knex, input))!.attempts).toHaveLength(1);
       expect(await keeper.sequence()).toBe(start + 1n);
+      expect(await input.received()).toBe(TRANSFER);
     } finally {
       await proxy.close();
     }
@@ -180,7 +201,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const proxy = await startRpcFaultProxy(net.node.rpcUrl, { mode: 'lie' });
     let child: ChildProcess | undefined;
     try {
-      const input = owedRefund(keeper);
+      const input = await owedTransfer(keeper);
       await enqueueKeeperSend(db.knex, input);
       const killed = new Promise<void>((resolve) => {
         proxy.lies.sendTransaction = (result) => {
@@ -211,6 +232,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
       expect(done.attempts).toHaveLength(1);
       expect(done.send.txHash).toBe(done.attempts[0]!.txHash);
       expect(await keeper.sequence()).toBe(start + 1n);
+      expect(await input.received()).toBe(TRANSFER);
     } finally {
       child?.kill('SIGKILL');
       await proxy.close();
@@ -221,11 +243,11 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const keeper = await keeperAccount();
     const start = await keeper.sequence();
     const { closeTime } = await net.node.closeLedger();
-    const late = owedRefund(keeper);
+    const late = await owedTransfer(keeper);
     const { id } = await enqueueKeeperSend(db.knex, late);
     // The ledger's time, not this machine's (the ledger clock runs hours ahead of it here).
     await db.knex('keeper_sends').where({ id }).update({ not_after: closeTime });
-    const inTime = owedRefund(keeper);
+    const inTime = await owedTransfer(keeper);
     const second = await enqueueKeeperSend(db.knex, inTime);
     await db.knex('keeper_sends').where({ id: second.id }).update({ not_after: closeTime + 120 });
     const registry = new Registry();
@@ -237,7 +259,8 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const envelope = TransactionBuilder.fromXDR((await keeperSendByKey(db.knex, inTime))!.attempts[0]!.raw, net.passphrase) as Transaction;
     expect(envelope.timeBounds!.maxTime).toBe(String(closeTime + 119));
     expect(await keeper.sequence()).toBe(start + 1n);
-    expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="refund",result="expired"} 1`);
+    expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="unlock",result="expired"} 1`);
+    expect([await late.received(), await inTime.received()]).toEqual([0n, TRANSFER]);
   });
 
   it('stuck past KEEPER_REPLACE_AFTER_SECONDS: a fee bump around the same transaction, higher fee under the cap, and exactly one of them lands', async () => {
@@ -247,7 +270,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     try {
       // The provider takes the first transaction and never relays it: it stays unknown to the ledger.
       proxy.swallows.sendTransaction = () => ({ status: 'PENDING' });
-      const input = owedRefund(keeper);
+      const input = await owedTransfer(keeper);
       await enqueueKeeperSend(db.knex, input);
       // The replacement timer (this machine's clock, as for EVM) moved ahead for one pass only.
       let ahead = 0;
@@ -280,7 +303,8 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
       expect(landedOnes).toHaveLength(1);
       expect([inner.txHash, bumped.attempts[1]!.txHash]).toContain(done.send.txHash);
       expect(await keeper.sequence()).toBe(start + 1n);
-      expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="refund",result="replaced"} 1`);
+      expect(await input.received()).toBe(TRANSFER);
+      expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="unlock",result="replaced"} 1`);
     } finally {
       await proxy.close();
     }
@@ -292,7 +316,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const proxy = await startRpcFaultProxy(net.node.rpcUrl);
     try {
       proxy.swallows.sendTransaction = () => ({ status: 'PENDING' });
-      const input = owedRefund(keeper);
+      const input = await owedTransfer(keeper);
       await enqueueKeeperSend(db.knex, input);
       await sender(keeper, { rpc: rpcOf(proxy.url) }).pass();
       const inner = (await keeperSendByKey(db.knex, input))!.attempts[0]!;
@@ -307,11 +331,12 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
       now += 10_000;
       await capped.pass();
       expect((await keeperSendByKey(db.knex, input))!.attempts).toHaveLength(1);
-      expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="refund",result="capped"} 1`);
+      expect(await registry.metrics()).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="unlock",result="capped"} 1`);
       delete proxy.swallows.sendTransaction;
       await until(capped, input, 'confirmed', 'the capped transaction confirmed once relayed');
       expect((await keeperSendByKey(db.knex, input))!.send.txHash).toBe(inner.txHash);
       expect(await keeper.sequence()).toBe(start + 1n);
+      expect(await input.received()).toBe(TRANSFER);
     } finally {
       await proxy.close();
     }
@@ -323,7 +348,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const proxy = await startRpcFaultProxy(net.node.rpcUrl);
     try {
       proxy.swallows.sendTransaction = () => ({ status: 'PENDING' });
-      const input = owedRefund(keeper);
+      const input = await owedTransfer(keeper);
       await enqueueKeeperSend(db.knex, input);
       const keeperSender = sender(keeper, { rpc: rpcOf(proxy.url) });
       await keeperSender.pass();
@@ -342,6 +367,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
       expect(done.send).toMatchObject({ txHash: done.attempts[1]!.txHash, nonce: start + 1n });
       expect(await landed(first.txHash)).toBe(false);
       expect(await keeper.sequence()).toBe(start + 1n);
+      expect(await input.received()).toBe(TRANSFER);
     } finally {
       await proxy.close();
     }
@@ -350,23 +376,24 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
   it('a next sequence number in the database beyond the account\'s, with nothing in flight, leaves no gap: the send takes the account\'s next', async () => {
     const keeper = await keeperAccount();
     const start = await keeper.sequence();
-    const input = owedRefund(keeper);
+    const input = await owedTransfer(keeper);
     await enqueueKeeperSend(db.knex, input);
     const keeperSender = sender(keeper);
     await keeperSender.pass();
     await until(keeperSender, input, 'confirmed', 'the first refund confirmed');
     // Numbers handed out and never used by anything the outbox still holds (a database restored from an older backup).
     await db.knex('keeper_accounts').where({ chain_id: CHAIN_ID, account: keeper.keypair.publicKey() }).update({ next_nonce: String(start + 5n) });
-    const next = owedRefund(keeper);
+    const next = await owedTransfer(keeper);
     await enqueueKeeperSend(db.knex, next);
     await until(keeperSender, next, 'confirmed', 'the second refund confirmed');
     expect((await keeperSendByKey(db.knex, next))!.send.nonce).toBe(start + 2n);
     expect(await keeper.sequence()).toBe(start + 2n);
+    expect([await input.received(), await next.received()]).toEqual([TRANSFER, TRANSFER]);
   });
 
   it('the runner sends on a registered Stellar chain with its network passphrase and gives its lease up on stop', async () => {
     const keeper = await keeperAccount();
-    const input = owedRefund(keeper);
+    const input = await owedTransfer(keeper);
     await enqueueKeeperSend(db.knex, input);
     const runner = startKeeperRunner({
       knex: db.knex, signer: keeper.signer,
@@ -375,6 +402,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     });
     try {
       await eventually('the Stellar send confirmed', () => runner.passAll().then(() => keeperSendByKey(db.knex, input)), (s) => s?.send.status === 'confirmed');
+      expect(await input.received()).toBe(TRANSFER);
     } finally {
       await runner.stop();
     }
