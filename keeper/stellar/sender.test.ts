@@ -293,6 +293,9 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
       expect(bump).toBeInstanceOf(FeeBumpTransaction);
       expect(bump.feeSource).toBe(keeper.keypair.publicKey());
       expect(bump.innerTransaction.hash().toString('hex')).toBe(inner.txHash);
+      // Signed by the keeper, over the fee bump's own hash for this network.
+      expect(bump.signatures).toHaveLength(1);
+      expect(keeper.keypair.verify(bump.hash(), bump.signatures[0]!.signature())).toBe(true);
       expect(BigInt(bump.fee)).toBeGreaterThan(inner.maxFeePerGas);
       expect(BigInt(bump.fee)).toBeLessThanOrEqual(10_000_000n);
       // Ten times the inner transaction's inclusion fee per operation: what a validator asks to replace a queued one.
