@@ -96,7 +96,9 @@ export async function endUnsentKeeperSend(knex: Knex, id: string, status: 'expir
 /** Final sends not yet handed to their trades, oldest first. */
 export async function unreportedKeeperSends(knex: Knex, limit: number): Promise<FinishedSendRow[]> {
   const rows = await knex('keeper_sends').whereIn('status', ['confirmed', 'reverted']).whereNull('reported_at').orderBy('id').limit(limit);
-  return rows.map((row) => ({ id: String(row.id), tradeId: row.trade_id, chainId: row.chain_id, action: row.action, side: row.side, status: row.status, txHash: row.tx_hash }));
+  return rows.map((row) => ({
+    id: String(row.id), tradeId: row.trade_id, chainId: row.chain_id, action: row.action, side: row.side, status: row.status, txHash: row.tx_hash,
+  }));
 }
 
 /** A final send handed to its trade. */

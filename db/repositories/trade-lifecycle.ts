@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { idPage, type IdPage, type IdPageResult } from '../pagination.ts';
+import type { DepositRequestRecord } from './deposit-requests.ts';
 import { OPEN_TRADE_STATUSES, orderParamsFromStored, type OrderParams, type TradeStatus } from '../../domain/index.ts';
 
 /**
@@ -71,6 +72,8 @@ export interface NewTrade {
   secretCommitment: string;
   reservationExpiresAt: Date;
   lockDeadline: Date;
+  /** The deposit request as create answers it (db/repositories/deposit-requests.ts reads it back). */
+  depositRequest: DepositRequestRecord;
 }
 
 export async function insertTrade(trx: Knex.Transaction, trade: NewTrade): Promise<void> {
@@ -92,6 +95,7 @@ export async function insertTrade(trx: Knex.Transaction, trade: NewTrade): Promi
     secret_commitment: trade.secretCommitment,
     reservation_expires_at: trade.reservationExpiresAt,
     lock_deadline: trade.lockDeadline,
+    deposit_request: JSON.stringify(trade.depositRequest),
   });
 }
 
@@ -145,6 +149,15 @@ export async function saveTradeState(
 }
 
 /** Stores the verified proof once; a second writer (a retried or duplicated proof job) changes nothing. */
+/**
+ * Within a transaction that records one more of the trade's chain events without moving its state
+ * (the keeper's refund of an ended trade): the row's version moves, so every cached representation
+ * of the trade (its transactions among them) is read again.
+ */
+export async function touchTrade(trx: Knex.Transaction, id: string): Promise<void> {
+  await trx('trades').where({ id }).update({ updated_at: trx.fn.now() });
+}
+
 export async function storeProof(knex: Knex, id: string, proof: StoredProof): Promise<void> {
   await knex('trades').where({ id }).whereNull('proof').update({ proof: JSON.stringify(proof), updated_at: knex.fn.now() });
 }

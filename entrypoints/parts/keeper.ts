@@ -64,7 +64,9 @@ export function startKeeperDuties(config: Config, logger: Logger, prepare: () =>
   if (config.KEEPER_ENABLED === 'false') return { async stop() {} };
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    running ??= prepare().catch((error) => logger.error({ err: error }, 'keeper preparation failed; retried at the next pass')).finally(() => (running = undefined));
+    running ??= prepare()
+      .catch((error) => logger.error({ err: error }, 'keeper preparation failed; retried at the next pass'))
+      .finally(() => (running = undefined));
   }, config.KEEPER_POLL_SECONDS * 1_000);
   timer.unref();
   return {

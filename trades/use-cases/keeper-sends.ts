@@ -6,7 +6,7 @@ import {
   endUnsentKeeperSend, markKeeperSendReported, noteKeeperSendDue, owedKeeperSends, queueKeeperSend, unreportedKeeperSends,
   type FinishedSendRow, type OwedSendRow,
 } from '../../db/repositories/keeper-owed.ts';
-import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
+import { findTradeLifecycle, touchTrade, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import type { ChainConnection } from '../../db/repositories/registry-cache.ts';
 import { encodeProof, type Groth16Proof } from '../../prover/solidity.ts';
 import {
@@ -71,7 +71,8 @@ async function prepareOne(ctx: TradeContext, settings: KeeperDutySettings, owed:
     dueAt = chainNow;
     await noteKeeperSendDue(ctx.knex, owed.id, chainNow, grace);
   }
-  const verdict = keeperVerdict({ notBefore: owed.notBefore, notAfter: owed.notAfter }, dueAt, owed.dueChainTime === null ? grace : owed.delaySeconds, chainNow);
+  const graceGiven = owed.dueChainTime === null ? grace : owed.delaySeconds;
+  const verdict = keeperVerdict({ notBefore: owed.notBefore, notAfter: owed.notAfter }, dueAt, graceGiven, chainNow);
   if (verdict === 'wait') return 'waiting';
   if (verdict === 'expired') {
     await endUnsentKeeperSend(ctx.knex, owed.id, 'expired', `its window closed at ${owed.notAfter} (chain time) before it was due`);
@@ -146,5 +147,8 @@ async function recordRefund(ctx: TradeContext, tradeId: string, txHash: string):
   const verified = await ctx.deps.verifier.verify(chain as ChainConnection & { rpcUrl: string }, {
     txHash, contractAddress: trade.orderParams.orderPortal, action: 'refund', args: { orderHash: trade.orderHash, amount: trade.orderParams.orderAmount },
   });
-  await ctx.knex.transaction((trx) => recordChainEvent(trx, { ...chainEventRef(verified), subjectKind: 'trade', subjectId: tradeId, sentBy: 'relayer' }));
+  await ctx.knex.transaction(async (trx) => {
+    await recordChainEvent(trx, { ...chainEventRef(verified), subjectKind: 'trade', subjectId: tradeId, sentBy: 'relayer' });
+    await touchTrade(trx, tradeId);
+  });
 }
