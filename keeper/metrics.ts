@@ -24,7 +24,8 @@ export function keeperMetrics(registry: Registry): KeeperMetrics {
   const sends = new Counter({
     name: 'relayer_keeper_sends_total',
     help: 'Keeper sends by chain, action and result (confirmed, reverted on chain, refused before sending: would revert, failed, '
-      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI or KEEPER_STELLAR_MAX_FEE_STROOPS, expired: its window closed unsent, cancelled: a party sent it first)',
+      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI or KEEPER_STELLAR_MAX_FEE_STROOPS, '
+      + 'expired: its window closed unsent, cancelled: a party sent it first)',
     labelNames: ['chain', 'action', 'result'], registers: [registry],
   });
   const pending = new Gauge({

@@ -55,7 +55,9 @@ export function createKeeperStellarRpc(urls: readonly string[], options: { timeo
       const latest = await call<{ sequence: number; closeTime?: string }>('getLatestLedger', {});
       if (latest.closeTime !== undefined) return { sequence: latest.sequence, closeTime: BigInt(latest.closeTime) };
       // Older RPC servers answer no close time here; getLedgers has it.
-      const page = await call<{ ledgers: { sequence: number; ledgerCloseTime: string }[] }>('getLedgers', { startLedger: latest.sequence, pagination: { limit: 1 } });
+      const page = await call<{ ledgers: { sequence: number; ledgerCloseTime: string }[] }>(
+        'getLedgers', { startLedger: latest.sequence, pagination: { limit: 1 } },
+      );
       const ledger = page.ledgers[0];
       if (!ledger) throw new JsonRpcAnswerError('getLedgers', 0, `no ledger ${latest.sequence}`);
       return { sequence: ledger.sequence, closeTime: BigInt(ledger.ledgerCloseTime) };

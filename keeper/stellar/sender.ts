@@ -12,7 +12,9 @@ import { stellarCallOf, StellarCallDataError } from './call.ts';
 import { feeBumpInclusionFee, feeBumpTotal, initialInclusionFee } from './fees.ts';
 import type { KeeperStellarRpc, StellarAccountState, StellarLedger, StellarSendAnswer } from './rpc.ts';
 import { JsonRpcAnswerError } from '../json-rpc.ts';
-import { buildDraftTransaction, buildFeeBump, buildInnerTransaction, parseEnvelope, resourceFeeOf, signStellarTransaction, type SignedStellarTransaction } from './sign.ts';
+import {
+  buildDraftTransaction, buildFeeBump, buildInnerTransaction, parseEnvelope, resourceFeeOf, signStellarTransaction, type SignedStellarTransaction,
+} from './sign.ts';
 
 /** Stellar's native balance has 7 decimals (stroops). */
 const STROOP_DECIMALS = 7;
@@ -134,7 +136,8 @@ async function simulate(context: Context, send: KeeperSendRow, sequence: bigint,
     await endUnsent(context, send, { status: 'failed', result: 'refused', error: 'would fail: an entry it reads is archived and must be restored first' });
     return undefined;
   }
-  const others = (simulation.result?.auth ?? []).filter((entry) => entry.credentials().switch() !== xdr.SorobanCredentialsType.sorobanCredentialsSourceAccount());
+  const sourceOnly = xdr.SorobanCredentialsType.sorobanCredentialsSourceAccount();
+  const others = (simulation.result?.auth ?? []).filter((entry) => entry.credentials().switch() !== sourceOnly);
   if (others.length > 0) {
     // Only the transaction's source (the keeper) authorises by its signature; another address's authorisation
     // would make the call fail on chain, after taking a sequence number and a fee.
@@ -161,7 +164,8 @@ async function simulate(context: Context, send: KeeperSendRow, sequence: bigint,
 async function sendFirst(context: Context, send: KeeperSendRow, ledger: StellarLedger): Promise<boolean> {
   const { rpc, fence } = context;
   if (send.notAfter !== null && ledger.closeTime >= send.notAfter) {
-    await endUnsent(context, send, { status: 'expired', result: 'expired', error: `not sent: the chain's time ${ledger.closeTime} is at or past not_after ${send.notAfter}` });
+    const error = `not sent: the chain's time ${ledger.closeTime} is at or past not_after ${send.notAfter}`;
+    await endUnsent(context, send, { status: 'expired', result: 'expired', error });
     return false;
   }
   const onChain = await rpc.account(fence.account);
@@ -174,7 +178,8 @@ async function sendFirst(context: Context, send: KeeperSendRow, ledger: StellarL
     if (sequence > onChain.sequence + 1n) {
       // Nothing of the account is in flight, so no send holds the numbers between: a gap no transaction
       // would fill (the next must follow the account's last). Take the account's next instead.
-      context.logger?.warn({ chainId: fence.chainId, next: String(sequence), account: String(onChain.sequence) }, 'keeper Stellar sequence ahead of the account with nothing in flight; closing the gap');
+      const gap = { chainId: fence.chainId, next: String(sequence), account: String(onChain.sequence) };
+      context.logger?.warn(gap, 'keeper Stellar sequence ahead of the account with nothing in flight; closing the gap');
       sequence = onChain.sequence + 1n;
     }
     const tx = buildInnerTransaction({
@@ -185,7 +190,8 @@ async function sendFirst(context: Context, send: KeeperSendRow, ledger: StellarL
     await recordFirstAttempt(trx, fence, { id: send.id, nonce: sequence, gasLimit: null }, attemptOf(signedTx, BigInt(tx.fee), prepared.inclusionFee));
     return signedTx;
   });
-  context.logger?.info({ sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: signed.txHash }, 'keeper Stellar transaction signed and recorded');
+  const recorded = { sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: signed.txHash };
+  context.logger?.info(recorded, 'keeper Stellar transaction signed and recorded');
   await broadcast(context, send.id, signed);
   return true;
 }
@@ -219,11 +225,13 @@ async function followSent(
       const status = found.success ? 'confirmed' : 'reverted';
       await withKeeperFence(knex, fence, (trx) => finishKeeperSend(trx, send.id, { status, txHash: attempt.txHash, blockNumber: BigInt(found.ledger) }));
       context.metrics?.send(fence.chainId, send.action, status);
-      context.logger?.info({ sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: attempt.txHash, ledger: found.ledger, status }, 'keeper Stellar transaction final');
+      const final = { sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: attempt.txHash, ledger: found.ledger, status };
+      context.logger?.info(final, 'keeper Stellar transaction final');
       return false;
     }
     if (send.txHash !== attempt.txHash || send.blockNumber !== BigInt(found.ledger)) {
-      await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, { txHash: attempt.txHash, blockNumber: BigInt(found.ledger), blockHash: null }));
+      const seen = { txHash: attempt.txHash, blockNumber: BigInt(found.ledger), blockHash: null };
+      await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, seen));
     }
     return true;
   }
@@ -248,7 +256,8 @@ async function followSent(
   if (maxTime !== 0n && ledger.closeTime > maxTime) {
     // No ledger from now on accepts it, and the account shows its number unused: it never landed.
     if (send.notAfter !== null && ledger.closeTime >= send.notAfter) {
-      await endUnsent(context, send, { status: 'expired', result: 'expired', error: `its transactions expired unsent and the chain's time ${ledger.closeTime} is past not_after ${send.notAfter}` });
+      const error = `its transactions expired unsent and the chain's time ${ledger.closeTime} is past not_after ${send.notAfter}`;
+      await endUnsent(context, send, { status: 'expired', result: 'expired', error });
       return false;
     }
     return rebuild(context, send, ledger);
@@ -266,7 +275,8 @@ async function followSent(
         return signedBump;
       });
       context.metrics?.send(fence.chainId, send.action, 'replaced');
-      context.logger?.info({ sendId: send.id, inner: innerAttempt.txHash, txHash: signed.txHash, inclusionFee: String(inclusionFee) }, 'keeper Stellar transaction fee-bumped');
+      const bumped = { sendId: send.id, inner: innerAttempt.txHash, txHash: signed.txHash, inclusionFee: String(inclusionFee) };
+      context.logger?.info(bumped, 'keeper Stellar transaction fee-bumped');
       await broadcast(context, send.id, signed, innerAttempt);
       return true;
     }
@@ -300,7 +310,8 @@ async function rebuild(context: Context, send: KeeperSendRow, ledger: StellarLed
     await recordRebuiltAttempt(trx, fence, { id: send.id, nonce: sequence }, attemptOf(signedTx, BigInt(tx.fee), prepared.inclusionFee));
     return signedTx;
   });
-  context.logger?.warn({ sendId: send.id, old: String(send.nonce), sequence: String(sequence), txHash: signed.txHash }, 'keeper Stellar transaction expired unsent; rebuilt');
+  const rebuilt = { sendId: send.id, old: String(send.nonce), sequence: String(sequence), txHash: signed.txHash };
+  context.logger?.warn(rebuilt, 'keeper Stellar transaction expired unsent; rebuilt');
   await broadcast(context, send.id, signed);
   return true;
 }

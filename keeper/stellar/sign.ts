@@ -22,7 +22,13 @@ export async function signStellarTransaction(signer: RelayerSigner, tx: Transact
 }
 
 /** The keeper's unsigned, unassembled transaction for `operation`, as simulation takes it. */
-export function buildDraftTransaction(input: { account: string; sequence: bigint; operation: xdr.Operation; maxTime: bigint; networkPassphrase: string }): Transaction {
+export function buildDraftTransaction(input: {
+  account: string;
+  sequence: bigint;
+  operation: xdr.Operation;
+  maxTime: bigint;
+  networkPassphrase: string;
+}): Transaction {
   const source = new Account(input.account, (input.sequence - 1n).toString());
   return new TransactionBuilder(source, { fee: '100', networkPassphrase: input.networkPassphrase, timebounds: { minTime: 0, maxTime: Number(input.maxTime) } })
     .addOperation(input.operation).build();
