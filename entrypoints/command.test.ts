@@ -17,7 +17,7 @@ describe('the image entry point (entrypoints/command.ts)', () => {
   it('refuses an unknown command with exit 64, naming the commands it knows', () => {
     const { status, stderr } = command(['apii'], {});
     expect(status).toBe(64);
-    expect(stderr).toContain("unknown command 'apii': expected one of api, worker, prover, migrate, embedded");
+    expect(stderr).toContain("unknown command 'apii': expected one of api, worker, prover, migrate, reconcile, embedded");
   });
 
   it('runs the process the command names in its own node process (migrate without DATABASE_URL stops with 78)', () => {

@@ -4,12 +4,13 @@ import { reconcileTemporalTrades, type ReconciledTrade } from '../workflows/temp
 import { temporalOrchestrator } from './parts/orchestrator.ts';
 import { runTask } from './process.ts';
 
-// `npm run reconcile [-- --dry-run] [-- --json]`: the database's open trades against their Temporal
+// `npm run reconcile [-- --dry-run] [--json]` (the image: `reconcile`): the database's open trades against their Temporal
 // workflows (after a restore, or when trades are stuck): each open trade gets a running workflow
 // resumed from the database, and no workflow runs on for a trade the database holds finished or does
 // not hold. Prints what it found and did; a second run finds nothing to do. Run where the worker runs
 // (its settings: DATABASE_URL, TEMPORAL_*). Exits 1 if an action failed.
-const args = process.argv.slice(2);
+// Through the image's entry point (entrypoints/command.ts) the command's own name comes first.
+const args = process.argv.slice(process.argv[1]?.endsWith('command.ts') ? 3 : 2);
 const unknown = args.filter((arg) => arg !== '--dry-run' && arg !== '--json');
 if (unknown.length > 0) {
   console.error(`reconcile: unknown argument '${unknown[0]}' (takes --dry-run, --json)`);
