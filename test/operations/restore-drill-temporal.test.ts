@@ -31,6 +31,8 @@ import { call, loginEvm, newEvmAccount } from '../support/wallets.ts';
  * (its own OS process, as the restore procedure runs it) restarts the first from the database,
  * terminates the second, leaves a trade whose workflow is in line alone, and finds nothing to do the
  * second time; the restored trade then expires as a user sees it, and the ad has its liquidity back.
+ * A fourth trade like the first, handed to the worker's start reconciler (the `trade_starts` row an
+ * operator used to insert), is resumed by the start path itself instead of being dropped as started.
  *
  * The backup is the embedded drill's online base backup (test/support/base-backup.ts) of a cluster
  * of this file's own; the API runs in this process, the worker as `npm run worker`, on this file's
@@ -154,16 +156,18 @@ describe('backup and restore drill on Temporal', () => {
       expect(created.status, JSON.stringify(created.body)).toBe(200);
       return created.body.tradeId as string;
     };
-    const ids = { expiresAfterBackup: await create(shortApi, '100'), inLine: await create(longApi, '50'), afterBackup: '' };
-    for (const id of [ids.expiresAfterBackup, ids.inLine]) expect(await workflowStatus(id)).toBe('RUNNING');
+    const ids = { expiresAfterBackup: await create(shortApi, '100'), startedAgain: await create(shortApi, '25'), inLine: await create(longApi, '50'), afterBackup: '' };
+    for (const id of [ids.expiresAfterBackup, ids.startedAgain, ids.inLine]) expect(await workflowStatus(id)).toBe('RUNNING');
 
     // The backup point: both trades PENDING with running workflows.
     await baseBackup(primary!, path.join(work, 'backup'));
     // After it: a trade the backup does not hold, and the first trade's reservation expires and its workflow closes.
     ids.afterBackup = await create(longApi, '200');
-    await eventually('the short reservation expired on the primary', async () => (await call(shortApi, 'GET', `/v1/trades/${ids.expiresAfterBackup}`)).body.status,
-      (status) => status === 'EXPIRED', (SHORT_TTL_SECONDS + 60) * 1000);
-    await eventually('its workflow closed', () => workflowStatus(ids.expiresAfterBackup), (status) => status === 'COMPLETED', 60_000);
+    for (const id of [ids.expiresAfterBackup, ids.startedAgain]) {
+      await eventually('the short reservation expired on the primary', async () => (await call(shortApi, 'GET', `/v1/trades/${id}`)).body.status,
+        (status) => status === 'EXPIRED', (SHORT_TTL_SECONDS + 60) * 1000);
+      await eventually('its workflow closed', () => workflowStatus(id), (status) => status === 'COMPLETED', 60_000);
+    }
 
     // The primary is lost with the services on it; Temporal goes on.
     await stopServices();
@@ -179,10 +183,17 @@ describe('backup and restore drill on Temporal', () => {
       await migrateToLatest(knex);
       const restoredAt = Date.now();
       expect(Object.fromEntries((await knex('trades').select('id', 'status')).map((r) => [r.id, r.status])))
-        .toEqual({ [ids.expiresAfterBackup]: 'PENDING', [ids.inLine]: 'PENDING' });
+        .toEqual({ [ids.expiresAfterBackup]: 'PENDING', [ids.startedAgain]: 'PENDING', [ids.inLine]: 'PENDING' });
       await startWorker(relayerDatabaseOf(restored));
       const api = await startApi(relayerDatabaseOf(restored), LONG_TTL_SECONDS);
       const servicesUpAt = Date.now();
+
+      // The start path alone: a trade handed to the start reconciler (a `trade_starts` row) whose workflow
+      // closed is resumed in a new run from the database, not dropped as "already started".
+      await knex('trade_starts').insert({ trade_id: ids.startedAgain });
+      await eventually('the trade handed to the start reconciler expired', async () => (await call(api, 'GET', `/v1/trades/${ids.startedAgain}`)).body.status,
+        (status) => status === 'EXPIRED', 60_000);
+      const reconcileStartedAt = Date.now();
 
       const first = await reconcile(relayerDatabaseOf(restored));
       const reconciledAt = Date.now();
@@ -191,6 +202,7 @@ describe('backup and restore drill on Temporal', () => {
       expect(byTrade[ids.afterBackup]).toMatchObject({ database: 'missing', workflow: 'RUNNING', action: 'terminate' });
       expect(byTrade[ids.inLine]).toMatchObject({ database: 'PENDING', workflow: 'RUNNING', workflowTradeStatus: 'PENDING', action: 'none' });
       expect(first.summary).toMatchObject({ acted: 2, failed: 0 });
+      expect(first.rows.filter((row) => row.tradeId === ids.startedAgain).every((row) => row.action === 'none')).toBe(true);
 
       // What a user sees: the restored trade expires (its deadline long past, its new run's timer fires at once),
       // the trade the backup never held does not exist, the one in line is still reserved, and the ad has the rest back.
@@ -208,7 +220,7 @@ describe('backup and restore drill on Temporal', () => {
       expect(second.summary).toMatchObject({ acted: 0, failed: 0 });
       expect(second.rows.filter((row) => row.action !== 'none')).toEqual([]);
       console.log(JSON.stringify({
-        restoreMs: restoredAt - restoreStarted, servicesUpMs: servicesUpAt - restoredAt, reconcileMs: reconciledAt - servicesUpAt,
+        restoreMs: restoredAt - restoreStarted, servicesUpMs: servicesUpAt - restoredAt, reconcileMs: reconciledAt - reconcileStartedAt,
         reconcileInsideMs: first.summary.ms, restoredTradeExpiredMs: expiredAt - reconciledAt, totalMs: expiredAt - restoreStarted,
       }));
     } finally {
