@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/config.ts';
 import { createKnex } from '../db/knex.ts';
+import { restorableTrades, storedTradeState } from '../trades/resume.ts';
 import { reconcileTemporalTrades, type ReconciledTrade } from '../workflows/temporal/reconcile.ts';
 import { temporalOrchestrator } from './parts/orchestrator.ts';
 import { runTask } from './process.ts';
@@ -31,7 +32,9 @@ void runTask('worker', async (config, logger) => {
   const orchestrator = await temporalOrchestrator(config, knex, logger, { sweep: false });
   const began = performance.now();
   try {
-    const rows = await reconcileTemporalTrades({ knex, orchestrator, logger, dryRun });
+    const rows = await reconcileTemporalTrades({
+      orchestrator, logger, dryRun, openTrades: () => restorableTrades(knex), storedState: (tradeId) => storedTradeState(knex, tradeId),
+    });
     const acted = rows.filter((row) => row.action !== 'none');
     const failed = rows.filter((row) => row.error !== undefined);
     const summary = { compared: rows.length, acted: acted.length, failed: failed.length, dryRun, ms: Math.round(performance.now() - began) };

@@ -1,23 +1,13 @@
 import type { Knex } from 'knex';
 import { findTradeLifecycle, openTrades, type TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import { followUpsOf, isTerminal, resume, stateOf, type FollowUp, type TradeState } from './lifecycle/index.ts';
-import type { ResumableTrade, StartedTrade } from './orchestrator.ts';
+import type { RestorableTrade, ResumableTrade } from './orchestrator.ts';
 
-export type { ResumableTrade } from './orchestrator.ts';
+export type { RestorableTrade, ResumableTrade } from './orchestrator.ts';
 
 /** Every open trade (PENDING, DEPOSITED, LOCKED) with its `resume` follow-ups. */
 export async function resumableTrades(knex: Knex): Promise<ResumableTrade[]> {
   return (await openTrades(knex)).map((trade) => ({ tradeId: trade.id, followUps: resumeFollowUps(trade) }));
-}
-
-/**
- * An open trade as the database holds it, with what a fresh run of its lifecycle must carry out to
- * pick it up where the database says it is (its state's timer, its proof if unfinished).
- */
-export interface RestorableTrade {
-  trade: StartedTrade;
-  state: TradeState;
-  followUps: FollowUp[];
 }
 
 /** The trade `row` as a RestorableTrade. */
@@ -39,6 +29,12 @@ export async function openRestorableTrade(knex: Knex, tradeId: string): Promise<
   const row = await findTradeLifecycle(knex, tradeId);
   if (!row || isTerminal(stateOf(row))) return undefined;
   return restorableOf(row);
+}
+
+/** The trade's state as the database holds it, open or over; undefined when the database has no such trade. */
+export async function storedTradeState(knex: Knex, tradeId: string): Promise<TradeState | undefined> {
+  const row = await findTradeLifecycle(knex, tradeId);
+  return row && stateOf(row);
 }
 
 function resumeFollowUps(trade: TradeLifecycleRecord): FollowUp[] {

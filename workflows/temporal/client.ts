@@ -3,9 +3,8 @@ import {
 } from '@temporalio/client';
 import { tracingClientInterceptors } from '../../telemetry/temporal.ts';
 import { OrchestratorUnavailableError } from '../../trades/orchestrator.ts';
-import type { AppliedEvent, FollowUpOutbox, Orchestrator, StartedTrade, TradeFollowUp } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, FollowUpOutbox, Orchestrator, RestorableTrade, StartedTrade, TradeFollowUp } from '../../trades/orchestrator.ts';
 import type { TradeState } from '../../trades/lifecycle/index.ts';
-import type { RestorableTrade } from '../../trades/resume.ts';
 import type { TemporalTls } from './connection-options.ts';
 import { followUpsSignal, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
 

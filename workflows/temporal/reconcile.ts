@@ -1,10 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { findTradeLifecycle } from '../../db/repositories/trade-lifecycle.ts';
 import type { TradeStatus } from '../../domain/index.ts';
-import { stateOf } from '../../trades/lifecycle/index.ts';
-import { restorableTrades } from '../../trades/resume.ts';
+import type { TradeState } from '../../trades/lifecycle/index.ts';
+import type { RestorableTrade } from '../../trades/orchestrator.ts';
 import type { TemporalOrchestrator } from './client.ts';
 import { reconcileAction, type ReconcileAction, type WorkflowView } from './reconcile-plan.ts';
 import { followUpsSignal, stateQuery, tradeWorkflowId } from './workflows.ts';
@@ -24,8 +22,11 @@ export interface ReconciledTrade {
 }
 
 export interface ReconcileDeps {
-  knex: Knex;
   orchestrator: TemporalOrchestrator;
+  /** Every open trade in the database (trades/resume.ts `restorableTrades`). */
+  openTrades: () => Promise<RestorableTrade[]>;
+  /** A trade's state in the database, open or over; undefined when it holds no such trade (`storedTradeState`). */
+  storedState: (tradeId: string) => Promise<TradeState | undefined>;
   logger: Pick<Logger, 'info' | 'warn'>;
   /** Report only: compare and say what would be done, change nothing. */
   dryRun?: boolean;
@@ -43,10 +44,10 @@ const TRADE_WORKFLOW_ID = /^trade-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
  * Resolves one row per trade compared, actions `none` included.
  */
 export async function reconcileTemporalTrades(deps: ReconcileDeps): Promise<ReconciledTrade[]> {
-  const { orchestrator, knex } = deps;
+  const { orchestrator } = deps;
   const client = orchestrator.client;
   const rows: ReconciledTrade[] = [];
-  const open = new Map((await restorableTrades(knex)).map((trade) => [trade.trade.tradeId, trade]));
+  const open = new Map((await deps.openTrades()).map((trade) => [trade.trade.tradeId, trade]));
 
   for (const restorable of open.values()) {
     const tradeId = restorable.trade.tradeId;
@@ -59,15 +60,15 @@ export async function reconcileTemporalTrades(deps: ReconcileDeps): Promise<Reco
   for await (const execution of running) {
     const tradeId = TRADE_WORKFLOW_ID.exec(execution.workflowId)?.[1]?.toLowerCase();
     if (!tradeId || open.has(tradeId)) continue;
-    const row = await findTradeLifecycle(knex, tradeId);
+    const state = await deps.storedState(tradeId);
     const workflow = await viewOf(orchestrator, tradeId);
-    const action = reconcileAction(row?.status, workflow);
+    const action = reconcileAction(state?.status, workflow);
     const handle = client.workflow.getHandle(tradeWorkflowId(tradeId));
-    rows.push(await carryOut(deps, { tradeId, database: row?.status ?? 'missing', workflow, action }, async () => {
+    rows.push(await carryOut(deps, { tradeId, database: state?.status ?? 'missing', workflow, action }, async () => {
       if (action === 'terminate') {
         await handle.terminate('reconcile: the database holds no such trade (created after the restored backup point)');
-      } else if (action === 'end' && row) {
-        await handle.signal(followUpsSignal, { followUps: [{ type: 'END' }], state: stateOf(row) });
+      } else if (action === 'end' && state) {
+        await handle.signal(followUpsSignal, { followUps: [{ type: 'END' }], state });
       }
     }));
   }
