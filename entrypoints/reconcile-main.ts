@@ -38,8 +38,12 @@ void runTask('worker', async (config, logger) => {
     const acted = rows.filter((row) => row.action !== 'none');
     const failed = rows.filter((row) => row.error !== undefined);
     const summary = { compared: rows.length, acted: acted.length, failed: failed.length, dryRun, ms: Math.round(performance.now() - began) };
-    if (json) process.stdout.write(`${JSON.stringify({ reconciled: rows, summary })}\n`);
-    else process.stdout.write(`${renderTable(rows)}\n${summary.compared} compared, ${summary.acted} ${dryRun ? 'to act on' : 'acted on'}, ${summary.failed} failed, ${summary.ms} ms\n`);
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ reconciled: rows, summary })}\n`);
+    } else {
+      const totals = `${summary.compared} compared, ${summary.acted} ${dryRun ? 'to act on' : 'acted on'}, ${summary.failed} failed, ${summary.ms} ms`;
+      process.stdout.write(`${renderTable(rows)}\n${totals}\n`);
+    }
     if (failed.length > 0) throw new Error(`${failed.length} trade(s) could not be reconciled (see the table); run again once the cause is fixed`);
   } finally {
     await orchestrator.close();

@@ -97,13 +97,19 @@ async function workflowStatus(tradeId: string): Promise<string> {
   }
 }
 
-/** `npm run reconcile -- --json` as its own OS process, with the worker's settings and nothing else: its rows and summary. */
-async function reconcile(databaseUrl: string): Promise<{ rows: ReconciledTrade[]; summary: { compared: number; acted: number; failed: number; ms: number } }> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'entrypoints/reconcile-main.ts', '--json'], {
+/** `npm run reconcile` as its own OS process, with the worker's settings and nothing else: what it prints. */
+async function reconcileOutput(databaseUrl: string, args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'entrypoints/reconcile-main.ts', ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...serviceEnv(databaseUrl, LONG_TTL_SECONDS), LOG_LEVEL: 'warn' },
     timeout: 120_000,
   });
+  return stdout;
+}
+
+/** `npm run reconcile -- --json`: its rows and summary. */
+async function reconcile(databaseUrl: string): Promise<{ rows: ReconciledTrade[]; summary: { compared: number; acted: number; failed: number; ms: number } }> {
+  const stdout = await reconcileOutput(databaseUrl, ['--json']);
   const line = stdout.split('\n').find((l) => l.startsWith('{"reconciled"'));
   if (!line) throw new Error(`reconcile printed no result:\n${stdout}`);
   const parsed = JSON.parse(line);
@@ -215,10 +221,12 @@ describe('backup and restore drill on Temporal', () => {
       expect(await workflowStatus(ids.inLine)).toBe('RUNNING');
       expect((await call(api, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ poolAmount: '1000', availableAmount: '950' });
 
-      // Run again: nothing left to do.
-      const second = await reconcile(relayerDatabaseOf(restored));
-      expect(second.summary).toMatchObject({ acted: 0, failed: 0 });
-      expect(second.rows.filter((row) => row.action !== 'none')).toEqual([]);
+      // Run again, as an operator reads it (the table): nothing left to do.
+      const second = await reconcileOutput(relayerDatabaseOf(restored), []);
+      const table = second.split('\n').filter((l) => /^[0-9a-f]{8}-/.test(l));
+      expect(table.find((l) => l.startsWith(ids.inLine))).toMatch(/PENDING\s+RUNNING\s+PENDING\s+none$/);
+      expect(table.every((l) => / none$/.test(l)), second).toBe(true);
+      expect(second).toMatch(/^\d+ compared, 0 acted on, 0 failed, \d+ ms$/m);
       console.log(JSON.stringify({
         restoreMs: restoredAt - restoreStarted, servicesUpMs: servicesUpAt - restoredAt, reconcileMs: reconciledAt - reconcileStartedAt,
         reconcileInsideMs: first.summary.ms, restoredTradeExpiredMs: expiredAt - reconciledAt, totalMs: expiredAt - restoreStarted,
