@@ -33,7 +33,8 @@ void runTask('worker', async (config, logger) => {
   const began = performance.now();
   try {
     const rows = await reconcileTemporalTrades({
-      orchestrator, logger, dryRun, openTrades: () => restorableTrades(knex), storedState: (tradeId) => storedTradeState(knex, tradeId),
+      orchestrator, logger, dryRun, taskQueue: config.TEMPORAL_TASK_QUEUE,
+      openTrades: () => restorableTrades(knex), storedState: (tradeId) => storedTradeState(knex, tradeId),
     });
     const acted = rows.filter((row) => row.action !== 'none');
     const failed = rows.filter((row) => row.error !== undefined);

@@ -30,6 +30,11 @@ export interface ReconcileDeps {
   logger: Pick<Logger, 'info' | 'warn'>;
   /** Report only: compare and say what would be done, change nothing. */
   dryRun?: boolean;
+  /**
+   * The task queue of this deployment's trade workflows (TEMPORAL_TASK_QUEUE): only running workflows
+   * on it are judged, so another deployment's in a shared namespace are never terminated as unknown.
+   */
+  taskQueue: string;
 }
 
 /** Workflow ids of trade workflows are `trade-<uuid>`; anything else in the namespace is not ours to judge. */
@@ -56,7 +61,8 @@ export async function reconcileTemporalTrades(deps: ReconcileDeps): Promise<Reco
     rows.push(await carryOut(deps, { tradeId, database: restorable.state.status, workflow, action }, () => orchestrator.resume(restorable)));
   }
 
-  const running = client.workflow.list({ query: `WorkflowType = 'tradeWorkflow' AND ExecutionStatus = 'Running'` });
+  if (!/^[\w.-]+$/.test(deps.taskQueue)) throw new Error(`taskQueue must be a plain queue name, received '${deps.taskQueue}'`);
+  const running = client.workflow.list({ query: `WorkflowType = 'tradeWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${deps.taskQueue}'` });
   for await (const execution of running) {
     const tradeId = TRADE_WORKFLOW_ID.exec(execution.workflowId)?.[1]?.toLowerCase();
     if (!tradeId || open.has(tradeId)) continue;
