@@ -134,9 +134,9 @@ export function presentTrade(trade: TradeRecord, routes: Map<string, RouteWithTo
     ad: { id: trade.adId, routeId: trade.routeId, creatorAddress: trade.adCreatorAddress },
     route: { id: route.id, adToken: presentRouteToken(route.adToken), orderToken: presentRouteToken(route.orderToken) },
     orderHash: trade.orderHash,
-    transactions: trade.transactions.flatMap(({ chainId, txHash, event }) => {
+    transactions: trade.transactions.flatMap(({ chainId, txHash, event, sentBy }) => {
       const step = tradeStepOf(event, chainId, trade);
-      return step ? [{ step, chainId, txHash }] : [];
+      return step ? [{ step, chainId, txHash, ...(sentBy ? { sentBy } : {}) }] : [];
     }),
   };
 }

@@ -9,6 +9,8 @@ import type { ActionName, FieldSpec } from './request-schema.ts';
 import type { RelayerSigner } from './signers.ts';
 import type { DomainNameVersion } from './evm/typed-data.ts';
 import type { Providers } from './providers/providers.ts';
+import type { OrderParams } from '../domain/order-params.ts';
+import type { SignedCallData } from './signed-call-data.ts';
 
 /**
  * One chain kind behind one interface: everything the service knows that differs between kinds.
@@ -41,6 +43,12 @@ export interface ChainAdapter<Client = unknown> {
   publicFields(chain: { networkPassphrase: string | null; publicRpcUrl: string | null }): Record<string, string>;
   /** Signs one request in the kind's layout (EIP-712, or ed25519 over the Stellar byte layout). */
   signRequest(input: SignRequestInput): Promise<SignedRequest>;
+  /**
+   * The transaction the keeper sends for a trade: a signed unlock with its proof, or a timeout
+   * (refund, releaseLock) that needs no request. `to` is the contract, `data` what the kind's sender
+   * takes (EVM: the ABI-encoded call; Stellar: the invokeHostFunction operation's base64 XDR).
+   */
+  keeperCall(call: KeeperCall): { to: string; data: string; value: bigint };
   /** A client of one provider URL (not yet contacted). */
   connect(url: string): Client;
   /** The provider's head (block number, ledger sequence); throws `RpcUnavailableError`, never waits long. */
@@ -162,6 +170,11 @@ export interface ChainReads {
   /** Sends a signed transaction (the keeper's slot); resolves to its hash. */
   sendTransaction(signed: string): Promise<string>;
 }
+
+/** What the keeper sends: an unlock (its signed request, the order and the proof's bytes) or a timeout. */
+export type KeeperCall =
+  | { action: 'unlock'; signed: SignedCallData & Record<string, string | number | undefined>; orderParams: OrderParams; proof: string }
+  | { action: TimeoutAction; orderParams: OrderParams };
 
 /** A relayer request searched for on chain. */
 export interface RequestSearch {

@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** How a keeper send ended, or what happened on the way (`replaced`: a higher-fee transaction took its place). */
-export type KeeperSendResult = 'confirmed' | 'reverted' | 'refused' | 'failed' | 'replaced' | 'capped';
+export type KeeperSendResult = 'confirmed' | 'reverted' | 'refused' | 'failed' | 'replaced' | 'capped' | 'expired' | 'cancelled';
 
 /** What the keeper's senders report; set from each pass, so a scrape reads no chain and no database. */
 export interface KeeperMetrics {
@@ -23,7 +23,7 @@ export function keeperMetrics(registry: Registry): KeeperMetrics {
   const sends = new Counter({
     name: 'relayer_keeper_sends_total',
     help: 'Keeper sends by chain, action and result (confirmed, reverted on chain, refused before sending: would revert, failed, '
-      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI)',
+      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI, expired: its window closed unsent, cancelled: a party sent it first)',
     labelNames: ['chain', 'action', 'result'], registers: [registry],
   });
   const pending = new Gauge({

@@ -32,6 +32,13 @@ export interface KeeperRunnerDeps {
   settings: KeeperSettings;
   metrics?: KeeperMetrics;
   logger?: Logger;
+  /**
+   * Before the senders, in a process that also signs requests (the embedded run): what is owed is
+   * judged and given its call (trades' `prepareKeeperSends`). Elsewhere the api does it.
+   */
+  prepare?: () => Promise<unknown>;
+  /** After the senders: the final sends handed to their trades (trades' `reportKeeperSends`). */
+  report?: () => Promise<unknown>;
 }
 
 type SenderFactory = (deps: KeeperRunnerDeps, chain: KeeperChain, urls: string[], owner: string) => EvmKeeperSender;
@@ -63,7 +70,19 @@ export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
   const senders = new Map<string, EvmKeeperSender>();
   let running: Promise<void> | undefined;
   let stopped = false;
+  const step = async (name: string, work: (() => Promise<unknown>) | undefined) => {
+    try {
+      await work?.();
+    } catch (error) {
+      deps.logger?.error({ err: error }, `keeper ${name} failed; retried at the next pass`);
+    }
+  };
   const passAll = async () => {
+    await step('preparation', deps.prepare);
+    await sendAll();
+    await step('report', deps.report);
+  };
+  const sendAll = async () => {
     for (const chain of await deps.chains()) {
       const factory = SENDERS[chain.kind];
       const urls = chain.rpcUrls ?? (chain.rpcUrl ? [chain.rpcUrl] : []);

@@ -1,3 +1,4 @@
+import type { TransactionSender } from '../domain/trade-steps.ts';
 import { DomainError } from '../domain/index.ts';
 import type { TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import type { ConfirmationKind, FollowUp, TradeEvent, TradeFollowUp, TradeState } from './lifecycle/index.ts';
@@ -108,6 +109,8 @@ export interface ChainEventRef {
   blockHash: string;
   event: string;
   args: Record<string, string>;
+  /** Who sent the transaction: the party that reported it, or the relayer's keeper (recorded with the event). */
+  sentBy?: TransactionSender;
   /**
    * The event was already recorded for this trade (a repeated confirmation): its arguments are not
    * read again, and the repeat is judged on the trade's current, locked row (the machine calls it a

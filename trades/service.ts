@@ -7,6 +7,8 @@ import { lockTrade } from './use-cases/lock-trade.ts';
 import { issueUnlock } from './use-cases/issue-unlock.ts';
 import { confirmFoundTrade, confirmTrade } from './use-cases/confirm-trade.ts';
 import { expireReservation } from './use-cases/apply-trade-event.ts';
+import { prepareKeeperSends, reportKeeperSends } from './use-cases/keeper-sends.ts';
+import { DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS } from './lifecycle/index.ts';
 
 export type { TradesDeps, TradesSettings } from './use-cases/context.ts';
 export type { CreateTradeInput } from './use-cases/create-trade.ts';
@@ -38,6 +40,10 @@ export function createTradesService(deps: TradesDeps) {
     confirm: confirmTrade(ctx),
     /** A transaction the books audit found, applied like a party's (use-cases/confirm-trade.ts). */
     confirmFound: confirmFoundTrade(ctx),
+    /** What the keeper owes, judged on each chain's clock and given its call once due (use-cases/keeper-sends.ts); in a process that signs. */
+    prepareKeeperSends: prepareKeeperSends(ctx, { unlockAfterSeconds: deps.settings.keeperUnlockAfterSeconds ?? DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS }),
+    /** The keeper's final sends handed to their trades, verified like a party's confirmation (use-cases/keeper-sends.ts). */
+    reportKeeperSends: reportKeeperSends(ctx, deps.onKeeperReportDeferred),
   };
 }
 

@@ -1,7 +1,7 @@
 import { z } from '../openapi/operations.ts';
 import { addressOut, amountOut, chainIdOut, timestamp } from './common.ts';
 import { AD_STATUSES, TRADE_STATUSES } from '../../domain/index.ts';
-import { TRADE_STEPS } from '../../domain/trade-steps.ts';
+import { TRADE_STEPS, TRANSACTION_SENDERS } from '../../domain/trade-steps.ts';
 
 /** Response schemas of the read API. */
 
@@ -107,10 +107,14 @@ export const tradeTransactionSchema = z
     step: z.enum(TRADE_STEPS).openapi({
       description: 'deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain ' +
         'unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock ' +
-        'after lockExpiry, ad chain).',
+        'after lockExpiry, ad chain), refund (the deposit back to the Bridger after refundTime, order chain).',
     }),
     chainId: chainIdOut,
     txHash: z.string().openapi({ pattern: '^(0x)?[0-9a-f]{64}$', description: 'EVM: 0x and lower-case hex; Stellar: lower-case hex.' }),
+    sentBy: z.enum(TRANSACTION_SENDERS).optional().openapi({
+      description: 'Who sent it: bridger or maker (the party that reported it), relayer (the service\'s keeper, for a party that ' +
+        'did not). Absent when nobody reported it and the books audit found it on chain.',
+    }),
   })
   .openapi('TradeTransaction');
 

@@ -4,6 +4,7 @@ import { isEvmAddress } from '../address.ts';
 import { CallTargetError, type ChainAdapter } from '../adapter.ts';
 import { NATIVE_TOKEN_ADDRESS } from '../../domain/index.ts';
 import { evmReads } from './reads.ts';
+import { evmTimeoutTransaction, evmTransaction } from './call-args.ts';
 import { createEvmClient, rpcCall } from './rpc.ts';
 
 /** A head not answered within this long counts the provider down. */
@@ -51,6 +52,11 @@ export const evmAdapter: ChainAdapter<Web3> = {
     return entry.publicRpcUrl != null ? ['publicRpcUrl: only a STELLAR chain publishes one'] : [];
   },
   publicFields: () => ({}),
+  keeperCall(call) {
+    return call.action === 'unlock'
+      ? evmTransaction('unlock', call.signed, { orderParams: call.orderParams, proof: call.proof })
+      : evmTimeoutTransaction(call.action, call.orderParams);
+  },
   async signRequest({ target, primaryType, fields, values, signer, domain }) {
     const problem = addressProblem(target.contractAddress);
     if (problem) throw new CallTargetError(`contractAddress ${problem}`);

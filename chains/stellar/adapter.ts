@@ -5,6 +5,7 @@ import { isStellarAccount, isStellarContract } from '../address.ts';
 import { CallTargetError, type ChainAdapter } from '../adapter.ts';
 import { assertI128Amount } from './amounts.ts';
 import { stellarReads } from './reads.ts';
+import { stellarContractCall, stellarTimeoutCall } from './call-args.ts';
 import { stellarRequestHash } from './request-layout.ts';
 import { createStellarClient } from './verify.ts';
 import { RpcUnavailableError } from '../errors.ts';
@@ -64,6 +65,12 @@ export const stellarAdapter: ChainAdapter<rpc.Server> = {
       ...(chain.networkPassphrase !== null ? { networkPassphrase: chain.networkPassphrase } : {}),
       ...(chain.publicRpcUrl !== null ? { publicRpcUrl: chain.publicRpcUrl } : {}),
     };
+  },
+  keeperCall(call) {
+    const [to, operation] = call.action === 'unlock'
+      ? [String(call.signed.contractAddress), stellarContractCall('unlock', call.signed, { orderParams: call.orderParams, proof: call.proof })]
+      : [call.action === 'refund' ? call.orderParams.orderPortal : call.orderParams.adManager, stellarTimeoutCall(call.action, call.orderParams)];
+    return { to, data: operation.toXDR('base64'), value: 0n };
   },
   async signRequest({ target, primaryType, fields, values, returned, signer, domain }) {
     const problem = contractProblem(target.contractAddress);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   DEFAULT_ORDER_TIMING, DEFAULT_RESERVATION_TTL_SECONDS, depositTtlSeconds, minLockExpirySeconds,
 } from '../../trades/lifecycle/windows.ts';
+import { DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS } from '../../trades/lifecycle/keeper-duties.ts';
 import { defineConcern, intFromEnv } from './define.ts';
 
 /** Ads and trades: signed requests' lifetimes, the lifecycle's timings, per-user and per-ad limits, the EIP-712 domain. */
@@ -29,6 +30,11 @@ export const tradeSettings = defineConcern({
      * deposit request's TTL plus that hour (checked at start).
      */
     ORDER_LOCK_EXPIRY_SECONDS: intFromEnv(minLockExpirySeconds(0), 29 * 86_400).default(DEFAULT_ORDER_TIMING.lockExpirySeconds),
+    /**
+     * Seconds a party has to send an unlock that is due before the relayer's keeper sends it for it
+     * (judged on the target chain's clock; the keeper never waits past the side's window closing).
+     */
+    KEEPER_UNLOCK_AFTER_SECONDS: intFromEnv(0, 7 * 86_400).default(DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS),
     /** Open unfunded reservations (trades awaiting their deposit) one wallet may hold, on all ads together. */
     MAX_OPEN_RESERVATIONS_PER_WALLET: intFromEnv(1, 10_000).default(3),
     /** Open unfunded reservations one ad may carry, from all wallets together. */

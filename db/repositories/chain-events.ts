@@ -1,3 +1,4 @@
+import type { TransactionSender } from '../../domain/trade-steps.ts';
 import type { Knex } from 'knex';
 
 /** A verified contract event as recorded (chains/verify.ts VerifiedAction, plus what it answered). */
@@ -10,6 +11,8 @@ export interface ChainEventRecord {
   event: string;
   subjectKind: 'ad_request' | 'trade';
   subjectId: string;
+  /** A trade's transaction: who sent it (the reporting party, or the relayer's keeper); unset when nobody reported it. */
+  sentBy?: TransactionSender;
 }
 
 /** Raised when the event is already recorded as the answer to something else. */
@@ -31,6 +34,7 @@ export async function recordChainEvent(trx: Knex.Transaction, event: ChainEventR
       event: event.event,
       subject_kind: event.subjectKind,
       subject_id: event.subjectId,
+      sent_by: event.sentBy ?? null,
     })
     .onConflict(['chain_id', 'tx_hash', 'log_index'])
     .ignore()

@@ -14,16 +14,19 @@ export interface KeeperFence {
 export interface KeeperSendRow {
   id: string;
   chainId: string;
-  account: string;
+  /** Null until a sender takes it. */
+  account: string | null;
   tradeId: string;
   action: string;
   side: string;
   to: string;
   data: string;
   value: bigint;
+  /** The chain time (unix seconds) from which the send is too late; null: no end. */
+  notAfter: bigint | null;
   nonce: bigint | null;
   gasLimit: bigint | null;
-  status: 'queued' | 'sent' | 'confirmed' | 'reverted' | 'failed';
+  status: 'queued' | 'sent' | 'confirmed' | 'reverted' | 'failed' | 'expired';
   txHash: string | null;
   blockNumber: bigint | null;
   createdAt: Date;
@@ -125,7 +128,10 @@ export async function withKeeperFence<T>(knex: Knex, fence: KeeperFence, work: (
 
 /** The account's sends still queued or sent, oldest first, with their attempts (oldest first). */
 export async function openKeeperSends(knex: Knex, chainId: string, account: string): Promise<{ send: KeeperSendRow; attempts: KeeperAttemptRow[] }[]> {
-  const sends = (await knex('keeper_sends').where({ chain_id: chainId, account }).whereIn('status', ['queued', 'sent']).orderBy('id')).map(sendOf);
+  // A queued send belongs to no account until a sender takes it (the process that decided it holds no keeper key).
+  const sends = (await knex('keeper_sends').where({ chain_id: chainId })
+    .andWhere((q) => q.where({ account }).orWhere((unowned) => unowned.whereNull('account').andWhere({ status: 'queued' })))
+    .whereIn('status', ['queued', 'sent']).orderBy('id')).map(sendOf);
   if (sends.length === 0) return [];
   const attempts = (await knex('keeper_attempts').whereIn('send_id', sends.map((s) => s.id)).orderBy('id')).map(attemptOf);
   return sends.map((send) => ({ send, attempts: attempts.filter((a) => a.sendId === send.id) }));
@@ -160,7 +166,7 @@ export async function recordFirstAttempt(
 ): Promise<void> {
   await trx('keeper_accounts').where({ chain_id: fence.chainId, account: fence.account }).update({ next_nonce: (send.nonce + 1n).toString() });
   const updated = await trx('keeper_sends').where({ id: send.id, status: 'queued' })
-    .update({ status: 'sent', nonce: send.nonce.toString(), gas_limit: send.gasLimit.toString(), sent_at: trx.fn.now() });
+    .update({ status: 'sent', account: fence.account, nonce: send.nonce.toString(), gas_limit: send.gasLimit.toString(), sent_at: trx.fn.now() });
   if (updated !== 1) throw new Error(`keeper send ${send.id} is no longer queued`);
   await insertAttempt(trx, send.id, attempt);
 }
@@ -197,7 +203,7 @@ export async function recordInclusion(
 export async function finishKeeperSend(
   trx: Knex.Transaction,
   sendId: string,
-  outcome: { status: 'confirmed' | 'reverted' | 'failed'; txHash?: string; blockNumber?: bigint; blockHash?: string; error?: string },
+  outcome: { status: 'confirmed' | 'reverted' | 'failed' | 'expired'; txHash?: string; blockNumber?: bigint; blockHash?: string; error?: string },
 ): Promise<void> {
   await trx('keeper_sends').where({ id: sendId }).whereIn('status', ['queued', 'sent']).update({
     status: outcome.status,
@@ -217,7 +223,7 @@ export async function noteKeeperError(knex: Knex, sendId: string, error: string)
 function sendOf(row: Record<string, any>): KeeperSendRow {
   return {
     id: String(row.id), chainId: row.chain_id, account: row.account, tradeId: row.trade_id, action: row.action, side: row.side,
-    to: row.to_address, data: row.call_data, value: BigInt(row.value),
+    to: row.to_address, data: row.call_data, value: BigInt(row.value), notAfter: row.not_after === null ? null : BigInt(row.not_after),
     nonce: row.nonce === null ? null : BigInt(row.nonce), gasLimit: row.gas_limit === null ? null : BigInt(row.gas_limit),
     status: row.status, txHash: row.tx_hash, blockNumber: row.block_number === null ? null : BigInt(row.block_number),
     createdAt: row.created_at, sentAt: row.sent_at,

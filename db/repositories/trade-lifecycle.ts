@@ -145,6 +145,15 @@ export async function saveTradeState(
 }
 
 /** Stores the verified proof once; a second writer (a retried or duplicated proof job) changes nothing. */
+/**
+ * Within a transaction that records one more of the trade's chain events without moving its state
+ * (the keeper's refund of an ended trade): the row's version moves, so every cached representation
+ * of the trade (its transactions among them) is read again.
+ */
+export async function touchTrade(trx: Knex.Transaction, id: string): Promise<void> {
+  await trx('trades').where({ id }).update({ updated_at: trx.fn.now() });
+}
+
 export async function storeProof(knex: Knex, id: string, proof: StoredProof): Promise<void> {
   await knex('trades').where({ id }).whereNull('proof').update({ proof: JSON.stringify(proof), updated_at: knex.fn.now() });
 }

@@ -1,3 +1,4 @@
+import type { TransactionSender } from '../../domain/trade-steps.ts';
 import type { Knex } from 'knex';
 import { pageSql, parameters, toPage, type Page, type RowVersion } from '../pagination.ts';
 import { runStatement, statement, statementCache } from '../prepared.ts';
@@ -37,6 +38,8 @@ export interface TradeTransaction {
   chainId: string;
   txHash: string;
   event: string;
+  /** Who sent it; null when nobody reported it (the audit found it). */
+  sentBy?: TransactionSender | null;
 }
 
 const COLUMNS = {
@@ -64,9 +67,9 @@ const TIMESTAMPS = new Set(['created_at', 'updated_at']);
 /** The select list as one fixed SQL fragment; timestamps come formatted from PostgreSQL (see ads.ts). */
 const VERSION_SQL = `trades.updated_at::text || '/' || trades.xmin::text`;
 const VERSION_SELECT = `trades.id, ${VERSION_SQL} AS "version"`;
-// A trade's chain events change only with the trade row (trades/activities.ts records them in the
-// transaction that saves the trade's state), so the row version also covers them.
-const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object('chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event) ORDER BY ce.id), '[]')
+// A trade's chain events change only with the trade row (the applier records them in the
+// transaction that saves the trade's state; a keeper refund touches the row), so the row version covers them.
+const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object('chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event, 'sentBy', ce.sent_by) ORDER BY ce.id), '[]')
   FROM chain_events ce WHERE ce.subject_kind = 'trade' AND ce.subject_id = trades.id)`;
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)

@@ -14,7 +14,7 @@ import type { Orchestrator, TradeActivities } from '../../trades/orchestrator.ts
 import type { TradeStarts } from '../../trades/start-reconciler.ts';
 import { booksAudit } from '../parts/audit.ts';
 import { chainReaders, relayerSigners, type ChainReaders } from '../parts/chains.ts';
-import { keeperPart } from '../parts/keeper.ts';
+import { keeperPart, startKeeperDuties, type KeeperDutiesLoop } from '../parts/keeper.ts';
 import { scheduledJobs, type ScheduledJobs } from '../parts/jobs.ts';
 import { embeddedOrchestrator, orchestratorSlot, temporalOrchestrator, type OrchestratorSlot } from '../parts/orchestrator.ts';
 import { lazyProverPool, tradeActivities } from '../parts/proving.ts';
@@ -68,7 +68,12 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const held = relayerSigners(config, role, secrets);
   const signers: RelayerSigners = { ...held, signer: stoppableSigner(held.signer, signingSwitch.stopped) };
   const chains = chainReaders(knex, { registry: telemetry.registry, logger, config }, options.gateChains);
-  const keeper = keeperPart(config, role, { knex, logger, registry: telemetry.registry, chains: () => chains.registryCache.allChains() });
+  // The trades use case is built below; the keeper's steps reach it when they run.
+  const keeper = keeperPart(config, role, {
+    knex, logger, registry: telemetry.registry, chains: () => chains.registryCache.allChains(),
+    duties: { prepare: () => trades().prepareKeeperSends(), report: () => trades().reportKeeperSends() },
+  });
+  let keeperDuties: KeeperDutiesLoop | undefined;
   const merkleStore = new MerkleTreeStore(knex);
   const pool = lazyProverPool(config, telemetry.registry, logger);
   const activities = tradeActivities(config, knex, chains, merkleStore, pool.get);
@@ -108,8 +113,11 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
       await startOrchestrator(config, knex, logger, { databaseUrl, orchestrator, activities, telemetry, starts, jobs });
       // With Temporal the worker process sends the keeper's transactions; the embedded runner does here.
       if (!config.TEMPORAL_ADDRESS) keeper.start();
+      // On Temporal another process sends: this one (it holds the request signer) prepares what is owed.
+      else keeperDuties ??= startKeeperDuties(config, logger, () => trades().prepareKeeperSends());
     },
     async close() {
+      await keeperDuties?.stop();
       await keeper.stop();
       await jobs.close();
       await eventHub.close();

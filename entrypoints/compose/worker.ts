@@ -44,7 +44,10 @@ export function composeWorker(config: Config, logger: Logger, knex: Knex): Tempo
   }));
   const jobs = scheduledJobs(config, knex, logger, { telemetry, runAudit: booksAudit(config, knex, chains, telemetry.audit, trades) });
   // The keeper's senders (its own keys, never the relayer's): they drain the keeper's outbox.
-  const keeper = keeperPart(config, 'worker', { knex, logger, registry: telemetry.registry, chains: () => chains.registryCache.allChains() });
+  // What they send is prepared by the api (it holds the request signer); the worker hands the outcomes to the trades.
+  const keeper = keeperPart(config, 'worker', {
+    knex, logger, registry: telemetry.registry, chains: () => chains.registryCache.allChains(), duties: { report: () => trades().reportKeeperSends() },
+  });
   return {
     metrics: telemetry.registry,
     chains,

@@ -21,7 +21,11 @@ export interface KeeperPart {
 export function keeperPart(
   config: Config,
   role: ProcessRole,
-  deps: { knex: Knex; logger: Logger; registry: Registry; chains: () => Promise<KeeperChain[]> },
+  deps: {
+    knex: Knex; logger: Logger; registry: Registry; chains: () => Promise<KeeperChain[]>;
+    /** The trades use case's keeper steps: `prepare` only where this process signs requests and drives the trades itself. */
+    duties: { prepare?: () => Promise<unknown>; report: () => Promise<unknown> };
+  },
 ): KeeperPart {
   const signer = keeperSignerFromConfig(config, role);
   if (!signer) return { start() {}, async stop() {} };
@@ -30,7 +34,7 @@ export function keeperPart(
   return {
     start() {
       runner ??= startKeeperRunner({
-        knex: deps.knex, chains: deps.chains, signer, metrics, logger: deps.logger,
+        knex: deps.knex, chains: deps.chains, signer, metrics, logger: deps.logger, ...deps.duties,
         settings: {
           replaceAfterSeconds: config.KEEPER_REPLACE_AFTER_SECONDS, maxFeeGwei: config.KEEPER_MAX_FEE_GWEI,
           leaseSeconds: config.KEEPER_LEASE_SECONDS, pollSeconds: config.KEEPER_POLL_SECONDS,
@@ -41,6 +45,31 @@ export function keeperPart(
     async stop() {
       await runner?.stop();
       await signer.close();
+    },
+  };
+}
+
+/** The interval that judges what the keeper owes and signs its calls, in the api when another process sends. */
+export interface KeeperDutiesLoop {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `prepare` every KEEPER_POLL_SECONDS, one pass at a time, unless KEEPER_ENABLED=false (no
+ * keeper sends anything, so nothing is signed for it). Several api processes may run it: each row
+ * moves only from the status it was read in.
+ */
+export function startKeeperDuties(config: Config, logger: Logger, prepare: () => Promise<unknown>): KeeperDutiesLoop {
+  if (config.KEEPER_ENABLED === 'false') return { async stop() {} };
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    running ??= prepare().catch((error) => logger.error({ err: error }, 'keeper preparation failed; retried at the next pass')).finally(() => (running = undefined));
+  }, config.KEEPER_POLL_SECONDS * 1_000);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

@@ -45,6 +45,7 @@ export function tradesUseCase(config: Config, knex: Knex, logger: Logger, parts:
     // Traced like the orchestrators' calls: a confirm's verification and write are a span of its request.
     events: tracedActivities(parts.activities),
     onApplied: parts.metrics.observe,
+    onKeeperReportDeferred: (send, error) => logger.warn({ sendId: send.id, tradeId: send.tradeId, err: error }, 'keeper send not handed to its trade yet; retried'),
     onCarryOutFailed: (tradeId, error) => logger.warn({ tradeId, err: error }, 'follow-ups not handed to the orchestrator now; its sweep carries them out'),
     settings: {
       ...requestSettings(config),
@@ -53,6 +54,7 @@ export function tradesUseCase(config: Config, knex: Knex, logger: Logger, parts:
       maxOpenReservationsPerWallet: config.MAX_OPEN_RESERVATIONS_PER_WALLET,
       maxOpenReservationsPerAd: config.MAX_OPEN_RESERVATIONS_PER_AD,
       unbackedRecheckSeconds: config.UNBACKED_RESERVATIONS_RECHECK_SECONDS,
+      keeperUnlockAfterSeconds: config.KEEPER_UNLOCK_AFTER_SECONDS,
       orderTiming: { ...DEFAULT_ORDER_TIMING, lockExpirySeconds: config.ORDER_LOCK_EXPIRY_SECONDS },
     },
   });

@@ -27,6 +27,8 @@ export interface EvmReceipt {
 /** The few EVM calls the keeper's sender makes. */
 export interface KeeperEvmRpc {
   blockNumber(): Promise<bigint>;
+  /** The latest block's timestamp (unix seconds): the chain's time a send's window is judged by. */
+  latestTime(): Promise<bigint>;
   /** The latest block's base fee per gas. */
   baseFee(): Promise<bigint>;
   /** The node's suggested priority fee; `fallback` when it has none. */
@@ -73,6 +75,7 @@ export function createKeeperEvmRpc(urls: readonly string[], options: { timeoutMs
   };
   return {
     blockNumber: async () => BigInt(await call<string>('eth_blockNumber', [])),
+    latestTime: async () => BigInt((await call<{ timestamp: string }>('eth_getBlockByNumber', ['latest', false])).timestamp),
     baseFee: async () => BigInt((await call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false])).baseFeePerGas ?? '0x0'),
     priorityFee: async (fallback) => {
       try {

@@ -96,6 +96,14 @@ const capOf = (context: Context) => BigInt(context.settings.maxFeeGwei) * GWEI;
 /** A queued send: its gas checked, then nonce, signature and record in one fenced transaction, then the broadcast. */
 async function sendFirst(context: Context, send: KeeperSendRow): Promise<void> {
   const { rpc, fence } = context;
+  if (send.notAfter !== null && (await rpc.latestTime()) >= send.notAfter) {
+    // Too late on the chain's own clock: it could be mined after the contract stops taking it.
+    const error = `its window closed at ${send.notAfter} (chain time) before it was sent`;
+    await withKeeperFence(context.knex, fence, (trx) => finishKeeperSend(trx, send.id, { status: 'expired', error }));
+    context.metrics?.send(fence.chainId, send.action, 'expired');
+    context.logger?.warn({ sendId: send.id, tradeId: send.tradeId, action: send.action, side: send.side }, `keeper send expired: ${error}`);
+    return;
+  }
   let gas: bigint;
   try {
     gas = await rpc.estimateGas({ from: fence.account, to: send.to, data: send.data, value: send.value });

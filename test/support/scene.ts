@@ -136,7 +136,7 @@ export async function startOrchestratedService(orchestrator: Orchestrator, env: 
   try {
     service = await startTestService({ ...env, TEMPORAL_ADDRESS: lease.address, TEMPORAL_NAMESPACE: lease.namespace });
     const processEnv: Record<string, string> = {
-      NODE_ENV: 'test', DATABASE_URL: service.databaseUrl, DATA_DIR: service.config.DATA_DIR, PROVER_POOL_SIZE: '1',
+      NODE_ENV: 'test', DATABASE_URL: service.databaseUrl, DATA_DIR: service.config.DATA_DIR, PROVER_POOL_SIZE: '1', KEEPER_ENABLED: 'false',
       ...Object.fromEntries(Object.entries(env).filter(([name]) => !API_ONLY.test(name))),
       TEMPORAL_ADDRESS: lease.address, TEMPORAL_NAMESPACE: lease.namespace,
     };

@@ -33,6 +33,8 @@ export async function startTestService(env: Record<string, string> = {}, options
     // Tests run the books audit themselves (container.runAudit): no cron job acting behind their backs.
     BOOKS_AUDIT_CRON: 'off',
     RETENTION_CRON: 'off',
+    // The relayer's keeper only for the tests that ask for it: elsewhere a test plays every party itself.
+    KEEPER_ENABLED: 'false',
     // The Stellar devnet only for the tests that ask for it (it deploys for about 10 s).
     STELLAR_DEVNET: 'off',
     ...env,

@@ -41,12 +41,15 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
   let makerToken: string;
   let bridgerToken: string;
   let routeId: string;
+  /** The first test's trade whose Maker never locked: EXPIRED, its deposit still in the OrderPortal. */
+  let neverLocked: { tradeId: string; refundTime: number } | undefined;
 
   const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
   const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
 
   beforeAll(async () => {
-    scene = await startScene({ orchestrator, env: SHORT_TIMING });
+    // The keeper on, its grace for unlocks beyond anything these tests wait: only the refund it owes is sent here.
+    scene = await startScene({ orchestrator, env: { ...SHORT_TIMING, KEEPER_ENABLED: 'true', KEEPER_POLL_SECONDS: '1', KEEPER_UNLOCK_AFTER_SECONDS: '86400' } });
     ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
   }, 240_000);
 
@@ -66,7 +69,7 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
     const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
     expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
     expect(await trade(tradeId)).toMatchObject({ status: 'DEPOSITED' });
-    return { tradeId: tradeId as string, deadline: Number(lockDeadline(order.orderParams)) };
+    return { tradeId: tradeId as string, deadline: Number(lockDeadline(order.orderParams)), refundTime: Number(order.orderParams.refundTime) };
   }
 
   it('a lock mined in the last second and never reported makes the trade LOCKED, not EXPIRED; a window with no lock closes at the chain\'s deadline', async () => {
@@ -105,6 +108,7 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
     await adChain.send('evm_mine', []);
     await eventually('the closed window', async () => (await trade(unlocked.tradeId)).status, (s) => s !== 'DEPOSITED', 60_000);
     expect(await trade(unlocked.tradeId)).toMatchObject({ status: 'EXPIRED' });
+    neverLocked = unlocked;
     const pushed = await service.knex('pushed_events').where({ trade_id: unlocked.tradeId }).orderBy('trade_seq').select('type', 'data');
     expect(pushed.slice(-2)).toMatchObject([{ type: 'trade.expired', data: { status: 'EXPIRED' } }, { type: 'trade.status_changed', data: { status: 'EXPIRED' } }]);
 
@@ -176,6 +180,27 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
     expect(await reader.finalTime({ ...chain, confirmations: 2 })).toBe(BigInt(latest + 10));
     expect(await reader.finalTime({ ...chain, rpcUrl: 'http://127.0.0.1:9' })).toBeUndefined();
   });
+
+  // Last: it moves the order chain's clock past refundTime for good.
+  it('refunds the Bridger whose Maker never locked at refundTime on the order chain\'s clock, without the Bridger acting', async () => {
+    const { tradeId, refundTime } = neverLocked!;
+    const orderChain = devnet.provider(ORDER_CHAIN);
+    const bridgerBefore = await devnet.balanceOf(ORDER_CHAIN, bridger.address);
+    // Before refundTime the OrderPortal would refuse it: the keeper only waits.
+    expect(await service.knex('keeper_sends').where({ trade_id: tradeId }).select('action', 'side', 'status')).toEqual([{ action: 'refund', side: 'order', status: 'owed' }]);
+    const now = (await orderChain.getBlock('latest'))!.timestamp;
+    await orderChain.send('evm_increaseTime', [Math.max(0, refundTime - now + 1)]);
+    for (let i = 0; i < 4; i += 1) await orderChain.send('evm_mine', []);
+    // Waited on with the keeper's own record beside the trade: a give-up says where the send stood.
+    const { refunded } = await eventually('the keeper\'s refund', async () => ({
+      refunded: await trade(tradeId),
+      send: await service.knex('keeper_sends').where({ trade_id: tradeId }).first('status', 'last_error', 'tx_hash', 'reported_at'),
+    }), (seen) => seen.refunded.transactions.some((x: { step: string }) => x.step === 'refund'), 90_000);
+    expect(refunded).toMatchObject({ status: 'EXPIRED' });
+    expect(refunded.transactions.find((x: { step: string }) => x.step === 'refund')).toMatchObject({ chainId: ORDER_CHAIN, sentBy: 'relayer' });
+    expect(await devnet.balanceOf(ORDER_CHAIN, bridger.address)).toBe(bridgerBefore + 40n);
+    expect(await service.knex('keeper_sends').where({ trade_id: tradeId }).select('status')).toEqual([{ status: 'confirmed' }]);
+  }, 180_000);
 });
 
 describeOnEachOrchestrator('the lock window on a Stellar ad chain', (orchestrator) => {

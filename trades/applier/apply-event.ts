@@ -9,6 +9,7 @@ import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } fr
 import { endOf, followUpsAfter, ledgerOperationsOf, movesAdBalances, stateOf, transition, type TradeEvent, type TradeState } from '../lifecycle/index.ts';
 import type { AppliedEvent, ChainEventRef } from '../orchestrator.ts';
 import { tradeEventsOf } from '../lifecycle/pushed-events.ts';
+import { recordKeeperDuties } from './keeper-duties.ts';
 
 /** What is written of one event beside the machine's state: its chain event, the proof, and whether the follow-ups travel with the result. */
 export interface ApplyOptions {
@@ -88,6 +89,7 @@ async function applyTo(
   if (movesAdBalances(result.commands)) {
     await applyTradeOperations(trx, trade.adId, (ad) => ledgerOperationsOf(result.commands, BigInt(trade.orderParams.adAmount), ad.closed));
   }
+  await recordKeeperDuties(trx, trade, result.commands, state);
   // Published in the same transaction: nothing is announced that did not commit.
   await appendPushedEvents(trx, {
     tradeId, adId: trade.adId, recipients: [trade.adCreatorAddress, trade.bridgerAddress],

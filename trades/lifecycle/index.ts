@@ -5,7 +5,7 @@
  */
 export {
   INITIAL_STATE, isTerminal, lockDue, resume, start, stateOf, timerCommands, timerOf, transition,
-  type TimerEvent, type TradeCommand, type TradeEvent, type TradeState, type Transition, type UnlockSide,
+  type KeeperAction, type TimerEvent, type TradeCommand, type TradeEvent, type TradeState, type Transition, type UnlockSide,
 } from './machine.ts';
 export {
   CHAIN_FACTS, MANAGER_ORDER_STATES, PORTAL_ORDER_STATES, actionOf, chainFact, chainFactOf, eventOf, orderStateName, recordedAction, recordedActionFits,
@@ -25,3 +25,7 @@ export { unreportedOnChain, type ChainDrift } from './unreported.ts';
 export {
   endOf, followUpsAfter, followUpsOf, lookAgain, timerLooksAgain, type FollowUp, type LookAgainReason, type TradeDeadlines, type TradeFollowUp,
 } from './follow-ups.ts';
+export {
+  DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS, KEEPER_SEND_MARGIN_SECONDS, KEEPER_URGENT_BEFORE_SECONDS, keeperGraceSeconds, keeperStillOwes, keeperVerdict, keeperWindow,
+  type KeeperDuty, type KeeperVerdict, type KeeperWindow,
+} from './keeper-duties.ts';

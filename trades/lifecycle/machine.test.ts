@@ -3,7 +3,8 @@ import { TRADE_STATUSES } from '../../domain/index.ts';
 import {
   INITIAL_STATE, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, awaitedAction, endOf, eventOf, followUpsAfter, followUpsOf, isTerminal, lockDue, lockEventMissing, lookAgain,
   lockWindowVerdict, recordedActionFits, resume, start, transition, askableUnlock, unlockableBy, unlockDue, unlockInTurn, whoseUnlockIsDue,
-  type TradeAction, type TradeCommand, type TradeEvent, type TradeState,
+  keeperStillOwes, keeperVerdict, keeperWindow, KEEPER_SEND_MARGIN_SECONDS, KEEPER_URGENT_BEFORE_SECONDS,
+  type KeeperDuty, type TradeAction, type TradeCommand, type TradeEvent, type TradeState, type Transition,
 } from './index.ts';
 
 const EVENTS: TradeEvent[] = [
@@ -17,6 +18,11 @@ const STATES: TradeState[] = TRADE_STATUSES.flatMap((status) =>
   (['none', 'running', 'ready'] as const).flatMap((proof) =>
     [[false, false], [true, false], [false, true], [true, true]].map(([bridgerClaimed, adCreatorClaimed]) =>
       ({ status, proof, bridgerClaimed: bridgerClaimed!, adCreatorClaimed: adCreatorClaimed! }))));
+
+/** A transition without its SEND commands (the keeper's duties, checked by their own tests). */
+function withoutSends(result: Transition): Transition {
+  return result.ok ? { ...result, commands: result.commands.filter((command) => command.type !== 'SEND') } : result;
+}
 
 const label = (e: TradeEvent) => (e.type === 'UNLOCK_CONFIRMED' ? `${e.type}:${e.side}` : e.type);
 const ARM_LOCK: TradeCommand = { type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED' };
@@ -57,10 +63,10 @@ const TABLE: Record<string, Record<string, string | [string, TradeCommand[]]>> =
 };
 
 describe('the trade state machine', () => {
-  it('answers every state x event as the table says, timer commands included', () => {
+  it('answers every state x event as the table says, timer commands included (what the keeper owes is checked below)', () => {
     for (const state of STATES) {
       for (const event of EVENTS.filter((e) => e.type !== 'PROOF_READY')) {
-        const result = transition(state, event);
+        const result = withoutSends(transition(state, event));
         const expected = TABLE[state.status]![label(event)]!;
         const where = `${JSON.stringify(state)} + ${label(event)}`;
         if (expected === 'refused') expect(result, where).toMatchObject({ ok: false, duplicate: false, stale: false });
@@ -89,7 +95,7 @@ describe('the trade state machine', () => {
 
   it('marks the proof ready once, only after it was asked for, and touches no timer', () => {
     for (const state of STATES) {
-      const result = transition(state, { type: 'PROOF_READY' });
+      const result = withoutSends(transition(state, { type: 'PROOF_READY' }));
       if (state.proof === 'running') expect(result).toEqual({ ok: true, state: { ...state, proof: 'ready' }, commands: [] });
       else expect(result).toMatchObject({ ok: false, duplicate: state.proof === 'ready', stale: false });
     }
@@ -147,10 +153,12 @@ describe('the trade state machine', () => {
       const result = transition(state, event);
       if (!result.ok) throw new Error(result.reason);
       state = result.state;
-      commands.push(...result.commands.map((c) => c.type));
+      commands.push(...result.commands.map((c) => (c.type === 'SEND' ? `SEND ${c.action} ${c.side}` : c.type)));
     }
     expect(state).toEqual({ status: 'SETTLED', proof: 'ready', bridgerClaimed: true, adCreatorClaimed: true });
-    expect(commands).toEqual(['CANCEL_TIMER', 'ARM_TIMER', 'PROVE', 'CANCEL_TIMER', 'RESERVATION_TO_LOCK', 'PAY_OUT_LOCK']);
+    expect(commands).toEqual([
+      'CANCEL_TIMER', 'ARM_TIMER', 'PROVE', 'CANCEL_TIMER', 'RESERVATION_TO_LOCK', 'SEND releaseLock ad', 'SEND unlock ad', 'PAY_OUT_LOCK', 'SEND unlock order',
+    ]);
     expect(isTerminal(state)).toBe(true);
   });
 
@@ -170,7 +178,10 @@ describe('the trade state machine', () => {
   it('ends a LOCKED trade whose lock was released before the ad-side unlock: the lock back to the ad once, the trade over', () => {
     const locked: TradeState = { status: 'LOCKED', proof: 'ready', bridgerClaimed: false, adCreatorClaimed: false };
     const released = transition(locked, { type: 'LOCK_RELEASED' });
-    expect(released).toEqual({ ok: true, state: { ...locked, status: 'EXPIRED' }, commands: [{ type: 'RETURN_LOCK' }] });
+    // The Bridger's deposit is still in the OrderPortal: the keeper owes its refund.
+    expect(released).toEqual({
+      ok: true, state: { ...locked, status: 'EXPIRED' }, commands: [{ type: 'RETURN_LOCK' }, { type: 'SEND', action: 'refund', side: 'order' }],
+    });
     if (!released.ok) return;
     expect(isTerminal(released.state)).toBe(true);
     // Delivered again (the Maker's report and the audit): a duplicate, nothing moves twice.
@@ -325,7 +336,9 @@ describe('the lock window decided by the ad chain (lockWindowVerdict)', () => {
 
   it('closes only once the chain\'s time is past the deadline with no lock: then the trade expires and the reservation goes back', () => {
     expect(lockWindowVerdict(deposited, { readable: true, locked: false, chainTime: deadline + 1n }, deadline)).toEqual({ do: 'close' });
-    expect(transition(deposited, { type: 'LOCK_WINDOW_CLOSED' })).toMatchObject({ ok: true, state: { status: 'EXPIRED' }, commands: [{ type: 'RELEASE_RESERVATION' }] });
+    expect(transition(deposited, { type: 'LOCK_WINDOW_CLOSED' })).toMatchObject({
+      ok: true, state: { status: 'EXPIRED' }, commands: [{ type: 'RELEASE_RESERVATION' }, { type: 'SEND', action: 'refund', side: 'order' }],
+    });
   });
 
   it('closes on the service\'s clock a chain it cannot ask (no RPC URL), as a reservation does', () => {
@@ -358,5 +371,82 @@ describe('the follow-ups the machine emits', () => {
       expect(followUps.some((f) => f.type === 'END'), JSON.stringify(after)).toBe(isTerminal(after));
       expect(endOf(after).length, JSON.stringify(after)).toBe(isTerminal(after) ? 1 : 0);
     }
+  });
+});
+
+describe('what the keeper owes (SEND commands, keeper-duties.ts)', () => {
+  const sendsOf = (result: Transition): string[] =>
+    result.ok ? result.commands.flatMap((c) => (c.type === 'SEND' ? [`${c.action} ${c.side}`] : [])) : [];
+
+  it('owes, for every state x event, exactly what an absent party would leave undone', () => {
+    for (const state of STATES) {
+      for (const event of EVENTS) {
+        const result = transition(state, event);
+        const where = `${JSON.stringify(state)} + ${label(event)}`;
+        const expected: string[] = [];
+        if (result.ok) {
+          const next = result.state;
+          // The deposit never locked: the Bridger's refund at refundTime.
+          if (event.type === 'LOCK_WINDOW_CLOSED') expected.push('refund order');
+          // A confirmed lock: its release at lockExpiry, and the ad side once the proof is ready.
+          if (event.type === 'LOCK_CONFIRMED') expected.push('releaseLock ad', ...(state.proof === 'ready' ? ['unlock ad'] : []));
+          if (event.type === 'PROOF_READY' && state.status === 'LOCKED' && !state.bridgerClaimed) expected.push('unlock ad');
+          // The Bridger paid: the Maker's side.
+          if (event.type === 'UNLOCK_CONFIRMED' && event.side === 'ad' && !next.adCreatorClaimed) expected.push('unlock order');
+          // The lock went back to the ad: the deposit goes back to the Bridger.
+          if (event.type === 'LOCK_RELEASED' && !state.adCreatorClaimed) expected.push('refund order');
+        }
+        expect(sendsOf(result), where).toEqual(expected);
+      }
+    }
+  });
+
+  it('owes nothing it would not still owe in the state it moves to', () => {
+    // The states a trade can be in: a claim only once locked, SETTLED only with both.
+    const reachable = (s: TradeState) => (s.status === 'PENDING' || s.status === 'DEPOSITED' ? !s.bridgerClaimed && !s.adCreatorClaimed
+      : s.status === 'SETTLED' ? s.bridgerClaimed && s.adCreatorClaimed : true);
+    for (const state of STATES.filter(reachable)) {
+      for (const event of EVENTS) {
+        const result = transition(state, event);
+        if (!result.ok) continue;
+        for (const command of result.commands) {
+          if (command.type !== 'SEND') continue;
+          const duty: KeeperDuty = { action: command.action, side: command.side };
+          const stillOwed = keeperStillOwes(result.state, duty) || (duty.action === 'unlock' && duty.side === 'ad' && result.state.proof !== 'ready');
+          expect(stillOwed, `${JSON.stringify(state)} + ${label(event)} owes ${duty.action} ${duty.side}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('stops owing a side once a party sent it, and the release once the Bridger is paid', () => {
+    const locked: TradeState = { status: 'LOCKED', proof: 'ready', bridgerClaimed: false, adCreatorClaimed: false };
+    expect(keeperStillOwes(locked, { action: 'unlock', side: 'ad' })).toBe(true);
+    expect(keeperStillOwes(locked, { action: 'unlock', side: 'order' })).toBe(false);
+    expect(keeperStillOwes(locked, { action: 'releaseLock', side: 'ad' })).toBe(true);
+    const bridgerPaid = { ...locked, bridgerClaimed: true };
+    expect(keeperStillOwes(bridgerPaid, { action: 'unlock', side: 'ad' })).toBe(false);
+    expect(keeperStillOwes(bridgerPaid, { action: 'releaseLock', side: 'ad' })).toBe(false);
+    expect(keeperStillOwes(bridgerPaid, { action: 'unlock', side: 'order' })).toBe(true);
+    expect(keeperStillOwes({ ...bridgerPaid, adCreatorClaimed: true, status: 'SETTLED' }, { action: 'unlock', side: 'order' })).toBe(false);
+    expect(keeperStillOwes({ ...locked, status: 'EXPIRED' }, { action: 'refund', side: 'order' })).toBe(true);
+    expect(keeperStillOwes({ ...locked, status: 'EXPIRED', adCreatorClaimed: true }, { action: 'refund', side: 'order' })).toBe(false);
+  });
+
+  it('sends on the chain\'s time: after the grace, never after the window, early when the window is about to close', () => {
+    const times = { lockExpiry: '100000', refundTime: '200000' };
+    const adUnlock = keeperWindow({ action: 'unlock', side: 'ad' }, times);
+    expect(adUnlock).toEqual({ notBefore: 0n, notAfter: 100000n - BigInt(KEEPER_SEND_MARGIN_SECONDS) });
+    expect(keeperVerdict(adUnlock, 10000n, 600, 10599n)).toBe('wait');
+    expect(keeperVerdict(adUnlock, 10000n, 600, 10600n)).toBe('send');
+    // Due close to the window's end: the grace yields to the deadline.
+    const urgent = adUnlock.notAfter! - BigInt(KEEPER_URGENT_BEFORE_SECONDS);
+    expect(keeperVerdict(adUnlock, urgent - 10n, 600, urgent)).toBe('send');
+    expect(keeperVerdict(adUnlock, 10000n, 600, adUnlock.notAfter!)).toBe('expired');
+    const refund = keeperWindow({ action: 'refund', side: 'order' }, times);
+    expect(refund).toEqual({ notBefore: 200000n, notAfter: null });
+    expect(keeperVerdict(refund, 150000n, 0, 199999n)).toBe('wait');
+    expect(keeperVerdict(refund, 150000n, 0, 200000n)).toBe('send');
+    expect(keeperVerdict(keeperWindow({ action: 'releaseLock', side: 'ad' }, times), 0n, 0, 100000n)).toBe('send');
   });
 });

@@ -59,7 +59,20 @@ export type TradeCommand =
   /** Start the timer that delivers `event` at its deadline (the reservation's expiry, the order's lock deadline). */
   | { type: 'ARM_TIMER'; event: TimerEvent }
   /** Stop that timer: the state it guarded is over. */
-  | { type: 'CANCEL_TIMER'; event: TimerEvent };
+  | { type: 'CANCEL_TIMER'; event: TimerEvent }
+  /**
+   * The relayer owes this transaction if no party sends it (keeper-duties.ts says from when and
+   * until when): the unlock of `side`, the refund of the deposit, or the lock's release. It is kept
+   * in the keeper's outbox in the same database step, and dropped there once no longer owed.
+   */
+  | { type: 'SEND'; action: KeeperAction; side: UnlockSide };
+
+/**
+ * What the keeper may send for a trade: either side's `unlock` (pays that side's recipient, needs
+ * a relayer request and the proof), `refund` (the order chain's deposit back to the Bridger, from
+ * refundTime) or `releaseLock` (the ad chain's lock back to the ad, from lockExpiry).
+ */
+export type KeeperAction = 'unlock' | 'refund' | 'releaseLock';
 
 export type Transition =
   | { ok: true; state: TradeState; commands: TradeCommand[] }
@@ -75,6 +88,7 @@ export const INITIAL_STATE: TradeState = { status: 'PENDING', proof: 'none', bri
 const refuse = (reason: string, duplicate = false): Transition => ({ ok: false, duplicate, stale: false, reason });
 const stale = (reason: string): Transition => ({ ok: false, duplicate: false, stale: true, reason });
 const go = (state: TradeState, ...commands: TradeCommand[]): Transition => ({ ok: true, state, commands });
+const send = (action: KeeperAction, side: UnlockSide): TradeCommand => ({ type: 'SEND', action, side });
 
 /** The timer running while the trade is in `state`: the reservation's, then the lock window's, then none. */
 export function timerOf(state: TradeState): TimerEvent | undefined {
@@ -126,16 +140,22 @@ function decide(state: TradeState, event: TradeEvent): Transition {
     case 'LOCK_WINDOW_CLOSED':
       // The lock came first, or the trade never got there: the timer is stale.
       if (state.status !== 'DEPOSITED') return stale(`a ${state.status} trade has no open lock window`);
-      // Nobody can lock any more: the amount goes back to the ad, the Bridger refunds on chain.
-      return go({ ...state, status: 'EXPIRED' }, { type: 'RELEASE_RESERVATION' });
+      // Nobody can lock any more: the amount goes back to the ad, the deposit to the Bridger at refundTime.
+      return go({ ...state, status: 'EXPIRED' }, { type: 'RELEASE_RESERVATION' }, send('refund', 'order'));
 
     case 'PROOF_READY':
       if (state.proof === 'ready') return refuse('the proof is already ready', true);
       if (state.proof !== 'running') return refuse('no proof was asked for');
+      // A lock that came before the proof: the ad side is owed from now.
+      if (state.status === 'LOCKED' && !state.bridgerClaimed) return go({ ...state, proof: 'ready' }, send('unlock', 'ad'));
       return go({ ...state, proof: 'ready' });
 
     case 'LOCK_CONFIRMED':
-      if (state.status === 'DEPOSITED') return go({ ...state, status: 'LOCKED' }, { type: 'RESERVATION_TO_LOCK' });
+      if (state.status === 'DEPOSITED') {
+        // The release at lockExpiry stays owed only while the ad side is not unlocked; the ad side is owed once the proof is ready.
+        const unlock = state.proof === 'ready' ? [send('unlock', 'ad')] : [];
+        return go({ ...state, status: 'LOCKED' }, { type: 'RESERVATION_TO_LOCK' }, send('releaseLock', 'ad'), ...unlock);
+      }
       if (state.status === 'LOCKED' || state.status === 'SETTLED') return refuse('the lock is already confirmed', true);
       return refuse(state.status === 'PENDING' ? 'the deposit must be confirmed before the lock' : 'the trade expired');
 
@@ -145,13 +165,17 @@ function decide(state: TradeState, event: TradeEvent): Transition {
       if (already) return refuse(`the ${event.side}-chain unlock is already confirmed`, true);
       const next: TradeState = event.side === 'ad' ? { ...state, bridgerClaimed: true } : { ...state, adCreatorClaimed: true };
       if (next.bridgerClaimed && next.adCreatorClaimed) next.status = 'SETTLED';
-      return event.side === 'ad' ? go(next, { type: 'PAY_OUT_LOCK' }) : go(next);
+      // The Bridger is paid: the Maker's side is owed to it.
+      return event.side === 'ad' ? go(next, { type: 'PAY_OUT_LOCK' }, ...(next.adCreatorClaimed ? [] : [send('unlock', 'order')])) : go(next);
     }
 
     case 'LOCK_RELEASED':
       // The contract releases only a lock never unlocked on the ad side, and only once: the trade
       // ends and its lock goes back to the ad. After the Bridger's unlock nothing is left to release.
-      if (state.status === 'LOCKED' && !state.bridgerClaimed) return go({ ...state, status: 'EXPIRED' }, { type: 'RETURN_LOCK' });
+      // The Bridger's deposit is still in the OrderPortal: it is owed back at refundTime.
+      if (state.status === 'LOCKED' && !state.bridgerClaimed) {
+        return go({ ...state, status: 'EXPIRED' }, { type: 'RETURN_LOCK' }, ...(state.adCreatorClaimed ? [] : [send('refund', 'order')]));
+      }
       if (state.status === 'EXPIRED') return refuse('the trade already ended', true);
       if (state.status === 'LOCKED' || state.status === 'SETTLED') {
         return refuse('the ad-side unlock is confirmed: the lock was paid to the Bridger, not released');

@@ -1,3 +1,4 @@
+import type { TransactionSender } from '../../domain/trade-steps.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
@@ -13,20 +14,21 @@ import { partyTrade } from './party.ts';
  */
 export function confirmTrade(ctx: TradeContext) {
   return async (principal: Principal, tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> => {
-    const { trade } = await partyTrade(ctx, principal, tradeId);
-    return deliverConfirmation(ctx, trade, kind, txHash);
+    const { trade, role } = await partyTrade(ctx, principal, tradeId);
+    return deliverConfirmation(ctx, trade, kind, txHash, role);
   };
 }
 
 /**
- * A transaction the books audit (audit/) found on chain for the trade, which no party reported:
- * verified and applied exactly like a party's confirmation. Throws `TradeNotFoundError`.
+ * A transaction no party reported: one the books audit (audit/) found on chain for the trade, or
+ * one the relayer's keeper sent (`sentBy: 'relayer'`). Verified and applied exactly like a party's
+ * confirmation. Throws `TradeNotFoundError`.
  */
 export function confirmFoundTrade(ctx: TradeContext) {
-  return async (tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> => {
+  return async (tradeId: string, kind: ConfirmationKind, txHash: string, sentBy?: TransactionSender): Promise<AppliedEvent> => {
     const trade = await findTradeLifecycle(ctx.knex, tradeId);
     if (!trade) throw new TradeNotFoundError(tradeId);
-    return deliverConfirmation(ctx, trade, kind, txHash);
+    return deliverConfirmation(ctx, trade, kind, txHash, sentBy);
   };
 }
 
@@ -35,7 +37,9 @@ export function confirmFoundTrade(ctx: TradeContext) {
  * applied in one transaction and its follow-ups handed to the orchestrator: never a round trip
  * through it.
  */
-async function deliverConfirmation(ctx: TradeContext, trade: TradeLifecycleRecord, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> {
+async function deliverConfirmation(
+  ctx: TradeContext, trade: TradeLifecycleRecord, kind: ConfirmationKind, txHash: string, sentBy?: TransactionSender,
+): Promise<AppliedEvent> {
   const { orderHash, adChainId, orderChainId, orderParams } = trade;
   const verified = await ctx.deps.events.verifyConfirmation({
     tradeId: trade.id,
@@ -46,5 +50,6 @@ async function deliverConfirmation(ctx: TradeContext, trade: TradeLifecycleRecor
       orderAmount: orderParams.orderAmount, adAmount: orderParams.adAmount,
     },
   });
-  return applyTradeEvent(ctx, trade, verified.event, verified.chainEvent);
+  const chainEvent = verified.chainEvent && sentBy ? { ...verified.chainEvent, sentBy } : verified.chainEvent;
+  return applyTradeEvent(ctx, trade, verified.event, chainEvent);
 }

@@ -23,6 +23,8 @@ export interface TradesSettings {
   unbackedRecheckSeconds?: number;
   /** How long a new trade's start is left to its creating request before the reconciler may take it. */
   startGraceSeconds: number;
+  /** KEEPER_UNLOCK_AFTER_SECONDS: a party's grace to send a due unlock before the keeper does; lifecycle's default when unset. */
+  keeperUnlockAfterSeconds?: number;
   /** How far apart an order's times are placed (ORDER_LOCK_EXPIRY_SECONDS); lifecycle/windows.ts DEFAULT_ORDER_TIMING when unset. */
   orderTiming?: OrderTimingPolicy;
 }
@@ -45,6 +47,8 @@ export interface TradesDeps {
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   /** Told when an applied event's follow-ups could not be handed to the orchestrator now (their outbox rows stay pending for its sweep). */
   onCarryOutFailed?: (tradeId: string, error: unknown) => void;
+  /** Told when a final keeper send could not be handed to its trade now (the next pass tries again). */
+  onKeeperReportDeferred?: (send: { id: string; tradeId: string; action: string }, error: unknown) => void;
   settings: TradesSettings;
   /** The clock (tests move it); the system's when unset. */
   now?: Clock;
