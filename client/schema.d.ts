@@ -629,6 +629,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/trades/{id}/deposit-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed deposit call data again (the Bridger, while it is valid)
+         * @description For a Bridger who lost create's answer: the same deposit request create answered (the same authToken and signature; `timeToExpire` counted from now), never a second one. Only while the trade is PENDING and before the request's `deadline`: after the deposit, 409 TRADE_ALREADY_DEPOSITED; once it ran out, 409 DEPOSIT_REQUEST_EXPIRED (create a new trade). The trade's Bridger only: the Maker and others get 403, an unknown trade 404.
+         */
+        get: operations["getTradeDepositRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/trades/{id}/events": {
         parameters: {
             query?: never;
@@ -746,7 +766,7 @@ export interface paths {
         };
         /**
          * List trades
-         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass nextCursor back as cursor for the next page.
+         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400); `status` takes one or more statuses (422 naming it on an unknown one). A trade is found by its orderHash, or by txHash: any of its verified transactions. A Bridger who sent a deposit and lost track of it before confirming finds its trade by that deposit's txHash with a Bearer token: once the deposit is in a block of the order chain, one of the caller's own PENDING trades whose order hash its OrderPortal event carries (one transaction read per order chain holding such a trade; the answer is the caller's own, not cached). Pass nextCursor back as cursor for the next page.
          */
         get: operations["listTrades"];
         put?: never;
@@ -1327,7 +1347,7 @@ export interface components {
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "SIGNING_STOPPED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEYS_EXHAUSTED" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
+            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "SIGNING_STOPPED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEYS_EXHAUSTED" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TRADE_ALREADY_DEPOSITED" | "DEPOSIT_REQUEST_EXPIRED" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
             /** @example Unprocessable Entity */
             error: string;
             /**
@@ -1998,10 +2018,15 @@ export interface components {
             /** @example 31337 */
             chainId: string;
             /**
-             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @description Who sent it: bridger or maker (the party that reported it), relayer (the service's keeper, for a party that did not). Absent when nobody reported it and the books audit found it on chain. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
-            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease";
+            sentBy?: "bridger" | "maker" | "relayer";
+            /**
+             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain), refund (the deposit back to the Bridger after refundTime, order chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
+            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease" | "refund";
             /** @description EVM: 0x and lower-case hex; Stellar: lower-case hex. */
             txHash: string;
         };
@@ -5330,6 +5355,119 @@ export interface operations {
             };
         };
     };
+    getTradeDepositRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trade id and the deposit call data, as create answered them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateTradeResponse"];
+                };
+            };
+            /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed or expired access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; message lists each offending field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry with exponential backoff */
+            429: {
+                headers: {
+                    /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft 8: the policy, `"<policy>"; q=<limit>; w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     streamTradeEvents: {
         parameters: {
             query?: {
@@ -5975,7 +6113,9 @@ export interface operations {
                 orderHash?: string;
                 orderTokenId?: string;
                 routeId?: string;
-                /** @description Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional. */
+                /** @description Only trades in one of these statuses (PENDING, DEPOSITED, LOCKED, SETTLED, EXPIRED): comma-separated, or the parameter repeated. */
+                status?: ("PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED")[];
+                /** @description Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional. With a Bearer token, also the deposit of one of your own PENDING trades (you its Bridger) that nobody confirmed yet, once it is in a block of the order chain. */
                 txHash?: string;
             };
             header?: {
@@ -6012,6 +6152,15 @@ export interface operations {
             };
             /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed or expired access token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -90,6 +90,8 @@ export interface TradeFilter {
   orderHash?: string;
   /** Any verified transaction of the trade: 64 lower-case hex digits, without 0x (both spellings are looked up). */
   txHash?: string;
+  /** Only trades in one of these statuses. */
+  status?: readonly TradeStatus[];
 }
 
 const FILTER_KEYS = ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const;
@@ -107,6 +109,7 @@ function listConditions(param: (value: unknown) => string, filter: TradeFilter):
   if (filter.minAmount !== undefined) conditions.push(`trades.amount >= ${param(filter.minAmount)}::numeric`);
   if (filter.maxAmount !== undefined) conditions.push(`trades.amount <= ${param(filter.maxAmount)}::numeric`);
   if (filter.orderHash !== undefined) conditions.push(`trades.order_hash = ${param(filter.orderHash)}`);
+  if (filter.status !== undefined) conditions.push(`trades.status = ANY (${param([...filter.status])}::text[])`);
   // EVM hashes are stored 0x-prefixed, Stellar ones bare (chains/tx-hash.ts): both spellings. The
   // ids are read first (one InitPlan over chain_events_trade_tx_idx), then the trades by primary key.
   if (filter.txHash !== undefined) {
