@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** How a keeper send ended, or what happened on the way (`replaced`: a higher-fee transaction took its place). */
 export type KeeperSendResult = 'confirmed' | 'reverted' | 'refused' | 'failed' | 'replaced' | 'capped' | 'expired' | 'cancelled';
@@ -9,6 +9,8 @@ export interface KeeperMetrics {
   balance(chainId: string, amount: bigint, decimals?: number): void;
   send(chainId: string, action: string, result: KeeperSendResult): void;
   pending(chainId: string, count: number): void;
+  /** Seconds from a send becoming due (its call given) to its first transaction signed and recorded. */
+  sendDelay(chainId: string, action: string, seconds: number): void;
 }
 
 /**
@@ -32,7 +34,12 @@ export function keeperMetrics(registry: Registry): KeeperMetrics {
     name: 'relayer_keeper_pending_transactions', help: 'Keeper sends per chain not yet final: queued, or sent and waiting for their receipt at finality depth',
     labelNames: ['chain'], registers: [registry],
   });
+  const delay = new Histogram({
+    name: 'relayer_keeper_send_delay_seconds', help: 'Seconds from a keeper send becoming due to its first transaction signed and recorded',
+    labelNames: ['chain', 'action'], buckets: [1, 5, 15, 30, 60, 120, 300, 900, 3600], registers: [registry],
+  });
   return {
+    sendDelay: (chainId, action, seconds) => delay.observe({ chain: chainId, action }, seconds),
     // 18 decimals on EVM chains, 7 on Stellar; a float gauge is fine for a balance watched for its runway.
     balance: (chainId, amount, decimals = 18) => balance.set({ chain: chainId }, Number(amount) / 10 ** decimals),
     send: (chainId, action, result) => sends.inc({ chain: chainId, action, result }),

@@ -30,6 +30,8 @@ export interface KeeperSendRow {
   txHash: string | null;
   blockNumber: bigint | null;
   createdAt: Date;
+  /** When it was given its call and became due to send (null for a send queued directly). */
+  queuedAt: Date | null;
   sentAt: Date | null;
 }
 
@@ -258,7 +260,7 @@ function sendOf(row: Record<string, any>): KeeperSendRow {
     to: row.to_address, data: row.call_data, value: BigInt(row.value), notAfter: row.not_after === null ? null : BigInt(row.not_after),
     nonce: row.nonce === null ? null : BigInt(row.nonce), gasLimit: row.gas_limit === null ? null : BigInt(row.gas_limit),
     status: row.status, txHash: row.tx_hash, blockNumber: row.block_number === null ? null : BigInt(row.block_number),
-    createdAt: row.created_at, sentAt: row.sent_at,
+    createdAt: row.created_at, queuedAt: row.queued_at, sentAt: row.sent_at,
   };
 }
 

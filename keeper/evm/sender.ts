@@ -91,6 +91,7 @@ async function sendFirst(context: Context, send: KeeperSendRow): Promise<void> {
     return signedTx;
   });
   context.logger?.info({ sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: signed.txHash }, 'keeper transaction signed and recorded');
+  if (send.queuedAt) context.metrics?.sendDelay(fence.chainId, send.action, ((context.now?.() ?? Date.now()) - send.queuedAt.getTime()) / 1000);
   await broadcast(context, send.id, signed);
 }
 

@@ -109,6 +109,8 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const input = owedRefund(keeper, order);
     expect((await enqueueKeeperSend(db.knex, input)).created).toBe(true);
     expect((await enqueueKeeperSend(db.knex, input)).created).toBe(false);
+    // Given its call a moment ago, as the trades' preparation does.
+    await db.knex('keeper_sends').where({ trade_id: input.tradeId }).update({ queued_at: db.knex.fn.now() });
     const registry = new Registry();
     const keeperSender = sender(keeper, { metrics: keeperMetrics(registry) });
     await keeperSender.pass();
@@ -131,6 +133,7 @@ describe('the keeper sends Stellar transactions exactly once (the local Soroban 
     const scraped = await registry.metrics();
     expect(scraped).toContain(`relayer_keeper_sends_total{chain="${CHAIN_ID}",action="refund",result="confirmed"} 1`);
     expect(scraped).toContain(`relayer_keeper_pending_transactions{chain="${CHAIN_ID}"} 0`);
+    expect(scraped).toContain(`relayer_keeper_send_delay_seconds_count{chain="${CHAIN_ID}",action="refund"} 1`);
     // 10,000 XLM from the friendbot, less the fee, in whole lumens (7 decimals, not an EVM chain's 18).
     expect(scraped).toMatch(new RegExp(`relayer_keeper_balance\\{chain="${CHAIN_ID}"\\} 9999\\.\\d+`));
   });

@@ -192,6 +192,7 @@ async function sendFirst(context: Context, send: KeeperSendRow, ledger: StellarL
   });
   const recorded = { sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: signed.txHash };
   context.logger?.info(recorded, 'keeper Stellar transaction signed and recorded');
+  if (send.queuedAt) context.metrics?.sendDelay(fence.chainId, send.action, ((context.now?.() ?? Date.now()) - send.queuedAt.getTime()) / 1000);
   await broadcast(context, send.id, signed);
   return true;
 }
