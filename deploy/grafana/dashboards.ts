@@ -164,7 +164,8 @@ export const apiDashboard: Dashboard = {
           queries: [
             { expr: `max by (chain) (${scoped('relayer_keeper_balance')})`, legend: 'chain {{chain}} balance' },
             {
-              expr: `max by (chain) (${scoped('relayer_keeper_balance')}) / clamp_min(max by (chain) (-deriv(${scoped('relayer_keeper_balance')}[1d])) * 86400, 1e-12)`,
+              expr: `max by (chain) (${scoped('relayer_keeper_balance')})`
+                + ` / clamp_min(max by (chain) (-deriv(${scoped('relayer_keeper_balance')}[1d])) * 86400, 1e-12)`,
               legend: 'chain {{chain}} days left',
             },
           ],
