@@ -41,9 +41,10 @@ export type EvmKeeperSender = KeeperSender;
  */
 export function createEvmKeeperSender(deps: EvmSenderDeps): EvmKeeperSender {
   const cappedReported = new Set<string>();
+  const nonceUsedSince = new Map<string, bigint>();
   const account = async () => (await deps.signer.evmAddress()).toLowerCase();
   return createLeasedSender({ ...deps, chainId: deps.chain.chainId, leaseSeconds: deps.settings.leaseSeconds }, account, async (fence) => {
-    const context = { ...deps, fence, cappedReported };
+    const context = { ...deps, fence, cappedReported, nonceUsedSince };
     deps.metrics?.balance(deps.chain.chainId, await deps.rpc.balance(fence.account));
     const head = await deps.rpc.blockNumber();
     for (const { send, attempts } of await openKeeperSends(deps.knex, deps.chain.chainId, fence.account)) {
@@ -53,7 +54,12 @@ export function createEvmKeeperSender(deps: EvmSenderDeps): EvmKeeperSender {
   });
 }
 
-type Context = EvmSenderDeps & { fence: KeeperFence; cappedReported: Set<string> };
+type Context = EvmSenderDeps & {
+  fence: KeeperFence;
+  cappedReported: Set<string>;
+  /** Per send: the head at which its nonce was first seen used with none of its transactions found. */
+  nonceUsedSince: Map<string, bigint>;
+};
 
 const capOf = (context: Context) => BigInt(context.settings.maxFeeGwei) * GWEI;
 
@@ -96,12 +102,28 @@ async function sendFirst(context: Context, send: KeeperSendRow): Promise<void> {
 }
 
 /**
+ * Whether a send's nonce has been seen used, with none of its transactions found, for longer than the
+ * chain's finality depth: a provider behind another (the receipt not indexed yet where the count already
+ * moved) is waited out, not taken for the account used elsewhere.
+ */
+function nonceUsedLongEnough(context: Context, sendId: string, head: bigint): boolean {
+  const since = context.nonceUsedSince.get(sendId);
+  if (since === undefined) {
+    context.nonceUsedSince.set(sendId, head);
+    return false;
+  }
+  return head - since > BigInt(context.chain.confirmations);
+}
+
+/**
  * A sent send: final at depth (confirmed or reverted), still shallow (noted), reorged away (sent
  * again), stuck past KEEPER_REPLACE_AFTER_SECONDS (replaced, same nonce, higher fee), or not known to
  * the node (broadcast again: the same bytes, so never a second transaction).
  */
 async function followSent(context: Context, send: KeeperSendRow, attempts: KeeperAttemptRow[], head: bigint): Promise<void> {
   const { rpc, fence, knex } = context;
+  // Read before the receipts: a transaction of this send mined after this read is found among them.
+  const mined = await rpc.nonce(fence.account, 'latest');
   for (const attempt of [...attempts].reverse()) {
     const receipt = await rpc.receipt(attempt.txHash);
     if (!receipt) continue;
@@ -114,6 +136,7 @@ async function followSent(context: Context, send: KeeperSendRow, attempts: Keepe
     } else if (send.blockNumber !== receipt.blockNumber || send.txHash !== receipt.txHash) {
       await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, receipt));
     }
+    context.nonceUsedSince.delete(send.id);
     return;
   }
   if (send.blockNumber !== null) {
@@ -122,9 +145,11 @@ async function followSent(context: Context, send: KeeperSendRow, attempts: Keepe
     await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, null));
   }
   const nonce = send.nonce!;
-  if ((await rpc.nonce(fence.account, 'latest')) > nonce) {
+  if (mined > nonce && !nonceUsedLongEnough(context, send.id, head)) return;
+  if (mined > nonce) {
     // The nonce is used, by no transaction the keeper signed for this send (each is recorded before it is
-    // broadcast): the account was used elsewhere. Nothing of this send can land any more.
+    // broadcast), and none appeared while the chain went past its finality depth: the account was used
+    // elsewhere. Nothing of this send can land any more.
     const error = `nonce ${nonce} was used by a transaction the keeper did not record`;
     await withKeeperFence(knex, fence, (trx) => finishKeeperSend(trx, send.id, { status: 'failed', error }));
     context.metrics?.send(fence.chainId, send.action, 'failed');
