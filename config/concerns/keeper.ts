@@ -29,6 +29,17 @@ export const keeperSettings = defineConcern({
     /** KEEPER_SIGNER=pkcs11: label of the keeper's Ed25519 key pair. */
     PKCS11_KEEPER_STELLAR_KEY_LABEL: z.string().min(1).optional(),
     /**
+     * KEEPER_SIGNER=pkcs11: the token holding the keeper's keys (PKCS11_MODULE's), when not PKCS11_TOKEN_LABEL's.
+     * A token of its own keeps the request-signing keys out of the worker's reach altogether.
+     */
+    PKCS11_KEEPER_TOKEN_LABEL: z.string().min(1).optional(),
+    /**
+     * KEEPER_SIGNER=pkcs11: the keeper token's user PIN (or PKCS11_KEEPER_PIN_FILE, a file whose first line is it):
+     * the worker's own secret, never PKCS11_PIN (the api's, which the worker refuses to hold).
+     */
+    PKCS11_KEEPER_PIN: z.string().min(1).optional(),
+    PKCS11_KEEPER_PIN_FILE: z.string().min(1).optional(),
+    /**
      * Seconds a sent transaction may stay unmined before it is replaced with a higher fee (EVM: same
      * nonce; Stellar: a fee bump around the same transaction).
      */
@@ -51,6 +62,12 @@ export const keeperSettings = defineConcern({
     if (config.KEEPER_SIGNER === 'pkcs11') {
       for (const key of ['PKCS11_KEEPER_EVM_KEY_LABEL', 'PKCS11_KEEPER_STELLAR_KEY_LABEL'] as const) {
         if (enabled && config[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must be set when KEEPER_SIGNER=pkcs11' });
+      }
+      if (enabled && config.NODE_ENV === 'production' && config.PKCS11_KEEPER_PIN === undefined && config.PKCS11_KEEPER_PIN_FILE === undefined) {
+        ctx.addIssue({
+          code: 'custom', path: ['PKCS11_KEEPER_PIN'],
+          message: 'must be set (or PKCS11_KEEPER_PIN_FILE) in production when KEEPER_SIGNER=pkcs11: the keeper token\'s PIN is the sending process\'s own',
+        });
       }
       return;
     }
