@@ -61,7 +61,8 @@ export function roleSignsRequests(role: ProcessRole): boolean {
 export function secretsForeignTo(role: ProcessRole): (keyof Config)[] {
   const names = (Object.keys(ENV_NAMES) as SecretName[]).filter((name) => !SECRETS_OF_ROLE[role].includes(name));
   // The keeper's keys (keeper/keys.ts) belong to the process that sends its transactions alone.
-  const keeperKeys: (keyof Config)[] = KEEPER_KEY_ROLES.includes(role) ? [] : ['KEEPER_EVM_PRIVATE_KEY', 'KEEPER_STELLAR_SECRET'];
+  const keeperKeys: (keyof Config)[] = KEEPER_KEY_ROLES.includes(role)
+    ? [] : ['KEEPER_EVM_PRIVATE_KEY', 'KEEPER_STELLAR_SECRET', 'PKCS11_KEEPER_PIN', 'PKCS11_KEEPER_PIN_FILE'];
   const signing = names.flatMap((name): (keyof Config)[] => (name === 'pkcs11Pin' ? ['PKCS11_PIN', 'PKCS11_PIN_FILE'] : [ENV_NAMES[name]]));
   return [...signing, ...keeperKeys];
 }

@@ -55,20 +55,24 @@ export function resolveKeeperKeys(config: Config, role: ProcessRole): KeeperKeys
 
 /**
  * The keeper's signer, through the same seam as the relayer's (chains/signers.ts): over the raw keys
- * (KEEPER_SIGNER=env) or in the PKCS#11 token under the PKCS11_KEEPER_*_KEY_LABEL labels (the token,
- * module and PIN of the PKCS11_* settings). Undefined when this process sends nothing.
+ * (KEEPER_SIGNER=env) or in the PKCS#11 token under the PKCS11_KEEPER_*_KEY_LABEL labels (PKCS11_MODULE's
+ * token PKCS11_KEEPER_TOKEN_LABEL, else PKCS11_TOKEN_LABEL, opened with PKCS11_KEEPER_PIN, or outside
+ * production PKCS11_PIN when that is unset). Undefined when this process sends nothing.
  */
 export function keeperSignerFromConfig(config: Config, role: ProcessRole): RelayerSigner | undefined {
   if (!KEEPER_KEY_ROLES.includes(role) || !keeperEnabled(config)) return undefined;
   if (config.KEEPER_SIGNER === 'pkcs11') {
-    if (config.PKCS11_MODULE === undefined || config.PKCS11_TOKEN_LABEL === undefined) {
-      throw new ConfigError('KEEPER_SIGNER=pkcs11 needs PKCS11_MODULE and PKCS11_TOKEN_LABEL');
+    const tokenLabel = config.PKCS11_KEEPER_TOKEN_LABEL ?? config.PKCS11_TOKEN_LABEL;
+    if (config.PKCS11_MODULE === undefined || tokenLabel === undefined) {
+      throw new ConfigError('KEEPER_SIGNER=pkcs11 needs PKCS11_MODULE and PKCS11_KEEPER_TOKEN_LABEL (or PKCS11_TOKEN_LABEL)');
     }
+    // The keeper's own PIN; outside production (one token for everything on a developer's machine) the relayer's serves.
+    const ownPin = config.PKCS11_KEEPER_PIN !== undefined || config.PKCS11_KEEPER_PIN_FILE !== undefined;
     return createPkcs11Signer({
       module: config.PKCS11_MODULE,
-      tokenLabel: config.PKCS11_TOKEN_LABEL,
-      pin: config.PKCS11_PIN,
-      pinFile: config.PKCS11_PIN_FILE,
+      tokenLabel,
+      pin: ownPin ? config.PKCS11_KEEPER_PIN : config.PKCS11_PIN,
+      pinFile: ownPin ? config.PKCS11_KEEPER_PIN_FILE : config.PKCS11_PIN_FILE,
       evmKeyLabel: config.PKCS11_KEEPER_EVM_KEY_LABEL!,
       stellarKeyLabel: config.PKCS11_KEEPER_STELLAR_KEY_LABEL!,
     });

@@ -83,7 +83,7 @@ export async function noteKeeperSendDue(knex: Knex, id: string, dueChainTime: bi
 /** An owed send given its call: queued for its chain's sender. False when it was no longer owed. */
 export async function queueKeeperSend(knex: Knex, id: string, call: { to: string; data: string; value?: bigint }): Promise<boolean> {
   const updated = await knex('keeper_sends').where({ id, status: 'owed' })
-    .update({ status: 'queued', to_address: call.to, call_data: call.data, value: (call.value ?? 0n).toString() });
+    .update({ status: 'queued', to_address: call.to, call_data: call.data, value: (call.value ?? 0n).toString(), queued_at: knex.fn.now() });
   return updated === 1;
 }
 

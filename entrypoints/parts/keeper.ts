@@ -37,6 +37,7 @@ export function keeperPart(
         knex: deps.knex, chains: deps.chains, signer, metrics, logger: deps.logger, ...deps.duties,
         settings: {
           replaceAfterSeconds: config.KEEPER_REPLACE_AFTER_SECONDS, maxFeeGwei: config.KEEPER_MAX_FEE_GWEI,
+          stellarMaxFeeStroops: config.KEEPER_STELLAR_MAX_FEE_STROOPS,
           leaseSeconds: config.KEEPER_LEASE_SECONDS, pollSeconds: config.KEEPER_POLL_SECONDS,
         },
       });
