@@ -35,6 +35,22 @@ const work = path.join(ROOT, '.data', `docs-examples-${process.pid}`);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+describe('reading a page\'s code blocks', () => {
+  it('finds fenced blocks with their language and line, longer and tilde fences included, and the two fragment marks', () => {
+    const page = [
+      'text', '```ts', 'const a = 1;', '```', '<!-- docs-test: fragment -->', '```sh', 'npm run x <not shell>', '```',
+      '````md', '```ts', 'inner', '```', '````', '~~~json fragment', '{', '~~~', '```', 'bare',
+    ].join('\n');
+    expect(codeBlocks('page.md', page).map(({ line, lang, fragment, code }) => ({ line, lang, fragment, code }))).toEqual([
+      { line: 2, lang: 'ts', fragment: false, code: 'const a = 1;' },
+      { line: 6, lang: 'sh', fragment: true, code: 'npm run x <not shell>' },
+      { line: 9, lang: 'md', fragment: false, code: '```ts\ninner\n```' },
+      { line: 14, lang: 'json', fragment: true, code: '{' },
+      { line: 17, lang: '', fragment: false, code: 'bare' },
+    ]);
+  });
+});
+
 describe('the code blocks of the docs', () => {
   it('are all of a language this test checks (or diagrams), with few marked fragments', () => {
     const fragments = blocks.filter((block) => block.fragment).map(where);
