@@ -42,9 +42,10 @@ const unlockTrade: z.infer<typeof unlockTradeResponse> = {
   proof: `0x${'1f'.repeat(256)}`, orderHash: ORDER_HASH,
 };
 
-const token = (chainId: string, address: string) => ({
+const token = (chainId: '31337' | '31338', address: string) => ({
   id: chainId === '31337' ? '2d1c0b9a-8f7e-4d6c-b5a4-938271605f4e' : '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d', symbol: 'TUSD', name: 'Test USD',
-  address, decimals: 6, kind: 'ERC20' as const, chain: { id: chainId === '31337' ? 'c0ffee00-0000-4000-8000-000000031337' : 'c0ffee00-0000-4000-8000-000000031338', name: `Devnet ${chainId}`, chainId },
+  address, decimals: 6, kind: 'ERC20' as const,
+  chain: { id: `c0ffee00-0000-4000-8000-0000000${chainId}`, name: `Devnet ${chainId}`, chainId },
 });
 
 const getTrade: z.infer<typeof tradeSchema> = {

@@ -19,14 +19,17 @@ type Document = { paths: Record<string, Record<string, Operation>>; components: 
 const document = openApiDocument() as Document;
 const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
 
-/** Deterministic pseudo-random UUIDs (seed printed on failure through the request list), so a failure replays. */
+/** Deterministic pseudo-random UUIDs (a fixed seed), so a failure replays; a failing request is named in full. */
 function uuids(seed: number): () => string {
   let state = seed >>> 0;
   const hex = () => {
     state = (state * 1664525 + 1013904223) >>> 0;
     return state.toString(16).padStart(8, '0');
   };
-  return () => { const h = hex() + hex() + hex() + hex(); return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`; };
+  return () => {
+    const h = hex() + hex() + hex() + hex();
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  };
 }
 
 describe('the error codes each operation lists (x-error-codes)', () => {
@@ -38,7 +41,9 @@ describe('the error codes each operation lists (x-error-codes)', () => {
         if (Number(status) < 400) continue;
         const listed = response['x-error-codes'] ?? [];
         expect(listed.length, `${operation.operationId} ${status}`).toBeGreaterThan(0);
-        for (const code of listed) expect(ERROR_CODES[code as keyof typeof ERROR_CODES].status, `${operation.operationId} ${status} ${code}`).toBe(Number(status));
+        for (const code of listed) {
+          expect(ERROR_CODES[code as keyof typeof ERROR_CODES].status, `${operation.operationId} ${status} ${code}`).toBe(Number(status));
+        }
       }
       for (const code of OPERATION_ERRORS[operation.operationId]!) {
         expect(operation.responses[ERROR_CODES[code].status]?.['x-error-codes'], `${operation.operationId}: ${code}`).toContain(code);
@@ -73,7 +78,9 @@ describe('the error codes each operation lists (x-error-codes)', () => {
         const requestSchema = operation.requestBody?.content['application/json'];
         const ref = requestSchema?.schema?.$ref?.split('/').pop();
         const exampleBody = requestSchema?.example ?? (ref ? document.components.schemas[ref]?.example : undefined);
-        const paths = path.includes('{') ? [path.replaceAll(/\{[^}]+\}/g, () => uuid()), path.replaceAll(/\{[^}]+\}/g, 'not-an-id'), path.replaceAll(/\{[^}]+\}/g, '4242')] : [path];
+        // An id nobody has, one of the wrong shape, and a number (chain ids are numbers).
+        const ids = [uuid, () => 'not-an-id', () => '4242'];
+        const paths = path.includes('{') ? ids.map((id) => path.replaceAll(/\{[^}]+\}/g, () => id())) : [path];
         const bodies: (RequestInit | undefined)[] = method === 'get'
           ? [undefined]
           : [
@@ -91,7 +98,9 @@ describe('the error codes each operation lists (x-error-codes)', () => {
               for (const auth of [undefined, 'not-a-token', await signedIn()]) {
                 const headers = { ...(init?.headers as Record<string, string> | undefined), ...(auth ? { authorization: `Bearer ${auth}` } : {}) };
                 const controller = new AbortController();
-                const response = await service.request(`${target}${query}`, { ...init, method: method.toUpperCase(), headers, signal: controller.signal, redirect: 'manual' });
+                const response = await service.request(`${target}${query}`, {
+                  ...init, method: method.toUpperCase(), headers, signal: controller.signal, redirect: 'manual',
+                });
                 if (response.status < 400) { controller.abort(); continue; } // a stream or a success: not a wrong request's answer
                 const body = await response.json() as { code: string };
                 const listed = operation.responses[response.status]?.['x-error-codes'] ?? [];
@@ -99,7 +108,9 @@ describe('the error codes each operation lists (x-error-codes)', () => {
                 seen.add(body.code);
                 observed.set(operation.operationId, seen);
                 if (!listed.includes(body.code)) {
-                  unlisted.push(`${operation.operationId}: ${method.toUpperCase()} ${target}${query} (${auth === 'not-a-token' ? 'a bad token' : auth ? 'signed in' : 'no token'}, ${init?.body ?? 'no body'}) -> ${response.status} ${body.code}, listed: ${listed.join(', ') || 'none'}`);
+                  const who = auth === 'not-a-token' ? 'a bad token' : auth ? 'signed in' : 'no token';
+                  unlisted.push(`${operation.operationId}: ${method.toUpperCase()} ${target}${query} (${who}, ${init?.body ?? 'no body'}) -> `
+                    + `${response.status} ${body.code}, listed: ${listed.join(', ') || 'none'}`);
                 }
               }
             }
