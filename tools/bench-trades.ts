@@ -18,7 +18,7 @@
  * and the keeper's transactions per trade are printed.
  */
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -157,6 +157,12 @@ async function runOrchestrator(name: string): Promise<Result> {
     }
     const chain: DevnetClient = await devnetClient(devnet.rpcUrls, devnet.deployments, { exactGas: EXACT_GAS });
     stops.unshift(async () => chain.close());
+    if (KEEPER) {
+      // The keeper's account (generated into DATA_DIR by the process that sends) given gas on both chains, as `npm start` does.
+      const { evmPrivateKey } = JSON.parse(readFileSync(path.join(dataDir, 'keeper-keys.json'), 'utf8')) as { evmPrivateKey: string };
+      const keeper = new Wallet(evmPrivateKey).address;
+      for (const id of [AD_CHAIN, ORDER_CHAIN]) await chain.provider(id).send('anvil_setBalance', [keeper, '0x56BC75E2D63100000']);
+    }
     const calls = new Map<string, number[]>();
     const call = apiClient(api.url, calls);
     const login = async (key: string) => {
