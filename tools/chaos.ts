@@ -349,17 +349,33 @@ const faults: Array<() => Promise<void>> = [
     note('order chain RPC back');
   },
 ];
-for (const fault of faults) {
-  await sleep(GAP_SECONDS * 1000);
-  // A fault after the trades ended tests less: the report says so (raise CHAOS_TRADES or lower CHAOS_GAP_SECONDS).
-  if (done) note('(the trades are over: the next fault meets no trade in flight)');
-  await fault();
-}
+/** Set once the vanish run's keeper phases are over (they run while the faults go on). */
+let keeperDone = !VANISH;
+const faulting = (async () => {
+  for (const fault of faults) {
+    await sleep(GAP_SECONDS * 1000);
+    // A fault after the trades ended tests less: the report says so (raise CHAOS_TRADES or lower CHAOS_GAP_SECONDS).
+    if (done && keeperDone) note('(the trades are over: the next fault meets no trade in flight)');
+    else if (done) note('(the lanes are over: the next fault meets the keeper finishing their trades)');
+    await fault();
+  }
+})();
 await trading;
 
 /** Problems found while the clocks move (a step that never came): reported with the checks. */
 const phaseProblems: string[] = [];
 if (VANISH) {
+  // The database may be restarting under a fault: the run's own reads are retried for a minute.
+  const retried = async <T>(work: () => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (attempt >= 60) throw error;
+        await sleep(1_000);
+      }
+    }
+  };
   const count = async (query: any) => Number((await query.count({ n: '*' }))[0]!.n);
   /** Waits (polling each second, up to `seconds`) until `left` says nothing is left; a give-up says what was left. */
   const waitUntil = async (what: string, left: () => Promise<string | undefined>, seconds = 300) => {
@@ -384,7 +400,7 @@ if (VANISH) {
   };
   const chainNow = async (chainId: string) => (await chain.provider(chainId).getBlock('latest'))!.timestamp;
   const latest = async (field: 'lockExpiry' | 'refundTime') =>
-    Number((await knex('trades').max({ t: knex.raw(`(order_params->>'${field}')::bigint`) }))[0]!.t ?? 0);
+    Number((await retried(() => knex('trades').max({ t: knex.raw(`(order_params->>'${field}')::bigint`) })))[0]!.t ?? 0);
   const unsettledSends = (action: string, side: string) => knex('keeper_sends').where({ action, side })
     .where((q: any) => q.whereIn('status', ['owed', 'queued', 'sent']).orWhere((r: any) => r.whereIn('status', ['confirmed', 'reverted']).whereNull('reported_at')));
   const describe = (parts: Array<[string, number]>) => {
@@ -418,6 +434,8 @@ if (VANISH) {
       .where((q: any) => q.whereIn('status', ['owed', 'queued', 'sent']).orWhere((r: any) => r.whereIn('status', ['confirmed', 'reverted']).whereNull('reported_at'))))],
   ]));
 }
+keeperDone = true;
+await faulting;
 
 // Quiescence: nothing open, nothing to start (orphaned reservations expire within their TTL).
 const open = async () => Number((await knex('trades').whereIn('status', ['PENDING', 'DEPOSITED', 'LOCKED']).count({ n: '*' }))[0]!.n)
