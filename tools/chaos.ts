@@ -19,9 +19,9 @@
  * Maker never locks; the Maker locks, then is gone (the Bridger takes the ad side itself); the Bridger
  * never unlocks (the Maker sends the ad side); both gone after the lock. The keeper is on
  * (KEEPER_UNLOCK_AFTER_SECONDS = VANISH_GRACE_SECONDS, a short lock window). The trades are driven
- * while the faults above run; then the chains' clocks are moved in steps, the keeper acting after each
- * (past the grace on the ad chain, then on the order chain, past every lockExpiry, past every
- * refundTime), and it checks further: each trade ended as its plan says the contracts put the funds
+ * as far as their parties go while the faults above run; then, while the remaining faults go on, the
+ * chains' clocks are moved in steps, the keeper acting after each (past the grace on the ad chain,
+ * then on the order chain, past every lockExpiry, past every refundTime), and it checks further: each trade ended as its plan says the contracts put the funds
  * (SETTLED with both sides Unlocked, or EXPIRED with the deposit Refunded and no lock); every recipient's
  * balance moved by exactly what its trades owe it; every keeper send final (confirmed, cancelled,
  * expired) and reported; the keeper sent exactly the sides the absent parties left. The report adds
