@@ -82,6 +82,11 @@ export const ERROR_CODES = {
   TRADE_AWAITING: { status: 409, meaning: 'what the action needs (the proof, the other party\'s unlock) is under way: retry after `Retry-After`' },
   TRADE_STATE: { status: 409, meaning: 'the trade\'s state does not admit this event (e.g. a deposit after the reservation expired)' },
   TRADE_TX_MISMATCH: { status: 422, meaning: 'the reported txHash is not this trade\'s' },
+  TRADE_ALREADY_DEPOSITED: { status: 409, meaning: 'the trade\'s deposit was already made: its deposit request is spent; follow the trade' },
+  DEPOSIT_REQUEST_EXPIRED: {
+    status: 409,
+    meaning: 'the trade\'s deposit request ran out (its deadline passed): no deposit can be made for it; create a new trade',
+  },
   TOO_MANY_RESERVATIONS: { status: 409, meaning: 'the wallet or the ad has as many unfunded reservations as allowed' },
   ORCHESTRATOR_UNAVAILABLE: { status: 503, meaning: 'the orchestrator cannot be reached: nothing was decided, retry later' },
   TREE_OUT_OF_SYNC: { status: 503, meaning: 'the mirrored tree disagrees with the portal, or a chain is unreachable: retry later' },

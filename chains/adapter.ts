@@ -10,7 +10,7 @@ import type { RelayerSigner } from './signers.ts';
 import type { DomainNameVersion } from './evm/typed-data.ts';
 import type { Providers } from './providers/providers.ts';
 import type { OrderParams } from '../domain/order-params.ts';
-import type { SignedCallData } from './signed-call-data.ts';
+import type { SignedCallData } from './signed-call-shape.ts';
 
 /**
  * One chain kind behind one interface: everything the service knows that differs between kinds.
@@ -142,6 +142,12 @@ export interface ChainReads {
   verify(expected: ExpectedAction): Promise<VerifiedAction>;
   /** Every bridge event `contractAddress` emitted in the successful, final transaction `txHash`. */
   events(ref: Pick<ExpectedAction, 'txHash' | 'contractAddress'>): Promise<VerifiedAction[]>;
+  /**
+   * Every bridge event `contractAddress` emitted in the successful transaction `txHash` once it is in
+   * a block (ledger), final or not, read from one provider: for finding a subject only, never to act
+   * on (the books take `verify`/`events`). Throws as `events` does (`NotFinalError` while it is pending).
+   */
+  includedEvents(ref: Pick<ExpectedAction, 'txHash' | 'contractAddress'>): Promise<VerifiedAction[]>;
   /** Whether `block` still has `blockHash` on the canonical history. */
   isCanonical(ref: Pick<VerifiedAction, 'block' | 'blockHash'>): Promise<boolean>;
   /** Whether a relayer request was carried out (EVM: its authToken is spent; Stellar: its event exists); undefined: cannot tell. */

@@ -1,6 +1,11 @@
 import { createChains, type Chains, type ChainTarget } from './chains.ts';
 import type { DepositFunding, PortalOrderState } from './evm/order-chain-reads.ts';
+import { eventOf } from './event-of.ts';
+import { NotFinalError, TransactionFailedError, TransactionNotFoundError, WrongContractError } from './errors.ts';
 import { rpcUrlsOf } from './providers/urls.ts';
+
+/** What a transaction that carries no deposit (yet) answers: unknown, still pending, failed, sent elsewhere. */
+const SHOWS_NO_DEPOSIT = [TransactionNotFoundError, NotFinalError, TransactionFailedError, WrongContractError];
 
 export type { DepositFunding, PortalOrderState } from './evm/order-chain-reads.ts';
 
@@ -27,6 +32,14 @@ export interface OrderChainReader {
    * EVM: always null (any address can be paid).
    */
   recipientProblem(chain: ReadableChain, token: string, recipient: string, amount: bigint): Promise<string | null>;
+  /**
+   * The order hashes of the deposits (`createOrder`'s event) `portal` took in transaction `txHash`
+   * once it is in a block, final or not, read from one provider: to find which trade a deposit not yet
+   * confirmed to the service is for, never to act on. Empty when the transaction shows none (unknown,
+   * still pending, failed, another contract); null when the chain cannot be asked (no RPC URL).
+   * RPC failures throw `RpcUnavailableError` / `ChainUnavailableError`.
+   */
+  depositsIn(chain: ReadableChain, portal: string, txHash: string): Promise<string[] | null>;
 }
 
 /** Reads over `chains`, each by its kind's adapter. */
@@ -41,6 +54,18 @@ export function createOrderChainReader(chains: Chains = createChains()): OrderCh
     },
     async recipientProblem(chain, token, recipient, amount) {
       return readable(chain) ? chains.of(chain).recipientProblem(token, recipient, amount) : null;
+    },
+    async depositsIn(chain, portal, txHash) {
+      if (!readable(chain)) return null;
+      let events;
+      try {
+        events = await chains.of(chain).includedEvents({ txHash, contractAddress: portal });
+      } catch (error) {
+        if (SHOWS_NO_DEPOSIT.some((kind) => error instanceof kind)) return [];
+        throw error;
+      }
+      return events.filter((event) => event.event === eventOf('createOrder') && event.args.orderHash)
+        .map((event) => event.args.orderHash!.toLowerCase());
     },
   };
 }

@@ -4,6 +4,7 @@ import { CallTargetError } from './adapter.ts';
 import { adapterOf } from './adapters.ts';
 import { ACTIONS, RequestFieldError, structFields, type ActionFields, type ActionName } from './request-schema.ts';
 import type { RelayerSigners } from './signers.ts';
+import type { SignedCallData } from './signed-call-shape.ts';
 
 /** The contract a request is for. */
 export interface CallTarget {
@@ -16,24 +17,7 @@ export interface CallTarget {
   networkPassphrase?: string;
 }
 
-/** The spec's shared "signed call data" shape. */
-export interface SignedCallData {
-  chainId: string;
-  contractAddress: string;
-  /** EVM: 65-byte r‖s‖v secp256k1 signature over `reqHash`. Stellar: 64-byte ed25519 signature over `reqHash`. 0x hex. */
-  signature: string;
-  /** Stellar only: the relayer's G... public key the contract verifies against. */
-  signerPublicKey?: string;
-  /** 32 random bytes, 0x hex; the contract accepts each once. */
-  authToken: string;
-  /** Seconds until `deadline`. */
-  timeToExpire: number;
-  /** EVM: the EIP-712 digest. Stellar: sha256 of the documented byte layout. 0x hex. */
-  reqHash: string;
-  chainKind: ChainKind;
-  /** Unix seconds after which the contract rejects the request; an argument of every contract call. */
-  deadline: string;
-}
+export type { SignedCallData };
 
 /** The action's own fields as returned: integers as decimal strings, everything else as given. */
 export type ReturnedFields<A extends ActionName> = { [K in keyof ActionFields<A>]: string };

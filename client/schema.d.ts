@@ -629,6 +629,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/trades/{id}/deposit-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed deposit call data again (the Bridger, while it is valid)
+         * @description For a Bridger who lost create's answer: the same deposit request create answered (the same authToken and signature; `timeToExpire` counted from now), never a second one. Only while the trade is PENDING and before the request's `deadline`: after the deposit, 409 TRADE_ALREADY_DEPOSITED; once it ran out, 409 DEPOSIT_REQUEST_EXPIRED (create a new trade). The trade's Bridger only: the Maker and others get 403, an unknown trade 404.
+         */
+        get: operations["getTradeDepositRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/trades/{id}/events": {
         parameters: {
             query?: never;
@@ -746,7 +766,7 @@ export interface paths {
         };
         /**
          * List trades
-         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass nextCursor back as cursor for the next page.
+         * @description Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed maxAmount (400); `status` takes one or more statuses (422 naming it on an unknown one). A trade is found by its orderHash, or by txHash: any of its verified transactions. A Bridger who sent a deposit and lost track of it before confirming finds its trade by that deposit's txHash with a Bearer token: once the deposit is in a block of the order chain, one of the caller's own PENDING trades whose order hash its OrderPortal event carries (one transaction read per order chain holding such a trade; the answer is the caller's own, not cached). Pass nextCursor back as cursor for the next page.
          */
         get: operations["listTrades"];
         put?: never;
@@ -1327,7 +1347,7 @@ export interface components {
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "SIGNING_STOPPED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEYS_EXHAUSTED" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
+            code: "BAD_REQUEST" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "SIGNING_STOPPED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEYS_EXHAUSTED" | "CHAIN_NOT_FOUND" | "TOKEN_ROUTE_NOT_FOUND" | "EVENT_TICKET_REJECTED" | "LAST_EVENT_ID_UNKNOWN" | "STREAM_LIMIT" | "TOKEN_EXPIRED" | "SIGN_IN_REJECTED" | "SIGN_IN_INPUT" | "WALLET_CONFLICT" | "AD_NOT_FOUND" | "NOT_AD_CREATOR" | "AD_STATE" | "INSUFFICIENT_LIQUIDITY" | "AD_REQUEST_LIMIT" | "AD_INPUT" | "TX_MISMATCH" | "CHAIN_UNAVAILABLE" | "TRADE_NOT_FOUND" | "NOT_TRADE_PARTY" | "TRADE_INPUT" | "AMOUNT_BELOW_MINIMUM" | "AMOUNT_ABOVE_MAXIMUM" | "AMOUNT_NOT_CONVERTIBLE" | "RECIPIENT_CANNOT_RECEIVE" | "ROUTE_NOT_PRICED" | "TRADE_NOT_READY" | "TRADE_AWAITING" | "TRADE_STATE" | "TRADE_TX_MISMATCH" | "TRADE_ALREADY_DEPOSITED" | "DEPOSIT_REQUEST_EXPIRED" | "TOO_MANY_RESERVATIONS" | "ORCHESTRATOR_UNAVAILABLE" | "TREE_OUT_OF_SYNC" | "TX_NOT_FOUND" | "TX_FAILED" | "WRONG_CONTRACT" | "WRONG_EVENT" | "NOT_FINAL" | "RPC_UNAVAILABLE" | "CHAIN_FACTS_DISAGREE" | "HORIZON_UNAVAILABLE" | "INVALID_CURSOR" | "WEBHOOK_INPUT" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LIMIT";
             /** @example Unprocessable Entity */
             error: string;
             /**
@@ -1998,10 +2018,15 @@ export interface components {
             /** @example 31337 */
             chainId: string;
             /**
-             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @description Who sent it: bridger or maker (the party that reported it), relayer (the service's keeper, for a party that did not). Absent when nobody reported it and the books audit found it on chain. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}
              */
-            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease";
+            sentBy?: "bridger" | "maker" | "relayer";
+            /**
+             * @description deposit (createOrder, order chain), lock (lockForOrder, ad chain), adUnlock (the ad-chain unlock, pays the Bridger), orderUnlock (the order-chain unlock, pays the Maker), lockRelease (releaseLock after lockExpiry, ad chain), refund (the deposit back to the Bridger after refundTime, order chain). Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+             * @enum {string}
+             */
+            step: "deposit" | "lock" | "adUnlock" | "orderUnlock" | "lockRelease" | "refund";
             /** @description EVM: 0x and lower-case hex; Stellar: lower-case hex. */
             txHash: string;
         };
@@ -3607,6 +3632,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "chainId": "31337",
+                     *       "contractAddress": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *       "signature": "0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b",
+                     *       "authToken": "0x4b7d3f1a9c2e6b8d0f4a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d",
+                     *       "deadline": "1795423800",
+                     *       "timeToExpire": 600,
+                     *       "reqHash": "0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100",
+                     *       "chainKind": "EVM",
+                     *       "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *       "adCreator": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "adToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "initialAmount": "100000000",
+                     *       "orderChainId": "31337",
+                     *       "adRecipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateAdResponse"];
                 };
             };
@@ -4854,6 +4897,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "routeId": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *       "amount": "10000000",
+                     *       "adAmount": "10000000",
+                     *       "quotedAt": "2026-11-22T10:00:00.000Z",
+                     *       "quotes": [
+                     *         {
+                     *           "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *           "orderAmount": "10000000",
+                     *           "adAmount": "10000000",
+                     *           "minAmount": "1000000",
+                     *           "maxAmount": null,
+                     *           "availableAmount": "100000000",
+                     *           "reservationExpiresAt": "2026-11-22T10:09:50.000Z"
+                     *         }
+                     *       ],
+                     *       "unavailable": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["Quote"];
                 };
             };
@@ -5116,6 +5179,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *       "routeId": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *       "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *       "adCreatorAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "adChainId": "31338",
+                     *       "orderChainId": "31337",
+                     *       "bridgerAddress": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *       "amount": "10000000",
+                     *       "status": "LOCKED",
+                     *       "adCreatorClaimed": false,
+                     *       "bridgerClaimed": false,
+                     *       "unlockDue": "MAKER",
+                     *       "unlockableBy": [
+                     *         "MAKER",
+                     *         "BRIDGER"
+                     *       ],
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:41.000Z",
+                     *       "ad": {
+                     *         "id": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *         "routeId": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *         "creatorAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+                     *       },
+                     *       "route": {
+                     *         "id": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *         "adToken": {
+                     *           "id": "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d",
+                     *           "symbol": "TUSD",
+                     *           "name": "Test USD",
+                     *           "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "decimals": 6,
+                     *           "kind": "ERC20",
+                     *           "chain": {
+                     *             "id": "c0ffee00-0000-4000-8000-000000031338",
+                     *             "name": "Devnet 31338",
+                     *             "chainId": "31338"
+                     *           }
+                     *         },
+                     *         "orderToken": {
+                     *           "id": "2d1c0b9a-8f7e-4d6c-b5a4-938271605f4e",
+                     *           "symbol": "TUSD",
+                     *           "name": "Test USD",
+                     *           "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "decimals": 6,
+                     *           "kind": "ERC20",
+                     *           "chain": {
+                     *             "id": "c0ffee00-0000-4000-8000-000000031337",
+                     *             "name": "Devnet 31337",
+                     *             "chainId": "31337"
+                     *           }
+                     *         }
+                     *       },
+                     *       "orderHash": "0x9a1f6c0d2b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f90",
+                     *       "transactions": [
+                     *         {
+                     *           "step": "deposit",
+                     *           "chainId": "31337",
+                     *           "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+                     *           "sentBy": "bridger"
+                     *         },
+                     *         {
+                     *           "step": "lock",
+                     *           "chainId": "31338",
+                     *           "txHash": "0x0e3b4cc7f4f1a3f0d8a2b9c6e5d4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6",
+                     *           "sentBy": "maker"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Trade"];
                 };
             };
@@ -5216,6 +5350,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tradeId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *       "success": true,
+                     *       "duplicate": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["ConfirmTradeResponse"];
                 };
             };
@@ -5294,6 +5435,119 @@ export interface operations {
                 };
             };
             /** @description Rate limit exceeded; retry with exponential backoff; or (IDEMPOTENCY_KEYS_EXHAUSTED) the caller holds MAX_IDEMPOTENCY_KEYS_PER_USER Idempotency-Keys: retry after Retry-After, or without the header */
+            429: {
+                headers: {
+                    /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft 8: the policy, `"<policy>"; q=<limit>; w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (a bug, logged with the request id); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable (PostgreSQL, or the RPC of a chain the operation reads); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTradeDepositRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trade id and the deposit call data, as create answered them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateTradeResponse"];
+                };
+            };
+            /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed or expired access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed for this caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; message lists each offending field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry with exponential backoff */
             429: {
                 headers: {
                     /** @description IETF draft 8: the remaining budget, `"<policy>"; r=<remaining>; t=<seconds to reset>`. */
@@ -5700,6 +5954,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "chainId": "31338",
+                     *       "contractAddress": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *       "signature": "0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b",
+                     *       "authToken": "0x4b7d3f1a9c2e6b8d0f4a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d",
+                     *       "deadline": "1795423800",
+                     *       "timeToExpire": 600,
+                     *       "reqHash": "0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100",
+                     *       "chainKind": "EVM",
+                     *       "orderParams": {
+                     *         "orderChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *         "adChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *         "amount": "10000000",
+                     *         "orderAmount": "10000000",
+                     *         "adAmount": "10000000",
+                     *         "bridger": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *         "orderRecipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *         "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *         "adCreator": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *         "adRecipient": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *         "salt": "48151623429108",
+                     *         "orderChainId": "31337",
+                     *         "orderPortal": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+                     *         "adChainId": "31338",
+                     *         "adManager": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *         "lockExpiry": "1795427400",
+                     *         "refundTime": "1795510200"
+                     *       },
+                     *       "nullifierHash": "5301900180746108365834837840355741695167403565517259206038360553628813006131",
+                     *       "targetRoot": "9434869911342133271818839593716419232290312932227734823010962045106330180066",
+                     *       "proof": "0x1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f",
+                     *       "orderHash": "0x9a1f6c0d2b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f90"
+                     *     }
+                     */
                     "application/json": components["schemas"]["UnlockTradeResponse"];
                 };
             };
@@ -5975,7 +6264,9 @@ export interface operations {
                 orderHash?: string;
                 orderTokenId?: string;
                 routeId?: string;
-                /** @description Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional. */
+                /** @description Only trades in one of these statuses (PENDING, DEPOSITED, LOCKED, SETTLED, EXPIRED): comma-separated, or the parameter repeated. */
+                status?: ("PENDING" | "DEPOSITED" | "LOCKED" | "SETTLED" | "EXPIRED")[];
+                /** @description Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional. With a Bearer token, also the deposit of one of your own PENDING trades (you its Bridger) that nobody confirmed yet, once it is in a block of the order chain. */
                 txHash?: string;
             };
             header?: {
@@ -6012,6 +6303,15 @@ export interface operations {
             };
             /** @description Malformed request: JSON that does not parse, a malformed percent-encoding in the path, or contradictory filters */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed or expired access token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6089,6 +6389,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tradeId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *       "reqContractDetails": {
+                     *         "chainId": "31337",
+                     *         "contractAddress": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+                     *         "signature": "0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b",
+                     *         "authToken": "0x4b7d3f1a9c2e6b8d0f4a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d",
+                     *         "deadline": "1795423800",
+                     *         "timeToExpire": 600,
+                     *         "reqHash": "0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100",
+                     *         "chainKind": "EVM",
+                     *         "orderHash": "0x9a1f6c0d2b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f90",
+                     *         "secretCommitment": "14744269619966411208579211824598458697587494354926760081771325075741142829156",
+                     *         "orderParams": {
+                     *           "orderChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "adChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "amount": "10000000",
+                     *           "orderAmount": "10000000",
+                     *           "adAmount": "10000000",
+                     *           "bridger": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *           "orderRecipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *           "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *           "adCreator": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *           "adRecipient": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *           "salt": "48151623429108",
+                     *           "orderChainId": "31337",
+                     *           "orderPortal": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+                     *           "adChainId": "31338",
+                     *           "adManager": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *           "lockExpiry": "1795427400",
+                     *           "refundTime": "1795510200"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateTradeResponse"];
                 };
             };

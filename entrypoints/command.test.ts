@@ -17,7 +17,7 @@ describe('the image entry point (entrypoints/command.ts)', () => {
   it('refuses an unknown command with exit 64, naming the commands it knows', () => {
     const { status, stderr } = command(['apii'], {});
     expect(status).toBe(64);
-    expect(stderr).toContain("unknown command 'apii': expected one of api, worker, prover, migrate, embedded");
+    expect(stderr).toContain("unknown command 'apii': expected one of api, worker, prover, migrate, reconcile, embedded");
   });
 
   it('runs the process the command names in its own node process (migrate without DATABASE_URL stops with 78)', () => {
@@ -52,4 +52,14 @@ describe('the image entry point (entrypoints/command.ts)', () => {
       await admin.destroy();
     }
   }, 300_000);
+
+  it('runs reconcile: on the embedded runner it says the runner reconciles itself and exits 0; an unknown option exits 64', () => {
+    // No TEMPORAL_ADDRESS: nothing is asked of the database or Temporal.
+    const embedded = command(['reconcile'], { DATABASE_URL: 'postgres://relayer@127.0.0.1:1/relayer', LOG_LEVEL: 'info' });
+    expect(embedded.status, embedded.stderr).toBe(0);
+    expect(embedded.stdout).toContain('the embedded runner reconciles its trades itself');
+    const unknown = command(['reconcile', '--force'], {});
+    expect(unknown.status).toBe(64);
+    expect(unknown.stderr).toContain("unknown argument '--force'");
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { SigningKey, Wallet } from 'ethers';
 import { keeperEnabled } from '../config/concerns/keeper.ts';
 import { ConfigError, type Config } from '../config/config.ts';
-import { KEEPER_KEY_ROLES, WELL_KNOWN_DEV_KEYS, type ProcessRole } from '../config/secrets.ts';
+import { keeperSendsIn, WELL_KNOWN_DEV_KEYS, type ProcessRole } from '../config/secrets.ts';
 import { createEnvSigner, type RelayerSigner } from '../chains/signers.ts';
 import { createPkcs11Signer } from '../chains/signer/pkcs11.ts';
 
@@ -24,11 +24,18 @@ const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e
  * development keys and not the relayer's request-signing key, else ConfigError naming it.
  */
 export function resolveKeeperKeys(config: Config, role: ProcessRole): KeeperKeys | undefined {
-  if (!KEEPER_KEY_ROLES.includes(role) || !keeperEnabled(config) || config.KEEPER_SIGNER !== 'env') return undefined;
+  if (!keeperSendsIn(role, config) || !keeperEnabled(config) || config.KEEPER_SIGNER !== 'env') return undefined;
   const production = config.NODE_ENV === 'production';
   const file = path.join(config.DATA_DIR, 'keeper-keys.json');
   const stored: Partial<KeeperKeys> = !production && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
   const generated: Partial<KeeperKeys> = {};
+  // In production nothing is generated: a key must be given (the keeper concern says so for the worker; this for every sender).
+  const required = ['KEEPER_EVM_PRIVATE_KEY', 'KEEPER_STELLAR_SECRET'] as const;
+  const missing = production ? required.filter((name) => config[name] === undefined) : [];
+  if (missing.length > 0) {
+    throw new ConfigError(`invalid keeper keys:\n  ${missing.map((name) => `${name}: is required in production for the process that sends the keeper's `
+      + 'transactions (or KEEPER_SIGNER=pkcs11 with PKCS11_KEEPER_*_KEY_LABEL, or KEEPER_ENABLED=false to run without a keeper)').join('\n  ')}`);
+  }
   const evmPrivateKey = config.KEEPER_EVM_PRIVATE_KEY ?? stored.evmPrivateKey ?? (generated.evmPrivateKey = Wallet.createRandom().privateKey);
   const stellarSecret = config.KEEPER_STELLAR_SECRET ?? stored.stellarSecret ?? (generated.stellarSecret = Keypair.random().secret());
   const problems: string[] = [];
@@ -55,20 +62,24 @@ export function resolveKeeperKeys(config: Config, role: ProcessRole): KeeperKeys
 
 /**
  * The keeper's signer, through the same seam as the relayer's (chains/signers.ts): over the raw keys
- * (KEEPER_SIGNER=env) or in the PKCS#11 token under the PKCS11_KEEPER_*_KEY_LABEL labels (the token,
- * module and PIN of the PKCS11_* settings). Undefined when this process sends nothing.
+ * (KEEPER_SIGNER=env) or in the PKCS#11 token under the PKCS11_KEEPER_*_KEY_LABEL labels (PKCS11_MODULE's
+ * token PKCS11_KEEPER_TOKEN_LABEL, else PKCS11_TOKEN_LABEL, opened with PKCS11_KEEPER_PIN, or outside
+ * production PKCS11_PIN when that is unset). Undefined when this process sends nothing.
  */
 export function keeperSignerFromConfig(config: Config, role: ProcessRole): RelayerSigner | undefined {
-  if (!KEEPER_KEY_ROLES.includes(role) || !keeperEnabled(config)) return undefined;
+  if (!keeperSendsIn(role, config) || !keeperEnabled(config)) return undefined;
   if (config.KEEPER_SIGNER === 'pkcs11') {
-    if (config.PKCS11_MODULE === undefined || config.PKCS11_TOKEN_LABEL === undefined) {
-      throw new ConfigError('KEEPER_SIGNER=pkcs11 needs PKCS11_MODULE and PKCS11_TOKEN_LABEL');
+    const tokenLabel = config.PKCS11_KEEPER_TOKEN_LABEL ?? config.PKCS11_TOKEN_LABEL;
+    if (config.PKCS11_MODULE === undefined || tokenLabel === undefined) {
+      throw new ConfigError('KEEPER_SIGNER=pkcs11 needs PKCS11_MODULE and PKCS11_KEEPER_TOKEN_LABEL (or PKCS11_TOKEN_LABEL)');
     }
+    // The keeper's own PIN; outside production (one token for everything on a developer's machine) the relayer's serves.
+    const ownPin = config.PKCS11_KEEPER_PIN !== undefined || config.PKCS11_KEEPER_PIN_FILE !== undefined;
     return createPkcs11Signer({
       module: config.PKCS11_MODULE,
-      tokenLabel: config.PKCS11_TOKEN_LABEL,
-      pin: config.PKCS11_PIN,
-      pinFile: config.PKCS11_PIN_FILE,
+      tokenLabel,
+      pin: ownPin ? config.PKCS11_KEEPER_PIN : config.PKCS11_PIN,
+      pinFile: ownPin ? config.PKCS11_KEEPER_PIN_FILE : config.PKCS11_PIN_FILE,
       evmKeyLabel: config.PKCS11_KEEPER_EVM_KEY_LABEL!,
       stellarKeyLabel: config.PKCS11_KEEPER_STELLAR_KEY_LABEL!,
     });

@@ -1,13 +1,16 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** How a keeper send ended, or what happened on the way (`replaced`: a higher-fee transaction took its place). */
 export type KeeperSendResult = 'confirmed' | 'reverted' | 'refused' | 'failed' | 'replaced' | 'capped' | 'expired' | 'cancelled';
 
 /** What the keeper's senders report; set from each pass, so a scrape reads no chain and no database. */
 export interface KeeperMetrics {
-  balance(chainId: string, wei: bigint): void;
+  /** The account's native balance in its smallest unit (wei, stroops), with that unit's `decimals` (default 18). */
+  balance(chainId: string, amount: bigint, decimals?: number): void;
   send(chainId: string, action: string, result: KeeperSendResult): void;
   pending(chainId: string, count: number): void;
+  /** Seconds from a send becoming due (its call given) to its first transaction signed and recorded. */
+  sendDelay(chainId: string, action: string, seconds: number): void;
 }
 
 /**
@@ -23,16 +26,22 @@ export function keeperMetrics(registry: Registry): KeeperMetrics {
   const sends = new Counter({
     name: 'relayer_keeper_sends_total',
     help: 'Keeper sends by chain, action and result (confirmed, reverted on chain, refused before sending: would revert, failed, '
-      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI, expired: its window closed unsent, cancelled: a party sent it first)',
+      + 'replaced: a higher fee sent, capped: stuck at KEEPER_MAX_FEE_GWEI or KEEPER_STELLAR_MAX_FEE_STROOPS, '
+      + 'expired: its window closed unsent, cancelled: a party sent it first)',
     labelNames: ['chain', 'action', 'result'], registers: [registry],
   });
   const pending = new Gauge({
     name: 'relayer_keeper_pending_transactions', help: 'Keeper sends per chain not yet final: queued, or sent and waiting for their receipt at finality depth',
     labelNames: ['chain'], registers: [registry],
   });
+  const delay = new Histogram({
+    name: 'relayer_keeper_send_delay_seconds', help: 'Seconds from a keeper send becoming due to its first transaction signed and recorded',
+    labelNames: ['chain', 'action'], buckets: [1, 5, 15, 30, 60, 120, 300, 900, 3600], registers: [registry],
+  });
   return {
-    // 18 decimals on EVM chains; a float gauge is fine for a balance watched for its runway.
-    balance: (chainId, wei) => balance.set({ chain: chainId }, Number(wei) / 1e18),
+    sendDelay: (chainId, action, seconds) => delay.observe({ chain: chainId, action }, seconds),
+    // 18 decimals on EVM chains, 7 on Stellar; a float gauge is fine for a balance watched for its runway.
+    balance: (chainId, amount, decimals = 18) => balance.set({ chain: chainId }, Number(amount) / 10 ** decimals),
     send: (chainId, action, result) => sends.inc({ chain: chainId, action, result }),
     pending: (chainId, count) => pending.set({ chain: chainId }, count),
   };

@@ -4,8 +4,11 @@ import type { Logger } from 'pino';
 import type { RelayerSigner } from '../chains/signers.ts';
 import type { ChainKind } from '../domain/chain-kind.ts';
 import type { KeeperMetrics } from './metrics.ts';
-import { createEvmKeeperSender, type EvmKeeperSender } from './evm/sender.ts';
+import { createEvmKeeperSender } from './evm/sender.ts';
 import { createKeeperEvmRpc } from './evm/rpc.ts';
+import type { KeeperSender } from './leased-pass.ts';
+import { createStellarKeeperSender } from './stellar/sender.ts';
+import { createKeeperStellarRpc } from './stellar/rpc.ts';
 
 /** A chain as the keeper needs it from the registry. */
 export interface KeeperChain {
@@ -14,12 +17,16 @@ export interface KeeperChain {
   rpcUrl: string | null;
   rpcUrls: string[] | null;
   confirmations: number;
+  /** Stellar: the network passphrase its transactions are signed for (a chain without one has no sender). */
+  networkPassphrase?: string | null;
 }
 
 /** The sender settings of KEEPER_* (config/concerns/keeper.ts). */
 export interface KeeperSettings {
   replaceAfterSeconds: number;
   maxFeeGwei: number;
+  /** KEEPER_STELLAR_MAX_FEE_STROOPS: the highest whole fee of one Stellar transaction, fee bumps included. */
+  stellarMaxFeeStroops: number;
   leaseSeconds: number;
   pollSeconds: number;
 }
@@ -41,15 +48,25 @@ export interface KeeperRunnerDeps {
   report?: () => Promise<unknown>;
 }
 
-type SenderFactory = (deps: KeeperRunnerDeps, chain: KeeperChain, urls: string[], owner: string) => EvmKeeperSender;
+/** A chain's sender, or undefined when the chain lacks what its kind needs to send. */
+type SenderFactory = (deps: KeeperRunnerDeps, chain: KeeperChain, urls: string[], owner: string) => KeeperSender | undefined;
 
-/** How each chain kind sends; a kind missing here has no keeper sender yet (Stellar: see docs/keeper.md). */
-const SENDERS: Partial<Record<ChainKind, SenderFactory>> = {
+/** How each chain kind sends. */
+const SENDERS: Record<ChainKind, SenderFactory> = {
   EVM: (deps, chain, urls, owner) => createEvmKeeperSender({
     knex: deps.knex, rpc: createKeeperEvmRpc(urls), signer: deps.signer,
     chain: { chainId: chain.chainId, confirmations: chain.confirmations }, settings: deps.settings,
     owner, metrics: deps.metrics, logger: deps.logger,
   }),
+  STELLAR: (deps, chain, urls, owner) => {
+    if (!chain.networkPassphrase) return undefined;
+    const { replaceAfterSeconds, stellarMaxFeeStroops, leaseSeconds } = deps.settings;
+    return createStellarKeeperSender({
+      knex: deps.knex, rpc: createKeeperStellarRpc(urls), signer: deps.signer,
+      chain: { chainId: chain.chainId, confirmations: chain.confirmations, networkPassphrase: chain.networkPassphrase },
+      settings: { replaceAfterSeconds, maxFeeStroops: stellarMaxFeeStroops, leaseSeconds }, owner, metrics: deps.metrics, logger: deps.logger,
+    });
+  },
 };
 
 /** The keeper's senders running in this process. */
@@ -67,7 +84,7 @@ export interface KeeperRunner {
  */
 export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
   const owner = `keeper-${randomUUID()}`;
-  const senders = new Map<string, EvmKeeperSender>();
+  const senders = new Map<string, KeeperSender | undefined>();
   let running: Promise<void> | undefined;
   let stopped = false;
   const step = async (name: string, work: (() => Promise<unknown>) | undefined) => {
@@ -87,9 +104,10 @@ export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
       const factory = SENDERS[chain.kind];
       const urls = chain.rpcUrls ?? (chain.rpcUrl ? [chain.rpcUrl] : []);
       if (!factory || urls.length === 0) continue;
-      const key = `${chain.chainId} ${urls.join(' ')} ${chain.confirmations}`;
-      let sender = senders.get(key);
-      if (!sender) senders.set(key, (sender = factory(deps, chain, urls, owner)));
+      const key = `${chain.chainId} ${urls.join(' ')} ${chain.confirmations} ${chain.networkPassphrase ?? ''}`;
+      if (!senders.has(key)) senders.set(key, factory(deps, chain, urls, owner));
+      const sender = senders.get(key);
+      if (!sender) continue;
       try {
         await sender.pass();
       } catch (error) {
@@ -108,7 +126,7 @@ export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
       stopped = true;
       clearInterval(timer);
       await running;
-      await Promise.all([...senders.values()].map((sender) => sender.release().catch(() => undefined)));
+      await Promise.all([...senders.values()].map((sender) => sender?.release().catch(() => undefined)));
     },
   };
 }

@@ -13,6 +13,9 @@
  * trade workflows' history events per trade on Temporal, and each run's own proof time (prover metrics),
  * beside the baseline measured in the same run: bare proofs through a pool of the same size with no orchestration. BENCH_EXACT_GAS=1
  * sends with the bare gas estimate (reproduces the createOrder out-of-gas, see devnet-client.ts).
+ * BENCH_KEEPER=1: the parties stop after the lock and the relayer's keeper sends both unlocks (no grace,
+ * KEEPER_UNLOCK_AFTER_SECONDS=0): its CPU is in the api's (embedded) or the worker's (Temporal) figure,
+ * and the keeper's transactions per trade are printed.
  */
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -43,6 +46,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const PROVERS = Number(process.env.BENCH_PROVERS ?? 1);
 const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded,temporal').split(',');
 const EXACT_GAS = process.env.BENCH_EXACT_GAS === '1';
+const KEEPER = process.env.BENCH_KEEPER === '1';
 /** Seconds the stack is left idle before the trades start, to measure what each process burns doing nothing. */
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15);
 const AD_CHAIN = '31338';
@@ -71,6 +75,8 @@ interface Result {
   name: string;
   trades: number;
   settledPerMinute: number;
+  /** BENCH_KEEPER=1: the keeper's confirmed transactions. */
+  keeperSends?: number;
   depositToProof: number[];
   calls: Map<string, number[]>;
   cpu: Record<string, number>;
@@ -136,6 +142,7 @@ async function runOrchestrator(name: string): Promise<Result> {
       // Every lane holds one reservation of the one ad at a time.
       MAX_OPEN_RESERVATIONS_PER_AD: String(Math.max(20, CONCURRENCY)),
       ...relayer, ...(temporal ? { TEMPORAL_ADDRESS: temporal.address } : {}),
+      KEEPER_ENABLED: KEEPER ? 'true' : 'false', KEEPER_POLL_SECONDS: '1', KEEPER_UNLOCK_AFTER_SECONDS: '0',
     };
     const api = await startServiceProcess('api', env);
     processes.push(api.child);
@@ -241,6 +248,11 @@ async function runOrchestrator(name: string): Promise<Result> {
           const lock = await call('POST', `/v1/trades/${tradeId}/lock`, undefined, makerToken);
           const lockTx = await asMaker(() => chain.send(AD_CHAIN, 'adManager', makerKey, 'lockForOrder', lock, { orderParams: lock.orderParams }));
           await call('POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken);
+          if (KEEPER) {
+            // Both parties gone: the keeper sends both unlocks and the trade settles without them.
+            await settledByKeeper(knex, tradeId);
+            continue;
+          }
           const makerUnlock = await call('POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey, order.orderHash) }, makerToken);
           const adUnlockTx = await asMaker(() => chain.send(AD_CHAIN, 'adManager', makerKey, 'unlock', makerUnlock, makerUnlock));
           await call('POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: adUnlockTx }, makerToken);
@@ -263,12 +275,25 @@ async function runOrchestrator(name: string): Promise<Result> {
     const workflowEvents = temporal ? await historyEventCounts(temporal.address) : undefined;
     const proofSeconds = await meanProofSeconds(proverMetrics);
     const settled = Number((await knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);
-    return { name, trades: settled, settledPerMinute: settled / minutes, depositToProof, calls, cpu, database: dbCounts, workflowEvents, proofSeconds, idleRate, seconds: minutes * 60, failures, load: loadavg() };
+    const keeperSends = KEEPER ? Number((await knex('keeper_sends').where({ status: 'confirmed' }).count({ n: '*' }))[0]!.n) : undefined;
+    return { name, trades: settled, keeperSends, settledPerMinute: settled / minutes, depositToProof, calls, cpu, database: dbCounts, workflowEvents, proofSeconds, idleRate, seconds: minutes * 60, failures, load: loadavg() };
   } finally {
     for (const child of processes) await stopped(child, 'SIGTERM');
     for (const stop of stops) await stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Waits (up to 3 minutes) until the keeper settled `tradeId`: both unlocks sent, verified and applied. */
+async function settledByKeeper(knex: Knex, tradeId: string): Promise<void> {
+  const until = Date.now() + 180_000;
+  while (Date.now() < until) {
+    const row = await knex('trades').where({ id: tradeId }).first('status');
+    if (row?.status === 'SETTLED') return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const sends = await knex('keeper_sends').where({ trade_id: tradeId }).select('action', 'side', 'status', 'last_error');
+  throw new Error(`trade ${tradeId} not settled by the keeper within 3 minutes: ${JSON.stringify(sends)}`);
 }
 
 /**
@@ -377,6 +402,10 @@ for (const r of results) {
   console.log(`  ${r.name}: a proof took ${fmt(r.proofSeconds)} s in the pool during the run (mean, prover metrics): floor ${fmt(own)} s, p95 = ${fmt(percentile(r.depositToProof, 95) / own)} x it`);
 }
 
+if (KEEPER) {
+  console.log('\nThe keeper (BENCH_KEEPER=1: both unlocks its own; its CPU is in the api column embedded, the worker column on Temporal):\n');
+  for (const r of results) console.log(`  ${r.name}: ${fmt((r.keeperSends ?? 0) / Math.max(1, r.trades), 2)} keeper transactions per settled trade`);
+}
 console.log('\nAPI calls, milliseconds (client-side, through the devnet client):\n');
 console.log(`| call | ${results.map((r) => `${r.name} n | p50 | p95`).join(' | ')} |`);
 console.log(`|---|${results.map(() => '---|---|---').join('|')}|`);

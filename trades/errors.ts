@@ -47,3 +47,15 @@ export class TooManyReservationsError extends DomainError {
   readonly code = 'TOO_MANY_RESERVATIONS';
   readonly kind = 'conflict';
 }
+
+/** The trade's deposit request ran out (its deadline passed, or the reservation expired): create a new trade. */
+export class DepositRequestExpiredError extends DomainError {
+  readonly code = 'DEPOSIT_REQUEST_EXPIRED';
+  readonly kind = 'conflict';
+}
+
+/** The trade's deposit was already made: its deposit request is spent, nothing is left to send. */
+export class TradeAlreadyDepositedError extends DomainError {
+  readonly code = 'TRADE_ALREADY_DEPOSITED';
+  readonly kind = 'conflict';
+}

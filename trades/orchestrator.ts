@@ -24,6 +24,17 @@ export interface ResumableTrade {
 }
 
 /**
+ * An open trade as the database holds it, with what a fresh run of its lifecycle must carry out to
+ * pick it up where the database says it is (its state's timer, its proof if unfinished): what an
+ * orchestrator that lost a trade's lifecycle (a restored database) resumes it from.
+ */
+export interface RestorableTrade {
+  trade: StartedTrade;
+  state: TradeState;
+  followUps: FollowUp[];
+}
+
+/**
  * What the use cases ask of whoever drives trades (docs/design.md "One machine, one transaction"):
  * start a trade's lifecycle, carry out the follow-ups of an event applied outside it, stop. It
  * decides nothing and is never the gateway of a confirmation: a confirmation is verified and applied

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertRouteWithChains } from '../test/support/fixtures.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { seedAdsAndTrades } from '../tools/seed-ads.ts';
-import { resumableTrades } from './resume.ts';
+import { openRestorableTrade, restorableTrades, resumableTrades, storedTradeState } from './resume.ts';
 
 /**
  * What an orchestrator resumes on start, read from the database: every open trade with the timer
@@ -31,6 +31,25 @@ describe('resumable trades', () => {
           : [];
       expect(resumed.get(row.id), `${row.status} trade`).toEqual(expected);
     }
+  });
+
+  it('gives what a new run of an open trade resumes from (its start, its state, the same follow-ups), and nothing for a finished or unknown trade', async () => {
+    const resumed = new Map((await resumableTrades(db.knex)).map((trade) => [trade.tradeId, trade.followUps]));
+    const restorable = await restorableTrades(db.knex);
+    expect(restorable.map((r) => r.trade.tradeId).sort()).toEqual([...resumed.keys()].sort());
+    for (const { trade, state, followUps } of restorable) {
+      const row = await db.knex('trades').where({ id: trade.tradeId }).first('status', 'ad_id', 'route_id', 'reservation_expires_at', 'lock_deadline');
+      expect(trade).toEqual({ tradeId: trade.tradeId, adId: row.ad_id, routeId: row.route_id, reservationExpiresAt: row.reservation_expires_at, lockDeadline: row.lock_deadline });
+      expect(state.status).toBe(row.status);
+      expect(followUps).toEqual(resumed.get(trade.tradeId));
+      expect(await openRestorableTrade(db.knex, trade.tradeId)).toEqual({ trade, state, followUps });
+    }
+    const finished = await db.knex('trades').whereIn('status', ['SETTLED', 'EXPIRED']).first('id', 'status');
+    expect(await openRestorableTrade(db.knex, finished.id)).toBeUndefined();
+    expect((await storedTradeState(db.knex, finished.id))?.status).toBe(finished.status);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expect(await openRestorableTrade(db.knex, unknown)).toBeUndefined();
+    expect(await storedTradeState(db.knex, unknown)).toBeUndefined();
   });
 
   it('seeds trades a real create would write: order, secret and deadlines set, order hashes distinct', async () => {

@@ -3,6 +3,8 @@ import { createUnbackedReservationsRecheck } from './use-cases/unbacked-reservat
 import { tradeContext, type TradesDeps } from './use-cases/context.ts';
 import { createTrade } from './use-cases/create-trade.ts';
 import { tradeParams } from './use-cases/trade-params.ts';
+import { depositRequest } from './use-cases/deposit-request.ts';
+import { tradeOfDepositTransaction } from './use-cases/find-deposit.ts';
 import { lockTrade } from './use-cases/lock-trade.ts';
 import { issueUnlock } from './use-cases/issue-unlock.ts';
 import { confirmFoundTrade, confirmTrade } from './use-cases/confirm-trade.ts';
@@ -32,6 +34,10 @@ export function createTradesService(deps: TradesDeps) {
     quote: createQuotes({ knex: deps.knex, registryCache: deps.registryCache, settings: deps.settings, nowMs: ctx.nowMs }).quote,
     /** The order parameters and the order hash, for either party (use-cases/trade-params.ts). */
     params: tradeParams(ctx),
+    /** The Bridger's kept deposit request again, while it is valid (use-cases/deposit-request.ts). */
+    depositRequest: depositRequest(ctx),
+    /** Which of the caller's trades awaiting their deposit a transaction not yet confirmed deposited (use-cases/find-deposit.ts). */
+    tradeOfDepositTransaction: tradeOfDepositTransaction(ctx),
     /** The Maker's signed lock call data (use-cases/lock-trade.ts). */
     lock: lockTrade(ctx),
     /** Signed unlock call data with the proof (use-cases/issue-unlock.ts). */

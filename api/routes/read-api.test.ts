@@ -230,4 +230,26 @@ describe('GET /v1/trades/all', () => {
   it('answers 404 for an unknown trade', async () => {
     expect((await getJson('/v1/trades/00000000-0000-4000-8000-000000000000')).status).toBe(404);
   });
+
+  it('filters by one or more statuses, comma-separated or repeated', async () => {
+    const inRoute = (q: string) => getJson(`/v1/trades/all?routeId=${r1.routeId}&${q}`).then((r) => ids(r.body));
+    expect(await inRoute('status=PENDING')).toEqual([trade.small]);
+    expect(await inRoute('status=LOCKED')).toEqual([trade.huge]);
+    expect(await inRoute('status=PENDING,LOCKED')).toEqual([trade.small, trade.huge].sort());
+    expect(await inRoute('status=PENDING&status=LOCKED')).toEqual([trade.small, trade.huge].sort());
+    expect(await inRoute('status=LOCKED,LOCKED&status=SETTLED')).toEqual([trade.huge]);
+    expect(await inRoute('status=SETTLED,EXPIRED,DEPOSITED')).toEqual([]);
+  });
+
+  it('refuses an unknown status with 422 naming status and the value, listing nothing', async () => {
+    for (const query of ['status=PENDING,OPEN', 'status=pending', 'status=', 'status=LOCKED&status=DONE', 'status=PENDING,']) {
+      const res = await getJson(`/v1/trades/all?${query}`);
+      expect(res.status, query).toBe(422);
+      expect(res.body, query).toMatchObject({ statusCode: 422, error: 'Unprocessable Entity', code: 'VALIDATION_FAILED', retryable: false });
+      expect(res.body.message, query).toEqual([
+        expect.stringMatching(/^status must be one or more of PENDING, DEPOSITED, LOCKED, SETTLED, EXPIRED \(comma-separated or repeated\), received '/),
+      ]);
+    }
+    expect((await getJson('/v1/trades/all?status=PENDING,OPEN')).body.message[0]).toMatch(/received 'OPEN'$/);
+  });
 });

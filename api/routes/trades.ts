@@ -1,16 +1,17 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import type { TradesService } from '../../trades/service.ts';
 import { canonicalAddressLoose } from '../../chains/address.ts';
 import type { RegistryCache } from '../../db/repositories/registry-cache.ts';
-import type { TradeRecord } from '../../db/repositories/trades.ts';
+import type { TradeFilter, TradeRecord } from '../../db/repositories/trades.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { tradesPage, tradeVersionsPage, visibleTrade } from '../../trades/queries.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bearerAuth, registry } from '../openapi/operations.ts';
 import { presentTrade } from '../presenters.ts';
 import { cachedList } from '../cached-list.ts';
-import { answeredNotModified, sendJsonText, weakEtag } from '../http-cache.ts';
+import { answeredNotModified, privateRead, sendJsonText, weakEtag } from '../http-cache.ts';
 import { errorResponses, page } from '../schemas/common.ts';
 import { idParams, tradesQuery } from '../schemas/queries.ts';
 import { tradeSchema } from '../schemas/resources.ts';
@@ -20,13 +21,27 @@ import {
 } from '../schemas/trades.ts';
 import { parseOrThrow } from '../validation.ts';
 
+const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const body = <T>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
+const secured = { security: [{ [bearerAuth.name]: [] }] };
+/** Public, with more found for a caller who sends a token: `{}` (no token) or the Bearer token. */
+const optionallySecured = { security: [{}, { [bearerAuth.name]: [] }] };
+
 registry.registerPath({
   method: 'get', path: '/v1/trades/all', operationId: 'listTrades', tags: ['Trades'], summary: 'List trades',
   description: 'Every trade, newest first, public like the ads. Filters combine with AND; minAmount must not exceed ' +
-    'maxAmount (400). A trade is found by its orderHash, or by txHash: any of its verified transactions. Pass ' +
-    'nextCursor back as cursor for the next page.',
+    'maxAmount (400); `status` takes one or more statuses (422 naming it on an unknown one). A trade is found by its ' +
+    'orderHash, or by txHash: any of its verified transactions. A Bridger who sent a deposit and lost track of it ' +
+    'before confirming finds its trade by that deposit\'s txHash with a Bearer token: once the deposit is in a block ' +
+    'of the order chain, one of the caller\'s own PENDING trades whose order hash its OrderPortal event carries ' +
+    '(one transaction read per order chain holding such a trade; the answer is the caller\'s own, not cached). ' +
+    'Pass nextCursor back as cursor for the next page.',
+  ...optionallySecured,
   request: { query: tradesQuery },
-  responses: { 200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } }, ...errorResponses(400, 422, 429) },
+  responses: {
+    200: { description: 'One page of trades', content: { 'application/json': { schema: page(tradeSchema) } } },
+    ...errorResponses(400, 401, 422, 429, 503),
+  },
 });
 registry.registerPath({
   method: 'get', path: '/v1/trades/{id}', operationId: 'getTrade', tags: ['Trades'], summary: 'One trade',
@@ -37,9 +52,6 @@ registry.registerPath({
   responses: { 200: { description: 'The trade', content: { 'application/json': { schema: tradeSchema } } }, ...errorResponses(404, 422, 429) },
 });
 
-const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-const body = <T>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
-const secured = { security: [{ [bearerAuth.name]: [] }] };
 const CONFIRM = 'Verified on chain (contract, event for this order hash, finality) and applied once; the same ' +
   'transaction again answers the same with `duplicate: true`. Not final yet: 409 with Retry-After. A transaction ' +
   'that is not this trade\'s, or of the wrong kind for this endpoint (the deposit or the lock sent to ' +
@@ -68,6 +80,20 @@ registry.registerPath({
   description: 'Either party of the trade; others get 403.',
   request: { params: idParams },
   responses: { 200: json(tradeParamsResponse, 'The order parameters and the order hash'), ...errorResponses(401, 403, 404, 422, 429) },
+});
+registry.registerPath({
+  method: 'get', path: '/v1/trades/{id}/deposit-request', operationId: 'getTradeDepositRequest', tags: ['Trades'],
+  summary: 'The signed deposit call data again (the Bridger, while it is valid)', ...secured,
+  description: "For a Bridger who lost create's answer: the same deposit request create answered (the same " +
+    'authToken and signature; `timeToExpire` counted from now), never a second one. Only while the trade is PENDING ' +
+    'and before the request\'s `deadline`: after the deposit, 409 TRADE_ALREADY_DEPOSITED; once it ran out, 409 ' +
+    "DEPOSIT_REQUEST_EXPIRED (create a new trade). The trade's Bridger only: the Maker and others get 403, an " +
+    'unknown trade 404.',
+  request: { params: idParams },
+  responses: {
+    200: json(createTradeResponse, 'The trade id and the deposit call data, as create answered them'),
+    ...errorResponses(401, 403, 404, 409, 422, 429),
+  },
 });
 registry.registerPath({
   method: 'post',
@@ -136,6 +162,11 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
   router.post('/trades/create', requireAuth, async (req, res) => {
     res.json(await trades.create(principalOf(req), parseOrThrow(createTradeBody, req.body)));
   });
+  router.get('/trades/:id/deposit-request', requireAuth, async (req, res) => {
+    const { id } = parseOrThrow(idParams, req.params);
+    privateRead(res);
+    res.json(await trades.depositRequest(principalOf(req), id));
+  });
   router.get('/trades/:id/params', requireAuth, async (req, res) => {
     const { id } = parseOrThrow(idParams, req.params);
     res.json(await trades.params(principalOf(req), id));
@@ -162,13 +193,14 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
     res.json({ tradeId: id, success: true, duplicate });
   });
   router.get('/trades/all', async (req, res) => {
-    const { cursor, limit = 25, ...filter } = parseOrThrow(tradesQuery, req.query);
-    if (filter.minAmount !== undefined && filter.maxAmount !== undefined && BigInt(filter.minAmount) > BigInt(filter.maxAmount)) {
+    const { cursor, limit = 25, ...parsed } = parseOrThrow(tradesQuery, req.query);
+    if (parsed.minAmount !== undefined && parsed.maxAmount !== undefined && BigInt(parsed.minAmount) > BigInt(parsed.maxAmount)) {
       throw badRequest('minAmount must not exceed maxAmount');
     }
     for (const key of ['adCreatorAddress', 'bridgerAddress'] as const) {
-      if (filter[key] !== undefined) filter[key] = canonicalAddressLoose(filter[key]);
+      if (parsed[key] !== undefined) parsed[key] = canonicalAddressLoose(parsed[key]);
     }
+    const { filter, own } = await withUnconfirmedDeposit(parsed, cursor, req);
     await tradeList.send(req, res, () => deps.registryCache.current(), () => deps.registryCache.version, {
       versions: () => tradeVersionsPage(deps.knex, filter, limit, cursor),
       rows: () => tradesPage(deps.knex, filter, limit, cursor),
@@ -176,6 +208,7 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
         const routes = await deps.registryCache.routesById(rows.map((trade) => trade.routeId));
         return (trade) => presentTrade(trade, routes);
       },
+      own,
     });
   });
   router.get('/trades/:id', async (req, res) => {
@@ -188,4 +221,26 @@ export function tradesRouter(deps: TradesRouterDeps, router: Router = Router()):
     sendJsonText(res, tradeList.text(trade, generation, (row) => presentTrade(row, routes)));
   });
   return router;
+
+  /**
+   * A txHash no trade has as a verified transaction may still be the deposit of one of the signed-in
+   * caller's own PENDING trades, not yet confirmed: then the list looks for that trade by its order
+   * hash instead (the caller's own answer, never shared). Only for a first page, only with a token.
+   */
+  async function withUnconfirmedDeposit(filter: TradeFilter, cursor: string | undefined, req: Request): Promise<{ filter: TradeFilter; own: boolean }> {
+    const { txHash } = filter;
+    if (txHash === undefined || cursor !== undefined || !req.headers.authorization) return { filter, own: false };
+    const principal = await caller(req);
+    if ((await tradeVersionsPage(deps.knex, { txHash }, 1)).items.length > 0) return { filter, own: false };
+    const orderHash = await trades.tradeOfDepositTransaction(principal, txHash);
+    if (orderHash === null || (filter.orderHash !== undefined && filter.orderHash !== orderHash)) return { filter, own: true };
+    return { filter: { ...filter, txHash: undefined, orderHash }, own: true };
+  }
+
+  /** The caller of a read that shows more to a signed-in caller: a bad or expired token is refused as on any authenticated endpoint. */
+  function caller(req: Request): Promise<Principal> {
+    return new Promise((resolve, reject) => {
+      requireAuth(req, req.res!, (error?: unknown) => (error ? reject(error) : resolve(principalOf(req))));
+    });
+  }
 }

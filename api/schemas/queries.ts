@@ -1,6 +1,6 @@
 import { z } from '../openapi/operations.ts';
 import { ADDRESS_PATTERN, amount, chainId, cursor, limit, shortText, text, uuid } from './common.ts';
-import { AD_STATUSES } from '../../domain/index.ts';
+import { AD_STATUSES, TRADE_STATUSES, type TradeStatus } from '../../domain/index.ts';
 
 /** Query schemas of the list endpoints. Unknown parameters are rejected: a typo must not silently match everything. */
 const listQuery = <T extends z.ZodRawShape>(shape: T) => z.strictObject({ ...shape, cursor, limit });
@@ -48,7 +48,33 @@ const txHashFilter = text('must be a transaction hash: 64 hex digits, 0x optiona
   .transform((value) => value.replace(/^0x/, '').toLowerCase())
   .openapi({
     pattern: '^(0x)?[0-9a-fA-F]{64}$',
-    description: "Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional.",
+    description: "Any of the trade's verified transactions (deposit, lock, unlocks, lock release), EVM or Stellar, 0x optional. " +
+      'With a Bearer token, also the deposit of one of your own PENDING trades (you its Bridger) that nobody confirmed yet, ' +
+      'once it is in a block of the order chain.',
+  });
+
+/**
+ * Trade statuses, comma-separated (`PENDING,LOCKED`) or the parameter repeated: each one known, or
+ * 422 naming `status` and what it did not know; duplicates count once.
+ */
+const tradeStatusFilter = z
+  .preprocess((value, ctx) => {
+    const names = (Array.isArray(value) ? value : [value]).flatMap((entry) => (typeof entry === 'string' ? entry.split(',') : [String(entry)]));
+    const unknown = names.filter((name) => !(TRADE_STATUSES as readonly string[]).includes(name));
+    if (unknown.length > 0) {
+      const received = unknown.join(',');
+      const shown = received.length > 64 ? `${received.slice(0, 64)}...` : received;
+      ctx.addIssue({
+        code: 'custom', input: value,
+        message: `must be one or more of ${TRADE_STATUSES.join(', ')} (comma-separated or repeated), received '${shown}'`,
+      });
+      return z.NEVER;
+    }
+    return [...new Set(names)] as TradeStatus[];
+  }, z.array(z.enum(TRADE_STATUSES)).min(1))
+  .openapi({
+    description: `Only trades in one of these statuses (${TRADE_STATUSES.join(', ')}): comma-separated, or the parameter repeated.`,
+    example: ['PENDING', 'LOCKED'],
   });
 
 export const tradesQuery = listQuery({
@@ -62,6 +88,7 @@ export const tradesQuery = listQuery({
   maxAmount: amount.optional().openapi({ description: 'Only trades with amount <= this.' }),
   orderHash: orderHashFilter.optional(),
   txHash: txHashFilter.optional(),
+  status: tradeStatusFilter.optional(),
 });
 
 export const idParams = z.strictObject({ id: uuid });

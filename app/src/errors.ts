@@ -56,6 +56,8 @@ export const ERROR_SENTENCES: Readonly<Record<ErrorCode, string>> = {
   TRADE_AWAITING: 'The trade is waiting for something under way (the proof, or the other party\'s unlock). Try again shortly.',
   TRADE_STATE: 'The trade cannot take this step any more (for example, its reservation expired).',
   TRADE_TX_MISMATCH: 'That transaction does not belong to this trade.',
+  TRADE_ALREADY_DEPOSITED: 'This trade is already deposited: follow it from here.',
+  DEPOSIT_REQUEST_EXPIRED: 'The time to deposit for this trade has run out. Start a new trade.',
   TOO_MANY_RESERVATIONS: 'There are too many unfunded reservations for this wallet or ad. Deposit or wait for them to expire.',
   ORCHESTRATOR_UNAVAILABLE: 'The service cannot start this step right now; nothing was done. Try again later.',
   TREE_OUT_OF_SYNC: 'The service is catching up with the chain. Try again in a moment.',

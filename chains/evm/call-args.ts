@@ -5,7 +5,7 @@ import type { OrderParams } from '../../domain/order-params.ts';
 import { encodeOrderParams } from '../order-struct.ts';
 import { AD_MANAGER_FUNCTIONS, ORDER_PORTAL_FUNCTIONS } from './abi.ts';
 import type { ActionName } from '../request-schema.ts';
-import type { SignedCallData } from '../signed-call-data.ts';
+import type { SignedCallData } from '../signed-call-shape.ts';
 
 /** A ready contract call: function, positional arguments and the native value to attach. */
 export interface EvmContractCall {

@@ -37,6 +37,11 @@ export function evmReads(chain: ChainFacts, providers: Providers<Web3>): ChainRe
         txHash: ref.txHash, contractAddress: ref.contractAddress, confirmations, finality: chain.finality,
       })).map(toAction), (events) => events.map(verifiedKey).join('|'));
     },
+    includedEvents(ref) {
+      return providers.read('includedEvents', async (web3) => (await readEvmTransactionEvents(web3, {
+        txHash: ref.txHash, contractAddress: ref.contractAddress, confirmations: 1, finality: 'depth',
+      })).map(toAction));
+    },
     isCanonical(ref) {
       return providers.fact('isCanonical', (web3) => isEvmBlockCanonical(web3, BigInt(ref.block), ref.blockHash));
     },

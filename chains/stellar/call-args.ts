@@ -5,7 +5,7 @@ import type { OrderParams } from '../../domain/order-params.ts';
 // Not ../order.ts (node:crypto): the client package bundles this file for browsers (client/stellar.js).
 import { encodeOrderParams, ORDER_FIELDS } from '../order-struct.ts';
 import type { ActionName } from '../request-schema.ts';
-import type { SignedCallData } from '../signed-call-data.ts';
+import type { SignedCallData } from '../signed-call-shape.ts';
 
 /** Everything a signed response carries; field values as strings. */
 type Signed = SignedCallData & Record<string, string | number | undefined>;

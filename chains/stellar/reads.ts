@@ -34,6 +34,11 @@ export function stellarReads(chain: ChainFacts, providers: Providers<rpc.Server>
         txHash: ref.txHash, contractId: ref.contractAddress, confirmations,
       })).map(toAction), (events) => events.map(verifiedKey).join('|'));
     },
+    includedEvents(ref) {
+      return providers.read('includedEvents', async (server) => (await readStellarTransactionEvents(server, {
+        txHash: ref.txHash, contractId: ref.contractAddress, confirmations: 1,
+      })).map(toAction));
+    },
     isCanonical(ref) {
       return providers.fact('isCanonical', (server) => isStellarLedgerCanonical(server, Number(ref.block), ref.blockHash));
     },

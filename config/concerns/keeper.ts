@@ -28,10 +28,30 @@ export const keeperSettings = defineConcern({
     PKCS11_KEEPER_EVM_KEY_LABEL: z.string().min(1).optional(),
     /** KEEPER_SIGNER=pkcs11: label of the keeper's Ed25519 key pair. */
     PKCS11_KEEPER_STELLAR_KEY_LABEL: z.string().min(1).optional(),
-    /** Seconds a sent transaction may stay unmined before it is replaced with a higher fee (same nonce). */
+    /**
+     * KEEPER_SIGNER=pkcs11: the token holding the keeper's keys (PKCS11_MODULE's), when not PKCS11_TOKEN_LABEL's.
+     * A token of its own keeps the request-signing keys out of the worker's reach altogether.
+     */
+    PKCS11_KEEPER_TOKEN_LABEL: z.string().min(1).optional(),
+    /**
+     * KEEPER_SIGNER=pkcs11: the keeper token's user PIN (or PKCS11_KEEPER_PIN_FILE, a file whose first line is it):
+     * the worker's own secret, never PKCS11_PIN (the api's, which the worker refuses to hold).
+     */
+    PKCS11_KEEPER_PIN: z.string().min(1).optional(),
+    PKCS11_KEEPER_PIN_FILE: z.string().min(1).optional(),
+    /**
+     * Seconds a sent transaction may stay unmined before it is replaced with a higher fee (EVM: same
+     * nonce; Stellar: a fee bump around the same transaction).
+     */
     KEEPER_REPLACE_AFTER_SECONDS: intFromEnv(1, 86_400).default(60),
     /** Highest EIP-1559 max fee per gas, in gwei, the keeper ever offers; a transaction at this cap is no longer replaced. */
     KEEPER_MAX_FEE_GWEI: intFromEnv(1, 1_000_000).default(500),
+    /**
+     * Highest whole fee, in stroops (inclusion fee plus Soroban resource fee), of one Stellar transaction
+     * the keeper sends, fee bumps included; a call whose resource fee alone leaves no room is not sent,
+     * and a transaction whose fee bump would pass it is no longer bumped. Default 1 XLM.
+     */
+    KEEPER_STELLAR_MAX_FEE_STROOPS: intFromEnv(100, 1_000_000_000_000).default(10_000_000),
     /** Seconds between two passes of each keeper account's sender over its outbox. */
     KEEPER_POLL_SECONDS: intFromEnv(1, 3_600).default(5),
     /** Seconds a sender's lease on an account lasts unless renewed: how long a vanished sender blocks another. */
@@ -42,6 +62,12 @@ export const keeperSettings = defineConcern({
     if (config.KEEPER_SIGNER === 'pkcs11') {
       for (const key of ['PKCS11_KEEPER_EVM_KEY_LABEL', 'PKCS11_KEEPER_STELLAR_KEY_LABEL'] as const) {
         if (enabled && config[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must be set when KEEPER_SIGNER=pkcs11' });
+      }
+      if (enabled && config.NODE_ENV === 'production' && config.PKCS11_KEEPER_PIN === undefined && config.PKCS11_KEEPER_PIN_FILE === undefined) {
+        ctx.addIssue({
+          code: 'custom', path: ['PKCS11_KEEPER_PIN'],
+          message: 'must be set (or PKCS11_KEEPER_PIN_FILE) in production when KEEPER_SIGNER=pkcs11: the keeper token\'s PIN is the sending process\'s own',
+        });
       }
       return;
     }

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import {
-  DEFAULT_ORDER_TIMING, DEFAULT_RESERVATION_TTL_SECONDS, depositTtlSeconds, minLockExpirySeconds,
+  DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS, DEFAULT_ORDER_TIMING, DEFAULT_RESERVATION_TTL_SECONDS, depositTtlSeconds, minLockExpirySeconds,
 } from '../../trades/lifecycle/windows.ts';
-import { DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS } from '../../trades/lifecycle/keeper-duties.ts';
 import { defineConcern, intFromEnv } from './define.ts';
 
 /** Ads and trades: signed requests' lifetimes, the lifecycle's timings, per-user and per-ad limits, the EIP-712 domain. */

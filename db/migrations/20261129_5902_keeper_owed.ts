@@ -24,6 +24,8 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('due_chain_time');
     // When a final send was handed to the trade (verified like a party's confirmation): null until then.
     t.timestamp('reported_at', { useTz: true });
+    // When it was given its call (due): the keeper's delay from due to sent is measured from here.
+    t.timestamp('queued_at', { useTz: true });
   });
   await knex.raw(`ALTER TABLE keeper_sends ADD CONSTRAINT keeper_sends_call_when_queued
     CHECK (status IN ('owed', 'cancelled', 'expired') OR (to_address IS NOT NULL AND call_data IS NOT NULL))`);
@@ -43,6 +45,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE keeper_sends DROP CONSTRAINT keeper_sends_call_when_queued');
   await knex.raw(`DELETE FROM keeper_sends WHERE status IN ('owed', 'expired', 'cancelled')`);
   await knex.schema.alterTable('keeper_sends', (t) => {
+    t.dropColumn('queued_at');
     t.dropColumn('reported_at');
     t.dropColumn('due_chain_time');
     t.dropColumn('delay_seconds');

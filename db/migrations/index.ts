@@ -23,6 +23,7 @@ import * as chainPublicRpcUrl from './20261127_2901_chain_public_rpc_url.ts';
 import * as chainRpcProviders from './20261129_4101_chain_rpc_providers.ts';
 import * as tradeFollowUps from './20261127_3410_trade_follow_ups.ts';
 import * as operatorControls from './20261129_4301_operator_controls.ts';
+import * as tradeDepositRequests from './20261129_4401_trade_deposit_requests.ts';
 import * as keeperOutbox from './20261129_5901_keeper_outbox.ts';
 import * as keeperOwed from './20261129_5902_keeper_owed.ts';
 
@@ -55,6 +56,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127_3410_trade_follow_ups': tradeFollowUps,
   '20261129_4101_chain_rpc_providers': chainRpcProviders,
   '20261129_4301_operator_controls': operatorControls,
+  '20261129_4401_trade_deposit_requests': tradeDepositRequests,
   '20261129_5901_keeper_outbox': keeperOutbox,
   '20261129_5902_keeper_owed': keeperOwed,
 };

@@ -30,6 +30,8 @@ export interface KeeperSendRow {
   txHash: string | null;
   blockNumber: bigint | null;
   createdAt: Date;
+  /** When it was given its call and became due to send (null for a send queued directly). */
+  queuedAt: Date | null;
   sentAt: Date | null;
 }
 
@@ -156,19 +158,51 @@ export async function countOpenKeeperSends(knex: Knex): Promise<{ chainId: strin
 
 /**
  * Within a fenced transaction: gives the send its nonce (the account's next becomes nonce + 1), its
- * gas limit, and records its first signed transaction, before anything is broadcast.
+ * gas limit (null on Stellar, where the fee holds the resources), and records its first signed
+ * transaction, before anything is broadcast.
  */
 export async function recordFirstAttempt(
   trx: Knex.Transaction,
   fence: KeeperFence,
-  send: { id: string; nonce: bigint; gasLimit: bigint },
+  send: { id: string; nonce: bigint; gasLimit: bigint | null },
   attempt: { txHash: string; raw: string; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
 ): Promise<void> {
   await trx('keeper_accounts').where({ chain_id: fence.chainId, account: fence.account }).update({ next_nonce: (send.nonce + 1n).toString() });
   const updated = await trx('keeper_sends').where({ id: send.id, status: 'queued' })
-    .update({ status: 'sent', account: fence.account, nonce: send.nonce.toString(), gas_limit: send.gasLimit.toString(), sent_at: trx.fn.now() });
+    .update({ status: 'sent', account: fence.account, nonce: send.nonce.toString(), gas_limit: send.gasLimit?.toString() ?? null, sent_at: trx.fn.now() });
   if (updated !== 1) throw new Error(`keeper send ${send.id} is no longer queued`);
   await insertAttempt(trx, send.id, attempt);
+}
+
+/**
+ * Within a fenced transaction: a sent send whose transactions can no longer land (their time bounds
+ * passed) and never used their sequence number gets a new one (`nonce`; the account's next becomes
+ * nonce + 1) and its rebuilt transaction is recorded, before it is broadcast. The old transactions
+ * stay recorded.
+ */
+export async function recordRebuiltAttempt(
+  trx: Knex.Transaction,
+  fence: KeeperFence,
+  send: { id: string; nonce: bigint },
+  attempt: { txHash: string; raw: string; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+): Promise<void> {
+  await trx('keeper_accounts').where({ chain_id: fence.chainId, account: fence.account }).update({ next_nonce: (send.nonce + 1n).toString() });
+  const updated = await trx('keeper_sends').where({ id: send.id, status: 'sent' })
+    .update({ nonce: send.nonce.toString(), tx_hash: null, block_number: null, block_hash: null });
+  if (updated !== 1) throw new Error(`keeper send ${send.id} is no longer sent`);
+  await insertAttempt(trx, send.id, attempt);
+}
+
+/**
+ * Within a fenced transaction: a send that ends without ever using its nonce (its transactions
+ * expired unmined) gives the number back: its own nonce is cleared, and the account's next nonce goes
+ * back to it when no later one was handed out, so the next send leaves no gap (Stellar's sequence
+ * numbers must follow one another).
+ */
+export async function giveNonceBack(trx: Knex.Transaction, fence: KeeperFence, sendId: string, nonce: bigint): Promise<void> {
+  await trx('keeper_sends').where({ id: sendId, nonce: nonce.toString() }).update({ nonce: null });
+  await trx('keeper_accounts').where({ chain_id: fence.chainId, account: fence.account, next_nonce: (nonce + 1n).toString() })
+    .update({ next_nonce: nonce.toString() });
 }
 
 /** Within a fenced transaction: records one more signed transaction of a send (a replacement, same nonce). */
@@ -192,14 +226,14 @@ export async function markBroadcast(knex: Knex, txHash: string): Promise<void> {
 export async function recordInclusion(
   trx: Knex.Transaction,
   sendId: string,
-  seen: { txHash: string; blockNumber: bigint; blockHash: string } | null,
+  seen: { txHash: string; blockNumber: bigint; blockHash: string | null } | null,
 ): Promise<void> {
   await trx('keeper_sends').where({ id: sendId }).update(seen
     ? { tx_hash: seen.txHash, block_number: seen.blockNumber.toString(), block_hash: seen.blockHash }
     : { tx_hash: null, block_number: null, block_hash: null });
 }
 
-/** Within a fenced transaction: a send's outcome, final. */
+/** Within a fenced transaction: a send's outcome, final (`expired`: its window, `not_after` in chain time, closed before it landed). */
 export async function finishKeeperSend(
   trx: Knex.Transaction,
   sendId: string,
@@ -226,7 +260,7 @@ function sendOf(row: Record<string, any>): KeeperSendRow {
     to: row.to_address, data: row.call_data, value: BigInt(row.value), notAfter: row.not_after === null ? null : BigInt(row.not_after),
     nonce: row.nonce === null ? null : BigInt(row.nonce), gasLimit: row.gas_limit === null ? null : BigInt(row.gas_limit),
     status: row.status, txHash: row.tx_hash, blockNumber: row.block_number === null ? null : BigInt(row.block_number),
-    createdAt: row.created_at, sentAt: row.sent_at,
+    createdAt: row.created_at, queuedAt: row.queued_at, sentAt: row.sent_at,
   };
 }
 

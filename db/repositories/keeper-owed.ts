@@ -83,7 +83,7 @@ export async function noteKeeperSendDue(knex: Knex, id: string, dueChainTime: bi
 /** An owed send given its call: queued for its chain's sender. False when it was no longer owed. */
 export async function queueKeeperSend(knex: Knex, id: string, call: { to: string; data: string; value?: bigint }): Promise<boolean> {
   const updated = await knex('keeper_sends').where({ id, status: 'owed' })
-    .update({ status: 'queued', to_address: call.to, call_data: call.data, value: (call.value ?? 0n).toString() });
+    .update({ status: 'queued', to_address: call.to, call_data: call.data, value: (call.value ?? 0n).toString(), queued_at: knex.fn.now() });
   return updated === 1;
 }
 
@@ -96,7 +96,9 @@ export async function endUnsentKeeperSend(knex: Knex, id: string, status: 'expir
 /** Final sends not yet handed to their trades, oldest first. */
 export async function unreportedKeeperSends(knex: Knex, limit: number): Promise<FinishedSendRow[]> {
   const rows = await knex('keeper_sends').whereIn('status', ['confirmed', 'reverted']).whereNull('reported_at').orderBy('id').limit(limit);
-  return rows.map((row) => ({ id: String(row.id), tradeId: row.trade_id, chainId: row.chain_id, action: row.action, side: row.side, status: row.status, txHash: row.tx_hash }));
+  return rows.map((row) => ({
+    id: String(row.id), tradeId: row.trade_id, chainId: row.chain_id, action: row.action, side: row.side, status: row.status, txHash: row.tx_hash,
+  }));
 }
 
 /** A final send handed to its trade. */

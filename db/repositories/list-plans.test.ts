@@ -68,6 +68,7 @@ describe('list query plans', () => {
       { bridgerAddress: trade.bridger_address }, { adTokenId: trade.ad_token_id }, { orderTokenId: trade.order_token_id },
       { minAmount: '9000000' }, { maxAmount: '5000' }, { minAmount: '1000', maxAmount: '2000' },
       { orderHash: trade.order_hash ?? `0x${'ab'.repeat(32)}` }, { txHash: 'cd'.repeat(32) },
+      { status: ['PENDING'] }, { status: ['LOCKED', 'SETTLED'] }, { status: ['EXPIRED'], routeId: trade.route_id },
     ];
     for (const filter of filters) {
       const plan = await planOf(() => listTrades(db.knex, filter, 25));

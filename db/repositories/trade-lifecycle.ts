@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { idPage, type IdPage, type IdPageResult } from '../pagination.ts';
+import type { DepositRequestRecord } from './deposit-requests.ts';
 import { OPEN_TRADE_STATUSES, orderParamsFromStored, type OrderParams, type TradeStatus } from '../../domain/index.ts';
 
 /**
@@ -71,6 +72,8 @@ export interface NewTrade {
   secretCommitment: string;
   reservationExpiresAt: Date;
   lockDeadline: Date;
+  /** The deposit request as create answers it (db/repositories/deposit-requests.ts reads it back). */
+  depositRequest: DepositRequestRecord;
 }
 
 export async function insertTrade(trx: Knex.Transaction, trade: NewTrade): Promise<void> {
@@ -92,6 +95,7 @@ export async function insertTrade(trx: Knex.Transaction, trade: NewTrade): Promi
     secret_commitment: trade.secretCommitment,
     reservation_expires_at: trade.reservationExpiresAt,
     lock_deadline: trade.lockDeadline,
+    deposit_request: JSON.stringify(trade.depositRequest),
   });
 }
 

@@ -47,8 +47,9 @@ describe('trades by order hash and transaction', () => {
     const trade = await findTrade(db.knex, trades[0]!.id);
     expect(trade?.orderHash).toBe(trades[0]!.order_hash);
     expect(trade?.transactions).toEqual([
-      { chainId: trades[0]!.order_chain_id, txHash: evmTx, event: 'OrderCreated' },
-      { chainId: trades[0]!.ad_chain_id, txHash: stellarTx, event: 'OrderLocked' },
+      // Planted without a reporting party: who sent them is not known (null).
+      { chainId: trades[0]!.order_chain_id, txHash: evmTx, event: 'OrderCreated', sentBy: null },
+      { chainId: trades[0]!.ad_chain_id, txHash: stellarTx, event: 'OrderLocked', sentBy: null },
     ]);
     expect((await findTrade(db.knex, trades[1]!.id))?.transactions).toHaveLength(1);
   });

@@ -69,7 +69,8 @@ const VERSION_SQL = `trades.updated_at::text || '/' || trades.xmin::text`;
 const VERSION_SELECT = `trades.id, ${VERSION_SQL} AS "version"`;
 // A trade's chain events change only with the trade row (the applier records them in the
 // transaction that saves the trade's state; a keeper refund touches the row), so the row version covers them.
-const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object('chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event, 'sentBy', ce.sent_by) ORDER BY ce.id), '[]')
+const TRANSACTIONS_SQL = `(SELECT coalesce(json_agg(json_build_object(
+    'chainId', ce.chain_id, 'txHash', ce.tx_hash, 'event', ce.event, 'sentBy', ce.sent_by) ORDER BY ce.id), '[]')
   FROM chain_events ce WHERE ce.subject_kind = 'trade' AND ce.subject_id = trades.id)`;
 const SELECT_SQL = Object.entries(COLUMNS)
   .map(([as, column]) => `${TIMESTAMPS.has(column) ? isoTimestamp(`trades.${column}`) : `trades.${column}`} AS "${as}"`)
@@ -90,6 +91,8 @@ export interface TradeFilter {
   orderHash?: string;
   /** Any verified transaction of the trade: 64 lower-case hex digits, without 0x (both spellings are looked up). */
   txHash?: string;
+  /** Only trades in one of these statuses. */
+  status?: readonly TradeStatus[];
 }
 
 const FILTER_KEYS = ['routeId', 'adId', 'adCreatorAddress', 'bridgerAddress', 'adTokenId', 'orderTokenId'] as const;
@@ -107,6 +110,7 @@ function listConditions(param: (value: unknown) => string, filter: TradeFilter):
   if (filter.minAmount !== undefined) conditions.push(`trades.amount >= ${param(filter.minAmount)}::numeric`);
   if (filter.maxAmount !== undefined) conditions.push(`trades.amount <= ${param(filter.maxAmount)}::numeric`);
   if (filter.orderHash !== undefined) conditions.push(`trades.order_hash = ${param(filter.orderHash)}`);
+  if (filter.status !== undefined) conditions.push(`trades.status = ANY (${param([...filter.status])}::text[])`);
   // EVM hashes are stored 0x-prefixed, Stellar ones bare (chains/tx-hash.ts): both spellings. The
   // ids are read first (one InitPlan over chain_events_trade_tx_idx), then the trades by primary key.
   if (filter.txHash !== undefined) {

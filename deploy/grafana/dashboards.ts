@@ -153,6 +153,44 @@ export const apiDashboard: Dashboard = {
         },
       ],
     },
+    {
+      title: 'Keeper',
+      panels: [
+        {
+          title: "Keeper account balance per chain, and its runway at the last day's spend",
+          description: 'The native balance of the relayer\'s keeper account (gas for what absent parties owe), and how many days it lasts ' +
+            'at the last day\'s spend (alert KeeperBalanceRunwayLow under 3 days). Top it up before it runs dry.',
+          unit: 'short',
+          queries: [
+            { expr: `max by (chain) (${scoped('relayer_keeper_balance')})`, legend: 'chain {{chain}} balance' },
+            {
+              expr: `max by (chain) (${scoped('relayer_keeper_balance')})`
+                + ` / clamp_min(max by (chain) (-deriv(${scoped('relayer_keeper_balance')}[1d])) * 86400, 1e-12)`,
+              legend: 'chain {{chain}} days left',
+            },
+          ],
+        },
+        {
+          title: 'Keeper sends per second by action and result, and pending',
+          description: 'confirmed, reverted, refused (would revert), failed, replaced (a higher fee), capped (at KEEPER_MAX_FEE_GWEI: alert ' +
+            'KeeperSendStuckAtCap), expired (window closed unsent); pending: queued or waiting for finality.',
+          unit: 'short',
+          queries: [
+            { expr: `sum by (chain, action, result) (rate(${scoped('relayer_keeper_sends_total')}[5m]))`, legend: '{{chain}} {{action}} {{result}}' },
+            { expr: `max by (chain) (${scoped('relayer_keeper_pending_transactions')})`, legend: '{{chain}} pending' },
+          ],
+        },
+        {
+          title: 'Keeper delay from due to sent, p95',
+          description: 'Seconds from a send becoming due (a party\'s grace over, its call signed) to its first transaction signed and recorded.',
+          unit: 's',
+          queries: [{
+            expr: `histogram_quantile(0.95, sum by (chain, action, le) (rate(${scoped('relayer_keeper_send_delay_seconds_bucket')}[15m])))`,
+            legend: '{{chain}} {{action}}',
+          }],
+        },
+      ],
+    },
   ],
 };
 

@@ -37,6 +37,7 @@ export function keeperPart(
         knex: deps.knex, chains: deps.chains, signer, metrics, logger: deps.logger, ...deps.duties,
         settings: {
           replaceAfterSeconds: config.KEEPER_REPLACE_AFTER_SECONDS, maxFeeGwei: config.KEEPER_MAX_FEE_GWEI,
+          stellarMaxFeeStroops: config.KEEPER_STELLAR_MAX_FEE_STROOPS,
           leaseSeconds: config.KEEPER_LEASE_SECONDS, pollSeconds: config.KEEPER_POLL_SECONDS,
         },
       });
@@ -63,7 +64,9 @@ export function startKeeperDuties(config: Config, logger: Logger, prepare: () =>
   if (config.KEEPER_ENABLED === 'false') return { async stop() {} };
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    running ??= prepare().catch((error) => logger.error({ err: error }, 'keeper preparation failed; retried at the next pass')).finally(() => (running = undefined));
+    running ??= prepare()
+      .catch((error) => logger.error({ err: error }, 'keeper preparation failed; retried at the next pass'))
+      .finally(() => (running = undefined));
   }, config.KEEPER_POLL_SECONDS * 1_000);
   timer.unref();
   return {

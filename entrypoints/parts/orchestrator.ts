@@ -6,9 +6,9 @@ import { tracedActivities } from '../../telemetry/activities.ts';
 import { followUpOutbox } from '../../trades/follow-up-outbox.ts';
 import type { TradeMetrics } from '../../trades/observation/metrics.ts';
 import type { Orchestrator, TradeActivities } from '../../trades/orchestrator.ts';
-import { resumableTrades } from '../../trades/resume.ts';
+import { openRestorableTrade, resumableTrades } from '../../trades/resume.ts';
 import { startEmbeddedOrchestrator } from '../../workflows/embedded/orchestrator.ts';
-import { createTemporalOrchestrator } from '../../workflows/temporal/client.ts';
+import { createTemporalOrchestrator, type TemporalOrchestrator } from '../../workflows/temporal/client.ts';
 import { temporalConnectOptions } from '../../workflows/temporal/connection-options.ts';
 
 /** Where a process keeps its orchestrator once started: what was built before it (use cases, the start reconciler) asks on use. */
@@ -44,12 +44,15 @@ export function orchestratorSlot(): OrchestratorSlot {
  * A Temporal client (TEMPORAL_ADDRESS) that signals each trade's workflow with the follow-ups the
  * use cases commit. With `sweep` (the worker), it also hands over, every
  * TRADE_START_RECONCILE_SECONDS, the follow-ups an API process left pending (it stopped, or
- * Temporal was unreachable, after the commit).
+ * Temporal was unreachable, after the commit). A start or delivery that finds a trade's workflow
+ * closed while the database holds the trade open resumes it in a new run.
  */
-export async function temporalOrchestrator(config: Config, knex: Knex, logger: Logger, options: { sweep: boolean }): Promise<Orchestrator> {
+export async function temporalOrchestrator(config: Config, knex: Knex, logger: Logger, options: { sweep: boolean }): Promise<TemporalOrchestrator> {
   const orchestrator = await createTemporalOrchestrator({
     ...temporalConnectOptions(config),
     outbox: followUpOutbox(knex),
+    openTrade: (tradeId) => openRestorableTrade(knex, tradeId),
+    lingerMs: config.TEMPORAL_WORKFLOW_LINGER_SECONDS * 1000,
     sweepIntervalMs: options.sweep ? config.TRADE_START_RECONCILE_SECONDS * 1000 : 0,
     onSweepFailed: (error) => logger.warn({ err: error }, 'handing pending follow-ups to their workflows failed; retrying next interval'),
     namespace: config.TEMPORAL_NAMESPACE,

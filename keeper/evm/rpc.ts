@@ -1,15 +1,7 @@
-import { RpcUnavailableError } from '../../chains/errors.ts';
+import { createJsonRpcCall, JsonRpcAnswerError } from '../json-rpc.ts';
 
 /** A JSON-RPC error the node answered with (the request arrived; the node refused it). */
-export class EvmRpcAnswerError extends Error {
-  constructor(
-    readonly method: string,
-    readonly rpcCode: number,
-    message: string,
-  ) {
-    super(`${method}: ${message}`);
-  }
-
+export class EvmRpcAnswerError extends JsonRpcAnswerError {
   /** Whether the node refused a call because it would revert (estimateGas, call). */
   get reverts(): boolean {
     return this.rpcCode === 3 || /revert/i.test(this.message);
@@ -48,31 +40,9 @@ export interface KeeperEvmRpc {
  * `RpcUnavailableError`.
  */
 export function createKeeperEvmRpc(urls: readonly string[], options: { timeoutMs?: number } = {}): KeeperEvmRpc {
-  if (urls.length === 0) throw new Error('the keeper needs at least one RPC URL per chain');
-  let id = 0;
-  const call = async <T>(method: string, params: unknown[]): Promise<T> => {
-    const failures: string[] = [];
-    for (const [index, url] of urls.entries()) {
-      let body: { result?: T; error?: { code: number; message: string } };
-      try {
-        const response = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
-          signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-        });
-        if (!response.ok) throw new Error(`HTTP ${response.status}`);
-        body = (await response.json()) as typeof body;
-      } catch (error) {
-        // Provider URLs carry API keys: name the provider by its place in the list, never by its URL.
-        failures.push(`provider ${index + 1}: ${(error as Error).message}`);
-        continue;
-      }
-      if (body.error) throw new EvmRpcAnswerError(method, body.error.code, body.error.message);
-      return body.result as T;
-    }
-    throw new RpcUnavailableError(`EVM RPC failed on ${method}: ${failures.join('; ')}`);
-  };
+  const call = createJsonRpcCall(urls, {
+    label: 'EVM', timeoutMs: options.timeoutMs, answerError: (method, code, message) => new EvmRpcAnswerError(method, code, message),
+  });
   return {
     blockNumber: async () => BigInt(await call<string>('eth_blockNumber', [])),
     latestTime: async () => BigInt((await call<{ timestamp: string }>('eth_getBlockByNumber', ['latest', false])).timestamp),

@@ -232,7 +232,7 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     expect(await sentFrom(keeper)).toBe(1);
     expect((await keeperSendByKey(db.knex, input))!.attempts).toHaveLength(1);
   });
-  it('the runner sends for each registered EVM chain, leaves a kind without a sender alone, and gives its leases up on stop', async () => {
+  it('the runner sends for each registered EVM chain, leaves a chain it cannot send on alone (Stellar without a network passphrase), and gives its leases up on stop', async () => {
     const keeper = await keeperAccount();
     const input = owed(keeper);
     await enqueueKeeperSend(db.knex, input);
@@ -244,7 +244,7 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
         { kind: 'EVM', chainId: String(CHAIN_ID), rpcUrl: anvil.rpcUrl, rpcUrls: null, confirmations: 1 },
         { kind: 'STELLAR', chainId: '148', rpcUrl: 'http://127.0.0.1:9/never-called', rpcUrls: null, confirmations: 1 },
       ],
-      settings: { replaceAfterSeconds: 3_600, maxFeeGwei: 500, leaseSeconds: 30, pollSeconds: 3_600 },
+      settings: { replaceAfterSeconds: 3_600, maxFeeGwei: 500, stellarMaxFeeStroops: 10_000_000, leaseSeconds: 30, pollSeconds: 3_600 },
     });
     try {
       await eventually('the EVM send confirmed', () => runner.passAll().then(() => keeperSendByKey(db.knex, input)), (s) => s?.send.status === 'confirmed');
@@ -286,5 +286,39 @@ describe('the keeper sends EVM transactions exactly once (real anvil, real Postg
     } finally {
       await chain.send('evm_setAutomine', [true]);
     }
+  });
+  it('a provider that has not indexed the receipt yet while the account\'s count moved is waited out: the send is confirmed, not failed', async () => {
+    const keeper = await keeperAccount();
+    const input = owed(keeper);
+    await enqueueKeeperSend(db.knex, input);
+    // A provider behind another: the first receipt asked for each transaction is not found yet (the count already shows it mined).
+    const real = createKeeperEvmRpc([anvil.rpcUrl]);
+    const asked = new Set<string>();
+    const lagging = { ...real, receipt: async (hash: string) => (asked.has(hash) ? real.receipt(hash) : (asked.add(hash), null)) };
+    const keeperSender = sender(keeper, { rpc: lagging });
+    await keeperSender.pass();
+    await keeperSender.pass();
+    expect((await keeperSendByKey(db.knex, input))!.send.status).toBe('sent');
+    await mine(3);
+    await keeperSender.pass();
+    expect((await keeperSendByKey(db.knex, input))!.send.status).toBe('confirmed');
+    expect(await sentFrom(keeper)).toBe(1);
+  });
+
+  it('a nonce used by a transaction the keeper never signed fails the send once the chain is past its depth, and not before', async () => {
+    const keeper = await keeperAccount();
+    const input = owed(keeper);
+    await enqueueKeeperSend(db.knex, input);
+    // Signed and recorded, its broadcast lost; then the same account spends the nonce elsewhere.
+    const real = createKeeperEvmRpc([anvil.rpcUrl]);
+    await sender(keeper, { rpc: { ...real, sendRaw: async () => { throw new Error('connection reset'); } } }).pass().catch(() => undefined);
+    expect((await keeperSendByKey(db.knex, input))!.send).toMatchObject({ status: 'sent', nonce: 0n });
+    await (await keeper.wallet.connect(chain).sendTransaction({ to: Wallet.createRandom().address, value: 1n, nonce: 0 })).wait();
+    const keeperSender = sender(keeper);
+    await keeperSender.pass();
+    expect((await keeperSendByKey(db.knex, input))!.send.status).toBe('sent');
+    await mine(4);
+    await keeperSender.pass();
+    expect((await keeperSendByKey(db.knex, input))!.send).toMatchObject({ status: 'failed' });
   });
 });

@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import { RpcUnavailableError } from '../../chains/errors.ts';
 import type { RelayerSigner } from '../../chains/signers.ts';
 import {
-  finishKeeperSend, insertAttempt, KeeperLeaseLostError, markBroadcast, noteKeeperError, openKeeperSends, recordFirstAttempt,
-  recordInclusion, releaseKeeperLease, takeKeeperLease, withKeeperFence,
-  type KeeperAttemptRow, type KeeperFence, type KeeperSendRow,
+  finishKeeperSend, insertAttempt, markBroadcast, noteKeeperError, openKeeperSends, recordFirstAttempt,
+  recordInclusion, withKeeperFence, type KeeperAttemptRow, type KeeperFence, type KeeperSendRow,
 } from '../../db/repositories/keeper-outbox.ts';
+import { createLeasedSender, type KeeperSender } from '../leased-pass.ts';
 import type { KeeperMetrics } from '../metrics.ts';
 import { initialFees, replacementFees } from './fees.ts';
 import { EvmRpcAnswerError, type KeeperEvmRpc } from './rpc.ts';
@@ -32,64 +32,34 @@ export interface EvmSenderDeps {
   now?: () => number;
 }
 
-/** What one pass did. */
-export interface SenderPass {
-  /** False when another sender holds the account's lease: this pass did nothing. */
-  leading: boolean;
-  /** Sends still queued or waiting for their receipt at depth after the pass. */
-  open: number;
-}
-
-/** One keeper account's sender on one EVM chain. */
-export interface EvmKeeperSender {
-  /**
-   * One pass over the account's outbox, under its lease: final receipts recorded, a reorged
-   * transaction sent again, a stuck one replaced with a higher fee, queued sends given their nonce,
-   * signed, recorded and broadcast (in that order, so a crash after the broadcast loses nothing).
-   * An RPC outage ends the pass early; the next pass resumes.
-   */
-  pass(): Promise<SenderPass>;
-  /** Gives the lease up so another sender can take over at once. */
-  release(): Promise<void>;
-}
+/** One keeper account's sender on one EVM chain: see `KeeperSender` and `createEvmKeeperSender`. */
+export type EvmKeeperSender = KeeperSender;
 
 /**
  * The sender of the keeper's EVM account (`deps.signer`'s address) on `deps.chain`. Exactly one
  * transaction per send can land: every transaction of a send carries the nonce the database gave it.
  */
 export function createEvmKeeperSender(deps: EvmSenderDeps): EvmKeeperSender {
-  let fence: KeeperFence | undefined;
   const cappedReported = new Set<string>();
-  return {
-    async pass() {
-      const account = (await deps.signer.evmAddress()).toLowerCase();
-      const token = await takeKeeperLease(deps.knex, { chainId: deps.chain.chainId, account, owner: deps.owner }, deps.settings.leaseSeconds);
-      if (token === undefined) return { leading: false, open: 0 };
-      fence = { chainId: deps.chain.chainId, account, owner: deps.owner, token };
-      const context = { ...deps, fence, cappedReported };
-      try {
-        deps.metrics?.balance(deps.chain.chainId, await deps.rpc.balance(account));
-        const head = await deps.rpc.blockNumber();
-        for (const { send, attempts } of await openKeeperSends(deps.knex, deps.chain.chainId, account)) {
-          if (send.status === 'sent') await followSent(context, send, attempts, head);
-          else await sendFirst(context, send);
-        }
-      } catch (error) {
-        if (!(error instanceof RpcUnavailableError || error instanceof KeeperLeaseLostError)) throw error;
-        deps.logger?.warn({ err: error, chainId: deps.chain.chainId }, 'keeper pass ended early; the next pass resumes');
-      }
-      const open = (await openKeeperSends(deps.knex, deps.chain.chainId, account)).length;
-      deps.metrics?.pending(deps.chain.chainId, open);
-      return { leading: true, open };
-    },
-    async release() {
-      if (fence) await releaseKeeperLease(deps.knex, fence);
-      fence = undefined;
-    },
-  };
+  const nonceUsedSince = new Map<string, bigint>();
+  const account = async () => (await deps.signer.evmAddress()).toLowerCase();
+  return createLeasedSender({ ...deps, chainId: deps.chain.chainId, leaseSeconds: deps.settings.leaseSeconds }, account, async (fence) => {
+    const context = { ...deps, fence, cappedReported, nonceUsedSince };
+    deps.metrics?.balance(deps.chain.chainId, await deps.rpc.balance(fence.account));
+    const head = await deps.rpc.blockNumber();
+    for (const { send, attempts } of await openKeeperSends(deps.knex, deps.chain.chainId, fence.account)) {
+      if (send.status === 'sent') await followSent(context, send, attempts, head);
+      else await sendFirst(context, send);
+    }
+  });
 }
 
-type Context = EvmSenderDeps & { fence: KeeperFence; cappedReported: Set<string> };
+type Context = EvmSenderDeps & {
+  fence: KeeperFence;
+  cappedReported: Set<string>;
+  /** Per send: the head at which its nonce was first seen used with none of its transactions found. */
+  nonceUsedSince: Map<string, bigint>;
+};
 
 const capOf = (context: Context) => BigInt(context.settings.maxFeeGwei) * GWEI;
 
@@ -127,7 +97,22 @@ async function sendFirst(context: Context, send: KeeperSendRow): Promise<void> {
     return signedTx;
   });
   context.logger?.info({ sendId: send.id, tradeId: send.tradeId, action: send.action, txHash: signed.txHash }, 'keeper transaction signed and recorded');
+  if (send.queuedAt) context.metrics?.sendDelay(fence.chainId, send.action, ((context.now?.() ?? Date.now()) - send.queuedAt.getTime()) / 1000);
   await broadcast(context, send.id, signed);
+}
+
+/**
+ * Whether a send's nonce has been seen used, with none of its transactions found, for longer than the
+ * chain's finality depth: a provider behind another (the receipt not indexed yet where the count already
+ * moved) is waited out, not taken for the account used elsewhere.
+ */
+function nonceUsedLongEnough(context: Context, sendId: string, head: bigint): boolean {
+  const since = context.nonceUsedSince.get(sendId);
+  if (since === undefined) {
+    context.nonceUsedSince.set(sendId, head);
+    return false;
+  }
+  return head - since > BigInt(context.chain.confirmations);
 }
 
 /**
@@ -137,6 +122,8 @@ async function sendFirst(context: Context, send: KeeperSendRow): Promise<void> {
  */
 async function followSent(context: Context, send: KeeperSendRow, attempts: KeeperAttemptRow[], head: bigint): Promise<void> {
   const { rpc, fence, knex } = context;
+  // Read before the receipts: a transaction of this send mined after this read is found among them.
+  const mined = await rpc.nonce(fence.account, 'latest');
   for (const attempt of [...attempts].reverse()) {
     const receipt = await rpc.receipt(attempt.txHash);
     if (!receipt) continue;
@@ -149,6 +136,7 @@ async function followSent(context: Context, send: KeeperSendRow, attempts: Keepe
     } else if (send.blockNumber !== receipt.blockNumber || send.txHash !== receipt.txHash) {
       await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, receipt));
     }
+    context.nonceUsedSince.delete(send.id);
     return;
   }
   if (send.blockNumber !== null) {
@@ -157,9 +145,11 @@ async function followSent(context: Context, send: KeeperSendRow, attempts: Keepe
     await withKeeperFence(knex, fence, (trx) => recordInclusion(trx, send.id, null));
   }
   const nonce = send.nonce!;
-  if ((await rpc.nonce(fence.account, 'latest')) > nonce) {
+  if (mined > nonce && !nonceUsedLongEnough(context, send.id, head)) return;
+  if (mined > nonce) {
     // The nonce is used, by no transaction the keeper signed for this send (each is recorded before it is
-    // broadcast): the account was used elsewhere. Nothing of this send can land any more.
+    // broadcast), and none appeared while the chain went past its finality depth: the account was used
+    // elsewhere. Nothing of this send can land any more.
     const error = `nonce ${nonce} was used by a transaction the keeper did not record`;
     await withKeeperFence(knex, fence, (trx) => finishKeeperSend(trx, send.id, { status: 'failed', error }));
     context.metrics?.send(fence.chainId, send.action, 'failed');

@@ -21,6 +21,12 @@ export interface RpcFaultProxy {
   slowMs: number;
   behindBy: number;
   lies: Lies;
+  /**
+   * Per JSON-RPC method, an answer given WITHOUT passing the request on (any mode but `down`): a DOUBLE
+   * of a provider that takes a transaction and never relays it (dropped from its queue), which a
+   * real node cannot be made to do on demand. Counted as a lie.
+   */
+  swallows: Record<string, (params: unknown) => unknown>;
   /** Requests by method, and how many were answered with a lie. */
   counts: { requests: Record<string, number>; lies: number };
   close(): Promise<void>;
@@ -40,11 +46,16 @@ const HEAD_METHODS: Record<string, (result: any, by: number) => unknown> = {
 export async function startRpcFaultProxy(target: string, options: { mode?: FaultMode; apiKey?: string } = {}): Promise<RpcFaultProxy> {
   let served = 0;
   const proxy: Omit<RpcFaultProxy, 'url' | 'close'> = {
-    mode: options.mode ?? 'honest', slowMs: 3_000, behindBy: 100, lies: {}, counts: { requests: {}, lies: 0 },
+    mode: options.mode ?? 'honest', slowMs: 3_000, behindBy: 100, lies: {}, swallows: {}, counts: { requests: {}, lies: 0 },
   };
   const modeNow = () => (proxy.cycle ? proxy.cycle[served++ % proxy.cycle.length]! : proxy.mode);
   const answer = async (request: { id: unknown; method: string; params?: unknown }, mode: FaultMode): Promise<object> => {
     proxy.counts.requests[request.method] = (proxy.counts.requests[request.method] ?? 0) + 1;
+    const swallow = proxy.swallows[request.method];
+    if (swallow) {
+      proxy.counts.lies += 1;
+      return { result: swallow(request.params) };
+    }
     const real = (await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).json()) as {
       result?: unknown; error?: unknown;
     };

@@ -70,14 +70,20 @@ async function signedDeposit(net: SorobanTestNetwork, bridger: Keypair, amount: 
 
 /** `bridger` deposits into the portal (one Soroban transaction); resolves with what the portal recorded. */
 export async function depositOnPortal(net: SorobanTestNetwork, bridger: Keypair, amount = 1_000_000n): Promise<PortalDeposit> {
-  const { orderHash, commitment, signed, operation } = await signedDeposit(net, bridger, amount);
+  return (await depositWithOrder(net, bridger, amount)).deposit;
+}
+
+/** `depositOnPortal`, with the order deposited for (what its refund or unlock takes). */
+export async function depositWithOrder(net: SorobanTestNetwork, bridger: Keypair, amount = 1_000_000n): Promise<{ deposit: PortalDeposit; orderParams: OrderParams }> {
+  const { orderParams, orderHash, commitment, signed, operation } = await signedDeposit(net, bridger, amount);
   const submitted = await submitOperation(net.server, net.passphrase, bridger, operation);
   const view = (fn: string) => readContract(net.server, net.passphrase, bridger.publicKey(), net.deployment.orderPortal, fn);
   const [root, count] = await Promise.all([view('current_root'), view('next_leaf_index')]);
-  return {
+  const deposit = {
     txHash: submitted.hash, ledger: submitted.ledger, orderHash, reqHash: signed.reqHash, leafIndex: Number(count) - 1,
     leaf: leafOf(orderHash, commitment), secretCommitment: commitment, root: BigInt(root),
   };
+  return { deposit, orderParams };
 }
 
 /**

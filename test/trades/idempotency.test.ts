@@ -5,7 +5,7 @@ import { orderHashOf } from '../../client/order.js';
 import { AD_CHAIN, ORDER_CHAIN, signOrderHash, tradeParties, type DevnetClient } from '../support/devnet-client.ts';
 import type { TestService } from '../support/service.ts';
 import { describeOnEachOrchestrator, startScene, type Scene } from '../support/scene.ts';
-import { call } from '../support/wallets.ts';
+import { call, loginEvm, newEvmAccount } from '../support/wallets.ts';
 
 /**
  * Issue 29 on the two-chain devnet, on each orchestrator: retries are safe (`Idempotency-Key` on the POSTs that create,
@@ -270,7 +270,7 @@ describeOnEachOrchestrator('retries and lost answers', (orchestrator) => {
       const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
       expect((await post(`/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken, 'recover-confirm')).status).toBe(200);
       const deposited = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
-      expect(deposited.transactions).toEqual([{ step: 'deposit', chainId: ORDER_CHAIN, txHash: depositTx.toLowerCase() }]);
+      expect(deposited.transactions).toEqual([{ step: 'deposit', chainId: ORDER_CHAIN, txHash: depositTx.toLowerCase(), sentBy: 'bridger' }]);
       for (const spelling of [depositTx, depositTx.slice(2), depositTx.toUpperCase().replace('0X', '0x')]) {
         const found = await call(service, 'GET', `/v1/trades/all?txHash=${spelling}`);
         expect(found.status, spelling).toBe(200);
@@ -280,6 +280,86 @@ describeOnEachOrchestrator('retries and lost answers', (orchestrator) => {
       // A hash nobody reported finds nothing; filters combine.
       expect((await call(service, 'GET', `/v1/trades/all?txHash=${'ab'.repeat(32)}`)).body.data).toEqual([]);
       expect((await call(service, 'GET', `/v1/trades/all?txHash=${depositTx}&orderHash=${'0x' + 'ab'.repeat(32)}`)).body.data).toEqual([]);
+    });
+
+    it('gives the Bridger the deposit request create signed, the same one again, which deposits; then 409 once deposited', async () => {
+      const created = await post('/v1/trades/create', createBody('60'), bridgerToken, 'recover-request');
+      const { tradeId, reqContractDetails: signed } = created.body;
+      // The create answer is "lost": the deposit request is read again, twice.
+      const response = await service.request(`/v1/trades/${tradeId}/deposit-request`, { headers: { authorization: `Bearer ${bridgerToken}` } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('cache-control')).toMatch(/private/);
+      const again = await response.json();
+      const { timeToExpire, ...rest } = again.reqContractDetails;
+      const { timeToExpire: createdTtl, ...createdRest } = signed;
+      expect(again.tradeId).toBe(tradeId);
+      expect(rest).toEqual(createdRest); // the same authToken, reqHash, signature, order: never a second request
+      expect(timeToExpire).toBeGreaterThan(0);
+      expect(timeToExpire).toBeLessThanOrEqual(createdTtl);
+      expect((await call(service, 'GET', `/v1/trades/${tradeId}/deposit-request`, undefined, bridgerToken)).body.reqContractDetails.authToken).toBe(signed.authToken);
+
+      // Only the Bridger: the Maker and a stranger 403, no token 401, an unknown trade 404.
+      const maker = await call(service, 'GET', `/v1/trades/${tradeId}/deposit-request`, undefined, makerToken);
+      expect(maker.status).toBe(403);
+      expect(maker.body).toMatchObject({ statusCode: 403, error: 'Forbidden', code: 'NOT_TRADE_PARTY' });
+      const stranger = (await loginEvm(service, newEvmAccount())).body.tokens.access as string;
+      expect((await call(service, 'GET', `/v1/trades/${tradeId}/deposit-request`, undefined, stranger)).status).toBe(403);
+      expect((await call(service, 'GET', `/v1/trades/${tradeId}/deposit-request`)).status).toBe(401);
+      expect((await call(service, 'GET', '/v1/trades/00000000-0000-4000-8000-000000000000/deposit-request', undefined, bridgerToken)).body)
+        .toMatchObject({ statusCode: 404, code: 'TRADE_NOT_FOUND' });
+
+      // The request read again is the one the OrderPortal takes.
+      const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', again.reqContractDetails, { orderParams: again.reqContractDetails.orderParams });
+      expect((await post(`/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+      const spent = await call(service, 'GET', `/v1/trades/${tradeId}/deposit-request`, undefined, bridgerToken);
+      expect(spent.status).toBe(409);
+      expect(spent.body).toEqual({
+        statusCode: 409, error: 'Conflict', code: 'TRADE_ALREADY_DEPOSITED', retryable: false,
+        message: `trade ${tradeId} is already deposited (status DEPOSITED): its deposit request was used; follow the trade instead`,
+      });
+    });
+
+    it('finds the Bridger\'s trade by a deposit nobody confirmed yet, for the Bridger only, and records nothing', async () => {
+      const created = await post('/v1/trades/create', createBody('70'), bridgerToken, 'recover-unconfirmed');
+      const { tradeId, reqContractDetails: order } = created.body;
+      const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey!.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+      // Nobody confirmed it: the public list knows no such transaction.
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${depositTx}`)).body.data).toEqual([]);
+      // The Bridger, signed in, finds its trade by it (any spelling), still PENDING and with no transaction recorded.
+      for (const spelling of [depositTx, depositTx.slice(2).toUpperCase()]) {
+        const found = await service.request(`/v1/trades/all?txHash=${spelling}`, { headers: { authorization: `Bearer ${bridgerToken}` } });
+        expect(found.status, spelling).toBe(200);
+        expect(found.headers.get('cache-control'), spelling).toMatch(/private/);
+        const { data } = await found.json();
+        expect(data.map((t: any) => t.id), spelling).toEqual([tradeId]);
+        expect(data[0], spelling).toMatchObject({ status: 'PENDING', orderHash: order.orderHash, transactions: [] });
+      }
+      // Filters still combine; the Maker (not this deposit's Bridger) finds nothing by it.
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${depositTx}&orderHash=0x${'ab'.repeat(32)}`, undefined, bridgerToken)).body.data).toEqual([]);
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${depositTx}&status=PENDING`, undefined, bridgerToken)).body.data.map((t: any) => t.id)).toEqual([tradeId]);
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${depositTx}`, undefined, makerToken)).body.data).toEqual([]);
+      // Another transaction of the chain (the ad's create went to another contract) finds nothing, nor does a hash the chain does not know.
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${adCreateTx}`, undefined, bridgerToken)).body.data).toEqual([]);
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${'ef'.repeat(32)}`, undefined, bridgerToken)).body.data).toEqual([]);
+      // A bad token is refused as anywhere else.
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${depositTx}`, undefined, 'not-a-token')).status).toBe(401);
+      // Finding it recorded nothing: the trade is still PENDING until the deposit is confirmed, then found publicly.
+      expect((await scene.trade(tradeId)).status).toBe('PENDING');
+      expect((await post(`/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).status).toBe(200);
+      expect((await call(service, 'GET', `/v1/trades/all?txHash=${depositTx}`)).body.data.map((t: any) => t.id)).toEqual([tradeId]);
+    });
+
+    it('lists the Bridger\'s trades awaiting their deposit by status', async () => {
+      const { tradeId } = (await post('/v1/trades/create', createBody('80'), bridgerToken, 'recover-by-status')).body;
+      const listed = async (status: string) => {
+        const answer = await call(service, 'GET', `/v1/trades/all?bridgerAddress=${bridger.address}&status=${status}&limit=100`);
+        expect(answer.status, status).toBe(200);
+        for (const trade of answer.body.data) expect(status.split(',')).toContain(trade.status);
+        return answer.body.data.map((t: any) => t.id) as string[];
+      };
+      expect(await listed('PENDING')).toContain(tradeId);
+      expect(await listed('PENDING,EXPIRED')).toContain(tradeId);
+      expect(await listed('DEPOSITED,LOCKED')).not.toContain(tradeId);
     });
 
     it('refuses a malformed hash filter with 422 naming it', async () => {

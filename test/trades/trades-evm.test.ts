@@ -389,6 +389,11 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
       const watching = await openSse(`${short.url}/v1/trades/${res.body.tradeId}/events`);
       await eventually('expiry', async () => (await call(short, 'GET', `/v1/trades/${res.body.tradeId}`)).body.status, (s) => s === 'EXPIRED', 40_000);
       expect((await call(short, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ availableAmount: '300', lockedAmount: '0' });
+      // Its deposit request ran out with it: asked for again, 409 saying so (and when), never a new one.
+      const gone = await call(short, 'GET', `/v1/trades/${res.body.tradeId}/deposit-request`, undefined, bridgerAccess);
+      expect(gone.body).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'DEPOSIT_REQUEST_EXPIRED', retryable: false });
+      expect(gone.body.message).toBe(`the deposit request of trade ${res.body.tradeId} expired at `
+        + `${new Date(Number(res.body.reqContractDetails.deadline) * 1000).toISOString()}: no deposit can be made for it now; create a new trade`);
       await watching.ended;
       expect(watching.messages.map(stepOf)).toEqual(['trade.created', 'trade.expired', 'trade.status_changed:EXPIRED']);
       expect(watching.messages[1]!.data.data).toMatchObject({ status: 'EXPIRED', reason: 'reservation' });

@@ -195,6 +195,9 @@ const WHOLE_TRADE_MS = 180_000;
       const created = await call(world.api, 'POST', '/v1/trades/create', { adId, routeId, amount: amount.toString(), bridgerDstAddress: bridger.address }, bridgerToken);
       expect(created.status).toBe(200);
       const { tradeId, reqContractDetails: order } = created.body;
+      // The create answer lost, the Bridger reads the same Soroban deposit request again (signerPublicKey included).
+      const again = (await call(world.api, 'GET', `/v1/trades/${tradeId}/deposit-request`, undefined, bridgerToken)).body;
+      expect({ ...again.reqContractDetails, timeToExpire: order.timeToExpire }).toEqual(order);
 
       // The deposit: the fee payer is the source and pays the fee; the Bridger only authorises its create_order (and the pull it makes).
       const bridgerBefore = await tokens.orderBalance(bridgerKp.publicKey());
@@ -207,6 +210,12 @@ const WHOLE_TRADE_MS = 180_000;
       const sentDeposit = await sendStellarTransaction(deposit, network);
       expect(await tokens.orderBalance(bridgerKp.publicKey())).toBe(bridgerBefore - amount); // exactly the deposit: no fee
       expect(await tokens.orderBalance(feePayer.publicKey())).toBeLessThan(payerBefore);
+      // Before anyone confirms it, the signed-in Bridger finds its trade by the deposit's hash (sent by the fee
+      // payer: the Soroban OrderPortal's event names the order); nothing is recorded by finding it.
+      const unconfirmed = await call(world.api, 'GET', `/v1/trades/all?txHash=${sentDeposit.hash}`, undefined, bridgerToken);
+      expect(unconfirmed.body.data.map((t: { id: string }) => t.id)).toEqual([tradeId]);
+      expect(unconfirmed.body.data[0]).toMatchObject({ status: 'PENDING', transactions: [] });
+      expect((await call(world.api, 'GET', `/v1/trades/all?txHash=${sentDeposit.hash}`)).body.data).toEqual([]);
       expect((await call(world.api, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: sentDeposit.hash }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: false });
 
       // The Maker's side on anvil, as any EVM dApp runs it.

@@ -19,6 +19,7 @@ export {
   DEFAULT_ORDER_TIMING, DEFAULT_RESERVATION_TTL_SECONDS, LOCK_WINDOW_RECHECK_MAX_SECONDS, LOCK_WINDOW_RECHECK_MIN_SECONDS, RESERVATION_CHAIN_MARGIN_SECONDS,
   depositTtlSeconds, lockDeadline, lookAgainAt, minLockExpirySeconds, reservationExpiry, unlockWindowEnd, type ReservationSettings,
 } from './windows.ts';
+export { depositRequestVerdict, type DepositRequestVerdict } from './deposit-request.ts';
 export { reservationExpiryAsksChain, reservationExpiryVerdict, type DepositReading } from './expiry-veto.ts';
 export { ledgerOperationsOf, movesAdBalances, type AdLedgerMove } from './ad-ledger.ts';
 export { unreportedOnChain, type ChainDrift } from './unreported.ts';
@@ -26,6 +27,7 @@ export {
   endOf, followUpsAfter, followUpsOf, lookAgain, timerLooksAgain, type FollowUp, type LookAgainReason, type TradeDeadlines, type TradeFollowUp,
 } from './follow-ups.ts';
 export {
-  DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS, KEEPER_SEND_MARGIN_SECONDS, KEEPER_URGENT_BEFORE_SECONDS, keeperGraceSeconds, keeperStillOwes, keeperVerdict, keeperWindow,
+  DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS, KEEPER_SEND_MARGIN_SECONDS, KEEPER_URGENT_BEFORE_SECONDS,
+  keeperGraceSeconds, keeperStillOwes, keeperVerdict, keeperWindow,
   type KeeperDuty, type KeeperVerdict, type KeeperWindow,
 } from './keeper-duties.ts';

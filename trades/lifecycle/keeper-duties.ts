@@ -25,8 +25,8 @@ export const KEEPER_URGENT_BEFORE_SECONDS = 900;
  */
 export const KEEPER_SEND_MARGIN_SECONDS = 120;
 
-/** KEEPER_UNLOCK_AFTER_SECONDS when unset: ten minutes for a party to send its side itself. */
-export const DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS = 600;
+// The configuration takes its default from windows.ts, where every window's default lives.
+export { DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS } from './windows.ts';
 
 /**
  * Whether `duty` is still owed in `state`: an unlock until it is confirmed (the ad side once the

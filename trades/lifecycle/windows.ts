@@ -11,6 +11,9 @@ import type { UnlockSide } from './machine.ts';
 
 export { DEFAULT_ORDER_TIMING };
 
+/** KEEPER_UNLOCK_AFTER_SECONDS when unset: ten minutes for a party to send a due unlock itself before the keeper does. */
+export const DEFAULT_KEEPER_UNLOCK_AFTER_SECONDS = 600;
+
 /** TRADE_RESERVATION_TTL_SECONDS when unset: ten minutes to deposit. */
 export const DEFAULT_RESERVATION_TTL_SECONDS = 600;
 

@@ -90,9 +90,16 @@ export function createTrade(ctx: TradeContext, unbackedRecheck: ReturnType<typeo
     });
     const started = await reserveAndRecord(ctx, terms, deposit, funding);
     await ctx.deps.starts.start(started);
-    const { signed, orderParams, orderHash, commitment } = deposit;
-    return { tradeId: started.tradeId, reqContractDetails: { ...signed, orderParams, orderHash, secretCommitment: commitment } };
+    return { tradeId: started.tradeId, reqContractDetails: depositAnswer(deposit) };
   };
+}
+
+/**
+ * The deposit request as create answers it, and as it is kept with the trade: the one answer
+ * `GET /v1/trades/:id/deposit-request` gives again (use-cases/deposit-request.ts), never signed twice.
+ */
+function depositAnswer({ signed, orderParams, orderHash, commitment }: SignedDeposit) {
+  return { ...signed, orderParams, orderHash, secretCommitment: commitment };
 }
 
 /** Step 1: the ad (live), the chains, the caller as Bridger (not the ad's Maker), the amount in bounds and priced, the recipient payable on the ad chain. */
@@ -207,6 +214,7 @@ async function reserveAndRecord(ctx: TradeContext, terms: TradeTerms, deposit: S
       bridgerDstAddress: terms.bridgerDst, adChainId: adChain.chainId, orderChainId: orderChain.chainId, adTokenId: ad.adTokenId,
       orderTokenId: ad.orderTokenId, amount: terms.amountText, orderParams: { ...orderParams }, orderHash: deposit.orderHash,
       secret: deposit.secret.toString(), secretCommitment: deposit.commitment, reservationExpiresAt, lockDeadline: deadline,
+      depositRequest: depositAnswer(deposit),
     });
     await appendPushedEvents(trx, {
       tradeId, adId: ad.id, recipients: [ad.creatorAddress, bridger],

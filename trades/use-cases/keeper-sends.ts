@@ -71,7 +71,8 @@ async function prepareOne(ctx: TradeContext, settings: KeeperDutySettings, owed:
     dueAt = chainNow;
     await noteKeeperSendDue(ctx.knex, owed.id, chainNow, grace);
   }
-  const verdict = keeperVerdict({ notBefore: owed.notBefore, notAfter: owed.notAfter }, dueAt, owed.dueChainTime === null ? grace : owed.delaySeconds, chainNow);
+  const graceGiven = owed.dueChainTime === null ? grace : owed.delaySeconds;
+  const verdict = keeperVerdict({ notBefore: owed.notBefore, notAfter: owed.notAfter }, dueAt, graceGiven, chainNow);
   if (verdict === 'wait') return 'waiting';
   if (verdict === 'expired') {
     await endUnsentKeeperSend(ctx.knex, owed.id, 'expired', `its window closed at ${owed.notAfter} (chain time) before it was due`);

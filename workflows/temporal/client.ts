@@ -1,9 +1,9 @@
 import {
-  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
+  Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, ServiceError, isGrpcServiceError, isGrpcDeadlineError,
 } from '@temporalio/client';
 import { tracingClientInterceptors } from '../../telemetry/temporal.ts';
 import { OrchestratorUnavailableError } from '../../trades/orchestrator.ts';
-import type { AppliedEvent, FollowUpOutbox, Orchestrator, StartedTrade, TradeFollowUp } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, FollowUpOutbox, Orchestrator, RestorableTrade, StartedTrade, TradeFollowUp } from '../../trades/orchestrator.ts';
 import type { TradeState } from '../../trades/lifecycle/index.ts';
 import type { TemporalTls } from './connection-options.ts';
 import { followUpsSignal, LIFECYCLE_TASK_QUEUE, PROOFS_TASK_QUEUE, tradeWorkflowId, type TradeWorkflowInput, type tradeWorkflow } from './workflows.ts';
@@ -39,6 +39,13 @@ export interface TemporalOrchestratorOptions {
   sweepIntervalMs?: number;
   /** Told when a scheduled sweep fails (it runs again at the next interval). */
   onSweepFailed?: (error: unknown) => void;
+  /**
+   * The trade as the database holds it while it is open (undefined once over or unknown). Asked
+   * only when a start or a delivery finds the trade's workflow closed: an open trade then gets a new
+   * run resumed from the database (a database restored to before its workflow closed, a workflow an
+   * operator terminated) instead of being left without timers. Unset: such a trade is left alone.
+   */
+  openTrade?: (tradeId: string) => Promise<RestorableTrade | undefined>;
 }
 
 /** The Orchestrator plus what tests and operators read: the workflow's current state. */
@@ -50,12 +57,21 @@ export interface TemporalOrchestrator extends Orchestrator {
    * workflows. Resolves how many rows it handed over.
    */
   sweep(olderThanMs?: number): Promise<number>;
+  /**
+   * Makes the trade's workflow carry out `restorable` (its state's timers, its proof): signals the
+   * running workflow, or starts a new run when none runs (never started, or closed: the one case a
+   * workflow id is reused). Idempotent: a timer armed twice is one, a proof asked twice runs once.
+   */
+  resume(restorable: RestorableTrade): Promise<void>;
+  /** The status of the trade's latest workflow run (`RUNNING`, `COMPLETED`, `TERMINATED`...), or `missing`. */
+  workflowStatus(tradeId: string): Promise<string>;
 }
 
 /**
  * The production orchestrator (TEMPORAL_ADDRESS set): one `tradeWorkflow` per trade, id
  * `trade-<tradeId>`. Starting is idempotent (a second start of a running or finished trade's
- * workflow is a no-op); the follow-ups of an event applied by the use cases reach the workflow as
+ * workflow is a no-op; with `openTrade`, a closed workflow of a trade the database holds open gets a
+ * new run resumed from the database, see `resume`); the follow-ups of an event applied by the use cases reach the workflow as
  * the `followUps` signal (signal-with-start: a trade whose start has not happened yet is started by
  * it), one call, no round trip through a workflow task.
  */
@@ -79,25 +95,57 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
     workflowId: tradeWorkflowId(input.tradeId),
     taskQueue,
     args: [input] as [TradeWorkflowInput],
-    // One workflow per trade, ever: a repeated start never runs the lifecycle twice.
+    // One workflow per trade: a repeated start never runs the lifecycle twice. Only `resume` reuses
+    // a closed id, for a trade the database holds open (checked there, never assumed here).
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     ...(input.indexed ? { searchAttributes: { TradeStatus: ['PENDING'], AdId: [input.adId], RouteId: [input.routeId] } } : {}),
   });
 
-  /** Signals the follow-ups to the trade's workflow, starting it if it never started; a finished workflow needs none. */
+  const deadline = () => Date.now() + (options.startTimeoutMs ?? 5_000);
+  const signalWithStart = (trade: StartedTrade, delivery: { followUps: TradeFollowUp[]; state?: TradeState }, reuseClosed: boolean) =>
+    connection.withDeadline(deadline(), () => client.workflow.signalWithStart<typeof tradeWorkflow, [{
+      followUps: TradeFollowUp[];
+      state?: TradeState;
+    }]>('tradeWorkflow', {
+      ...startOptions(inputOf(trade)),
+      ...(reuseClosed ? { workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE } : {}),
+      signal: followUpsSignal,
+      signalArgs: [{ followUps: delivery.followUps, ...(delivery.state ? { state: delivery.state } : {}) }],
+    }));
+
+  const resume = async (restorable: RestorableTrade) => {
+    try {
+      await signalWithStart(restorable.trade, { followUps: restorable.followUps, state: restorable.state }, true);
+    } catch (error) {
+      throw unreachableAs503(error);
+    }
+  };
+
+  /**
+   * The trade's workflow is closed. Its lifecycle is over unless the database says the trade is
+   * open (restored to before the workflow closed, or the workflow terminated): then a new run
+   * carries it on from the database's state.
+   */
+  const closedWorkflow = async (tradeId: string) => {
+    const open = await options.openTrade?.(tradeId);
+    if (open) await resume(open);
+  };
+
+  /** Signals the follow-ups to the trade's workflow, starting it if it never started. */
   const deliver = async (trade: StartedTrade, followUps: TradeFollowUp[], state?: TradeState) => {
     try {
-      await connection.withDeadline(Date.now() + (options.startTimeoutMs ?? 5_000), () => client.workflow.signalWithStart<typeof tradeWorkflow, [{
-        followUps: TradeFollowUp[];
-        state?: TradeState;
-      }]>('tradeWorkflow', {
-        ...startOptions(inputOf(trade)),
-        signal: followUpsSignal,
-        signalArgs: [{ followUps, ...(state ? { state } : {}) }],
-      }));
+      await signalWithStart(trade, { followUps, ...(state ? { state } : {}) }, false);
     } catch (error) {
-      // The trade's workflow ran and closed: its lifecycle is over, nothing is left to carry out.
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return closedWorkflow(trade.tradeId);
+      throw unreachableAs503(error);
+    }
+  };
+
+  const workflowStatus = async (tradeId: string) => {
+    try {
+      return (await client.workflow.getHandle(tradeWorkflowId(tradeId)).describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return 'missing';
       throw unreachableAs503(error);
     }
   };
@@ -118,15 +166,16 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
     client,
     async startTrade(trade: StartedTrade) {
       try {
-        await connection.withDeadline(
-          Date.now() + (options.startTimeoutMs ?? 5_000),
-          () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', startOptions(inputOf(trade))),
-        );
+        await connection.withDeadline(deadline(), () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', startOptions(inputOf(trade))));
       } catch (error) {
-        if (error instanceof WorkflowExecutionAlreadyStartedError) return;
-        throw unreachableAs503(error);
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw unreachableAs503(error);
+        // Started before: running is the idempotent repeat; closed needs the database's word.
+        if (options.openTrade && (await workflowStatus(trade.tradeId)) !== 'RUNNING') await closedWorkflow(trade.tradeId);
       }
     },
+
+    resume,
+    workflowStatus,
 
     async carryOut(trade: StartedTrade, applied: AppliedEvent) {
       await deliver(trade, applied.followUps, applied.state);
