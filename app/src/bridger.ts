@@ -120,7 +120,7 @@ export function bridgerView(context: AppContext): HTMLElement {
       const kept = await tradeStore.get(key);
       if (resumed && kept) for (const hash of Object.values(kept.tx)) if (hash) before.add(hash);
       try {
-        return await begin({
+        const result = await begin({
           ...tradeWallets(context), store: tradeStore, signal: stop.signal, fetch: context.session.fetch, makerGraceMs: MAKER_GRACE_MS,
           onProgress: (progress) => {
             const sentence = progressSentence(progress, before);
@@ -131,6 +131,12 @@ export function bridgerView(context: AppContext): HTMLElement {
             render();
           },
         });
+        if (result?.outcome === 'SETTLED' && result.trade.adChainId && chainOf(context, result.trade.adChainId)?.kind === 'EVM') {
+          // Back to the chain where the Bridger was paid, for the final balance.
+          await onChain(context, result.trade.adChainId).catch(() => undefined);
+          await readFinalBalance();
+        }
+        return result;
       } catch (error) {
         // Replaced by another run (the ad side or the refund taken now): this one ends with it.
         if (stop.signal.aborted && stop.signal.reason === RESTART && run !== current && run) return run.finished;

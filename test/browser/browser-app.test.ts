@@ -123,7 +123,7 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(12_500_000n);
   }, 180_000);
 
-  it('a Bridger quotes, bridges through the page, and both pages follow the trade live to SETTLED (no serious axe-core violation in either view)', async () => {
+  it('a Bridger quotes and bridges through the page (the client\'s executeTrade, its progress on the status line), and both pages follow the trade live to SETTLED (no serious axe-core violation in either view)', async () => {
     const page = bridgerBrowser.page;
     const maker = makerBrowser.page;
     await signIn(page, bridgerWallet, 'bridge');
@@ -135,10 +135,17 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     expect(await page.locator('[data-field=receive]').textContent()).toMatch(/^1 TUSD/);
     expect(await page.locator('[data-field=ad]').textContent()).toBe(adId);
     const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
+    const makerBalanceBefore = await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address);
     await page.getByRole('button', { name: 'Bridge' }).click();
-    await saysDone(page, 'Bridge', 120_000);
+    // executeTrade approves, creates, deposits and confirms; its progress events feed the status line.
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
     const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
-    expect(await page.locator('.trade [data-field=status]').textContent()).toBe('DEPOSITED');
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('DEPOSITED');
+    // The run is kept in the page's store (localStorage) under its key, with the deposit's hash: what a reload resumes.
+    const kept = await page.evaluate((id) => Object.keys(localStorage).filter((key) => key.startsWith('relayer.execute.'))
+      .map((key) => JSON.parse(localStorage.getItem(key)!)).find((record) => record.tradeId === id), tradeId);
+    const depositTx = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body.transactions.find((tx: any) => tx.step === 'deposit').txHash;
+    expect(kept.tx.deposit).toBe(depositTx);
 
     // The Maker's page learns of it over the event stream (no reload): the trade awaits the lock.
     const row = maker.locator(`tr[data-trade-id="${tradeId}"]`);
@@ -155,12 +162,10 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     await saysDone(maker, `Unlock (ad ${adId.slice(0, 8)})`, 120_000);
     expect(await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
 
-    // The Bridger's unlock (pays the Maker) is due on their page; then the trade settles.
-    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address);
-    await page.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
-    await saysDone(page, 'Unlock', 120_000);
+    // The Bridger's unlock (pays the Maker): executeTrade signs and sends it once due (the wallet asks); the trade settles.
+    await saysDone(page, 'Bridge', 180_000);
     await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
-    expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBefore + 1_000_000n);
+    expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBalanceBefore + 1_000_000n);
     const shown = await page.locator('[data-field=final-balance]').textContent({ timeout: 30_000 });
     const onChain = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
     expect(shown).toBe(`${Number(onChain / 1_000_000n)}${onChain % 1_000_000n ? `.${(onChain % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')}` : ''} TUSD`);
@@ -278,4 +283,49 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
       await browser.close();
     }
   }, 90_000);
+
+  it('offers the Bridger the ad side when the Maker locks and never unlocks: one click, the Bridger is paid and the trade settles', async () => {
+    const page = bridgerBrowser.page;
+    const maker = makerBrowser.page;
+    await page.goto(`${service.url}/app/#/bridge`);
+    await page.reload();
+    await pageReady(page);
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    await page.locator('[data-field=evm-address]').waitFor();
+    await page.selectOption('#bridge-route', routeId);
+    await page.fill('#bridge-amount', '1');
+    await page.getByRole('button', { name: 'Get a quote' }).click();
+    await saysDone(page, 'Quote');
+    const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
+    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address);
+    await page.getByRole('button', { name: 'Bridge' }).click();
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
+    const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+
+    // The test plays the Maker: it locks through its page, and never unlocks.
+    await maker.goto(`${service.url}/app/#/maker`);
+    await maker.reload();
+    await pageReady(maker);
+    await maker.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    const row = maker.locator(`tr[data-trade-id="${tradeId}"]`);
+    await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 30_000, message: 'the Maker\'s page showing the trade awaiting its lock' }).toBe('your lock');
+    await row.getByRole('button', { name: 'Lock' }).click();
+    await saysDone(maker, `Lock (ad ${adId.slice(0, 8)})`, 120_000);
+
+    // Once the proof is ready the Maker's unlock is due and unsent: the Bridger's page offers the ad side, saying the relayer would too.
+    const offer = page.locator('[data-field=ad-side]');
+    await offer.waitFor({ timeout: 400_000 });
+    expect(await offer.textContent()).toContain('The relayer also sends it for you after a grace');
+    expect(await page.locator('.trade [data-field=status]').textContent()).toBe('LOCKED');
+    await offer.getByRole('button', { name: 'Take the ad side' }).click();
+    await saysDone(page, 'Take the ad side', 180_000);
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
+    // Both unlocks sent by the Bridger's wallet: paid on the ad chain, the Maker on the order chain.
+    expect(await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
+    expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBefore + 1_000_000n);
+    const transactions = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body.transactions;
+    expect(transactions.map((tx: any) => tx.step).sort()).toEqual(['adUnlock', 'deposit', 'lock', 'orderUnlock']);
+    expect(transactions.find((tx: any) => tx.step === 'adUnlock').sentBy).not.toBe('relayer');
+    expect(await page.locator('[data-field=sent-by-relayer]').count()).toBe(0);
+  }, 900_000);
 });
