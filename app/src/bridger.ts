@@ -1,4 +1,4 @@
-import { followTrade, type Schemas } from '@cross-chain-relayer/client';
+import { followTrade, RelayerCallError, type Schemas } from '@cross-chain-relayer/client';
 import { executeTrade, resumeTrade, type ExecuteOptions, type TradeRecord, type TradeResult } from '@cross-chain-relayer/client/execute';
 import { formatAmount, parseAmount } from './amounts.ts';
 import { chainOf, tokenName, type AppContext } from './context.ts';
@@ -140,7 +140,7 @@ export function bridgerView(context: AppContext): HTMLElement {
       } catch (error) {
         // Replaced by another run (the ad side or the refund taken now): this one ends with it.
         if (stop.signal.aborted && stop.signal.reason === RESTART && run !== current && run) return run.finished;
-        throw error;
+        throw error instanceof RelayerCallError ? apiError(error.body, error.status) : error;
       } finally {
         if (run === current) run = undefined;
         if (trade) record = await recordOf(trade.id);

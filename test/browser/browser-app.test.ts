@@ -21,6 +21,12 @@ import { call } from '../support/wallets.ts';
  */
 
 const { makerKey, bridgerKey } = tradeParties();
+/**
+ * The deposit request lives 60 s and the lock deadline comes 120 s after creation (lockExpiry 3720 s
+ * less the contracts' hour), so the last test's trade, never locked, expires within minutes; the
+ * other trades are locked well before.
+ */
+const SHORT_LOCK_WINDOW = { TRADE_RESERVATION_TTL_SECONDS: '60', ORDER_LOCK_EXPIRY_SECONDS: '3720' };
 let service: TestService;
 let devnet: DevnetClient;
 let makerBrowser: TestBrowser;
@@ -32,7 +38,7 @@ let adManager: string;
 
 beforeAll(async () => {
   await buildApp();
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', ...SHORT_LOCK_WINDOW });
   devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   const routes = (await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`)).body.data;
   routeId = routes.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
@@ -328,4 +334,53 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     expect(transactions.find((tx: any) => tx.step === 'adUnlock').sentBy).not.toBe('relayer');
     expect(await page.locator('[data-field=sent-by-relayer]').count()).toBe(0);
   }, 900_000);
+
+  // Last: it moves both chains' clocks forward for good (deposits signed later would be past their validity).
+  it('offers the refund once a trade expired unlocked and the order chain passed refundTime: one click, the deposit is back', async () => {
+    const page = bridgerBrowser.page;
+    await page.goto(`${service.url}/app/#/bridge`);
+    await page.reload();
+    await pageReady(page);
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    await page.locator('[data-field=evm-address]').waitFor();
+    await page.selectOption('#bridge-route', routeId);
+    await page.fill('#bridge-amount', '1');
+    await page.getByRole('button', { name: 'Get a quote' }).click();
+    await saysDone(page, 'Quote');
+    await page.getByRole('button', { name: 'Bridge' }).click();
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
+    const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+    const kept = await page.evaluate((id) => Object.keys(localStorage).filter((key) => key.startsWith('relayer.execute.'))
+      .map((key) => JSON.parse(localStorage.getItem(key)!)).find((record) => record.tradeId === id), tradeId);
+    const { lockExpiry, refundTime } = kept.order.orderParams as { lockExpiry: string; refundTime: string };
+    const deadline = Number(lockExpiry) - 3600;
+    const bridgerBefore = await devnet.balanceOf(ORDER_CHAIN, bridgerWallet.wallet.address);
+
+    // Nobody locks. The window's timer fires at the deadline by the service's clock; the ad chain's time then passes it too.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (deadline + 1) * 1000 - Date.now())));
+    const adChain = devnet.provider(AD_CHAIN);
+    const adNow = (await adChain.getBlock('latest'))!.timestamp;
+    await adChain.send('evm_increaseTime', [Math.max(0, deadline + 1 - adNow)]);
+    for (let i = 0; i < 3; i += 1) await adChain.send('evm_mine', []);
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 120_000, message: 'the trade expired with its lock window closed' }).toBe('EXPIRED');
+    const offer = page.locator('[data-field=refund]');
+    await offer.waitFor({ timeout: 30_000 });
+    expect(await offer.textContent()).toContain('The relayer also sends it for you after a grace');
+
+    // A reload with no wallet connected: the page resumes the kept trade, cannot send without a wallet, and offers the refund.
+    await page.reload();
+    await pageReady(page);
+    await saysStatus(page, 'Continue the trade failed: Connect an EVM wallet first.', 'the resumed trade waiting for a wallet', 60_000);
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    await page.locator('[data-field=evm-address]').waitFor();
+    // The order chain's clock past refundTime (anvil mines no block by itself).
+    const orderChain = devnet.provider(ORDER_CHAIN);
+    const orderNow = (await orderChain.getBlock('latest'))!.timestamp;
+    await orderChain.send('evm_increaseTime', [Math.max(0, Number(refundTime) + 1 - orderNow)]);
+    for (let i = 0; i < 3; i += 1) await orderChain.send('evm_mine', []);
+    await offer.getByRole('button', { name: 'Refund' }).click();
+    await saysDone(page, 'Refund', 120_000);
+    expect(await devnet.balanceOf(ORDER_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
+    await expect.poll(() => page.locator('.trade').textContent(), { timeout: 30_000 }).toContain('your deposit was refunded');
+  }, 600_000);
 });
