@@ -7,7 +7,7 @@ import { apiError, UserError } from './errors.ts';
 import { tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
 import { progressSentence, recordOf, tradeStore, tradeWallets, unfinishedRecord } from './execute.ts';
-import { confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
+import { approveFor, confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
 
 type Trade = Schemas['Trade'];
 const CURRENT = 'relayer.trade';
@@ -45,6 +45,8 @@ export function bridgerView(context: AppContext): HTMLElement {
   const lookup = h('input', { name: 'lookup', id: 'trade-lookup', placeholder: 'trade id, order hash or deposit tx hash', size: 40 });
   let quote: { answer: Schemas['Quote']; best: Schemas['AdQuote']; route: Schemas['Route'] } | undefined;
   let run: Run | undefined;
+  /** The Idempotency-Key of a create by the page's own steps: one per quote, so a retried click is the same request. */
+  let quoteKey = '';
   /** The record of the trade shown, when this page drives it (executeTrade's store). */
   let record: TradeRecord | undefined;
   let following: AbortController | undefined;
@@ -73,6 +75,7 @@ export function bridgerView(context: AppContext): HTMLElement {
         return;
       }
       quote = { answer: answer.data, best, route: chosen };
+      quoteKey = crypto.randomUUID();
       const bridgeButton: HTMLButtonElement = h('button', { type: 'button', onclick: () => void context.act('Bridge', () => bridge(), bridgeButton) }, 'Bridge');
       show(quoteRegion, h('dl', { class: 'quote-terms' },
         h('dt', null, 'You deposit'), h('dd', { 'data-field': 'deposit' }, `${formatAmount(best.orderAmount, chosen.orderToken.decimals)} ${tokenName(chosen.orderToken, context)}`),
@@ -97,6 +100,9 @@ export function bridgerView(context: AppContext): HTMLElement {
     if (!payee) throw new UserError(`Connect ${adKind === 'EVM' ? 'an EVM wallet' : 'Freighter'}: you are paid on ${chosen.adToken.chain.name}.`);
     // The wallet readied for the order chain before anything is asked of the API (a wallet that will not switch is named).
     await ready(context, chosen.orderToken.chain.chainId);
+    // executeTrade sends Soroban transactions from the Bridger's own account: a fee payer ("Fees paid by") needs the page's own steps.
+    const touchesStellar = [chosen.orderToken.chain.chainId, chosen.adToken.chain.chainId].some((id) => chainOf(context, id)?.kind === 'STELLAR');
+    if (context.stellar?.feePayer && touchesStellar) return bridgeByHand(best, chosen, payee);
     const unsent = (await tradeStore.list()).find((kept) => !kept.tradeId && !kept.outcome && kept.request.adId === best.adId
       && kept.request.routeId === chosen.id && kept.request.amount === best.orderAmount && kept.request.bridgerDstAddress === payee);
     if (unsent) await start(unsent.key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key: unsent.key }));
@@ -104,6 +110,31 @@ export function bridgerView(context: AppContext): HTMLElement {
       const key = crypto.randomUUID();
       await start(key, (options) => executeTrade(context.session.api, answer, { ...options, key, adId: best.adId, recipient: payee }));
     }
+  }
+
+  /**
+   * The trade by the page's own steps, for a Bridger whose Soroban fees another account pays:
+   * approve, create (under a key kept for this quote), deposit with the fee payer as the source,
+   * confirm; the Bridger's unlock is then one click ("Unlock").
+   */
+  async function bridgeByHand(best: Schemas['AdQuote'], chosen: Schemas['Route'], payee: string): Promise<void> {
+    const orderChain = chosen.orderToken.chain.chainId;
+    // create checks the deposit's allowance: approve the OrderPortal first (an ERC-20 deposit; a
+    // Soroban deposit authorises its transfer inside its own transaction).
+    if (chosen.orderToken.kind !== 'NATIVE' && chainOf(context, orderChain)?.kind !== 'STELLAR') {
+      const portal = chainOf(context, orderChain)?.orderPortalAddress;
+      if (!portal) throw new UserError(`No OrderPortal is known on ${chosen.orderToken.chain.name}.`);
+      context.say('Approve the deposit in your wallet…');
+      await approveFor(context, orderChain, chosen.orderToken, portal, BigInt(best.orderAmount));
+    }
+    const { session } = context;
+    const created = await session.call(() => session.api.POST('/v1/trades/create', {
+      body: { adId: best.adId, routeId: chosen.id, amount: best.orderAmount, bridgerDstAddress: payee },
+      params: { header: { 'Idempotency-Key': quoteKey } },
+    }));
+    remember(created.tradeId);
+    await sendAndConfirm(context, orderChain, 'createOrder', created.reqContractDetails, { kind: 'trade', id: created.tradeId });
+    await open(created.tradeId);
   }
 
   /**
