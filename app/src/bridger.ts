@@ -16,11 +16,11 @@ const CURRENT = 'relayer.trade';
 const PROOF_ESTIMATE_SECONDS = 120;
 
 /**
- * How long the page lets the Maker's unlock stay due before executeTrade takes the ad side itself:
- * five minutes (the "Take the ad side" button does it at once; the relayer's keeper, where it runs,
- * after its own grace).
+ * How long the page lets the Maker's unlock stay owed before executeTrade takes the ad side itself:
+ * 15 minutes from when it first saw it owed, which is from the lock, so the proof's minutes count
+ * (the "Take the ad side" button does it at once; the relayer's keeper, where it runs, after its own grace).
  */
-const MAKER_GRACE_MS = 300_000;
+const MAKER_GRACE_MS = 900_000;
 
 /** The reason a run is stopped to be started again at once (the ad side or the refund taken now). */
 const RESTART = 'restarted by the page';
@@ -291,7 +291,7 @@ export function bridgerView(context: AppContext): HTMLElement {
       h('ol', { class: 'steps' }, steps.map(([name, value]) => h('li', { class: value === true ? 'done' : value === false ? 'todo' : 'info' }, name, typeof value === 'string' ? `: ${value}` : value ? ' ✓' : ''))),
       byHand ? h('p', null, 'Your unlock is due (it pays the Maker on the order chain). ', button('Unlock', unlock)) : null,
       adSide ? h('p', { 'data-field': 'ad-side' }, 'The proof is ready and the Maker has not unlocked yet. You can take the ad side yourself: it pays you on ',
-        `${route?.adToken.chain.name ?? 'the ad chain'} (you send the transaction). ${run ? `The page does it by itself ${MAKER_GRACE_MS / 60_000} minutes after the unlock became due. ` : ''}${keeper} `,
+        `${route?.adToken.chain.name ?? 'the ad chain'} (you send the transaction). ${run ? `The page does it by itself ${MAKER_GRACE_MS / 60_000} minutes after the lock. ` : ''}${keeper} `,
         button('Take the ad side', takeAdSide)) : null,
       refundable ? h('p', { 'data-field': 'refund' }, `This trade expired with your deposit on ${route?.orderToken.chain.name ?? 'the order chain'}: it can be refunded to you `,
         refundTime ? `from ${new Date(Number(refundTime) * 1000).toLocaleString()} (the order chain's clock). ` : 'after its refund time. ',
