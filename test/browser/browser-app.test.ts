@@ -337,7 +337,7 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
   }, 900_000);
 
   // Last: it moves both chains' clocks forward for good (deposits signed later would be past their validity).
-  it('offers the refund once a trade expired unlocked and the order chain passed refundTime: one click, the deposit is back', async () => {
+  it('loses no Bridger deposit to a reload before its confirmation (resumeTrade confirms it), and offers the refund once the trade expired unlocked and the order chain passed refundTime: one click, the deposit is back', async () => {
     const page = bridgerBrowser.page;
     await page.goto(`${service.url}/app/#/bridge`);
     await page.reload();
@@ -348,9 +348,29 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     await page.fill('#bridge-amount', '1');
     await page.getByRole('button', { name: 'Get a quote' }).click();
     await saysDone(page, 'Quote');
-    await page.getByRole('button', { name: 'Bridge' }).click();
-    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
+    // The allowance given beforehand, so the deposit is the wallet's first transaction: its receipt is held
+    // until the page is gone, so only the reloaded page (resumeTrade, from the kept record) can confirm it.
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 1_000_000n);
+    const sentBefore = bridgerWallet.sent.length;
+    bridgerWallet.holdReceiptsFrom = sentBefore;
+    let deposit = '';
+    try {
+      await page.getByRole('button', { name: 'Bridge' }).click();
+      await expect.poll(() => bridgerWallet.sent.length, { timeout: 60_000, message: 'the wallet double sending the deposit' }).toBe(sentBefore + 1);
+      deposit = bridgerWallet.sent.at(-1)!;
+      await saysStatus(page, `Sent ${deposit.slice(0, 10)}…: waiting for the chain to include it, then confirming it to the service.`, 'the page holding the deposit\'s hash');
+      await page.reload();
+    } finally {
+      bridgerWallet.holdReceiptsFrom = undefined;
+    }
+    // No wallet connected after the reload: confirming a kept hash and following the trade need none.
+    await pageReady(page);
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'the resumed trade following the lock after confirming the kept deposit', 120_000);
     const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+    const trade = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
+    expect(trade.status).toBe('DEPOSITED');
+    expect(trade.transactions.find((tx: any) => tx.step === 'deposit').txHash).toBe(deposit);
+    expect(bridgerWallet.sent.length).toBe(sentBefore + 1); // confirmed, never sent again
     const kept = await page.evaluate((id) => Object.keys(localStorage).filter((key) => key.startsWith('relayer.execute.'))
       .map((key) => JSON.parse(localStorage.getItem(key)!)).find((record) => record.tradeId === id), tradeId);
     const { lockExpiry, refundTime } = kept.order.orderParams as { lockExpiry: string; refundTime: string };
@@ -367,10 +387,7 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     const offer = page.locator('[data-field=refund]');
     await offer.waitFor({ timeout: 30_000 });
     expect(await offer.textContent()).toContain('The relayer also sends it for you after a grace');
-
-    // A reload with no wallet connected: the page resumes the kept trade, cannot send without a wallet, and offers the refund.
-    await page.reload();
-    await pageReady(page);
+    // The resumed run cannot send without a wallet: it says so, and the page offers the refund.
     await saysStatus(page, 'Continue the trade failed: Connect an EVM wallet first.', 'the resumed trade waiting for a wallet', 60_000);
     await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
     await page.locator('[data-field=evm-address]').waitFor();
