@@ -9,9 +9,9 @@ const SKIP = new Set(['node_modules', '.git', 'target', '.tools', 'client', 'con
 
 /**
  * Codes that never reach a body: a Node-style socket error code (webhooks' DNS guard), and the
- * keeper sender's lost lease (caught by its runner).
+ * keeper senders' own errors (a lost lease, a Stellar row they cannot read, an account not on chain yet: caught by their runner).
  */
-const NOT_API_CODES = new Set(['EPRIVATE', 'KEEPER_LEASE_LOST']);
+const NOT_API_CODES = new Set(['EPRIVATE', 'KEEPER_LEASE_LOST', 'KEEPER_STELLAR_CALL_DATA', 'KEEPER_ACCOUNT_MISSING']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

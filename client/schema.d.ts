@@ -3632,6 +3632,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "chainId": "31337",
+                     *       "contractAddress": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *       "signature": "0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b",
+                     *       "authToken": "0x4b7d3f1a9c2e6b8d0f4a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d",
+                     *       "deadline": "1795423800",
+                     *       "timeToExpire": 600,
+                     *       "reqHash": "0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100",
+                     *       "chainKind": "EVM",
+                     *       "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *       "adCreator": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "adToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "initialAmount": "100000000",
+                     *       "orderChainId": "31337",
+                     *       "adRecipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateAdResponse"];
                 };
             };
@@ -4879,6 +4897,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "routeId": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *       "amount": "10000000",
+                     *       "adAmount": "10000000",
+                     *       "quotedAt": "2026-11-22T10:00:00.000Z",
+                     *       "quotes": [
+                     *         {
+                     *           "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *           "orderAmount": "10000000",
+                     *           "adAmount": "10000000",
+                     *           "minAmount": "1000000",
+                     *           "maxAmount": null,
+                     *           "availableAmount": "100000000",
+                     *           "reservationExpiresAt": "2026-11-22T10:09:50.000Z"
+                     *         }
+                     *       ],
+                     *       "unavailable": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["Quote"];
                 };
             };
@@ -5141,6 +5179,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *       "routeId": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *       "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *       "adCreatorAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *       "adChainId": "31338",
+                     *       "orderChainId": "31337",
+                     *       "bridgerAddress": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *       "amount": "10000000",
+                     *       "status": "LOCKED",
+                     *       "adCreatorClaimed": false,
+                     *       "bridgerClaimed": false,
+                     *       "unlockDue": "MAKER",
+                     *       "unlockableBy": [
+                     *         "MAKER",
+                     *         "BRIDGER"
+                     *       ],
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:41.000Z",
+                     *       "ad": {
+                     *         "id": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *         "routeId": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *         "creatorAddress": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+                     *       },
+                     *       "route": {
+                     *         "id": "0b5a4f8e-2c1d-4d7e-9a3b-6f1e2d3c4b5a",
+                     *         "adToken": {
+                     *           "id": "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d",
+                     *           "symbol": "TUSD",
+                     *           "name": "Test USD",
+                     *           "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "decimals": 6,
+                     *           "kind": "ERC20",
+                     *           "chain": {
+                     *             "id": "c0ffee00-0000-4000-8000-000000031338",
+                     *             "name": "Devnet 31338",
+                     *             "chainId": "31338"
+                     *           }
+                     *         },
+                     *         "orderToken": {
+                     *           "id": "2d1c0b9a-8f7e-4d6c-b5a4-938271605f4e",
+                     *           "symbol": "TUSD",
+                     *           "name": "Test USD",
+                     *           "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "decimals": 6,
+                     *           "kind": "ERC20",
+                     *           "chain": {
+                     *             "id": "c0ffee00-0000-4000-8000-000000031337",
+                     *             "name": "Devnet 31337",
+                     *             "chainId": "31337"
+                     *           }
+                     *         }
+                     *       },
+                     *       "orderHash": "0x9a1f6c0d2b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f90",
+                     *       "transactions": [
+                     *         {
+                     *           "step": "deposit",
+                     *           "chainId": "31337",
+                     *           "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+                     *           "sentBy": "bridger"
+                     *         },
+                     *         {
+                     *           "step": "lock",
+                     *           "chainId": "31338",
+                     *           "txHash": "0x0e3b4cc7f4f1a3f0d8a2b9c6e5d4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6",
+                     *           "sentBy": "maker"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Trade"];
                 };
             };
@@ -5241,6 +5350,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tradeId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *       "success": true,
+                     *       "duplicate": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["ConfirmTradeResponse"];
                 };
             };
@@ -5838,6 +5954,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "chainId": "31338",
+                     *       "contractAddress": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *       "signature": "0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b",
+                     *       "authToken": "0x4b7d3f1a9c2e6b8d0f4a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d",
+                     *       "deadline": "1795423800",
+                     *       "timeToExpire": 600,
+                     *       "reqHash": "0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100",
+                     *       "chainKind": "EVM",
+                     *       "orderParams": {
+                     *         "orderChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *         "adChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *         "amount": "10000000",
+                     *         "orderAmount": "10000000",
+                     *         "adAmount": "10000000",
+                     *         "bridger": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *         "orderRecipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *         "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *         "adCreator": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *         "adRecipient": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *         "salt": "48151623429108",
+                     *         "orderChainId": "31337",
+                     *         "orderPortal": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+                     *         "adChainId": "31338",
+                     *         "adManager": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *         "lockExpiry": "1795427400",
+                     *         "refundTime": "1795510200"
+                     *       },
+                     *       "nullifierHash": "5301900180746108365834837840355741695167403565517259206038360553628813006131",
+                     *       "targetRoot": "9434869911342133271818839593716419232290312932227734823010962045106330180066",
+                     *       "proof": "0x1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f",
+                     *       "orderHash": "0x9a1f6c0d2b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f90"
+                     *     }
+                     */
                     "application/json": components["schemas"]["UnlockTradeResponse"];
                 };
             };
@@ -6238,6 +6389,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tradeId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                     *       "reqContractDetails": {
+                     *         "chainId": "31337",
+                     *         "contractAddress": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+                     *         "signature": "0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b",
+                     *         "authToken": "0x4b7d3f1a9c2e6b8d0f4a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d",
+                     *         "deadline": "1795423800",
+                     *         "timeToExpire": 600,
+                     *         "reqHash": "0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100",
+                     *         "chainKind": "EVM",
+                     *         "orderHash": "0x9a1f6c0d2b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f90",
+                     *         "secretCommitment": "14744269619966411208579211824598458697587494354926760081771325075741142829156",
+                     *         "orderParams": {
+                     *           "orderChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "adChainToken": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "amount": "10000000",
+                     *           "orderAmount": "10000000",
+                     *           "adAmount": "10000000",
+                     *           "bridger": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *           "orderRecipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *           "adId": "3f0e5a4c-8d7b-4c2a-9e1f-0a1b2c3d4e5f",
+                     *           "adCreator": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                     *           "adRecipient": "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+                     *           "salt": "48151623429108",
+                     *           "orderChainId": "31337",
+                     *           "orderPortal": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+                     *           "adChainId": "31338",
+                     *           "adManager": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
+                     *           "lockExpiry": "1795427400",
+                     *           "refundTime": "1795510200"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateTradeResponse"];
                 };
             };

@@ -58,17 +58,24 @@ export function roleSignsRequests(role: ProcessRole): boolean {
 }
 
 /** The environment variables holding the secrets a process of `role` must not hold. */
-export function secretsForeignTo(role: ProcessRole): (keyof Config)[] {
+export function secretsForeignTo(role: ProcessRole, config: Pick<Config, 'TEMPORAL_ADDRESS'> = {}): (keyof Config)[] {
   const names = (Object.keys(ENV_NAMES) as SecretName[]).filter((name) => !SECRETS_OF_ROLE[role].includes(name));
   // The keeper's keys (keeper/keys.ts) belong to the process that sends its transactions alone.
-  const keeperKeys: (keyof Config)[] = KEEPER_KEY_ROLES.includes(role)
+  const keeperKeys: (keyof Config)[] = keeperSendsIn(role, config)
     ? [] : ['KEEPER_EVM_PRIVATE_KEY', 'KEEPER_STELLAR_SECRET', 'PKCS11_KEEPER_PIN', 'PKCS11_KEEPER_PIN_FILE'];
   const signing = names.flatMap((name): (keyof Config)[] => (name === 'pkcs11Pin' ? ['PKCS11_PIN', 'PKCS11_PIN_FILE'] : [ENV_NAMES[name]]));
   return [...signing, ...keeperKeys];
 }
 
-/** The roles that send the keeper's transactions, so hold its keys: never the api. */
-export const KEEPER_KEY_ROLES: readonly ProcessRole[] = ['worker', 'embedded'];
+/**
+ * Whether a process of `role` sends the keeper's transactions, so may hold its keys: the worker, the
+ * embedded run, and an api that runs the embedded orchestrator itself (no TEMPORAL_ADDRESS: it runs
+ * everything a worker would, and nothing else would send them). On Temporal the api never does: the
+ * gas keys stay out of the internet-facing process.
+ */
+export function keeperSendsIn(role: ProcessRole, config: Pick<Config, 'TEMPORAL_ADDRESS'>): boolean {
+  return role === 'worker' || role === 'embedded' || (role === 'api' && !config.TEMPORAL_ADDRESS);
+}
 
 /** Secrets only a key rotation (or an HSM) sets: never required, never generated, checked when present. */
 const OPTIONAL_SECRETS: ReadonlySet<SecretName> = new Set(['jwtPreviousSecret', 'relayerEvmPreviousPrivateKey', 'relayerStellarPreviousSecret']);
@@ -213,7 +220,7 @@ export function resolveSecrets(config: Config, role: ProcessRole = 'embedded'): 
     config.NODE_ENV !== 'production' && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
   const problems: string[] = [];
   if (config.NODE_ENV === 'production') {
-    for (const envName of secretsForeignTo(role)) {
+    for (const envName of secretsForeignTo(role, config)) {
       if (config[envName] !== undefined) {
         problems.push(`${envName}: the ${role} process does not use it and must not hold it in production ` +
           `(docs/configuration.md "Secrets per process"): remove it from this process's environment`);

@@ -32,6 +32,19 @@ describe('keeper accounts', () => {
     expect(keeperSignerFromConfig(loadConfig(env, 'api'), 'api')).toBeUndefined();
   });
 
+  it('an api that runs the embedded orchestrator itself (no Temporal) is the process that sends: it needs the keeper\'s keys and may hold them', () => {
+    const site = {
+      RELAYER_SIGNER_ALLOW_ENV: 'true', DATABASE_URL: 'postgres://db.internal/relayer',
+      SIWE_DOMAIN: 'app.example.com', SIWE_URI: 'https://app.example.com', SEP10_HOME_DOMAIN: 'example.com', SEP10_WEB_AUTH_DOMAIN: 'auth.example.com',
+    };
+    const embeddedApi = (settings: Record<string, string>) => ({ NODE_ENV: 'production', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'keeper-keys-')), ...site, ...settings });
+    expect(() => keeperSignerFromConfig(loadConfig(embeddedApi({}), 'api'), 'api')).toThrow(/KEEPER_EVM_PRIVATE_KEY: is required in production/);
+    const keys = { KEEPER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey, KEEPER_STELLAR_SECRET: Keypair.random().secret() };
+    const config = loadConfig(embeddedApi(keys), 'api');
+    expect(() => resolveSecrets(config, 'api')).not.toThrow(/KEEPER_/);
+    expect(keeperSignerFromConfig(config, 'api')).toBeDefined();
+  });
+
   it('signs with the configured keys, which may be neither public development keys nor the relayer\'s own', async () => {
     const evm = Wallet.createRandom();
     const stellar = Keypair.random();

@@ -4,7 +4,7 @@ import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { SigningKey, Wallet } from 'ethers';
 import { keeperEnabled } from '../config/concerns/keeper.ts';
 import { ConfigError, type Config } from '../config/config.ts';
-import { KEEPER_KEY_ROLES, WELL_KNOWN_DEV_KEYS, type ProcessRole } from '../config/secrets.ts';
+import { keeperSendsIn, WELL_KNOWN_DEV_KEYS, type ProcessRole } from '../config/secrets.ts';
 import { createEnvSigner, type RelayerSigner } from '../chains/signers.ts';
 import { createPkcs11Signer } from '../chains/signer/pkcs11.ts';
 
@@ -24,11 +24,18 @@ const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e
  * development keys and not the relayer's request-signing key, else ConfigError naming it.
  */
 export function resolveKeeperKeys(config: Config, role: ProcessRole): KeeperKeys | undefined {
-  if (!KEEPER_KEY_ROLES.includes(role) || !keeperEnabled(config) || config.KEEPER_SIGNER !== 'env') return undefined;
+  if (!keeperSendsIn(role, config) || !keeperEnabled(config) || config.KEEPER_SIGNER !== 'env') return undefined;
   const production = config.NODE_ENV === 'production';
   const file = path.join(config.DATA_DIR, 'keeper-keys.json');
   const stored: Partial<KeeperKeys> = !production && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
   const generated: Partial<KeeperKeys> = {};
+  // In production nothing is generated: a key must be given (the keeper concern says so for the worker; this for every sender).
+  const required = ['KEEPER_EVM_PRIVATE_KEY', 'KEEPER_STELLAR_SECRET'] as const;
+  const missing = production ? required.filter((name) => config[name] === undefined) : [];
+  if (missing.length > 0) {
+    throw new ConfigError(`invalid keeper keys:\n  ${missing.map((name) => `${name}: is required in production for the process that sends the keeper's `
+      + 'transactions (or KEEPER_SIGNER=pkcs11 with PKCS11_KEEPER_*_KEY_LABEL, or KEEPER_ENABLED=false to run without a keeper)').join('\n  ')}`);
+  }
   const evmPrivateKey = config.KEEPER_EVM_PRIVATE_KEY ?? stored.evmPrivateKey ?? (generated.evmPrivateKey = Wallet.createRandom().privateKey);
   const stellarSecret = config.KEEPER_STELLAR_SECRET ?? stored.stellarSecret ?? (generated.stellarSecret = Keypair.random().secret());
   const problems: string[] = [];
@@ -60,7 +67,7 @@ export function resolveKeeperKeys(config: Config, role: ProcessRole): KeeperKeys
  * production PKCS11_PIN when that is unset). Undefined when this process sends nothing.
  */
 export function keeperSignerFromConfig(config: Config, role: ProcessRole): RelayerSigner | undefined {
-  if (!KEEPER_KEY_ROLES.includes(role) || !keeperEnabled(config)) return undefined;
+  if (!keeperSendsIn(role, config) || !keeperEnabled(config)) return undefined;
   if (config.KEEPER_SIGNER === 'pkcs11') {
     const tokenLabel = config.PKCS11_KEEPER_TOKEN_LABEL ?? config.PKCS11_TOKEN_LABEL;
     if (config.PKCS11_MODULE === undefined || tokenLabel === undefined) {

@@ -7,6 +7,7 @@ import type { KeeperMetrics } from './metrics.ts';
 import { createEvmKeeperSender } from './evm/sender.ts';
 import { createKeeperEvmRpc } from './evm/rpc.ts';
 import type { KeeperSender } from './leased-pass.ts';
+import { chainsWithOpenKeeperSends } from '../db/repositories/keeper-outbox.ts';
 import { createStellarKeeperSender } from './stellar/sender.ts';
 import { createKeeperStellarRpc } from './stellar/rpc.ts';
 
@@ -69,6 +70,9 @@ const SENDERS: Record<ChainKind, SenderFactory> = {
   },
 };
 
+/** How often a chain with nothing to send is passed anyway (its balance gauge read). */
+const IDLE_PASS_MS = 60_000;
+
 /** The keeper's senders running in this process. */
 export interface KeeperRunner {
   /** One pass of every chain's sender now (also what the timer runs). */
@@ -99,7 +103,11 @@ export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
     await sendAll();
     await step('report', deps.report);
   };
+  const lastPass = new Map<string, number>();
   const sendAll = async () => {
+    // A chain with nothing queued or in flight is passed over (no lease taken, no chain read) but for
+    // one pass a minute that keeps its balance gauge fresh: an idle keeper costs the database almost nothing.
+    const open = new Set(await chainsWithOpenKeeperSends(deps.knex));
     for (const chain of await deps.chains()) {
       const factory = SENDERS[chain.kind];
       const urls = chain.rpcUrls ?? (chain.rpcUrl ? [chain.rpcUrl] : []);
@@ -108,6 +116,9 @@ export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
       if (!senders.has(key)) senders.set(key, factory(deps, chain, urls, owner));
       const sender = senders.get(key);
       if (!sender) continue;
+      const now = Date.now();
+      if (!open.has(chain.chainId) && now - (lastPass.get(key) ?? 0) < IDLE_PASS_MS) continue;
+      lastPass.set(key, now);
       try {
         await sender.pass();
       } catch (error) {

@@ -13,12 +13,14 @@
  * trade workflows' history events per trade on Temporal, and each run's own proof time (prover metrics),
  * beside the baseline measured in the same run: bare proofs through a pool of the same size with no orchestration. BENCH_EXACT_GAS=1
  * sends with the bare gas estimate (reproduces the createOrder out-of-gas, see devnet-client.ts).
+ * BENCH_PROVIDERS=N (default 1): every chain read through N providers (the same anvil under N spellings of its
+ * URL: 127.0.0.1, localhost, [::ffff:127.0.0.1]), all of which must agree on what the books act on (rpcQuorum N).
  * BENCH_KEEPER=1: the parties stop after the lock and the relayer's keeper sends both unlocks (no grace,
  * KEEPER_UNLOCK_AFTER_SECONDS=0): its CPU is in the api's (embedded) or the worker's (Temporal) figure,
  * and the keeper's transactions per trade are printed.
  */
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +49,7 @@ const PROVERS = Number(process.env.BENCH_PROVERS ?? 1);
 const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded,temporal').split(',');
 const EXACT_GAS = process.env.BENCH_EXACT_GAS === '1';
 const KEEPER = process.env.BENCH_KEEPER === '1';
+const PROVIDERS = Number(process.env.BENCH_PROVIDERS ?? 1);
 /** Seconds the stack is left idle before the trades start, to measure what each process burns doing nothing. */
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15);
 const AD_CHAIN = '31338';
@@ -135,7 +138,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     const knex = createKnex(database.url, 2);
     stops.unshift(() => knex.destroy());
     await migrateToLatest(knex);
-    await importRegistry(knex, devnet.registry);
+    await importRegistry(knex, withProviders(devnet.registry, PROVIDERS));
 
     const env = {
       NODE_ENV: 'test', DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_MAX: '1000000', AUTH_RATE_LIMIT_MAX: '1000000',
@@ -157,6 +160,12 @@ async function runOrchestrator(name: string): Promise<Result> {
     }
     const chain: DevnetClient = await devnetClient(devnet.rpcUrls, devnet.deployments, { exactGas: EXACT_GAS });
     stops.unshift(async () => chain.close());
+    if (KEEPER) {
+      // The keeper's account (generated into DATA_DIR by the process that sends) given gas on both chains, as `npm start` does.
+      const { evmPrivateKey } = JSON.parse(readFileSync(path.join(dataDir, 'keeper-keys.json'), 'utf8')) as { evmPrivateKey: string };
+      const keeper = new Wallet(evmPrivateKey).address;
+      for (const id of [AD_CHAIN, ORDER_CHAIN]) await chain.provider(id).send('anvil_setBalance', [keeper, '0x56BC75E2D63100000']);
+    }
     const calls = new Map<string, number[]>();
     const call = apiClient(api.url, calls);
     const login = async (key: string) => {
@@ -284,6 +293,15 @@ async function runOrchestrator(name: string): Promise<Result> {
   }
 }
 
+/** The registry with each chain read through `count` spellings of its one RPC URL (distinct providers to the service), all required to agree. */
+function withProviders<T extends { chains: Array<{ rpcUrl?: string }> }>(registry: T, count: number): T {
+  if (count <= 1) return registry;
+  const hosts = ['127.0.0.1', 'localhost', '[::ffff:127.0.0.1]'].slice(0, count);
+  const chains = registry.chains.map(({ rpcUrl, ...chain }) => (rpcUrl === undefined ? chain
+    : { ...chain, rpcUrls: hosts.map((host) => rpcUrl.replace('127.0.0.1', host)), rpcQuorum: hosts.length }));
+  return { ...registry, chains };
+}
+
 /** Waits (up to 3 minutes) until the keeper settled `tradeId`: both unlocks sent, verified and applied. */
 async function settledByKeeper(knex: Knex, tradeId: string): Promise<void> {
   const until = Date.now() + 180_000;
@@ -385,7 +403,7 @@ const { times: bare, poolSize, cpuMsPerProof } = await baseline();
 // `poolSize`, the last is ready after lanes x bare proof / pool size (e.g. 25 x 0.29 / 2 = 3.6 s).
 const floor = (CONCURRENCY * percentile(bare, 50)) / Math.max(1, poolSize);
 
-console.log(`\n${TRADES} trades, ${CONCURRENCY} lanes (fresh wallets), ${PROVERS} prover process(es) on Temporal; devnet, one machine of ${cpus().length} CPUs; load average at start ${load}, at end ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+console.log(`\n${TRADES} trades, ${CONCURRENCY} lanes (fresh wallets), ${PROVIDERS} RPC provider(s) per chain (quorum ${PROVIDERS}), ${PROVERS} prover process(es) on Temporal; devnet, one machine of ${cpus().length} CPUs; load average at start ${load}, at end ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
 console.log('| run | settled | failed | settled/min | deposit->proof p50 s | p95 s |');
 console.log('|---|---|---|---|---|---|');
 for (const r of results) console.log(`| ${r.name} | ${r.trades} | ${r.failures.length} | ${r.settledPerMinute.toFixed(1)} | ${fmt(percentile(r.depositToProof, 50))} | ${fmt(percentile(r.depositToProof, 95))} |`);

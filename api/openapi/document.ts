@@ -1,5 +1,8 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { genericCode } from '../error-codes.ts';
+import { operationErrorCodes } from '../routes/operation-errors.ts';
 import { ERROR_DESCRIPTIONS } from '../schemas/common.ts';
+import { RESPONSE_EXAMPLES } from './examples.ts';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, isIdempotentOperation, REPLAYED_HEADER } from '../middleware/idempotency.ts';
 import { markResponseEnumsOpen } from './open-enums.ts';
 import { toOpenApi30 } from './openapi-30.ts';
@@ -36,7 +39,7 @@ type Operation = {
   security?: unknown[];
   parameters?: { in: string; required?: boolean; name: string; example?: unknown; schema?: { example?: unknown } }[];
   requestBody?: { required?: boolean };
-  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
+  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown; 'x-error-codes'?: string[] }>;
 };
 
 const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
@@ -91,13 +94,47 @@ function completeOperation(path: string, method: string, operation: Operation): 
       'Cache-Control': header('`public, max-age=5`; `private, no-store` for a caller\'s own pending ads.'),
     };
   }
+  const words = path.replace(/\{([^}]+)\}/g, 'By-$1').split(/[^A-Za-z0-9]+/);
+  operation.operationId ??= `${method}${words.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
   if (isIdempotentOperation(method, path)) describeIdempotencyKey(operation);
+  listErrorCodes(path, method, operation);
   for (const status of ['409', '429', '503']) {
     const response = operation.responses[status];
     if (response) response.headers = { ...response.headers, ...RETRY_AFTER, ...(status === '429' ? RATE_LIMIT : {}) };
   }
-  const words = path.replace(/\{([^}]+)\}/g, 'By-$1').split(/[^A-Za-z0-9]+/);
-  operation.operationId ??= `${method}${words.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}`;
+}
+
+/**
+ * Each error response lists the codes the operation can answer with its status (`x-error-codes`,
+ * from api/routes/operation-errors.ts), and a status one of them needs is described if the
+ * registration did not; an error response no specific code explains carries its status's generic code.
+ * The main operations' success responses get an example body (examples.ts).
+ */
+function listErrorCodes(path: string, method: string, operation: Operation): void {
+  const kind = {
+    readsBody: METHODS_WITH_BODY.has(method),
+    readsDependency: !WITHOUT_DEPENDENCIES.has(path),
+    // Required: some requirement names it and none is empty (an empty one makes the token optional).
+    bearer: (operation.security ?? []).some((requirement) => Object.hasOwn(requirement as object, 'bearerAuth'))
+      && !(operation.security ?? []).some((requirement) => Object.keys(requirement as object).length === 0),
+    idempotent: isIdempotentOperation(method, path),
+    validated: Boolean(operation.requestBody) || (operation.parameters ?? []).some((parameter) => parameter.in === 'path' || parameter.in === 'query'),
+  };
+  const byStatus = operationErrorCodes(operation.operationId!, kind);
+  for (const [status, codes] of byStatus) {
+    operation.responses[status] ??= {
+      description: ERROR_DESCRIPTIONS[status]!,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+    operation.responses[status]['x-error-codes'] = codes;
+  }
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (Number(status) >= 400 && !response['x-error-codes']) response['x-error-codes'] = [genericCode(Number(status))];
+  }
+  const example = RESPONSE_EXAMPLES[operation.operationId!];
+  const ok = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))?.[1];
+  const json = (ok?.content as Record<string, { example?: unknown }> | undefined)?.['application/json'];
+  if (example && json) json.example = example;
 }
 
 /**

@@ -104,7 +104,7 @@ export const updateAdBody = z
   .openapi('UpdateAdBody', { example: { status: 'PAUSED', maxAmount: '200000000000000000' } });
 
 /** What signed call data looks like on an EVM chain, for the document's examples. */
-const SIGNED_EXAMPLE = {
+export const SIGNED_EXAMPLE = {
   chainId: '31337',
   contractAddress: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9',
   signature: '0x8f5c0c5e4b0a7d2e9f1a3c6b8d0e2f4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c1b',
@@ -112,7 +112,7 @@ const SIGNED_EXAMPLE = {
   deadline: '1795423800',
   timeToExpire: 600,
   reqHash: '0x6e1f0d2c3b4a59687766554433221100ffeeddccbbaa99887766554433221100',
-  chainKind: 'EVM',
+  chainKind: 'EVM' as const,
 };
 
 /** The spec's shared signed call data. */

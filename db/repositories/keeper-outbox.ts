@@ -150,6 +150,11 @@ export async function keeperSendByKey(
   return { send: sendOf(row), attempts };
 }
 
+/** The chains with a send queued or in flight (one index scan: keeper_sends_open). */
+export async function chainsWithOpenKeeperSends(knex: Knex): Promise<string[]> {
+  return (await knex('keeper_sends').whereIn('status', ['queued', 'sent']).distinct('chain_id')).map((row) => String(row.chain_id));
+}
+
 /** Sends per chain still open: queued (no nonce yet) and sent (waiting for their receipt at depth). */
 export async function countOpenKeeperSends(knex: Knex): Promise<{ chainId: string; status: string; count: number }[]> {
   const rows = await knex('keeper_sends').whereIn('status', ['queued', 'sent']).groupBy('chain_id', 'status').select('chain_id', 'status').count('* as n');
