@@ -49,6 +49,8 @@ export async function buildApp(target: string = APP_DIST): Promise<BuiltApp> {
     legalComments: 'none',
     // @stellar/freighter-api's bundle reads `global` (webpack's Node shim) and Buffer only on paths the page does not take.
     define: { global: 'globalThis' },
+    // The client's `./execute` names node:fs for its Node file store only, behind an import() the page never reaches.
+    external: ['node:*'],
     logLevel: 'warning',
   });
   for (const name of ['index.html', 'app.css']) copyFileSync(fileURLToPath(new URL(`./static/${name}`, import.meta.url)), `${outDir}/${name}`);

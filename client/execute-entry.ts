@@ -10,7 +10,9 @@ import { confirmUntilFinal, RelayerCallError, type CallAnswer } from './flows.js
 import type { components } from './schema.d.ts';
 import { newIdempotencyKey, retryingFetch as retrying } from './execute-fetch.ts';
 import { fileTradeStore as fileStore, localStorageTradeStore as browserStore, memoryTradeStore as memoryStore } from './execute-store.ts';
-import { eip1193Wallet as fromEip1193, ethersWallet as fromEthers, freighterWallet as fromFreighter, keypairWallet as fromKeypair } from './execute-wallets.ts';
+import {
+  eip1193Wallet as fromEip1193, ethersWallet as fromEthers, freighterWallet as fromFreighter, keypairWallet as fromKeypair, stellarSdk,
+} from './execute-wallets.ts';
 import type { Eip1193Provider } from './flows.js';
 import type {
   EthersSignerLike, EvmCall, EvmWallet, FreighterLike, KeypairLike, RetryingFetchOptions, StellarWallet, StorageLike, TradeRecord, TradeStore, TradeTransactions,
@@ -213,7 +215,7 @@ async function send(run: Run, chainId: string, action: string, signed: Signed | 
   }
   const wallet = stellarWallet(run);
   const network = stellarNetwork(run, chainId);
-  const [stellar, sdk] = await Promise.all([import('./stellar.js'), import('@stellar/stellar-sdk')]);
+  const [stellar, sdk] = await Promise.all([import('./stellar.js'), stellarSdk()]);
   const unsigned = signed
     ? await stellar.stellarTransaction(action as Parameters<typeof stellar.stellarTransaction>[0], signed as never, wallet.address, network, {
       orderParams: orderParams as never,

@@ -9,6 +9,16 @@ import type { EthersSignerLike, EvmWallet, FreighterLike, KeypairLike, StellarWa
 
 const hex = (value: bigint) => `0x${value.toString(16)}`;
 
+/**
+ * stellar-sdk loaded on first use. Its browser build is CommonJS: a bundler that splits it into a
+ * chunk of its own (esbuild with `splitting`) hands `import()` a namespace with `module.exports` as
+ * `default` alone, Node and unsplit bundles one with the named exports too; either way, the SDK.
+ */
+export async function stellarSdk(): Promise<typeof import('@stellar/stellar-sdk')> {
+  const loaded = await import('@stellar/stellar-sdk') as typeof import('@stellar/stellar-sdk') & { default?: typeof import('@stellar/stellar-sdk') };
+  return loaded.TransactionBuilder ? loaded : loaded.default!;
+}
+
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) { reject(signal.reason); return; }
@@ -114,7 +124,7 @@ export function keypairWallet(key: KeypairLike): StellarWallet {
   return {
     address: keypair.publicKey(),
     async signTransaction(xdr, { networkPassphrase }) {
-      const { TransactionBuilder } = await import('@stellar/stellar-sdk');
+      const { TransactionBuilder } = await stellarSdk();
       const tx = TransactionBuilder.fromXDR(xdr, networkPassphrase);
       tx.sign(keypair);
       return tx.toXDR();

@@ -126,6 +126,10 @@ function fileTradeStore(path) {
 
 // client/execute-wallets.ts
 var hex = (value) => `0x${value.toString(16)}`;
+async function stellarSdk() {
+  const loaded = await import("@stellar/stellar-sdk");
+  return loaded.TransactionBuilder ? loaded : loaded.default;
+}
 function pause(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -226,7 +230,7 @@ function keypairWallet(key) {
   return {
     address: keypair.publicKey(),
     async signTransaction(xdr, { networkPassphrase }) {
-      const { TransactionBuilder } = await import("@stellar/stellar-sdk");
+      const { TransactionBuilder } = await stellarSdk();
       const tx = TransactionBuilder.fromXDR(xdr, networkPassphrase);
       tx.sign(keypair);
       return tx.toXDR();
@@ -327,7 +331,7 @@ async function send(run, chainId, action, signed, keep) {
   }
   const wallet = stellarWallet(run);
   const network = stellarNetwork(run, chainId);
-  const [stellar, sdk] = await Promise.all([import("./stellar.js"), import("@stellar/stellar-sdk")]);
+  const [stellar, sdk] = await Promise.all([import("./stellar.js"), stellarSdk()]);
   const unsigned = signed ? await stellar.stellarTransaction(action, signed, wallet.address, network, {
     orderParams
   }) : await timeoutTransaction(sdk, stellar, wallet.address, network, orderParams);

@@ -1,10 +1,12 @@
-import { followTrade, type Schemas } from '@cross-chain-relayer/client';
+import { followTrade, RelayerCallError, type Schemas } from '@cross-chain-relayer/client';
+import { executeTrade, resumeTrade, type ExecuteOptions, type TradeRecord, type TradeResult } from '@cross-chain-relayer/client/execute';
 import { formatAmount, parseAmount } from './amounts.ts';
 import { chainOf, tokenName, type AppContext } from './context.ts';
 import { h, show } from './dom.ts';
 import { apiError, UserError } from './errors.ts';
 import { tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
+import { progressSentence, recordOf, tradeStore, tradeWallets, unfinishedRecord } from './execute.ts';
 import { approveFor, confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
 
 type Trade = Schemas['Trade'];
@@ -12,6 +14,19 @@ const CURRENT = 'relayer.trade';
 
 /** The proof takes one to three minutes (the spec): the estimate shown while it is made. */
 const PROOF_ESTIMATE_SECONDS = 120;
+
+/**
+ * How long the page lets the Maker's unlock stay owed before executeTrade takes the ad side itself:
+ * 15 minutes from when it first saw it owed, which is from the lock, so the proof's minutes count
+ * (the "Take the ad side" button does it at once; the relayer's keeper, where it runs, after its own grace).
+ */
+const MAKER_GRACE_MS = 900_000;
+
+/** The reason a run is stopped to be started again at once (the ad side or the refund taken now). */
+const RESTART = 'restarted by the page';
+
+/** One executeTrade/resumeTrade under way: its record's key, its stop, how it ends. */
+interface Run { key: string; stop: AbortController; finished: Promise<TradeResult | undefined> }
 
 /**
  * The Bridger's page: route and amount, the quote (what is deposited, what is received, from which
@@ -28,7 +43,12 @@ export function bridgerView(context: AppContext): HTMLElement {
   const quoteRegion = h('div', { class: 'quote', 'aria-live': 'polite' });
   const tradeRegion = h('div', { class: 'trade', 'aria-live': 'polite' });
   const lookup = h('input', { name: 'lookup', id: 'trade-lookup', placeholder: 'trade id, order hash or deposit tx hash', size: 40 });
-  let quote: { routeId: string; best: Schemas['AdQuote']; route: Schemas['Route'] } | undefined;
+  let quote: { answer: Schemas['Quote']; best: Schemas['AdQuote']; route: Schemas['Route'] } | undefined;
+  let run: Run | undefined;
+  /** The Idempotency-Key of a create by the page's own steps: one per quote, so a retried click is the same request. */
+  let quoteKey = '';
+  /** The record of the trade shown, when this page drives it (executeTrade's store). */
+  let record: TradeRecord | undefined;
   let following: AbortController | undefined;
   let trade: Trade | undefined;
   let proofReady = false;
@@ -54,7 +74,8 @@ export function bridgerView(context: AppContext): HTMLElement {
         show(quoteRegion, h('p', { class: 'unavailable' }, 'No ad can take this deposit now: ', answer.data.unavailable.map((u) => u.message).join('; ') || 'no ad on this route.'));
         return;
       }
-      quote = { routeId: chosen.id, best, route: chosen };
+      quote = { answer: answer.data, best, route: chosen };
+      quoteKey = crypto.randomUUID();
       const bridgeButton: HTMLButtonElement = h('button', { type: 'button', onclick: () => void context.act('Bridge', () => bridge(), bridgeButton) }, 'Bridge');
       show(quoteRegion, h('dl', { class: 'quote-terms' },
         h('dt', null, 'You deposit'), h('dd', { 'data-field': 'deposit' }, `${formatAmount(best.orderAmount, chosen.orderToken.decimals)} ${tokenName(chosen.orderToken, context)}`),
@@ -64,14 +85,40 @@ export function bridgerView(context: AppContext): HTMLElement {
     }, quoteButton);
   });
 
+  /**
+   * Bridge: the client's executeTrade from the quote, the whole trade as the Bridger (approve,
+   * create under a key kept before it is sent, deposit, confirm, the unlock when due, the ad side
+   * if the Maker stalls, the refund after an expiry), its progress on the status line. A click
+   * after a run stopped before the trade was created resumes that record (the same
+   * Idempotency-Key), never a second reservation.
+   */
   async function bridge(): Promise<void> {
     if (!quote) throw new UserError('Get a quote first.');
-    const { best, route: chosen } = quote;
+    const { best, route: chosen, answer } = quote;
     const adKind = chainOf(context, chosen.adToken.chain.chainId)?.kind ?? 'EVM';
     const payee = adKind === 'EVM' ? context.evm?.address : context.stellar?.address;
     if (!payee) throw new UserError(`Connect ${adKind === 'EVM' ? 'an EVM wallet' : 'Freighter'}: you are paid on ${chosen.adToken.chain.name}.`);
+    // The wallet readied for the order chain before anything is asked of the API (a wallet that will not switch is named).
+    await ready(context, chosen.orderToken.chain.chainId);
+    // executeTrade sends Soroban transactions from the Bridger's own account: a fee payer ("Fees paid by") needs the page's own steps.
+    const touchesStellar = [chosen.orderToken.chain.chainId, chosen.adToken.chain.chainId].some((id) => chainOf(context, id)?.kind === 'STELLAR');
+    if (context.stellar?.feePayer && touchesStellar) return bridgeByHand(best, chosen, payee);
+    const unsent = (await tradeStore.list()).find((kept) => !kept.tradeId && !kept.outcome && kept.request.adId === best.adId
+      && kept.request.routeId === chosen.id && kept.request.amount === best.orderAmount && kept.request.bridgerDstAddress === payee);
+    if (unsent) await start(unsent.key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key: unsent.key }));
+    else {
+      const key = crypto.randomUUID();
+      await start(key, (options) => executeTrade(context.session.api, answer, { ...options, key, adId: best.adId, recipient: payee }));
+    }
+  }
+
+  /**
+   * The trade by the page's own steps, for a Bridger whose Soroban fees another account pays:
+   * approve, create (under a key kept for this quote), deposit with the fee payer as the source,
+   * confirm; the Bridger's unlock is then one click ("Unlock").
+   */
+  async function bridgeByHand(best: Schemas['AdQuote'], chosen: Schemas['Route'], payee: string): Promise<void> {
     const orderChain = chosen.orderToken.chain.chainId;
-    await ready(context, orderChain);
     // create checks the deposit's allowance: approve the OrderPortal first (an ERC-20 deposit; a
     // Soroban deposit authorises its transfer inside its own transaction).
     if (chosen.orderToken.kind !== 'NATIVE' && chainOf(context, orderChain)?.kind !== 'STELLAR') {
@@ -83,11 +130,69 @@ export function bridgerView(context: AppContext): HTMLElement {
     const { session } = context;
     const created = await session.call(() => session.api.POST('/v1/trades/create', {
       body: { adId: best.adId, routeId: chosen.id, amount: best.orderAmount, bridgerDstAddress: payee },
-      params: { header: { 'Idempotency-Key': crypto.randomUUID() } },
+      params: { header: { 'Idempotency-Key': quoteKey } },
     }));
     remember(created.tradeId);
     await sendAndConfirm(context, orderChain, 'createOrder', created.reqContractDetails, { kind: 'trade', id: created.tradeId });
     await open(created.tradeId);
+  }
+
+  /**
+   * Starts a run (stopping the one under way, if any) and resolves when the trade is over for the
+   * Bridger; a run stopped to be started again resolves with the run that replaced it.
+   */
+  function start(key: string, begin: (options: ExecuteOptions) => Promise<TradeResult | undefined>, resumed = false): Promise<TradeResult | undefined> {
+    run?.stop.abort(RESTART);
+    const stop = new AbortController();
+    const current: Run = { key, stop, finished: Promise.resolve(undefined) };
+    run = current;
+    const before = new Set<string>();
+    current.finished = (async () => {
+      const kept = await tradeStore.get(key);
+      if (resumed && kept) for (const hash of Object.values(kept.tx)) if (hash) before.add(hash);
+      try {
+        const result = await begin({
+          ...tradeWallets(context), store: tradeStore, signal: stop.signal, fetch: context.session.fetch, makerGraceMs: MAKER_GRACE_MS,
+          onProgress: (progress) => {
+            const sentence = progressSentence(progress, before);
+            if (sentence) context.say(sentence);
+            if (!progress.trade) return;
+            if (trade?.id !== progress.trade.id) void open(progress.trade.id);
+            trade = progress.trade;
+            render();
+          },
+        });
+        if (result?.outcome === 'SETTLED' && result.trade.adChainId && chainOf(context, result.trade.adChainId)?.kind === 'EVM') {
+          // Back to the chain where the Bridger was paid, for the final balance.
+          await onChain(context, result.trade.adChainId).catch(() => undefined);
+          await readFinalBalance();
+        }
+        return result;
+      } catch (error) {
+        // Replaced by another run (the ad side or the refund taken now): this one ends with it.
+        if (stop.signal.aborted && stop.signal.reason === RESTART && run !== current && run) return run.finished;
+        throw error instanceof RelayerCallError ? apiError(error.body, error.status) : error;
+      } finally {
+        if (run === current) run = undefined;
+        if (trade) record = await recordOf(trade.id);
+        render();
+      }
+    })();
+    return current.finished;
+  }
+
+  /** Takes the ad side now (the Maker's unlock is due and unsent): this trade's run resumed with no grace left. */
+  async function takeAdSide(): Promise<void> {
+    const key = record?.key;
+    if (!key) throw new UserError('This page did not start this trade: it holds no record to take the ad side from.');
+    await start(key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key, makerGraceMs: 0 }), true);
+  }
+
+  /** Continues the trade this page kept (after a reload, a wallet connected late, or a stopped run). */
+  async function continueRun(): Promise<void> {
+    const key = record?.key;
+    if (!key) throw new UserError('This page holds no record of this trade.');
+    await start(key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key }), true);
   }
 
   function remember(tradeId: string): void {
@@ -101,6 +206,7 @@ export function bridgerView(context: AppContext): HTMLElement {
     const answer = await context.session.anyone.GET('/v1/trades/{id}', { params: { path: { id: tradeId } } });
     if (!answer.data) throw apiError(answer.error, answer.response.status);
     trade = answer.data;
+    record = await recordOf(tradeId);
     proofReady = false;
     finalBalance = undefined;
     remember(tradeId);
@@ -164,14 +270,36 @@ export function bridgerView(context: AppContext): HTMLElement {
       ['Settled', t.status === 'SETTLED'],
     ];
     const label = tradeLabel(t.status);
-    const unlockButton: HTMLButtonElement = h('button', { type: 'button', onclick: () => void context.act('Unlock', unlock, unlockButton) }, 'Unlock');
+    const button = (text: string, action: () => Promise<void>) => {
+      const element: HTMLButtonElement = h('button', { type: 'button', onclick: () => void context.act(text, action, element) }, text);
+      return element;
+    };
     const route = t.route;
+    const kept = record && record.tradeId === t.id ? record : undefined;
+    // A trade this page drives: its run takes each turn; one it only found: the Bridger's unlock by hand.
+    const byHand = !kept && t.unlockDue === 'BRIDGER' && t.status === 'LOCKED';
+    const adSide = kept && !kept.outcome && t.status === 'LOCKED' && t.unlockDue === 'MAKER' && t.unlockableBy.includes('BRIDGER');
+    const deposited = done('deposit') || Boolean(kept?.tx.deposit);
+    const refunded = done('refund') || kept?.outcome === 'REFUNDED';
+    const refundTime = kept?.order?.orderParams.refundTime;
+    const refundable = t.status === 'EXPIRED' && deposited && !refunded && !t.adCreatorClaimed;
+    const stalled = kept && !kept.outcome && !run && !adSide && !refundable && t.status !== 'SETTLED' && t.status !== 'EXPIRED';
+    const keeper = 'The relayer also sends it for you after a grace if you do not (its keeper, where the operator runs it); you may do it sooner yourself.';
     show(tradeRegion,
       h('h3', null, 'Trade ', h('code', { 'data-field': 'trade-id' }, t.id)),
       h('p', null, h('span', { class: `label label-${label.toLowerCase()}`, 'data-field': 'label' }, label), ' ', h('span', { class: 'api-status', 'data-field': 'status' }, t.status)),
       h('ol', { class: 'steps' }, steps.map(([name, value]) => h('li', { class: value === true ? 'done' : value === false ? 'todo' : 'info' }, name, typeof value === 'string' ? `: ${value}` : value ? ' ✓' : ''))),
-      t.unlockDue === 'BRIDGER' && t.status === 'LOCKED' ? h('p', null, 'Your unlock is due (it pays the Maker on the order chain). ', unlockButton) : null,
-      t.status === 'EXPIRED' ? h('p', { class: 'status error' }, 'This trade expired: if you deposited, refund it from the order chain after its refund time.') : null,
+      byHand ? h('p', null, 'Your unlock is due (it pays the Maker on the order chain). ', button('Unlock', unlock)) : null,
+      adSide ? h('p', { 'data-field': 'ad-side' }, 'The proof is ready and the Maker has not unlocked yet. You can take the ad side yourself: it pays you on ',
+        `${route?.adToken.chain.name ?? 'the ad chain'} (you send the transaction). ${run ? `The page does it by itself ${MAKER_GRACE_MS / 60_000} minutes after the lock. ` : ''}${keeper} `,
+        button('Take the ad side', takeAdSide)) : null,
+      refundable ? h('p', { 'data-field': 'refund' }, `This trade expired with your deposit on ${route?.orderToken.chain.name ?? 'the order chain'}: it can be refunded to you `,
+        refundTime ? `from ${new Date(Number(refundTime) * 1000).toLocaleString()} (the order chain's clock). ` : 'after its refund time. ',
+        `${keeper} `, kept ? (run ? h('span', null, 'The page refunds it when the time comes.') : button('Refund', continueRun)) : null) : null,
+      t.status === 'EXPIRED' && !refundable ? h('p', { class: 'status error' }, refunded ? 'This trade expired; your deposit was refunded.' : 'This trade expired before a deposit: nothing to refund.') : null,
+      stalled ? h('p', null, 'This page kept the trade: continue it from where it stopped. ', button('Continue the trade', continueRun)) : null,
+      t.transactions.length ? h('ul', { class: 'transactions', 'data-field': 'transactions' }, t.transactions.map((tx) => h('li', { 'data-step': tx.step },
+        `${tx.step}: `, h('code', null, `${tx.txHash.slice(0, 10)}…`), tx.sentBy === 'relayer' ? h('span', { class: 'sent-by', 'data-field': 'sent-by-relayer' }, ' sent by the relayer') : null))) : null,
       t.status === 'SETTLED' && route ? h('p', { 'data-field': 'final' }, 'Settled: both sides are paid. ',
         finalBalance ? h('span', null, `Your balance on ${route.adToken.chain.name}: `, h('strong', { 'data-field': 'final-balance' }, finalBalance)) : null) : null);
   }
@@ -199,7 +327,15 @@ export function bridgerView(context: AppContext): HTMLElement {
   // After a reload: the trade in the address, or the last one opened here.
   const fromAddress = new URLSearchParams(location.hash.split('?')[1] ?? '').get('trade');
   const resume = fromAddress ?? localStorage.getItem(CURRENT);
-  if (resume) void context.act('Load the trade', () => open(resume));
+  void (async () => {
+    // A trade this page was driving when it was reloaded: resumed from its kept record (resumeTrade),
+    // a transaction sent but not confirmed confirmed now.
+    const unfinished = context.session.user ? await unfinishedRecord() : undefined;
+    if (unfinished?.tradeId && (!resume || resume === unfinished.tradeId)) {
+      await context.act('Load the trade', () => open(unfinished.tradeId!));
+      void context.act('Continue the trade', () => start(unfinished.key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key: unfinished.key }), true).then(() => undefined));
+    } else if (resume) void context.act('Load the trade', () => open(resume));
+  })();
   (root as HTMLElement & { refresh?: () => void }).refresh = fill;
   return root;
 }

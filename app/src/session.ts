@@ -28,10 +28,9 @@ export class Session {
    * The client with the access token (asked per request, so a refresh takes effect at once); a 401
    * refreshes the session once and sends the request again (the client's refreshingFetch).
    */
-  readonly api = createRelayerClient(API_BASE, {
-    accessToken: () => this.stored?.access ?? '',
-    fetch: refreshingFetch({ fetch: revalidating, refresh: async () => ((await this.refresh()) ? this.stored?.access : undefined) }),
-  });
+  /** The fetch under `api`: revalidating, a 401 refreshed once (what executeTrade's calls go through too). */
+  readonly fetch = refreshingFetch({ fetch: revalidating, refresh: async () => ((await this.refresh()) ? this.stored?.access : undefined) });
+  readonly api = createRelayerClient(API_BASE, { accessToken: () => this.stored?.access ?? '', fetch: this.fetch });
 
   constructor(private readonly onChange: () => void) {
     try { this.stored = JSON.parse(localStorage.getItem(STORE) ?? 'null') ?? undefined; } catch { this.stored = undefined; }

@@ -10,7 +10,7 @@ import { buildApp } from '../../app/build.ts';
 import { anvilAccounts } from '../../devnet/accounts.ts';
 import { readContract } from '../../devnet/stellar/client.ts';
 import { EVM_DEV_ACCOUNT, STELLAR_DEV_ACCOUNT } from '../../entrypoints/dev-accounts.ts';
-import { pageReady, saysDone } from '../support/app-page.ts';
+import { pageReady, saysDone, saysStatus } from '../support/app-page.ts';
 import { launchBrowser, type TestBrowser } from '../support/browser.ts';
 import { installEvmWalletDouble, installFreighterDouble, type EvmDouble } from '../support/wallet-doubles.ts';
 
@@ -152,7 +152,8 @@ describe('npm start serves /app on its devnet, and a person bridges from a brows
     expect(await bridger.locator('[data-field=ad]').textContent()).toBe(adId);
     const bridgerEvmBefore = (await evmTusd.getFunction('balanceOf')(EVM_DEV_ACCOUNT.address)) as bigint;
     await bridger.getByRole('button', { name: 'Bridge' }).click();
-    await saysDone(bridger, 'Bridge', 120_000);
+    // The page's executeTrade: approve, create, deposit on anvil, confirm; then the lock awaited.
+    await saysStatus(bridger, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
     const tradeId = (await bridger.locator('[data-field=trade-id]').textContent())!;
     expect(await evmTusd.getFunction('balanceOf')(EVM_DEV_ACCOUNT.address)).toBe(bridgerEvmBefore - 1_000_000n);
 
@@ -167,10 +168,9 @@ describe('npm start serves /app on its devnet, and a person bridges from a brows
     expect(makerFreighter.signed).toHaveLength(1);
     expect(await stellarTusdOf(bridgerStellar.publicKey())).toBe(10_000_000n);
 
-    // The Bridger's unlock on anvil pays the Maker; SETTLED in both views.
+    // The Bridger's unlock on anvil (executeTrade, once due) pays the Maker; SETTLED in both views.
     const payeeBefore = (await evmTusd.getFunction('balanceOf')(makerPayee.address)) as bigint;
-    await bridger.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
-    await saysDone(bridger, 'Unlock', 120_000);
+    await saysDone(bridger, 'Bridge', 120_000);
     await expect.poll(() => bridger.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
     expect(await evmTusd.getFunction('balanceOf')(makerPayee.address)).toBe(payeeBefore + 1_000_000n);
     await expect.poll(() => row.locator('.label').textContent(), { timeout: 30_000 }).toBe('Settled');

@@ -103,9 +103,10 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
     expect(await page.locator('[data-field=ad]').textContent()).toBe(adId);
     const portalBefore = await xlmBalance(world, orderPortal);
     await page.getByRole('button', { name: 'Bridge' }).click();
-    await saysDone(page, 'Bridge', 120_000);
+    // The page's executeTrade: the Soroban deposit sent from Freighter and confirmed, then the lock awaited.
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
     const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
-    expect(await page.locator('.trade [data-field=status]').textContent()).toBe('DEPOSITED');
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('DEPOSITED');
     expect(await xlmBalance(world, orderPortal)).toBe(portalBefore + 10_000_000n);
     const { orderHash } = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
 
@@ -116,19 +117,19 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
     await saysDone(maker, `Lock (ad ${adId.slice(0, 8)})`, 120_000);
     await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 400_000, interval: 2_000 }).toBe('your unlock (pays the Bridger)');
     const bridgerWxlm = await wxlmBalance(world, AD_CHAIN, bridgerWallet.wallet.address);
+    // The Bridger's unlock on Soroban follows at once on its page (executeTrade): the person declines it the first time.
+    const makerXlm = await xlmBalance(world, world.makerStellar.publicKey());
+    bridgerFreighter.declineNext = true;
     await row.getByRole('button', { name: 'Unlock' }).click();
     await saysDone(maker, `Unlock (ad ${adId.slice(0, 8)})`, 120_000);
     expect(await wxlmBalance(world, AD_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerWxlm + 10_000_000n);
 
-    // The Bridger's unlock on Soroban: a declined signature is said and nothing moves; then Freighter
+    // The Bridger's unlock on Soroban: a declined signature is said and nothing moves; continued, Freighter
     // signs the order hash's text (SEP-53) and the unlock transaction, paying the Maker's Stellar account.
-    const makerXlm = await xlmBalance(world, world.makerStellar.publicKey());
-    bridgerFreighter.declineNext = true;
-    await page.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
-    await saysStatus(page, 'Unlock failed: You declined the request in Freighter: nothing was signed.', 'the declined unlock signature said');
+    await saysStatus(page, 'Bridge failed: You declined the request in Freighter: nothing was signed.', 'the declined unlock signature said', 120_000);
     expect(bridgerFreighter.signed).toEqual([]);
-    await page.getByRole('button', { name: 'Unlock' }).click();
-    await saysDone(page, 'Unlock', 120_000);
+    await page.getByRole('button', { name: 'Continue the trade' }).click();
+    await saysDone(page, 'Continue the trade', 120_000);
     expect(bridgerFreighter.signed).toEqual([orderHash.toLowerCase()]);
     await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
     expect(await xlmBalance(world, world.makerStellar.publicKey())).toBe(makerXlm + 10_000_000n);
@@ -187,7 +188,7 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
       await saysDone(page, 'Quote');
       expect(await page.locator('[data-field=ad]').textContent()).toBe(adId);
       await page.getByRole('button', { name: 'Bridge' }).click();
-      await saysDone(page, 'Bridge', 120_000);
+      await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
       const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
       const { orderHash } = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
 
@@ -199,15 +200,14 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
       await expect.poll(() => field(maker, adId, 'locked').textContent(), { timeout: 30_000 }).toBe('1 XLM');
       await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 400_000, interval: 2_000 }).toBe('your unlock (pays the Bridger)');
       const bridgerXlm = await xlmBalance(world, world.bridgerStellar.publicKey());
+      const makerWxlm = await wxlmBalance(world, ORDER_CHAIN, evmWallets[0]!.wallet.address);
       await row.getByRole('button', { name: 'Unlock' }).click();
       await saysDone(maker, `Unlock (ad ${adId.slice(0, 8)})`, 120_000);
       expect(makerFreighter.signed).toEqual([orderHash.toLowerCase()]);
       expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerXlm + 10_000_000n);
 
-      // The Bridger's unlock on anvil (its EVM wallet signs it) pays the Maker WXLM; SETTLED.
-      const makerWxlm = await wxlmBalance(world, ORDER_CHAIN, evmWallets[0]!.wallet.address);
-      await page.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
-      await saysDone(page, 'Unlock', 120_000);
+      // The Bridger's unlock on anvil (its EVM wallet signs it, executeTrade sends it) pays the Maker WXLM; SETTLED.
+      await saysDone(page, 'Bridge', 120_000);
       await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
       expect(await wxlmBalance(world, ORDER_CHAIN, evmWallets[0]!.wallet.address)).toBe(makerWxlm + 10_000_000n);
       await expect.poll(() => field(maker, adId, 'locked').textContent(), { timeout: 30_000 }).toBe('0 XLM');

@@ -21,6 +21,12 @@ import { call } from '../support/wallets.ts';
  */
 
 const { makerKey, bridgerKey } = tradeParties();
+/**
+ * The deposit request lives 60 s and the lock deadline comes 120 s after creation (lockExpiry 3720 s
+ * less the contracts' hour), so the last test's trade, never locked, expires within minutes; the
+ * other trades are locked well before.
+ */
+const SHORT_LOCK_WINDOW = { TRADE_RESERVATION_TTL_SECONDS: '60', ORDER_LOCK_EXPIRY_SECONDS: '3720' };
 let service: TestService;
 let devnet: DevnetClient;
 let makerBrowser: TestBrowser;
@@ -32,7 +38,7 @@ let adManager: string;
 
 beforeAll(async () => {
   await buildApp();
-  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0' });
+  service = await startTestService({ DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', ...SHORT_LOCK_WINDOW });
   devnet = await devnetClient(service.devnet!.rpcUrls, service.devnet!.deployments);
   const routes = (await call(service, 'GET', `/v1/routes?adChainId=${AD_CHAIN}&orderChainId=${ORDER_CHAIN}&symbol=TUSD`)).body.data;
   routeId = routes.find((r: any) => r.adToken.symbol === 'TUSD' && r.orderToken.symbol === 'TUSD').id;
@@ -123,7 +129,7 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     expect(await devnet.balanceOf(AD_CHAIN, adManager)).toBe(12_500_000n);
   }, 180_000);
 
-  it('a Bridger quotes, bridges through the page, and both pages follow the trade live to SETTLED (no serious axe-core violation in either view)', async () => {
+  it('a Bridger quotes and bridges through the page (the client\'s executeTrade, its progress on the status line), and both pages follow the trade live to SETTLED (no serious axe-core violation in either view)', async () => {
     const page = bridgerBrowser.page;
     const maker = makerBrowser.page;
     await signIn(page, bridgerWallet, 'bridge');
@@ -135,10 +141,17 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     expect(await page.locator('[data-field=receive]').textContent()).toMatch(/^1 TUSD/);
     expect(await page.locator('[data-field=ad]').textContent()).toBe(adId);
     const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
+    const makerBalanceBefore = await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address);
     await page.getByRole('button', { name: 'Bridge' }).click();
-    await saysDone(page, 'Bridge', 120_000);
+    // executeTrade approves, creates, deposits and confirms; its progress events feed the status line.
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
     const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
-    expect(await page.locator('.trade [data-field=status]').textContent()).toBe('DEPOSITED');
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('DEPOSITED');
+    // The run is kept in the page's store (localStorage) under its key, with the deposit's hash: what a reload resumes.
+    const kept = await page.evaluate((id) => Object.keys(localStorage).filter((key) => key.startsWith('relayer.execute.'))
+      .map((key) => JSON.parse(localStorage.getItem(key)!)).find((record) => record.tradeId === id), tradeId);
+    const depositTx = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body.transactions.find((tx: any) => tx.step === 'deposit').txHash;
+    expect(kept.tx.deposit).toBe(depositTx);
 
     // The Maker's page learns of it over the event stream (no reload): the trade awaits the lock.
     const row = maker.locator(`tr[data-trade-id="${tradeId}"]`);
@@ -155,12 +168,10 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     await saysDone(maker, `Unlock (ad ${adId.slice(0, 8)})`, 120_000);
     expect(await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
 
-    // The Bridger's unlock (pays the Maker) is due on their page; then the trade settles.
-    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address);
-    await page.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
-    await saysDone(page, 'Unlock', 120_000);
+    // The Bridger's unlock (pays the Maker): executeTrade signs and sends it once due (the wallet asks); the trade settles.
+    await saysDone(page, 'Bridge', 180_000);
     await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
-    expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBefore + 1_000_000n);
+    expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBalanceBefore + 1_000_000n);
     const shown = await page.locator('[data-field=final-balance]').textContent({ timeout: 30_000 });
     const onChain = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
     expect(shown).toBe(`${Number(onChain / 1_000_000n)}${onChain % 1_000_000n ? `.${(onChain % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')}` : ''} TUSD`);
@@ -278,4 +289,116 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
       await browser.close();
     }
   }, 90_000);
+
+  it('offers the Bridger the ad side when the Maker locks and never unlocks: one click, the Bridger is paid and the trade settles', async () => {
+    const page = bridgerBrowser.page;
+    const maker = makerBrowser.page;
+    await page.goto(`${service.url}/app/#/bridge`);
+    await page.reload();
+    await pageReady(page);
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    await page.locator('[data-field=evm-address]').waitFor();
+    await page.selectOption('#bridge-route', routeId);
+    await page.fill('#bridge-amount', '1');
+    await page.getByRole('button', { name: 'Get a quote' }).click();
+    await saysDone(page, 'Quote');
+    const bridgerBefore = await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address);
+    const makerBefore = await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address);
+    await page.getByRole('button', { name: 'Bridge' }).click();
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
+    const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+
+    // The test plays the Maker: it locks through its page, and never unlocks.
+    await maker.goto(`${service.url}/app/#/maker`);
+    await maker.reload();
+    await pageReady(maker);
+    await maker.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    const row = maker.locator(`tr[data-trade-id="${tradeId}"]`);
+    await expect.poll(() => row.locator('[data-field=awaits]').textContent(), { timeout: 30_000, message: 'the Maker\'s page showing the trade awaiting its lock' }).toBe('your lock');
+    await row.getByRole('button', { name: 'Lock' }).click();
+    await saysDone(maker, `Lock (ad ${adId.slice(0, 8)})`, 120_000);
+
+    // Once the proof is ready the Maker's unlock is due and unsent: the Bridger's page offers the ad side, saying the relayer would too.
+    const offer = page.locator('[data-field=ad-side]');
+    await offer.waitFor({ timeout: 400_000 });
+    expect(await offer.textContent()).toContain('The relayer also sends it for you after a grace');
+    expect(await page.locator('.trade [data-field=status]').textContent()).toBe('LOCKED');
+    await offer.getByRole('button', { name: 'Take the ad side' }).click();
+    // The Bridge's run, replaced by this one, ends with it: whichever of the two says "done" last, the trade settles.
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 180_000, message: 'the trade settled after the ad side was taken' }).toBe('SETTLED');
+    await saysStatus(page, /^(Take the ad side|Bridge): done\.$/, 'both runs over', 60_000);
+    // Both unlocks sent by the Bridger's wallet: paid on the ad chain, the Maker on the order chain.
+    expect(await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
+    expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBefore + 1_000_000n);
+    const transactions = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body.transactions;
+    expect(transactions.map((tx: any) => tx.step).sort()).toEqual(['adUnlock', 'deposit', 'lock', 'orderUnlock']);
+    expect(transactions.find((tx: any) => tx.step === 'adUnlock').sentBy).not.toBe('relayer');
+    expect(await page.locator('[data-field=sent-by-relayer]').count()).toBe(0);
+  }, 900_000);
+
+  // Last: it moves both chains' clocks forward for good (deposits signed later would be past their validity).
+  it('loses no Bridger deposit to a reload before its confirmation (resumeTrade confirms it), and offers the refund once the trade expired unlocked and the order chain passed refundTime: one click, the deposit is back', async () => {
+    const page = bridgerBrowser.page;
+    await page.goto(`${service.url}/app/#/bridge`);
+    await page.reload();
+    await pageReady(page);
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    await page.locator('[data-field=evm-address]').waitFor();
+    await page.selectOption('#bridge-route', routeId);
+    await page.fill('#bridge-amount', '1');
+    await page.getByRole('button', { name: 'Get a quote' }).click();
+    await saysDone(page, 'Quote');
+    // The allowance given beforehand, so the deposit is the wallet's first transaction: its receipt is held
+    // until the page is gone, so only the reloaded page (resumeTrade, from the kept record) can confirm it.
+    await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 1_000_000n);
+    const sentBefore = bridgerWallet.sent.length;
+    bridgerWallet.holdReceiptsFrom = sentBefore;
+    let deposit = '';
+    try {
+      await page.getByRole('button', { name: 'Bridge' }).click();
+      await expect.poll(() => bridgerWallet.sent.length, { timeout: 60_000, message: 'the wallet double sending the deposit' }).toBe(sentBefore + 1);
+      deposit = bridgerWallet.sent.at(-1)!;
+      await saysStatus(page, `Sent ${deposit.slice(0, 10)}…: waiting for the chain to include it, then confirming it to the service.`, 'the page holding the deposit\'s hash');
+      await page.reload();
+    } finally {
+      bridgerWallet.holdReceiptsFrom = undefined;
+    }
+    // No wallet connected after the reload: confirming a kept hash and following the trade need none.
+    await pageReady(page);
+    await saysStatus(page, 'Waiting for the Maker\'s lock.', 'the resumed trade following the lock after confirming the kept deposit', 120_000);
+    const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+    const trade = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
+    expect(trade.status).toBe('DEPOSITED');
+    expect(trade.transactions.find((tx: any) => tx.step === 'deposit').txHash).toBe(deposit);
+    expect(bridgerWallet.sent.length).toBe(sentBefore + 1); // confirmed, never sent again
+    const kept = await page.evaluate((id) => Object.keys(localStorage).filter((key) => key.startsWith('relayer.execute.'))
+      .map((key) => JSON.parse(localStorage.getItem(key)!)).find((record) => record.tradeId === id), tradeId);
+    const { lockExpiry, refundTime } = kept.order.orderParams as { lockExpiry: string; refundTime: string };
+    const deadline = Number(lockExpiry) - 3600;
+    const bridgerBefore = await devnet.balanceOf(ORDER_CHAIN, bridgerWallet.wallet.address);
+
+    // Nobody locks. The window's timer fires at the deadline by the service's clock; the ad chain's time then passes it too.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (deadline + 1) * 1000 - Date.now())));
+    const adChain = devnet.provider(AD_CHAIN);
+    const adNow = (await adChain.getBlock('latest'))!.timestamp;
+    await adChain.send('evm_increaseTime', [Math.max(0, deadline + 1 - adNow)]);
+    for (let i = 0; i < 3; i += 1) await adChain.send('evm_mine', []);
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 120_000, message: 'the trade expired with its lock window closed' }).toBe('EXPIRED');
+    const offer = page.locator('[data-field=refund]');
+    await offer.waitFor({ timeout: 30_000 });
+    expect(await offer.textContent()).toContain('The relayer also sends it for you after a grace');
+    // The resumed run cannot send without a wallet: it says so, and the page offers the refund.
+    await saysStatus(page, 'Continue the trade failed: Connect an EVM wallet first.', 'the resumed trade waiting for a wallet', 60_000);
+    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+    await page.locator('[data-field=evm-address]').waitFor();
+    // The order chain's clock past refundTime (anvil mines no block by itself).
+    const orderChain = devnet.provider(ORDER_CHAIN);
+    const orderNow = (await orderChain.getBlock('latest'))!.timestamp;
+    await orderChain.send('evm_increaseTime', [Math.max(0, Number(refundTime) + 1 - orderNow)]);
+    for (let i = 0; i < 3; i += 1) await orderChain.send('evm_mine', []);
+    await offer.getByRole('button', { name: 'Refund' }).click();
+    await saysDone(page, 'Refund', 120_000);
+    expect(await devnet.balanceOf(ORDER_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
+    await expect.poll(() => page.locator('.trade').textContent(), { timeout: 30_000 }).toContain('your deposit was refunded');
+  }, 600_000);
 });
