@@ -646,3 +646,48 @@ describe('PgBouncer (deploy/k8s/components/pgbouncer)', () => {
     expect(maxDb).toBeGreaterThanOrEqual(poolSize);
   });
 });
+
+describe('PostgreSQL with CloudNativePG (deploy/k8s/components/cloudnativepg)', () => {
+  let objects: K8sObject[];
+  beforeAll(() => {
+    const dir = mkdtempSync(path.join(scratch, 'cnpg-'));
+    const relative = (to: string) => path.relative(dir, path.resolve(to));
+    writeFileSync(path.join(dir, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', namespace: 'relayer',
+      resources: [relative('deploy/k8s/overlays/production')],
+      components: [relative('deploy/k8s/components/cloudnativepg'), relative('deploy/k8s/components/pgbouncer')],
+    }));
+    objects = render(dir);
+  });
+
+  it('runs a primary and one replica at the max_connections the connection budget counts, archiving WAL to an object store named by a Secret, with a nightly base backup', () => {
+    const cluster = named(objects, 'Cluster', 'relayer-postgres')!;
+    expect(cluster.apiVersion).toBe('postgresql.cnpg.io/v1');
+    expect(cluster.spec.instances).toBe(2);
+    expect(cluster.spec.imageName).toMatch(/@sha256:[0-9a-f]{64}$/);
+    expect(Number(cluster.spec.postgresql.parameters.max_connections)).toBe(postgresMaxConnections);
+    expect(Number(cluster.spec.postgresql.parameters.superuser_reserved_connections)).toBe(postgresReservedConnections);
+    expect(cluster.spec.plugins).toEqual([{ name: 'barman-cloud.cloudnative-pg.io', isWALArchiver: true, parameters: { barmanObjectName: 'relayer-backups' } }]);
+    const store = named(objects, 'ObjectStore', 'relayer-backups')!;
+    expect(store.spec.configuration.destinationPath).toMatch(/^s3:\/\/placeholder-/);
+    expect(store.spec.configuration.s3Credentials).toEqual({
+      accessKeyId: { name: 'relayer-backups-s3', key: 'ACCESS_KEY_ID' }, secretAccessKey: { name: 'relayer-backups-s3', key: 'ACCESS_SECRET_KEY' },
+    });
+    const schedule = named(objects, 'ScheduledBackup', 'relayer-postgres-nightly')!;
+    expect(schedule.spec).toMatchObject({ cluster: { name: 'relayer-postgres' }, method: 'plugin', pluginConfiguration: { name: 'barman-cloud.cloudnative-pg.io' } });
+    // Six cron fields, seconds first (CloudNativePG's format).
+    expect(schedule.spec.schedule.split(' ')).toHaveLength(6);
+    for (const object of [cluster, store, schedule]) expect(object.metadata.namespace).toBe('relayer');
+  });
+
+  it('PgBouncer reaches the cluster\'s primary, and the cluster\'s pods admit the processes, PgBouncer and each other on 5432', () => {
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('relayer-pgbouncer'))!;
+    expect(pgbouncerIni(configMap.data!['pgbouncer.ini']!).databases!.relayer).toMatch(/^host=relayer-postgres-rw port=5432 dbname=relayer$/);
+    const policy = named(objects, 'NetworkPolicy', 'relayer-postgres')!;
+    expect(policy.spec.podSelector).toEqual({ matchLabels: { 'cnpg.io/cluster': 'relayer-postgres' } });
+    const postgresIngress = policy.spec.ingress.find((rule: any) => rule.ports.some((p: any) => p.port === 5432));
+    expect(postgresIngress.from[0].podSelector.matchExpressions[0].values).toEqual(['relayer-api', 'relayer-worker', 'relayer-prover', 'relayer-migrate', 'relayer-pgbouncer']);
+    expect(postgresIngress.from).toContainEqual({ podSelector: { matchLabels: { 'cnpg.io/cluster': 'relayer-postgres' } } });
+    expect(strictProblems(builtIn(objects).filter((o) => !/cnpg\.io\//.test(o.apiVersion)))).toEqual([]);
+  });
+});
