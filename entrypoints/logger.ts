@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 import { redactLogLine } from '../api/middleware/redact.ts';
@@ -20,10 +21,17 @@ export function prettyLogs(format: Config['LOG_FORMAT'], stdoutIsTTY: boolean): 
 
 /**
  * The options every process logger is built with: each line is scrubbed of a stream ticket's value
- * (`ticket=`) before it is written, whoever logged it.
+ * (`ticket=`) before it is written, whoever logged it; a line written inside a traced span carries its
+ * `trace_id` and `span_id`, so a log line leads to its trace and a trace to its lines.
  */
 export function processLoggerOptions(options: LoggerOptions): LoggerOptions {
-  return { ...options, hooks: { ...options.hooks, streamWrite: redactLogLine } };
+  return { ...options, mixin: traceFields, hooks: { ...options.hooks, streamWrite: redactLogLine } };
+}
+
+/** The active span's ids (W3C hex), or nothing when no span is active (tracing off, or outside any). */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan()?.spanContext();
+  return span && isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
 }
 
 /**

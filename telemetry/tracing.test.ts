@@ -2,7 +2,9 @@ import { context, trace } from '@opentelemetry/api';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { processLoggerOptions } from '../entrypoints/logger.ts';
 import { tracingMiddleware } from './http.ts';
 import { runTracedJob, withTraceContext } from './jobs.ts';
 import { inSpan } from './spans.ts';
@@ -75,6 +77,18 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): nothing registered, ever
     // The sampler: roots at OTEL_TRACES_SAMPLER_ARG, children follow their parent; a bad ratio is named.
     expect(() => traceSampler({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toThrow(/OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, received '1.5'/);
     expect(traceSampler({ OTEL_TRACES_SAMPLER_ARG: '0.25' }).toString()).toMatch(/ParentBased\{root=TraceIdRatioBased\{0\.25\}/);
+
+    // A log line written inside a span carries its trace and span ids; one outside any span carries none.
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino(processLoggerOptions({ level: 'info' }), { write: (line: string) => { lines.push(JSON.parse(line)); } });
+    const ids = await inSpan('logged', {}, async () => {
+      logger.info('inside');
+      return trace.getSpan(context.active())!.spanContext();
+    });
+    logger.info('outside');
+    expect(lines[0]).toMatchObject({ msg: 'inside', trace_id: ids.traceId, span_id: ids.spanId });
+    expect(lines[1]!.msg).toBe('outside');
+    expect(lines[1]).not.toHaveProperty('trace_id');
 
     // The spans go to the endpoint given (not the exporter's default localhost:4318).
     await tracing.flush();

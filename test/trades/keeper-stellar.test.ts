@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { eventually, ORDER_CHAIN } from '../support/devnet-client.ts';
+import { AD_CHAIN, eventually, ORDER_CHAIN } from '../support/devnet-client.ts';
 import type { TestService } from '../support/service.ts';
 import { describeOnEachOrchestrator, startOrchestratedService, type OrchestratedService } from '../support/scene.ts';
 import {
-  advanceLedgerTo, ORDER_STATE, prepareStellarTrades, sorobanOrder, STELLAR, stellarAdEvmDeposit, stellarLock, wxlmBalance, xlmBalance,
+  advanceLedgerTo, evmAdStellarDeposit, ORDER_STATE, prepareStellarTrades, signOrderHashStellar, sorobanOrder, STELLAR, stellarAdEvmDeposit,
+  stellarLock, wxlmBalance, xlmBalance,
   type StellarTradeWorld,
 } from '../support/stellar-trades.ts';
 import { call } from '../support/wallets.ts';
@@ -29,6 +30,8 @@ describeOnEachOrchestrator('the keeper with a Stellar ad chain', (orchestrator) 
     stack = await startOrchestratedService(orchestrator, {
       DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET: 'on', STELLAR_DEVNET_PORT: '0',
       KEEPER_ENABLED: 'true', KEEPER_POLL_SECONDS: '1', KEEPER_UNLOCK_AFTER_SECONDS: String(GRACE), SIGNED_REQUEST_TTL_SECONDS: '86400',
+      // A deposit request outlives the clocks the tests before it moved.
+      TRADE_RESERVATION_TTL_SECONDS: '7200',
     });
     service = stack.service;
     world = await prepareStellarTrades({ api: service, knex: service.knex, evm: service.devnet!, stellar: service.devnet!.stellar! });
@@ -70,6 +73,35 @@ describeOnEachOrchestrator('the keeper with a Stellar ad chain', (orchestrator) 
     expect(settled.transactions.filter((t: { sentBy?: string }) => t.sentBy === 'relayer')).toEqual([
       expect.objectContaining({ step: 'adUnlock', chainId: STELLAR }), expect.objectContaining({ step: 'orderUnlock', chainId: ORDER_CHAIN }),
     ]);
+    expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
+  }, 6 * 60_000);
+  it('pays the Maker on Soroban when the Bridger took the ad side on anvil and the Maker is absent; nothing sent for the Bridger\'s side', async () => {
+    const { makerKey, bridgerKey } = world.evmParties;
+    const run = await evmAdStellarDeposit(world, AMOUNT);
+    const lock = await call(service, 'POST', `/v1/trades/${run.tradeId}/lock`, undefined, run.makerToken);
+    const lockTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
+    expect((await call(service, 'POST', `/v1/trades/${run.tradeId}/confirm`, { txHash: lockTx }, run.makerToken)).status).toBe(200);
+    // The Bridger takes the ad side itself on anvil (any account may send it; the AdManager pays the Bridger's recipient).
+    const signature = signOrderHashStellar(world.bridgerStellar, run.orderHash);
+    const adSide = await eventually('the proof', () => call(service, 'POST', `/v1/trades/${run.tradeId}/unlock`, { signature, side: 'ad' }, run.bridgerToken),
+      (r) => r.status !== 409, 120_000);
+    expect(adSide.status).toBe(200);
+    const adUnlockTx = await world.chain.send(AD_CHAIN, 'adManager', bridgerKey!.privateKey, 'unlock', adSide.body, adSide.body);
+    expect((await call(service, 'POST', `/v1/trades/${run.tradeId}/unlock/confirm`, { txHash: adUnlockTx }, run.bridgerToken)).status).toBe(200);
+    const makerBefore = await xlmBalance(world, world.makerStellar.publicKey());
+
+    // The Maker stays away past its grace on the Stellar ledger's clock: the keeper's Stellar account sends the Soroban unlock.
+    await advanceLedgerTo(world, (await dueAt(run.tradeId, 'order')) + BigInt(GRACE) + 1n);
+    const settled = await eventually('SETTLED by the keeper', () => trade(run.tradeId), (t) => t.status === 'SETTLED', 120_000);
+    expect(await xlmBalance(world, world.makerStellar.publicKey())).toBe(makerBefore + AMOUNT);
+    expect(await sorobanOrder(world, world.stellar.deployment.orderPortal, run.orderHash)).toMatchObject({ state: ORDER_STATE.unlocked });
+    const byStep = Object.fromEntries(settled.transactions.map((t: { step: string }) => [t.step, t]));
+    expect(byStep.adUnlock).toMatchObject({ chainId: AD_CHAIN, sentBy: 'bridger' });
+    expect(byStep.orderUnlock).toMatchObject({ chainId: STELLAR, sentBy: 'relayer' });
+    expect(await service.knex('keeper_sends').where({ trade_id: run.tradeId }).orderBy('id').select('action', 'side', 'status')).toEqual(expect.arrayContaining([
+      { action: 'releaseLock', side: 'ad', status: 'cancelled' }, { action: 'unlock', side: 'ad', status: 'cancelled' },
+      { action: 'unlock', side: 'order', status: 'confirmed' },
+    ]));
     expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
   }, 6 * 60_000);
 });

@@ -43,6 +43,8 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
   let routeId: string;
   /** The first test's trade whose Maker never locked: EXPIRED, its deposit still in the OrderPortal. */
   let neverLocked: { tradeId: string; refundTime: number } | undefined;
+  /** The first test's trade locked in the window's last second and never unlocked: LOCKED. */
+  let lockedHostage: { tradeId: string; deadline: number; refundTime: number } | undefined;
 
   const trade = async (id: string) => (await call(service, 'GET', `/v1/trades/${id}`)).body;
   const books = async (id: string) => (await call(service, 'GET', `/v1/ads/${id}`)).body;
@@ -91,6 +93,7 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
     // The window's timer fires at the deadline by the service's clock: the AdManager shows the lock, so it is the trade's.
     await eventually('the lock window', async () => (await trade(hostage.tradeId)).status, (s) => s !== 'DEPOSITED', 150_000);
     expect(await trade(hostage.tradeId)).toMatchObject({ status: 'LOCKED' });
+    lockedHostage = hostage;
     const [lockedEvent] = await service.knex('chain_events').where({ subject_id: hostage.tradeId, event: 'OrderLocked' }).select('tx_hash');
     expect(lockedEvent).toEqual({ tx_hash: lockTx });
     // The Maker reporting it afterwards changes nothing.
@@ -182,7 +185,7 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
   });
 
   // Last: it moves the order chain's clock past refundTime for good.
-  it('refunds the Bridger whose Maker never locked at refundTime on the order chain\'s clock, without the Bridger acting', async () => {
+  it('refunds the Bridger whose Maker never locked at refundTime, and releases a lock nobody unlocked at lockExpiry, on the chains\' clocks', async () => {
     const { tradeId, refundTime } = neverLocked!;
     const orderChain = devnet.provider(ORDER_CHAIN);
     const bridgerBefore = await devnet.balanceOf(ORDER_CHAIN, bridger.address);
@@ -200,6 +203,26 @@ describeOnEachOrchestrator('the lock window ends on the ad chain\'s clock', (orc
     expect(refunded.transactions.find((x: { step: string }) => x.step === 'refund')).toMatchObject({ chainId: ORDER_CHAIN, sentBy: 'relayer' });
     expect(await devnet.balanceOf(ORDER_CHAIN, bridger.address)).toBe(bridgerBefore + 40n);
     expect(await service.knex('keeper_sends').where({ trade_id: tradeId }).select('status')).toEqual([{ status: 'confirmed' }]);
+
+    // The locked trade nobody unlocked before lockExpiry (the ad side's window closed unsent): the keeper releases the
+    // lock back to the ad at lockExpiry, and then refunds the Bridger's deposit (the order chain is past refundTime).
+    const hostage = lockedHostage!;
+    const adChain = devnet.provider(AD_CHAIN);
+    const adNow = (await adChain.getBlock('latest'))!.timestamp;
+    await adChain.send('evm_increaseTime', [Math.max(0, hostage.deadline + 3600 - adNow + 1)]);
+    for (let i = 0; i < 4; i += 1) await adChain.send('evm_mine', []);
+    const released = await eventually('the keeper\'s release and refund', async () => ({
+      trade: await trade(hostage.tradeId),
+      sends: await service.knex('keeper_sends').where({ trade_id: hostage.tradeId }).orderBy('id').select('action', 'side', 'status', 'last_error'),
+    }), (seen) => seen.trade.transactions.some((x: { step: string }) => x.step === 'refund'), 90_000);
+    expect(released.trade).toMatchObject({ status: 'EXPIRED', bridgerClaimed: false });
+    const steps = Object.fromEntries(released.trade.transactions.map((x: { step: string; sentBy?: string }) => [x.step, x.sentBy]));
+    expect(steps).toMatchObject({ lockRelease: 'relayer', refund: 'relayer' });
+    expect(released.sends).toEqual(expect.arrayContaining([
+      expect.objectContaining({ action: 'unlock', side: 'ad', status: 'expired' }),
+      expect.objectContaining({ action: 'releaseLock', side: 'ad', status: 'confirmed' }),
+      expect.objectContaining({ action: 'refund', side: 'order', status: 'confirmed' }),
+    ]));
   }, 180_000);
 });
 

@@ -2,18 +2,11 @@ import type { Knex } from 'knex';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { secondsSinceDeposit } from '../../db/repositories/trade-stats.ts';
 import type { TimerEvent, TradeEvent } from '../lifecycle/index.ts';
+import { outcomeOf, TRADE_OUTCOMES } from '../lifecycle/outcomes.ts';
 import type { AppliedEvent } from '../orchestrator.ts';
 import type { StartedBy } from '../start-reconciler.ts';
 
-/** How a deposited trade ended: settled (both unlocks), or expired (no lock in its window, or the lock released unpaid). */
-export const TRADE_OUTCOMES = ['settled', 'expired_unlocked', 'expired_released'] as const;
-
-/**
- * Who an expiry is owed to: `service` when the trade expired without its proof ready (the service did not
- * do its part, and nobody could unlock), `counterparty` when the proof was ready (a Maker who never locked,
- * an unlock nobody submitted). The settlement SLO pages on the first only. A settled trade's is `none`.
- */
-export const OUTCOME_CAUSES = ['none', 'service', 'counterparty'] as const;
+export { OUTCOME_CAUSES, TRADE_OUTCOMES } from '../lifecycle/outcomes.ts';
 
 /**
  * The trade lifecycle's event-driven metrics: applied lifecycle events by type, how deposited
@@ -92,8 +85,8 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
       if (applied.duplicate || applied.stale) return;
       const type = (applied.appliedAs ?? event).type;
       events.inc({ event: type });
-      const outcome = outcomeOf(type, applied);
-      if (outcome) outcomes.inc({ outcome, cause: causeOf(outcome, applied) });
+      const ended = outcomeOf(type, applied.state);
+      if (ended) outcomes.inc(ended);
       if (event.type !== 'PROOF_READY') return;
       const seconds = await secondsSinceDeposit(knex, tradeId);
       if (seconds !== undefined) depositToProof.observe(seconds);
@@ -101,21 +94,3 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
   };
 }
 
-/**
- * The outcome a (new, applied) event ends a deposited trade with, if it ends one: the unlock that
- * makes it SETTLED (a trade settles once: a later unlock is a duplicate), the lock window closing on
- * a DEPOSITED trade, the lock released. A reservation expiring before any deposit is not an outcome:
- * no money moved.
- */
-function outcomeOf(type: TradeEvent['type'], applied: AppliedEvent): (typeof TRADE_OUTCOMES)[number] | undefined {
-  if (type === 'UNLOCK_CONFIRMED' && applied.state.status === 'SETTLED') return 'settled';
-  if (type === 'LOCK_WINDOW_CLOSED' && applied.state.status === 'EXPIRED') return 'expired_unlocked';
-  if (type === 'LOCK_RELEASED' && applied.state.status === 'EXPIRED') return 'expired_released';
-  return undefined;
-}
-
-/** Who a trade's outcome is owed to (OUTCOME_CAUSES): an expiry with the proof ready is a counterparty's. */
-function causeOf(outcome: (typeof TRADE_OUTCOMES)[number], applied: AppliedEvent): (typeof OUTCOME_CAUSES)[number] {
-  if (outcome === 'settled') return 'none';
-  return applied.state.proof === 'ready' ? 'counterparty' : 'service';
-}
