@@ -340,6 +340,8 @@ function connectionBudget(objects: K8sObject[]): { total: number; roles: Record<
   const roles: Record<string, { pods: number; each: number }> = {};
   for (const workload of workloads(objects)) {
     const name = workload.metadata.name;
+    // The relayer's own processes; PgBouncer (components/pgbouncer) is counted by its own test.
+    if (!(name in connectionsBeyondPool)) continue;
     const env = workload.spec.template.spec.containers[0].env as { name: string; value?: string }[];
     const pool = Number(env.find((e) => e.name === 'DB_POOL_MAX')?.value ?? config.DB_POOL_MAX ?? 10);
     const scaler = objects.find((o) => (o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler') && o.spec.scaleTargetRef.name === name);
@@ -531,5 +533,161 @@ describe(`strict validation (Kubernetes ${kubernetesVersion}, KEDA's and the Pro
       expect.stringMatching(/triggers\/0 must have required property type/),
       'ScaledObject.spec.maxReplicaCont: unknown field',
     ]));
+  });
+});
+
+/** The `[pgbouncer]` and `[databases]` settings of a pgbouncer.ini text, by section. */
+function pgbouncerIni(text: string): Record<string, Record<string, string>> {
+  const sections: Record<string, Record<string, string>> = {};
+  let section = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith(';') || line.startsWith('#')) continue;
+    const header = /^\[(\w+)\]$/.exec(line);
+    if (header) { section = header[1]!; sections[section] = {}; continue; }
+    const [key, ...value] = line.split('=');
+    sections[section]![key!.trim()] = value.join('=').trim();
+  }
+  return sections;
+}
+
+describe('PgBouncer (deploy/k8s/components/pgbouncer)', () => {
+  const apps = ['relayer-api', 'relayer-worker', 'relayer-prover'];
+  let objects: K8sObject[];
+  beforeAll(() => { objects = renderWithComponent('pgbouncer'); });
+  const ini = () => {
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('relayer-pgbouncer'))!;
+    return pgbouncerIni(configMap.data!['pgbouncer.ini']!);
+  };
+
+  it('runs PgBouncer in session mode from an image pinned by digest, behind a Service on the port it listens on, as non-root on a read-only root filesystem', () => {
+    const deployment = named(objects, 'Deployment', 'relayer-pgbouncer')!;
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0];
+    expect(container.image).toMatch(/^[\w.\/-]+@sha256:[0-9a-f]{64}$/);
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    const settings = ini().pgbouncer!;
+    // pg-boss, the api's LISTEN and the trade gauges' advisory lock need a session of their own.
+    expect(settings.pool_mode).toBe('session');
+    expect(settings.unix_socket_dir).toBe('');
+    const service = named(objects, 'Service', 'relayer-pgbouncer')!;
+    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+    expect(service.spec.ports).toEqual([{ name: 'pgbouncer', port: Number(settings.listen_port), targetPort: 'pgbouncer' }]);
+    expect(container.ports).toEqual([{ name: 'pgbouncer', containerPort: Number(settings.listen_port) }]);
+    // The configuration it reads is the rendered ConfigMap; the userlist comes from its own Secret, read-only.
+    expect(container.command).toEqual(['pgbouncer', '/etc/pgbouncer/pgbouncer.ini']);
+    expect(pod.volumes).toContainEqual({ name: 'config', configMap: { name: objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('relayer-pgbouncer'))!.metadata.name } });
+    expect(pod.volumes).toContainEqual({ name: 'auth', secret: { secretName: 'relayer-pgbouncer-auth', items: [{ key: 'userlist.txt', path: 'userlist.txt' }], defaultMode: 0o440 } });
+    expect(settings.auth_file).toBe('/etc/pgbouncer/auth/userlist.txt');
+    expect(named(objects, 'PodDisruptionBudget', 'relayer-pgbouncer')!.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    expect(strictProblems(builtIn(objects))).toEqual([]);
+  });
+
+  it('points the api, worker and prover at PgBouncer (their own Secret\'s DATABASE_URL_PGBOUNCER) and leaves the migrate Job on PostgreSQL', () => {
+    for (const name of apps) {
+      const env = named(objects, 'Deployment', name)!.spec.template.spec.containers[0].env as { name: string; valueFrom?: unknown }[];
+      expect(env.filter((e) => e.name === 'DATABASE_URL'), name).toEqual([{ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: `${name}-secrets`, key: 'DATABASE_URL_PGBOUNCER' } } }]);
+    }
+    const migrate = named(objects, 'Job', 'relayer-migrate')!.spec.template.spec.containers[0].env;
+    expect(migrate).toContainEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'relayer-migrate-secrets', key: 'DATABASE_URL' } } });
+    // Nothing else of the overlay changed: the signer, the ConfigMap's settings.
+    expect(objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('relayer-config'))!.data).toMatchObject({ RELAYER_SIGNER: 'pkcs11', TEMPORAL_NAMESPACE: 'relayer' });
+  });
+
+  it('lets the apps reach PgBouncer and no longer PostgreSQL, PgBouncer be reached by them alone and reach PostgreSQL', () => {
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    const podLabels = (name: string) => named(objects, 'Deployment', name)?.spec.template.metadata.labels ?? { 'app.kubernetes.io/name': name };
+    /** Whether a NetworkPolicy selector (matchLabels or `In` expressions) selects pods with these labels. */
+    const selects = (selector: any, labels: Record<string, string>) =>
+      Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v)
+      && (selector.matchExpressions ?? []).every((e: any) => e.operator === 'In' && e.values.includes(labels[e.key]));
+    /** The ports `from` may open towards `to` (pod names), from the egress side and the ingress side. */
+    const egressPorts = (from: string, toLabels: Record<string, string> | 'outside') => policies
+      .filter((p) => p.spec.policyTypes.includes('Egress') && selects(p.spec.podSelector, podLabels(from)))
+      .flatMap((p) => (p.spec.egress ?? []).filter((rule: any) => !rule.to || (toLabels !== 'outside' && rule.to.some((peer: any) => peer.podSelector && !peer.namespaceSelector && selects(peer.podSelector, toLabels)))))
+      .flatMap((rule: any) => rule.ports.map((port: any) => port.port));
+    const ingressPorts = (to: string, fromLabels: Record<string, string>) => policies
+      .filter((p) => p.spec.policyTypes.includes('Ingress') && selects(p.spec.podSelector, podLabels(to)))
+      .flatMap((p) => (p.spec.ingress ?? []).filter((rule: any) => !rule.from || rule.from.some((peer: any) => peer.podSelector && selects(peer.podSelector, fromLabels))))
+      .flatMap((rule: any) => rule.ports.map((port: any) => port.port));
+    const bouncer = podLabels('relayer-pgbouncer');
+    for (const app of apps) {
+      expect(egressPorts(app, bouncer), app).toContain(6432);
+      expect(ingressPorts('relayer-pgbouncer', podLabels(app)), app).toContain(6432);
+      // No way around it: PostgreSQL's port is closed to the apps.
+      expect(egressPorts(app, 'outside'), app).not.toContain(5432);
+    }
+    expect(ingressPorts('relayer-pgbouncer', { 'app.kubernetes.io/name': 'relayer-migrate' })).toEqual([]);
+    expect(egressPorts('relayer-pgbouncer', 'outside')).toContain(5432);
+    expect(egressPorts('relayer-migrate', 'outside')).toContain(5432);
+    expect(Number(/port=(\d+)/.exec(ini().databases!.relayer!)![1])).toBe(5432);
+  });
+
+  it('sizes the pools against the pods: every client fits max_client_conn, the sessions they hold fit one instance\'s pool, and the instances\' server connections fit max_connections', () => {
+    const settings = ini().pgbouncer!;
+    const [maxClient, poolSize, maxDb] = [settings.max_client_conn, settings.default_pool_size, settings.max_db_connections].map(Number) as [number, number, number];
+    const { roles } = connectionBudget(objects);
+    // Clients: every app pod at its most (autoscaler maximum, rollout surge), each its pool and its sessions beyond it.
+    // The Service may send them all to one instance.
+    const clients = apps.reduce((sum, name) => sum + roles[name]!.pods * roles[name]!.each, 0);
+    expect(clients).toBe(24 + 27 + 40);
+    expect(clients).toBeLessThanOrEqual(maxClient);
+    // Sessions held for a process's life (LISTEN, pg-boss, the gauges' lock) never go back to the pool: all of them
+    // on one instance must leave room in its pool for the queries.
+    const held = apps.reduce((sum, name) => sum + roles[name]!.pods * connectionsBeyondPool[name]!, 0);
+    expect(held).toBe(4 * 1 + 3 * 5);
+    expect(held).toBeLessThan(Math.min(poolSize, maxDb));
+    // Server: each instance opens at most max_db_connections, with no surge instance; the migrate Job goes direct.
+    const deployment = named(objects, 'Deployment', 'relayer-pgbouncer')!;
+    const instances = deployment.spec.replicas + deployment.spec.strategy.rollingUpdate.maxSurge;
+    const server = instances * maxDb + roles['relayer-migrate']!.pods * roles['relayer-migrate']!.each;
+    expect(server).toBeLessThanOrEqual(postgresMaxConnections - postgresReservedConnections);
+    expect(maxDb).toBeGreaterThanOrEqual(poolSize);
+  });
+});
+
+describe('PostgreSQL with CloudNativePG (deploy/k8s/components/cloudnativepg)', () => {
+  let objects: K8sObject[];
+  beforeAll(() => {
+    const dir = mkdtempSync(path.join(scratch, 'cnpg-'));
+    const relative = (to: string) => path.relative(dir, path.resolve(to));
+    writeFileSync(path.join(dir, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', namespace: 'relayer',
+      resources: [relative('deploy/k8s/overlays/production')],
+      components: [relative('deploy/k8s/components/cloudnativepg'), relative('deploy/k8s/components/pgbouncer')],
+    }));
+    objects = render(dir);
+  });
+
+  it('runs a primary and one replica at the max_connections the connection budget counts, archiving WAL to an object store named by a Secret, with a nightly base backup', () => {
+    const cluster = named(objects, 'Cluster', 'relayer-postgres')!;
+    expect(cluster.apiVersion).toBe('postgresql.cnpg.io/v1');
+    expect(cluster.spec.instances).toBe(2);
+    expect(cluster.spec.imageName).toMatch(/@sha256:[0-9a-f]{64}$/);
+    expect(Number(cluster.spec.postgresql.parameters.max_connections)).toBe(postgresMaxConnections);
+    expect(Number(cluster.spec.postgresql.parameters.superuser_reserved_connections)).toBe(postgresReservedConnections);
+    expect(cluster.spec.plugins).toEqual([{ name: 'barman-cloud.cloudnative-pg.io', isWALArchiver: true, parameters: { barmanObjectName: 'relayer-backups' } }]);
+    const store = named(objects, 'ObjectStore', 'relayer-backups')!;
+    expect(store.spec.configuration.destinationPath).toMatch(/^s3:\/\/placeholder-/);
+    expect(store.spec.configuration.s3Credentials).toEqual({
+      accessKeyId: { name: 'relayer-backups-s3', key: 'ACCESS_KEY_ID' }, secretAccessKey: { name: 'relayer-backups-s3', key: 'ACCESS_SECRET_KEY' },
+    });
+    const schedule = named(objects, 'ScheduledBackup', 'relayer-postgres-nightly')!;
+    expect(schedule.spec).toMatchObject({ cluster: { name: 'relayer-postgres' }, method: 'plugin', pluginConfiguration: { name: 'barman-cloud.cloudnative-pg.io' } });
+    // Six cron fields, seconds first (CloudNativePG's format).
+    expect(schedule.spec.schedule.split(' ')).toHaveLength(6);
+    for (const object of [cluster, store, schedule]) expect(object.metadata.namespace).toBe('relayer');
+  });
+
+  it('PgBouncer reaches the cluster\'s primary, and the cluster\'s pods admit the processes, PgBouncer and each other on 5432', () => {
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('relayer-pgbouncer'))!;
+    expect(pgbouncerIni(configMap.data!['pgbouncer.ini']!).databases!.relayer).toMatch(/^host=relayer-postgres-rw port=5432 dbname=relayer$/);
+    const policy = named(objects, 'NetworkPolicy', 'relayer-postgres')!;
+    expect(policy.spec.podSelector).toEqual({ matchLabels: { 'cnpg.io/cluster': 'relayer-postgres' } });
+    const postgresIngress = policy.spec.ingress.find((rule: any) => rule.ports.some((p: any) => p.port === 5432));
+    expect(postgresIngress.from[0].podSelector.matchExpressions[0].values).toEqual(['relayer-api', 'relayer-worker', 'relayer-prover', 'relayer-migrate', 'relayer-pgbouncer']);
+    expect(postgresIngress.from).toContainEqual({ podSelector: { matchLabels: { 'cnpg.io/cluster': 'relayer-postgres' } } });
+    expect(strictProblems(builtIn(objects).filter((o) => !/cnpg\.io\//.test(o.apiVersion)))).toEqual([]);
   });
 });
