@@ -9,7 +9,7 @@ import { tracingMiddleware } from './http.ts';
 import { runTracedJob, withTraceContext } from './jobs.ts';
 import { inSpan } from './spans.ts';
 import { tracingBundleOptions, tracingClientInterceptors, tracingWorkerOptions } from './temporal.ts';
-import { currentTracing, SERVICE_VERSION, startTracing, traceSampler, tracingConfigured } from './tracing.ts';
+import { currentTracing, resourceAttributesOf, SERVICE_VERSION, startTracing, traceSampler, tracingConfigured } from './tracing.ts';
 
 describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): nothing registered, every hook passes through', () => {
   afterAll(async () => currentTracing()?.shutdown());
@@ -52,6 +52,9 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): nothing registered, ever
     expect(tracingBundleOptions().workflowInterceptorModules).toHaveLength(1);
     expect(tracing.resource.attributes).toMatchObject({ 'service.name': 'relayer-test', 'service.version': SERVICE_VERSION, 'service.instance.id': expect.any(String) });
     expect(SERVICE_VERSION).toMatch(/^\d+\.\d+\.\d+/);
+    // The pod's facts from OTEL_RESOURCE_ATTRIBUTES (deploy/k8s/base sets them from the Downward API); ours win on service.*.
+    expect(resourceAttributesOf('k8s.pod.name=relayer-api-7d9f,k8s.namespace.name=relayer,service.name=spoofed,bad,=x,k8s.node.name=node%201'))
+      .toEqual({ 'k8s.pod.name': 'relayer-api-7d9f', 'k8s.namespace.name': 'relayer', 'service.name': 'spoofed', 'k8s.node.name': 'node 1' });
 
     // A public caller's traceparent decides nothing: not the trace, not sampling (sampled or not); it is a link.
     const app = express();

@@ -53,6 +53,25 @@ export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean
 }
 
 /**
+ * OTEL_RESOURCE_ATTRIBUTES as the OpenTelemetry specification writes it: `key=value` pairs separated
+ * by commas, values percent-encoded; a pair without `=` or with an empty key is skipped.
+ */
+export function resourceAttributesOf(text: string | undefined): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at).trim();
+    if (at <= 0 || key === '') continue;
+    try {
+      attributes[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      attributes[key] = pair.slice(at + 1).trim();
+    }
+  }
+  return attributes;
+}
+
+/**
  * Starts tracing for this process once (later calls return the first one): a tracer provider with
  * a batching OTLP/HTTP exporter (endpoint, headers, timeouts and batching from the standard
  * OTEL_* variables), W3C trace context propagation and an AsyncLocalStorage context manager, all
@@ -64,6 +83,8 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   if (!tracingConfigured(env)) return undefined;
   const name = env.OTEL_SERVICE_NAME || serviceName;
   const resource = new Resource({
+    // OTEL_RESOURCE_ATTRIBUTES first (on Kubernetes the pod, namespace, node and deployment: deploy/k8s/base), ours over them.
+    ...resourceAttributesOf(env.OTEL_RESOURCE_ATTRIBUTES),
     'service.name': name, 'service.namespace': 'relayer', 'service.version': SERVICE_VERSION,
     // The pod's name on Kubernetes (its hostname), the machine's elsewhere: which replica made a span.
     'service.instance.id': hostname(),

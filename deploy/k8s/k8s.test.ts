@@ -120,7 +120,10 @@ describe.each(overlays)('%s', (overlay) => {
       const container = workload.spec.template.spec.containers[0];
       expect(container.envFrom).toEqual([{ configMapRef: { name: configMaps[0]!.metadata.name } }]);
       const names = container.env.map((e: { name: string }) => e.name);
-      for (const name of names) expect(knownSettings, `${workload.metadata.name} env ${name}`).toContain(name);
+      // Besides config.ts's settings: OpenTelemetry's standard resource attributes and the pod facts they name.
+      for (const name of names.filter((n: string) => !/^(OTEL_RESOURCE_ATTRIBUTES|K8S_(POD|NAMESPACE|NODE)_NAME)$/.test(n))) {
+        expect(knownSettings, `${workload.metadata.name} env ${name}`).toContain(name);
+      }
       expect(container.env.find((e: any) => e.name === 'DATABASE_URL')?.valueFrom, `${workload.metadata.name} DATABASE_URL`)
         .toEqual({ secretKeyRef: { name: `${workload.metadata.name}-secrets`, key: 'DATABASE_URL' } });
     }
