@@ -45,6 +45,8 @@ export function tradesUseCase(config: Config, knex: Knex, logger: Logger, parts:
     // Traced like the orchestrators' calls: a confirm's verification and write are a span of its request.
     events: tracedActivities(parts.activities),
     onApplied: parts.metrics.observe,
+    onKeeperPrepareFailed: (send, error) =>
+      logger.warn({ sendId: send.id, tradeId: send.tradeId, err: error }, 'keeper send not prepared yet; retried'),
     onKeeperReportDeferred: (send, error) =>
       logger.warn({ sendId: send.id, tradeId: send.tradeId, err: error }, 'keeper send not handed to its trade yet; retried'),
     onCarryOutFailed: (tradeId, error) => logger.warn({ tradeId, err: error }, 'follow-ups not handed to the orchestrator now; its sweep carries them out'),

@@ -47,6 +47,8 @@ export interface TradesDeps {
   onApplied?: (tradeId: string, applied: AppliedEvent, event: TradeEvent) => void | Promise<void>;
   /** Told when an applied event's follow-ups could not be handed to the orchestrator now (their outbox rows stay pending for its sweep). */
   onCarryOutFailed?: (tradeId: string, error: unknown) => void;
+  /** Told when an owed keeper send could not be prepared now (the next pass tries again). */
+  onKeeperPrepareFailed?: (send: { id: string; tradeId: string; action: string }, error: unknown) => void;
   /** Told when a final keeper send could not be handed to its trade now (the next pass tries again). */
   onKeeperReportDeferred?: (send: { id: string; tradeId: string; action: string }, error: unknown) => void;
   settings: TradesSettings;

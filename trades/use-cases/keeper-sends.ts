@@ -47,7 +47,11 @@ export function prepareKeeperSends(ctx: TradeContext, settings: KeeperDutySettin
   return async (): Promise<PreparePass> => {
     const pass: PreparePass = { queued: 0, waiting: 0, expired: 0, cancelled: 0 };
     for (const owed of await owedKeeperSends(ctx.knex, PASS_LIMIT)) {
-      const outcome = await prepareOne(ctx, settings, owed);
+      // One row's trouble (its chain unregistered or unreadable, a signer error) holds up no other row.
+      const outcome = await prepareOne(ctx, settings, owed).catch((error: unknown) => {
+        ctx.deps.onKeeperPrepareFailed?.(owed, error);
+        return 'waiting' as const;
+      });
       pass[outcome] += 1;
     }
     return pass;
