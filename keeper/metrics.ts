@@ -11,7 +11,12 @@ export interface KeeperMetrics {
   pending(chainId: string, count: number): void;
   /** Seconds from a send becoming due (its call given) to its first transaction signed and recorded. */
   sendDelay(chainId: string, action: string, seconds: number): void;
+  /** A chain the keeper sends on: its sends and delays exist at zero from the start, so dashboards and alerts see them. */
+  chainKnown(chainId: string): void;
 }
+
+/** What the keeper sends (trades/lifecycle/machine.ts KeeperAction). */
+const KEEPER_ACTIONS = ['unlock', 'refund', 'releaseLock'] as const;
 
 /**
  * The keeper's metrics on `registry`: `relayer_keeper_balance{chain}` (the account's native balance,
@@ -40,6 +45,12 @@ export function keeperMetrics(registry: Registry): KeeperMetrics {
   });
   return {
     sendDelay: (chainId, action, seconds) => delay.observe({ chain: chainId, action }, seconds),
+    chainKnown: (chainId) => {
+      for (const action of KEEPER_ACTIONS) {
+        for (const result of ['confirmed', 'capped'] as const) sends.inc({ chain: chainId, action, result }, 0);
+        delay.zero({ chain: chainId, action });
+      }
+    },
     // 18 decimals on EVM chains, 7 on Stellar; a float gauge is fine for a balance watched for its runway.
     balance: (chainId, amount, decimals = 18) => balance.set({ chain: chainId }, Number(amount) / 10 ** decimals),
     send: (chainId, action, result) => sends.inc({ chain: chainId, action, result }),

@@ -113,7 +113,10 @@ export function startKeeperRunner(deps: KeeperRunnerDeps): KeeperRunner {
       const urls = chain.rpcUrls ?? (chain.rpcUrl ? [chain.rpcUrl] : []);
       if (!factory || urls.length === 0) continue;
       const key = `${chain.chainId} ${urls.join(' ')} ${chain.confirmations} ${chain.networkPassphrase ?? ''}`;
-      if (!senders.has(key)) senders.set(key, factory(deps, chain, urls, owner));
+      if (!senders.has(key)) {
+        senders.set(key, factory(deps, chain, urls, owner));
+        if (senders.get(key)) deps.metrics?.chainKnown(chain.chainId);
+      }
       const sender = senders.get(key);
       if (!sender) continue;
       const now = Date.now();

@@ -181,11 +181,13 @@ export const apiDashboard: Dashboard = {
           ],
         },
         {
-          title: 'Keeper delay from due to sent, p95',
-          description: 'Seconds from a send becoming due (a party\'s grace over, its call signed) to its first transaction signed and recorded.',
+          title: 'Keeper delay from due to sent, mean over 15 minutes',
+          description: 'Seconds from a send becoming due (a party\'s grace over, its call signed) to its first transaction signed and ' +
+            'recorded (relayer_keeper_send_delay_seconds; 0 while nothing was sent).',
           unit: 's',
           queries: [{
-            expr: `histogram_quantile(0.95, sum by (chain, action, le) (rate(${scoped('relayer_keeper_send_delay_seconds_bucket')}[15m])))`,
+            expr: `sum by (chain, action) (increase(${scoped('relayer_keeper_send_delay_seconds_sum')}[15m]))`
+              + ` / clamp_min(sum by (chain, action) (increase(${scoped('relayer_keeper_send_delay_seconds_count')}[15m])), 1)`,
             legend: '{{chain}} {{action}}',
           }],
         },

@@ -120,7 +120,10 @@ beforeAll(async () => {
   // One configuration for all, as the compose file and the ConfigMap give it; the secrets each role's own
   // (one Secret per role on Kubernetes): the worker and provers start holding no signing, SEP-10 or JWT key.
   const env = { ...productionEnv(), TEMPORAL_ADDRESS: temporal.address };
-  worker = await startServed('worker', env);
+  // The worker sends the keeper's transactions (its own keys, given nobody else; the api on Temporal refuses them).
+  worker = await startServed('worker', {
+    ...env, KEEPER_ENABLED: 'true', KEEPER_EVM_PRIVATE_KEY: Wallet.createRandom().privateKey, KEEPER_STELLAR_SECRET: Keypair.random().secret(),
+  });
   provers = await Promise.all([startServed('prover', env), startServed('prover', env)]);
   const started = await startServed('api', { ...env, ...apiSecrets });
   api = { ...started, url: started.url! };
