@@ -105,7 +105,8 @@ export function memoryActivities(options: { proofFailures?: number } = {}) {
       const action = chainEvent ? actionOfTx(chainEvent.txHash) : undefined;
       if (chainEvent && action) recorded.set(chainEvent.txHash, { tradeId, action });
       trades.set(tradeId, result.state);
-      const balance = result.commands.filter((c) => c.type !== 'ARM_TIMER' && c.type !== 'CANCEL_TIMER' && c.type !== 'PROVE');
+      // The ledger's moves (the keeper's duties are the database step's too, and none of the orchestrator's business: not listed).
+      const balance = result.commands.filter((c) => c.type !== 'ARM_TIMER' && c.type !== 'CANCEL_TIMER' && c.type !== 'PROVE' && c.type !== 'SEND');
       const proving = result.commands.some((c) => c.type === 'PROVE') ? ['PROVE'] : [];
       calls.push({ name: 'applyEvent', tradeId, event: event.type, outcome: [...proving, ...balance.map((c) => c.type)].join(',') || 'applied' });
       return { state: result.state, followUps: [...followUpsOf(result.commands, deadlines.get(tradeId) ?? FAR), ...endOf(result.state)], duplicate: false };
