@@ -27,6 +27,7 @@
  * expired) and reported; the keeper sent exactly the sides the absent parties left. The report adds
  * each trade's plan and transactions by sender.
  */
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -111,6 +112,9 @@ if (ORCHESTRATOR === 'temporal') {
 const env: Record<string, string> = {
   NODE_ENV: 'test', DATABASE_URL: database.url, DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000', AUTH_RATE_LIMIT_MAX: '1000000',
   RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: Keypair.random().secret(), PROVER_POOL_SIZE: '1',
+  // Given, as a deployment gives them: two api processes starting at once over one DATA_DIR would each generate
+  // their own into it, and a token one signed would be refused by the other (401 UNAUTHENTICATED).
+  JWT_SECRET: randomBytes(48).toString('base64'), SEP10_SIGNING_SECRET: Keypair.random().secret(),
   TRADE_RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS), TRADE_START_RECONCILE_SECONDS: '2',
   MAX_OPEN_RESERVATIONS_PER_AD: String(TRADES + LANES), MAX_OPEN_RESERVATIONS_PER_WALLET: '100',
   ...(temporalLink ? { TEMPORAL_ADDRESS: temporalLink.address } : {}),
