@@ -64,9 +64,11 @@ export async function cancelKeeperSendsNoLongerOwed(trx: Knex.Transaction, trade
     .update({ status: 'cancelled', finished_at: trx.fn.now() });
 }
 
-/** The owed sends, oldest first, at most `limit`. */
-export async function owedKeeperSends(knex: Knex, limit: number): Promise<OwedSendRow[]> {
-  const rows = await knex('keeper_sends').where({ status: 'owed' }).orderBy('id').limit(limit);
+/** The owed sends, oldest first, at most `limit`, after the send `afterId` when given (keyset paging). */
+export async function owedKeeperSends(knex: Knex, limit: number, afterId?: string): Promise<OwedSendRow[]> {
+  const query = knex('keeper_sends').where({ status: 'owed' }).orderBy('id').limit(limit);
+  if (afterId !== undefined) query.andWhere('id', '>', afterId);
+  const rows = await query;
   return rows.map((row) => ({
     id: String(row.id), tradeId: row.trade_id, chainId: row.chain_id, action: row.action, side: row.side,
     notBefore: BigInt(row.not_before), notAfter: row.not_after === null ? null : BigInt(row.not_after),

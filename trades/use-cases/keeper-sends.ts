@@ -12,7 +12,7 @@ import { encodeProof, type Groth16Proof } from '../../prover/solidity.ts';
 import {
   keeperGraceSeconds, keeperStillOwes, keeperVerdict, stateOf, unlockWindowEnd, type KeeperAction, type KeeperDuty, type UnlockSide,
 } from '../lifecycle/index.ts';
-import { chainEventRef } from '../applier/verify-confirmation.ts';
+import { askableChain, chainEventRef } from '../applier/verify-confirmation.ts';
 import { callTarget, type TradeContext } from './context.ts';
 import { confirmFoundTrade } from './confirm-trade.ts';
 
@@ -46,29 +46,45 @@ const dutyOf = (row: { action: string; side: string }): KeeperDuty => ({ action:
 export function prepareKeeperSends(ctx: TradeContext, settings: KeeperDutySettings) {
   return async (): Promise<PreparePass> => {
     const pass: PreparePass = { queued: 0, waiting: 0, expired: 0, cancelled: 0 };
-    for (const owed of await owedKeeperSends(ctx.knex, PASS_LIMIT)) {
-      // One row's trouble (its chain unregistered or unreadable, a signer error) holds up no other row.
-      const outcome = await prepareOne(ctx, settings, owed).catch((error: unknown) => {
-        ctx.deps.onKeeperPrepareFailed?.(owed, error);
-        return 'waiting' as const;
-      });
-      pass[outcome] += 1;
+    // Each chain's time read once per pass, whatever number of rows wait on it.
+    const times = new Map<string, Promise<bigint | undefined>>();
+    const chainTime = (chainId: string) => {
+      if (!times.has(chainId)) times.set(chainId, ctx.chainOf(chainId).then((chain) => ctx.deps.chainState.finalTime(chain)));
+      return times.get(chainId)!;
+    };
+    // Every owed row, a page at a time: rows waiting hours for their time (a refund, a release) never hide newer ones.
+    let after: string | undefined;
+    for (let page = await owedKeeperSends(ctx.knex, PASS_LIMIT); page.length > 0; page = await owedKeeperSends(ctx.knex, PASS_LIMIT, after)) {
+      for (const owed of page) {
+        // One row's trouble (its chain unregistered or unreadable, a signer error) holds up no other row.
+        const outcome = await prepareOne(ctx, settings, owed, chainTime).catch((error: unknown) => {
+          ctx.deps.onKeeperPrepareFailed?.(owed, error);
+          return 'waiting' as const;
+        });
+        pass[outcome] += 1;
+      }
+      after = page.at(-1)!.id;
     }
     return pass;
   };
 }
 
-async function prepareOne(ctx: TradeContext, settings: KeeperDutySettings, owed: OwedSendRow): Promise<keyof PreparePass> {
+async function prepareOne(
+  ctx: TradeContext, settings: KeeperDutySettings, owed: OwedSendRow, chainTime: (chainId: string) => Promise<bigint | undefined>,
+): Promise<keyof PreparePass> {
   const duty = dutyOf(owed);
+  const chainNow = await chainTime(owed.chainId);
+  // The chain cannot tell its time now: nothing is judged on another clock.
+  if (chainNow === undefined) return 'waiting';
+  // A row seen due before and still inside its grace waits without a read of its trade (a party that sends
+  // meanwhile cancels it in its own transaction).
+  if (owed.dueChainTime !== null && keeperVerdict(owed, owed.dueChainTime, owed.delaySeconds, chainNow) === 'wait') return 'waiting';
   const trade = await findTradeLifecycle(ctx.knex, owed.tradeId);
   if (!trade || !keeperStillOwes(stateOf(trade), duty)) {
     await endUnsentKeeperSend(ctx.knex, owed.id, 'cancelled', 'no longer owed: the trade moved on');
     return 'cancelled';
   }
   const chain = await ctx.chainOf(owed.chainId);
-  const chainNow = await ctx.deps.chainState.finalTime(chain);
-  // The chain cannot tell its time now: nothing is judged on another clock.
-  if (chainNow === undefined) return 'waiting';
   const grace = keeperGraceSeconds(duty, settings.unlockAfterSeconds);
   let dueAt = owed.dueChainTime;
   if (dueAt === null) {
@@ -76,7 +92,7 @@ async function prepareOne(ctx: TradeContext, settings: KeeperDutySettings, owed:
     await noteKeeperSendDue(ctx.knex, owed.id, chainNow, grace);
   }
   const graceGiven = owed.dueChainTime === null ? grace : owed.delaySeconds;
-  const verdict = keeperVerdict({ notBefore: owed.notBefore, notAfter: owed.notAfter }, dueAt, graceGiven, chainNow);
+  const verdict = keeperVerdict(owed, dueAt, graceGiven, chainNow);
   if (verdict === 'wait') return 'waiting';
   if (verdict === 'expired') {
     await endUnsentKeeperSend(ctx.knex, owed.id, 'expired', `its window closed at ${owed.notAfter} (chain time) before it was due`);
@@ -147,8 +163,8 @@ export function reportKeeperSends(ctx: TradeContext, log?: (send: FinishedSendRo
 async function recordRefund(ctx: TradeContext, tradeId: string, txHash: string): Promise<void> {
   const trade = await findTradeLifecycle(ctx.knex, tradeId);
   if (!trade) return;
-  const chain = await ctx.chainOf(trade.orderChainId);
-  const verified = await ctx.deps.verifier.verify(chain as ChainConnection & { rpcUrl: string }, {
+  const chain = await askableChain(ctx.deps.registryCache, trade.orderChainId);
+  const verified = await ctx.deps.verifier.verify(chain, {
     txHash, contractAddress: trade.orderParams.orderPortal, action: 'refund', args: { orderHash: trade.orderHash, amount: trade.orderParams.orderAmount },
   });
   await ctx.knex.transaction(async (trx) => {
