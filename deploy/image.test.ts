@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { dropDatabase } from '../db/drop-database.ts';
 import { createKnex } from '../db/knex.ts';
 import { freeLoopbackPort } from '../entrypoints/free-port.ts';
 import { ROOT } from '../test/support/deploy-tools.ts';
@@ -120,7 +121,7 @@ afterAll(async () => {
   if (temporal) await stopped(temporal.process);
   if (databaseName) {
     const admin = createKnex(adminUrl, 1);
-    await admin.raw(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+    await dropDatabase(admin, databaseName);
     await admin.destroy();
   }
   if (scratch) rmSync(scratch, { recursive: true, force: true });

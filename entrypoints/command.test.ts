@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
+import { dropDatabase } from '../db/drop-database.ts';
 import { createKnex } from '../db/knex.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -48,7 +49,7 @@ describe('the image entry point (entrypoints/command.ts)', () => {
       expect(api.status).toBe(78);
       expect(api.stderr).toMatch(/SIWE_DOMAIN: must be set in production[\s\S]*RELAYER_SIGNER: is env/);
     } finally {
-      await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropDatabase(admin, name);
       await admin.destroy();
     }
   }, 300_000);

@@ -11,6 +11,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Admin URL of the PostgreSQL server tests create their databases on. */
     postgresAdminUrl: string;
+    /** The embedded test cluster's superuser URL; empty when the run uses TEST_DATABASE_URL. */
+    postgresSuperuserUrl: string;
     /** The pinned Temporal CLI (`temporal server start-dev`) and time-skipping test server (.tools/temporal). */
     temporalCli: string;
     temporalTestServer: string;
@@ -124,6 +126,7 @@ async function startDatabase(project: TestProject): Promise<void> {
   const external = process.env.TEST_DATABASE_URL;
   if (external) {
     project.provide('postgresAdminUrl', external);
+    project.provide('postgresSuperuserUrl', '');
     return;
   }
   dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-test-pg-'));
@@ -142,6 +145,7 @@ async function startDatabase(project: TestProject): Promise<void> {
     }
   }
   project.provide('postgresAdminUrl', server.url);
+  project.provide('postgresSuperuserUrl', server.adminUrl);
 }
 
 export async function teardown(): Promise<void> {

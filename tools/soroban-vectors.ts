@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedDatabase } from '../db/embedded.ts';
+import { dropDatabase } from '../db/drop-database.ts';
 import { createKnex, migrateToLatest } from '../db/knex.ts';
 import { ProverPool } from '../prover/pool.ts';
 import { VECTORS_JSON, buildVectors } from '../contracts/soroban/vectors.ts';
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   } finally {
     await pool.close();
     await knex.destroy();
-    await adminKnex.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropDatabase(adminKnex, name);
     await adminKnex.destroy();
     await stop();
   }

@@ -6,6 +6,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { Wallet } from 'ethers';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { dropDatabase as dropScratchDatabase } from '../../db/drop-database.ts';
 import { createKnex } from '../../db/knex.ts';
 import { startDevnet, type Devnet } from '../../devnet/index.ts';
 import { dashboards } from '../../deploy/grafana/dashboards.ts';
@@ -100,7 +101,7 @@ beforeAll(async () => {
   databaseUrl = database.toString();
   dropDatabase = async () => {
     const cleanup = createKnex(adminUrl, 1);
-    await cleanup.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropScratchDatabase(cleanup, name);
     await cleanup.destroy();
   };
 

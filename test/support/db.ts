@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { inject } from 'vitest';
+import { dropDatabase } from '../../db/drop-database.ts';
 import { createKnex, migrateToLatest } from '../../db/knex.ts';
 
 export interface TestDatabase {
@@ -27,7 +28,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     async drop() {
       await knex.destroy();
       const cleanup = createKnex(adminUrl, 1);
-      await cleanup.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropDatabase(cleanup, name);
       await cleanup.destroy();
     },
   };
