@@ -20,6 +20,8 @@ import { call } from '../support/wallets.ts';
  */
 
 const { makerKey, bridgerKey, maker, bridger } = tradeParties();
+/** Webhook retries 1-2 s apart, in every process that delivers. */
+const RETRIES = { WEBHOOK_RETRY_BASE_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '2' };
 
 describeOnEachOrchestrator('pushed status on a whole trade', (orchestrator) => {
   let scene: Scene;
@@ -31,11 +33,13 @@ describeOnEachOrchestrator('pushed status on a whole trade', (orchestrator) => {
   let routeId: string;
 
   beforeAll(async () => {
-    scene = await startScene({ orchestrator, env: { WEBHOOK_RETRY_BASE_SECONDS: '1', WEBHOOK_RETRY_MAX_SECONDS: '2' } });
+    scene = await startScene({ orchestrator, env: RETRIES });
     ({ service, devnet, makerToken, bridgerToken, routeId } = scene);
-    // The second API replica: its own process, pool, LISTEN connection and webhook deliverer.
+    // The second API replica: its own process, pool, LISTEN connection and webhook deliverer. It gets
+    // the same retry settings: on the embedded orchestrator it delivers too, and an attempt it made on
+    // the default backoff (5 s doubling, up to an hour) would put the tracker's next try past the wait.
     other = await startServed('api', {
-      NODE_ENV: 'test', DATABASE_URL: service.db.url, DATA_DIR: service.config.DATA_DIR, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0',
+      ...RETRIES, NODE_ENV: 'test', DATABASE_URL: service.db.url, DATA_DIR: service.config.DATA_DIR, PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0',
       LOG_LEVEL: 'info', RATE_LIMIT_MAX: '100000', AUTH_RATE_LIMIT_MAX: '100000', PROVER_POOL_SIZE: '1',
       // On the scene's orchestrator: embedded (no Temporal), or the scene's namespace of the dev server.
       TEMPORAL_ADDRESS: scene.temporal?.address ?? '', ...(scene.temporal ? { TEMPORAL_NAMESPACE: scene.temporal.namespace } : {}),
@@ -169,7 +173,7 @@ describeOnEachOrchestrator('pushed status on a whole trade', (orchestrator) => {
       expect(tracker.refused).toBeGreaterThan(0);
       expect(tracker.events).toEqual([]);
       tracker.down = false;
-      // Retries are 1-2 s apart here; the margin is for a loaded CI machine (one full run under load saw none in 30 s).
+      // Retries are 1-2 s apart here in both processes; the margin is for a loaded CI machine.
       await expect.poll(() => tracker.events.length, { timeout: 90_000 }).toBe(stream.length);
       expect(tracker.events.map((e) => [e.type, e.data])).toEqual(stream.map((m) => [m.event, m.data.data]));
       expect(tracker.failures).toEqual([]);
