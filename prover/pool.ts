@@ -32,9 +32,11 @@ export interface ProverPoolOptions {
   nativeBinary?: string;
 }
 
-/** A verified proof, its public signals `[root, orderHashHi, orderHashLo, nullifierHash]` and where the time went. */
+/** A verified proof, its public signals `[root, orderHashHi, orderHashLo, nullifierHash]`, what proved it and where the time went. */
 export interface ProofResult {
   proof: Groth16Proof;
+  /** The backend that produced it (a pool's is fixed; a moved pool's new proofs are the new backend's). */
+  backend: ProverBackend;
   publicSignals: string[];
   timings: { witnessMs: number; proveMs: number; verifyMs: number };
 }
@@ -144,6 +146,7 @@ export class ProverPool {
     this.#metrics.verifySeconds.observe(result.verifyMs / 1000);
     return {
       proof: result.proof,
+      backend: this.backend,
       publicSignals: result.publicSignals,
       timings: { witnessMs: result.witnessMs, proveMs: result.proveMs, verifyMs: result.verifyMs },
     };
