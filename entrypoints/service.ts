@@ -99,10 +99,6 @@ export async function start(
     gateChains: stellarJoin && ((chains) => stellarJoin.gate(chains)),
     healthDetails: runsDevnet || native ? () => localHealth(devnet ? devnetChains() : undefined, native && prover.status()) : undefined,
   });
-  // Built while everything else starts and serves: proofs move to it when it is there.
-  if (native?.later) {
-    prover = buildNativeProverLater({ logger, takeOver: () => parts.proverPool.reload(), logFile: nativeProverBuildLog(config.DATA_DIR) });
-  }
   let servers: ApiServers | undefined;
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
   try {
@@ -120,11 +116,14 @@ export async function start(
     await parts.startOrchestrator(database.url);
     servers = await serveApi(config, logger, parts);
   } catch (error) {
-    await prover.stop();
     await parts.close();
     await devnet?.stop();
     await database.close();
     throw error;
+  }
+  // Built once the API serves (cargo would slow every step before it): snarkjs proves meanwhile, proofs move to it when built.
+  if (native?.later) {
+    prover = buildNativeProverLater({ logger, takeOver: () => parts.proverPool.reload(), logFile: nativeProverBuildLog(config.DATA_DIR) });
   }
   let stopping: Promise<void> | undefined;
   return {
