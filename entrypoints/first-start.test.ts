@@ -168,6 +168,15 @@ interface Health {
   prover?: { backend: string; state: string; detail?: string };
 }
 
+/** Polls until `done()` holds; throws naming what it waited for. */
+async function untilTrue(done: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error(`gave up waiting ${timeoutMs / 1000} s for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 /** Polls /health until `done` holds for it; throws naming what it waited for and what it last said. */
 async function untilHealth(url: string, done: (health: Health) => boolean, what: string, timeoutMs: number): Promise<Health> {
   const deadline = performance.now() + timeoutMs;
@@ -237,7 +246,8 @@ describe('the README\'s npm start in a fresh clone, on a machine whose Node is o
       const ads = await fetch(`${url}/v1/ads`);
       expect(ads.status).toBe(200);
       expect(Array.isArray((await ads.json()).data)).toBe(true);
-      expect(readFileSync(path.join(dataDir, 'native-prover-build.log'), 'utf8')).toContain('Compiling relayer-prover-native');
+      const buildLog = path.join(dataDir, 'native-prover-build.log');
+      await untilTrue(() => existsSync(buildLog) && readFileSync(buildLog, 'utf8').includes('Compiling relayer-prover-native'), `the build's output in ${buildLog}`, 30_000);
       expect(first.stderr()).not.toContain('Compiling relayer-prover-native');
       // Once built, native proofs take over: /health and one log line say so.
       writeFileSync(nativeBuildGate, '');
