@@ -18,7 +18,8 @@ export interface BuildToolOptions {
  * Runs a build tool (cargo, rustup, or npm running one) as a child the event loop does not wait
  * on, with the build tools' allow-listed environment (`buildToolEnv`): resolves when it exits 0,
  * rejects naming the command, its exit status and where its output went otherwise. Its stdout is
- * dropped (a service's stdout is its log); its stderr goes to this process's or to `logFile`. The child leads its own process group, so `signal` ends the whole build
+ * dropped (a service's stdout is its log); its stderr goes to this process's or to `logFile`.
+ * The child leads its own process group, so `signal` ends the whole build
  * (npm, its shell, cargo and the compilers cargo runs), not just its first process.
  */
 export function runBuildTool(command: string, args: readonly string[], options: BuildToolOptions): Promise<void> {
@@ -50,8 +51,9 @@ export function runBuildTool(command: string, args: readonly string[], options: 
     });
     child.once('exit', (code, killedBy) => {
       done();
+      const where = logFile ? `in ${logFile}` : 'above';
       if (code === 0) resolve();
-      else reject(new Error(`${command} ${args.join(' ')} failed (${killedBy ?? `exit ${code}`}); see its output ${logFile ? `in ${logFile}` : 'above'}`));
+      else reject(new Error(`${command} ${args.join(' ')} failed (${killedBy ?? `exit ${code}`}); see its output ${where}`));
     });
   });
 }

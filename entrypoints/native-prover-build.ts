@@ -2,7 +2,10 @@ import path from 'node:path';
 import type { ProverBackend, ResolvedProverBackend } from '../prover/backend.ts';
 import { buildNativeProverInBackground } from '../prover/native/binary.ts';
 
-/** Where proving stands: `ready` (the backend proves, nothing pending), `building` (the native prover builds; snarkjs proves meanwhile), `failed` (its build failed; snarkjs proves). */
+/**
+ * Where proving stands: `ready` (the backend proves, nothing pending), `building` (the native
+ * prover builds; snarkjs proves meanwhile), `failed` (its build failed; snarkjs proves).
+ */
 export type ProverState = 'building' | 'ready' | 'failed';
 
 /** What proves and whether the native prover is still coming, as `/health` and the summary report it. */
@@ -62,7 +65,8 @@ export function buildNativeProverLater(deps: NativeProverBuildDeps): ProverProgr
     since = performance.now();
   };
   const started = performance.now();
-  logger.info({ logFile }, `native prover: building it (cargo, first start only, a few minutes; its output in ${path.relative(process.cwd(), logFile) || logFile}); ` +
+  const shown = path.relative(process.cwd(), logFile) || logFile;
+  logger.info({ logFile }, `native prover: building it (cargo, first start only, a few minutes; its output in ${shown}); ` +
     'proofs use snarkjs meanwhile, native proofs take over once it is built; GET /health shows its state');
   const building = (async () => {
     await build({ logFile, signal: cancel.signal });
@@ -70,11 +74,13 @@ export function buildNativeProverLater(deps: NativeProverBuildDeps): ProverProgr
     const buildSeconds = secondsSince(started, 1);
     const backend = await deps.takeOver();
     enter({ backend, state: 'ready' });
-    logger.info({ buildSeconds, backend }, `native prover built in ${buildSeconds} s: proofs are ${backend} from now on (later starts use it from the start)`);
+    logger.info({ buildSeconds, backend },
+      `native prover built in ${buildSeconds} s: proofs are ${backend} from now on (later starts use it from the start)`);
   })().catch((error: unknown) => {
     if (cancel.signal.aborted) return;
     enter({ backend: 'snarkjs', state: 'failed', detail: (error as Error).message.split('\n')[0] });
-    logger.warn({ err: error, logFile }, `the native prover's build failed: proofs stay on snarkjs. See ${logFile} (or run npm run build:native), then start again`);
+    logger.warn({ err: error, logFile },
+      `the native prover's build failed: proofs stay on snarkjs. See ${logFile} (or run npm run build:native), then start again`);
   });
   return {
     status: () => ({ ...current, seconds: secondsSince(since, 0) }),
