@@ -128,6 +128,20 @@ describe('other reads', () => {
   });
 });
 
+describe('head probes', () => {
+  it('hold up no read for longer than the stall timeout when a provider is slow to tell its head', async () => {
+    const [a, slow] = [await proxy(), await proxy()];
+    const providers = providersOf([a.url, slow.url], { stallMs: 200, refreshMs: 0 });
+    await providers.health();
+    slow.slowMs = 5_000;
+    slow.mode = 'slow';
+    const started = performance.now();
+    expect(await providers.read('blockNumber', (web3) => web3.eth.getBlockNumber())).toBeGreaterThan(0n);
+    expect(performance.now() - started, 'a read after a head refresh').toBeLessThan(slow.slowMs / 2);
+    slow.mode = 'honest';
+  });
+});
+
 describe('provider URLs', () => {
   it('never appear in a log line, a metric label or an error: providers are named by host (and position)', async () => {
     const lines: string[] = [];

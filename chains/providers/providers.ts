@@ -62,6 +62,8 @@ interface Provider<Client> {
   head: bigint | undefined;
   failures: number;
   latencyMs: number;
+  /** Its head probe still unanswered, if any: never asked twice at once. */
+  probing: Promise<void> | undefined;
 }
 
 type Outcome<T> =
@@ -79,7 +81,7 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
   const observer = settings.observer ?? noProviderObserver;
   const names = providerNames(settings.urls);
   const providers: Provider<Client>[] = settings.urls.map((url, i) => ({
-    name: names[i]!, secrets: urlSpellings(url), client: settings.connect(url), up: true, head: undefined, failures: 0, latencyMs: 0,
+    name: names[i]!, secrets: urlSpellings(url), client: settings.connect(url), up: true, head: undefined, failures: 0, latencyMs: 0, probing: undefined,
   }));
   const quorum = Math.min(settings.quorum ?? defaultQuorum(providers.length), providers.length);
   const maxLag = BigInt(settings.maxHeadLagBlocks ?? 20);
@@ -120,15 +122,28 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
     provider.up = up;
   }
 
+  /** Asks `provider` its head (once at a time) and marks it up or down by the answer. */
+  function probe(provider: Provider<Client>): Promise<void> {
+    provider.probing ??= (async () => {
+      const outcome = await call(provider, 'head', settings.head);
+      if (outcome.type === 'value') {
+        provider.head = outcome.value;
+        setUp(provider, true);
+      } else setUp(provider, false);
+    })().finally(() => { provider.probing = undefined; });
+    return provider.probing;
+  }
+
   async function refresh(force = false): Promise<void> {
     if (!force && performance.now() - refreshedAt < refreshMs) return;
     refreshing ??= (async () => {
       await Promise.all(providers.map(async (provider) => {
-        const outcome = await call(provider, 'head', settings.head);
-        if (outcome.type === 'value') {
-          provider.head = outcome.value;
-          setUp(provider, true);
-        } else setUp(provider, false);
+        // A provider slow to tell its head holds up no read for longer than the stall timeout: it keeps
+        // what it last showed until its answer comes (its latency then ranks it last).
+        let timer: NodeJS.Timeout | undefined;
+        const stalled = new Promise<void>((resolve) => { timer = setTimeout(resolve, stallMs); });
+        await Promise.race([probe(provider), stalled]);
+        clearTimeout(timer);
       }));
       refreshedAt = performance.now();
       const top = highest();

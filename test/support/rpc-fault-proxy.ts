@@ -27,8 +27,8 @@ export interface RpcFaultProxy {
    * real node cannot be made to do on demand. Counted as a lie.
    */
   swallows: Record<string, (params: unknown) => unknown>;
-  /** Requests by method, and how many were answered with a lie. */
-  counts: { requests: Record<string, number>; lies: number };
+  /** Requests by method, requests (HTTP bodies) served in each mode, and how many answers were a lie. */
+  counts: { requests: Record<string, number>; modes: Partial<Record<FaultMode, number>>; lies: number };
   close(): Promise<void>;
 }
 
@@ -46,7 +46,7 @@ const HEAD_METHODS: Record<string, (result: any, by: number) => unknown> = {
 export async function startRpcFaultProxy(target: string, options: { mode?: FaultMode; apiKey?: string } = {}): Promise<RpcFaultProxy> {
   let served = 0;
   const proxy: Omit<RpcFaultProxy, 'url' | 'close'> = {
-    mode: options.mode ?? 'honest', slowMs: 3_000, behindBy: 100, lies: {}, swallows: {}, counts: { requests: {}, lies: 0 },
+    mode: options.mode ?? 'honest', slowMs: 3_000, behindBy: 100, lies: {}, swallows: {}, counts: { requests: {}, modes: {}, lies: 0 },
   };
   const modeNow = () => (proxy.cycle ? proxy.cycle[served++ % proxy.cycle.length]! : proxy.mode);
   const answer = async (request: { id: unknown; method: string; params?: unknown }, mode: FaultMode): Promise<object> => {
@@ -77,6 +77,7 @@ export async function startRpcFaultProxy(target: string, options: { mode?: Fault
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', async () => {
       const mode = modeNow();
+      proxy.counts.modes[mode] = (proxy.counts.modes[mode] ?? 0) + 1;
       if (mode === 'down') {
         req.socket.destroy();
         return;
