@@ -140,6 +140,18 @@ describe('head probes', () => {
     expect(performance.now() - started, 'a read after a head refresh').toBeLessThan(slow.slowMs / 2);
     slow.mode = 'honest';
   });
+
+  it('do not make a chain look degraded on its health for one provider slow to answer: it is shown as last seen', async () => {
+    const [a, b, slow] = [await proxy(), await proxy(), await proxy()];
+    const providers = providersOf([a.url, b.url, slow.url], { refreshMs: 0 });
+    expect(await providers.health()).toMatchObject({ usable: 3, degraded: false });
+    slow.slowMs = 5_000;
+    slow.mode = 'slow';
+    const started = performance.now();
+    expect(await providers.health(300)).toMatchObject({ usable: 3, degraded: false });
+    expect(performance.now() - started).toBeLessThan(slow.slowMs / 2);
+    slow.mode = 'honest';
+  });
 });
 
 describe('provider URLs', () => {

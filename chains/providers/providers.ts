@@ -20,8 +20,11 @@ export interface Providers<Client> {
   fact<T>(method: string, read: (client: Client) => Promise<T>, key?: (value: T) => string): Promise<T>;
   /** `read` from the best-ranked healthy provider, failing over (and hedging after a stall). */
   read<T>(method: string, read: (client: Client) => Promise<T>): Promise<T>;
-  /** The providers' state now (heads asked again when older than the refresh interval). */
-  health(): Promise<ChainHealth>;
+  /**
+   * The providers' state now (heads asked again when older than the refresh interval); with `waitMs`,
+   * the state known after at most that long (a provider slow to answer keeps what it last showed).
+   */
+  health(waitMs?: number): Promise<ChainHealth>;
 }
 
 /** What `/health` and the metrics show of a chain's providers; names only, never URLs. */
@@ -263,8 +266,13 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
       if (lastFailure instanceof Error && !(lastFailure instanceof RpcUnavailableError)) throw lastFailure;
       throw unavailable(`no provider answered ${method}`, lastFailure);
     },
-    async health() {
-      await refresh();
+    async health(waitMs) {
+      if (waitMs === undefined) await refresh();
+      else {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([refresh(), new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); })]);
+        clearTimeout(timer);
+      }
       const top = highest();
       const count = providers.filter((p) => usable(p, top)).length;
       return {
