@@ -74,6 +74,21 @@ describe('facts the books act on', () => {
     expect(seen[0]!.answers.map((answer) => answer.answer).sort()).toEqual(['value:"0"', 'value:"1"', 'value:"1"']);
   });
 
+  it('are not held up by a slow provider once the quorum agrees: the liar answers first, an honest pair decides, the slow one is not waited for', async () => {
+    const [liar, a, b, slow] = [await proxy('lie'), await proxy('slow'), await proxy('slow'), await proxy('slow')];
+    // Ranked liar, then the honest pair, then the slow one: the liar and one honest are asked first, then the rest.
+    a.slowMs = 300;
+    b.slowMs = 300;
+    slow.slowMs = 1_500;
+    const providers = providersOf([liar.url, a.url, b.url, slow.url], { quorum: 2, refreshMs: 600_000 });
+    await providers.health();
+    slow.slowMs = 10_000;
+    const started = performance.now();
+    expect(await providers.fact('receipt', receiptStatus)).toBe('1');
+    expect(liar.counts.lies).toBeGreaterThan(0);
+    expect(performance.now() - started, 'the fact decided without the slow provider').toBeLessThan(slow.slowMs / 2);
+  });
+
   it('are not acted upon when no answer reaches the quorum: CHAIN_FACTS_DISAGREE, retryable', async () => {
     const [a, liar] = [await proxy(), await proxy('lie')];
     const error = await providersOf([a.url, liar.url]).fact('receipt', receiptStatus).catch((e: unknown) => e);

@@ -197,27 +197,34 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
         if (candidates.length < quorum) throw unavailable(`${candidates.length} of its providers are usable, its quorum is ${quorum}`);
       }
       const outcomes: { name: string; outcome: Outcome<unknown> }[] = [];
-      const ask = async (batch: Provider<Client>[]) => {
-        const answers = await Promise.all(batch.map(async (provider) => {
-          const outcome = await call(provider, method, read);
-          if (outcome.type === 'value') outcome.key = `value:${key(outcome.value)}`;
-          return { name: provider.name, outcome: outcome as Outcome<unknown> };
-        }));
-        outcomes.push(...answers);
-      };
+      // Asks every provider of `batch` at once; done when all have answered or the answers so far decide
+      // on a value or a failed transaction: a slow provider holds up no fact the others already agree on
+      // (its late answer is left out). A shared "not found" still waits for everyone asked.
+      const settled = (decided: ReturnType<typeof decide>) => decided.done && !(decided.outcome.type === 'answer' && decided.outcome.weak);
+      const ask = (batch: Provider<Client>[]) => new Promise<void>((resolve) => {
+        let left = batch.length;
+        for (const provider of batch) {
+          void call(provider, method, read).then((outcome) => {
+            if (outcome.type === 'value') outcome.key = `value:${key(outcome.value)}`;
+            outcomes.push({ name: provider.name, outcome: outcome as Outcome<unknown> });
+            if (--left === 0 || settled(decide(outcomes, quorum))) resolve();
+          });
+        }
+      });
       await ask(candidates.slice(0, quorum));
       let decided = decide(outcomes, quorum);
       if (!decided.done && candidates.length > quorum) {
         await ask(candidates.slice(quorum));
         decided = decide(outcomes, quorum);
       }
-      const strong = new Set(outcomes
+      const answered = [...outcomes];
+      const strong = new Set(answered
         .filter(({ outcome }) => outcome.type !== 'failure' && !(outcome.type === 'answer' && outcome.weak))
         .map(({ outcome }) => (outcome as { key: string }).key));
       if (strong.size > 1) {
         observer.disagreement({
           chainId, kind: kindLabel, method, resolved: decided.done,
-          answers: outcomes
+          answers: answered
             .filter(({ outcome }) => outcome.type !== 'failure')
             .map(({ name, outcome }) => ({ provider: name, answer: (outcome as { key: string }).key })),
         });
