@@ -103,8 +103,8 @@ const WHOLE_TRADE_MS = 180_000;
       await service.knex('chains').where({ chain_id: chainId }).update({ rpc_url: urls[0], rpc_urls: urls, rpc_quorum: quorum });
       await registryReads(chainId, urls);
     };
-    const started = async (target: string, mode: FaultMode, apiKey: string) => {
-      const proxy = await startRpcFaultProxy(target, { mode, apiKey });
+    const started = async (target: string, mode: FaultMode, apiKey: string, delayMs = 0) => {
+      const proxy = await startRpcFaultProxy(target, { mode, apiKey, delayMs });
       proxies.push(proxy);
       secrets.push(new URL(proxy.url).host);
       return proxy;
@@ -117,7 +117,9 @@ const WHOLE_TRADE_MS = 180_000;
       const targets: Record<string, string> = { ...devnet.rpcUrls, [STELLAR]: devnet.stellar!.node.rpcUrl };
       faulty = {};
       for (const [chainId, target] of Object.entries(targets)) {
-        const all = await Promise.all([...FAULTS, 'honest' as const, 'honest' as const].map((mode) => started(target, mode, `key-of-${chainId}`)));
+        // The honest pair a little farther away (150 ms): the liar, as fast as the node, ranks first and is
+        // among the two asked for every fact, so its lies are told on every chain.
+        const all = await Promise.all([...FAULTS, 'honest' as const, 'honest' as const].map((mode, i) => started(target, mode, `key-of-${chainId}`, i < FAULTS.length ? 0 : 150)));
         faulty[chainId] = Object.fromEntries(FAULTS.map((fault, i) => [fault, all[i]!]));
         Object.assign(faulty[chainId].lie!.lies, chainId === STELLAR ? stellarLies : evmLies);
         // The faulty ones first: each is asked before it has shown what it is. Two alike decide a fact: the honest pair.
@@ -149,9 +151,10 @@ const WHOLE_TRADE_MS = 180_000;
       expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
       const metrics = [await service.container.metrics.metrics()];
       if (stack.temporal) {
-        const worker = await (await fetch(stack.temporal.worker.metricsUrl)).text();
-        expect(worker, 'the worker read a chain through the six providers').toMatch(/relayer_rpc_requests_total\{chain="\d+",provider="127\.0\.0\.1#5"/);
-        metrics.push(worker);
+        // The worker and the prover (the tree sync of each proof reads the order chain) read through the six providers too.
+        const beside = await Promise.all([stack.temporal.worker, ...stack.temporal.provers].map(async (p) => (await fetch(p.metricsUrl)).text()));
+        expect(beside.join('\n'), 'the worker or prover read a chain through the six providers').toMatch(/relayer_rpc_requests_total\{chain="\d+",provider="127\.0\.0\.1#5"/);
+        metrics.push(...beside);
       }
       // Every chain's liar caught by the comparison (in the API, or on Temporal in the worker), on each chain kind.
       for (const chainId of Object.keys(faulty)) {
@@ -183,30 +186,38 @@ const WHOLE_TRADE_MS = 180_000;
 
     // Start-up is the same API process on either orchestrator: one run is enough.
     if (orchestrator === 'embedded') {
-      it('starts with a chain\'s only provider down (no exit, no wait) and serves every read; /health names the chain degraded; back up, it recovers by itself', async () => {
-        const down = await started(service.devnet!.rpcUrls[AD_CHAIN]!, 'down', 'key-of-a-cold-start');
+      it('starts with a chain\'s only provider down, an anvil chain and the Stellar network (no exit, no wait), and serves every read; /health names both degraded; back up, they recover by themselves', async () => {
+        const down: Record<string, RpcFaultProxy> = {
+          [AD_CHAIN]: await started(service.devnet!.rpcUrls[AD_CHAIN]!, 'down', 'key-of-a-cold-start'),
+          [STELLAR]: await started(service.devnet!.stellar!.node.rpcUrl, 'down', 'key-of-a-cold-start'),
+        };
         const logs = watchingLogger(naming);
         const copy = (table: string) => service.knex(table).select('*');
         const cold = await startTestService({ METRICS_PORT: '0' }, {
           logger: logs.logger,
-          // The scene's registry, its ad chain read through the one provider that is down.
+          // The scene's registry, its ad chain and its Stellar network each read through one provider that is down.
           beforeStart: async (knex) => {
-            await knex('chains').insert((await copy('chains')).map((row) => (row.chain_id === AD_CHAIN ? { ...row, rpc_url: down.url, rpc_urls: [down.url], rpc_quorum: null } : row)));
+            await knex('chains').insert((await copy('chains')).map((row) => {
+              const only = down[row.chain_id]?.url;
+              return only ? { ...row, rpc_url: only, rpc_urls: [only], rpc_quorum: null } : row;
+            }));
             await knex('tokens').insert(await copy('tokens'));
             await knex('routes').insert(await copy('routes'));
           },
         });
         try {
           const health = await (await cold.request('/health')).json();
-          expect(health).toMatchObject({ status: 'degraded', checks: { db: 'ok', chains: { [AD_CHAIN]: { status: 'degraded', usable: 0, quorum: 1 } } } });
-          expect(down.counts.modes.down ?? 0, 'requests to the provider down').toBeGreaterThan(0);
+          expect(health).toMatchObject({ status: 'degraded', checks: { db: 'ok', chains: {
+            [AD_CHAIN]: { status: 'degraded', usable: 0, quorum: 1 }, [STELLAR]: { status: 'degraded', usable: 0, quorum: 1 },
+          } } });
+          for (const [chainId, proxy] of Object.entries(down)) expect(proxy.counts.modes.down ?? 0, `requests to chain ${chainId}'s provider down`).toBeGreaterThan(0);
           const routes = await (await cold.request(`/v1/routes?adChainId=${AD_CHAIN}`)).json();
           expect(routes.data.length).toBeGreaterThan(0);
           for (const path of ['/v1/chains', `/v1/chains/${AD_CHAIN}`, `/v1/routes/${routes.data[0].id}`, '/v1/ads', `/v1/ads?adChainId=${AD_CHAIN}`, '/v1/trades/all', '/openapi.json']) {
             expect((await cold.request(path)).status, path).toBe(200);
           }
-          down.mode = 'honest';
-          await eventually('the chain back', async () => (await (await cold.request('/health')).json()).status, (status) => status === 'ok', 30_000);
+          for (const proxy of Object.values(down)) proxy.mode = 'honest';
+          await eventually('the chains back', async () => (await (await cold.request('/health')).json()).status, (status) => status === 'ok', 30_000);
           expect(logs.watched, 'log lines naming a provider URL').toEqual([]);
         } finally {
           await cold.close();
