@@ -15,7 +15,7 @@ import { startTestService, type TestService } from '../support/service.ts';
 import { describeOnEachOrchestrator, startOrchestratedService, watchingLogger, type OrchestratedService } from '../support/scene.ts';
 import {
   STELLAR, advanceLedgerTo, createEvmAdForStellarOrders, createStellarAdForEvmOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
-  approveWxlm, stellarAdBridgerAlone, stellarAdEvmDeposit, wxlmForXlm, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
+  approveWxlm, stellarAdBridgerAlone, type AdBeforeConfirm, stellarAdEvmDeposit, wxlmForXlm, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from '../support/stellar-trades.ts';
 
 /**
@@ -96,6 +96,9 @@ const WHOLE_TRADE_MS = 180_000;
     const FAULTS: FaultMode[] = ['down', 'slow', 'behind', 'lie'];
     const proxies: RpcFaultProxy[] = [];
     let faulty: Record<string, Partial<Record<FaultMode, RpcFaultProxy>>>;
+    /** Each chain's six providers as registered, and one of its honest pair. */
+    const six: Record<string, string[]> = {};
+    const honestOf: Record<string, RpcFaultProxy> = {};
     let direct: Array<{ chain_id: string; rpc_url: string | null; rpc_urls: string[] | null; rpc_quorum: number | null }>;
     const registryReads = (chainId: string, urls: string[]) => eventually(`the registry read again for chain ${chainId}`,
       () => service.container.registryCache.chain(chainId), (chain) => JSON.stringify(chain?.rpcUrls ?? [chain?.rpcUrl]) === JSON.stringify(urls), 30_000);
@@ -121,6 +124,8 @@ const WHOLE_TRADE_MS = 180_000;
         // among the two asked for every fact, so its lies are told on every chain.
         const all = await Promise.all([...FAULTS, 'honest' as const, 'honest' as const].map((mode, i) => started(target, mode, `key-of-${chainId}`, i < FAULTS.length ? 0 : 150)));
         faulty[chainId] = Object.fromEntries(FAULTS.map((fault, i) => [fault, all[i]!]));
+        six[chainId] = all.map((proxy) => proxy.url);
+        honestOf[chainId] = all[FAULTS.length]!;
         Object.assign(faulty[chainId].lie!.lies, chainId === STELLAR ? stellarLies : evmLies);
         // The faulty ones first: each is asked before it has shown what it is. Two alike decide a fact: the honest pair.
         await useProviders(chainId, all.map((proxy) => proxy.url), 2);
@@ -163,6 +168,28 @@ const WHOLE_TRADE_MS = 180_000;
       for (const text of metrics) for (const secret of secrets) expect(text).not.toContain(secret);
       expect(stack.watched(), 'log lines naming a provider URL').toEqual([]);
     }, 2 * WHOLE_TRADE_MS);
+
+    // What the API decides on a report is the same on either orchestrator: one run is enough.
+    if (orchestrator === 'embedded') {
+      it('does not act on a fact its providers disagree on: an ad\'s report answers 503 CHAIN_FACTS_DISAGREE and changes nothing, on an anvil chain and on Stellar; once they agree, the same report is accepted', async () => {
+        // The chain read through the liar and one honest provider, both required to agree, while the Maker reports.
+        const disagreeing = (chainId: string) => async ({ adId, txHash, makerToken }: AdBeforeConfirm) => {
+          await useProviders(chainId, [faulty[chainId]!.lie!.url, honestOf[chainId]!.url], 2);
+          const before = (await call(world.api, 'GET', `/v1/ads/${adId}`)).body;
+          const lies = faulty[chainId]!.lie!.counts.lies;
+          const report = await call(world.api, 'POST', `/v1/ads/${adId}/confirm`, { txHash }, makerToken);
+          expect(report.status, `chain ${chainId}`).toBe(503);
+          expect(report.body).toMatchObject({ statusCode: 503, code: 'CHAIN_FACTS_DISAGREE' });
+          expect(faulty[chainId]!.lie!.counts.lies).toBeGreaterThan(lies);
+          expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toEqual(before);
+          // The six again: the helper's own report is accepted (200).
+          await useProviders(chainId, six[chainId]!, 2);
+        };
+        await createEvmAdForStellarOrders(world, wxlmForXlm(world), 1_000_000n, disagreeing(AD_CHAIN));
+        await createStellarAdForEvmOrders(world, 5_000_000n, disagreeing(STELLAR));
+        expect(stack.watched(), 'log lines naming a provider URL').toEqual([]);
+      }, WHOLE_TRADE_MS);
+    }
 
     it('with a chain\'s only provider down: /health says which chain is degraded, every read is served, what needs the chain answers 503 CHAIN_UNAVAILABLE with Retry-After; back up, it recovers by itself', async () => {
       const { adId, makerToken } = await createEvmAdForStellarOrders(world, wxlmForXlm(world), 1_000_000n);
