@@ -100,8 +100,10 @@ const WHOLE_TRADE_MS = 180_000;
     const six: Record<string, string[]> = {};
     const honestOf: Record<string, RpcFaultProxy> = {};
     let direct: Array<{ chain_id: string; rpc_url: string | null; rpc_urls: string[] | null; rpc_quorum: number | null }>;
+    // allChains() reads the registry again at once (a lookup of a known chain would wait out the cache's 10 s).
     const registryReads = (chainId: string, urls: string[]) => eventually(`the registry read again for chain ${chainId}`,
-      () => service.container.registryCache.chain(chainId), (chain) => JSON.stringify(chain?.rpcUrls ?? [chain?.rpcUrl]) === JSON.stringify(urls), 30_000);
+      async () => (await service.container.registryCache.allChains()).find((chain) => chain.chainId === chainId),
+      (chain) => JSON.stringify(chain?.rpcUrls ?? [chain?.rpcUrl]) === JSON.stringify(urls), 30_000);
     const useProviders = async (chainId: string, urls: string[], quorum: number | null = null) => {
       await service.knex('chains').where({ chain_id: chainId }).update({ rpc_url: urls[0], rpc_urls: urls, rpc_quorum: quorum });
       await registryReads(chainId, urls);
