@@ -156,6 +156,18 @@ describe('head probes', () => {
     slow.mode = 'honest';
   });
 
+  it('wait no more for a provider known to be slower than the stall timeout: its head is asked in the background', async () => {
+    const [a, slow] = [await proxy(), await proxy('slow')];
+    slow.slowMs = 2_000;
+    const providers = providersOf([a.url, slow.url], { stallMs: 1_500, refreshMs: 0 });
+    // Its first answer comes after the stall timeout: from then on it is known to be slow.
+    for (let i = 0; i < 10 && (await providers.health()).providers[1]!.head === null; i++);
+    expect((await providers.health()).providers[1]!.head, 'the slow provider\'s head, once it answered').not.toBeNull();
+    const started = performance.now();
+    expect(await providers.read('blockNumber', (web3) => web3.eth.getBlockNumber())).toBeGreaterThan(0n);
+    expect(performance.now() - started, 'a read after a head refresh').toBeLessThan(750);
+  });
+
   it('do not make a chain look degraded on its health for one provider slow to answer: it is shown as last seen', async () => {
     const [a, b, slow] = [await proxy(), await proxy(), await proxy()];
     const providers = providersOf([a.url, b.url, slow.url], { refreshMs: 0 });

@@ -142,10 +142,13 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
     refreshing ??= (async () => {
       await Promise.all(providers.map(async (provider) => {
         // A provider slow to tell its head holds up no read for longer than the stall timeout: it keeps
-        // what it last showed until its answer comes (its latency then ranks it last).
+        // what it last showed until its answer comes (its latency then ranks it last). One already known
+        // to be slower than that is not waited for at all: its head is asked in the background.
+        const pending = probe(provider);
+        if (provider.head !== undefined && provider.latencyMs > stallMs) return;
         let timer: NodeJS.Timeout | undefined;
         const stalled = new Promise<void>((resolve) => { timer = setTimeout(resolve, stallMs); });
-        await Promise.race([probe(provider), stalled]);
+        await Promise.race([pending, stalled]);
         clearTimeout(timer);
       }));
       refreshedAt = performance.now();
