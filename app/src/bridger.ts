@@ -37,7 +37,11 @@ interface Run { key: string; stop: AbortController; finished: Promise<TradeResul
  */
 export function bridgerView(context: AppContext): HTMLElement {
   const route = h('select', { name: 'route', id: 'bridge-route' });
-  const fill = () => show(route, context.routes.map((r) => h('option', { value: r.id }, `${tokenName(r.orderToken, context)} → ${tokenName(r.adToken, context)}`)));
+  const fill = () => {
+    const chosen = route.value;
+    show(route, context.routes.map((r) => h('option', { value: r.id }, `${tokenName(r.orderToken, context)} → ${tokenName(r.adToken, context)}`)));
+    if (chosen) route.value = chosen;
+  };
   fill();
   const amount = h('input', { name: 'amount', id: 'bridge-amount', inputMode: 'decimal' });
   const quoteRegion = h('div', { class: 'quote', 'aria-live': 'polite' });
@@ -352,6 +356,12 @@ export function bridgerView(context: AppContext): HTMLElement {
       void context.act('Continue the trade', () => start(unfinished.key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key: unfinished.key }), true).then(() => undefined));
     } else if (resume) void context.act('Load the trade', () => open(resume));
   })();
-  (root as HTMLElement & { refresh?: () => void }).refresh = fill;
+  // Signed in or out: the trade shown read again (its order, when the user is now its Bridger); a wallet
+  // connected: what it may do shown again (the ad side, the refund, or why not).
+  (root as HTMLElement & { refresh?: () => void }).refresh = () => {
+    fill();
+    if (trade && !run) void open(trade.id).catch(() => render());
+  };
+  (root as HTMLElement & { walletsChanged?: () => void }).walletsChanged = () => render();
   return root;
 }
