@@ -15,11 +15,13 @@ import {
 } from './execute-wallets.ts';
 import type { Eip1193Provider } from './flows.js';
 import type {
-  EthersSignerLike, EvmCall, EvmWallet, FreighterLike, KeypairLike, RetryingFetchOptions, StellarWallet, StorageLike, TradeRecord, TradeStore, TradeTransactions,
+  EthersSignerLike, EvmCall, EvmWallet, FreighterLike, KeypairLike, RetryingFetchOptions, StellarFeePayer, StellarWallet, StorageLike, TradeRecord, TradeStore,
+  TradeTransactions,
 } from './execute-types.ts';
 
 export type {
-  EthersSignerLike, EvmCall, EvmWallet, FreighterLike, KeypairLike, RetryingFetchOptions, StellarWallet, StorageLike, TradeRecord, TradeStore, TradeTransactions,
+  EthersSignerLike, EvmCall, EvmWallet, FreighterLike, KeypairLike, RetryingFetchOptions, StellarFeePayer, StellarWallet, StorageLike, TradeRecord, TradeStore,
+  TradeTransactions,
 } from './execute-types.ts';
 
 type Schemas = components['schemas'];
@@ -60,6 +62,12 @@ export interface ExecuteOptions {
   evm?: EvmWallet | ((chainId: string) => EvmWallet | undefined);
   /** The Bridger's Stellar wallet. Needed when a side of the trade is on Stellar. */
   stellar?: StellarWallet;
+  /**
+   * Another account that pays the Bridger's Soroban fees: the source of its Stellar transactions,
+   * signing their envelopes, while the Bridger's wallet signs only its authorisation entries
+   * (`signAuthEntry`, which it must then have). Unset, or the Bridger's own address: the Bridger pays.
+   */
+  stellarFeePayer?: StellarFeePayer;
   /** Where the trade is kept for `resumeTrade` (default: in memory, which a crash loses). */
   store?: TradeStore;
   /** Told every step as it starts, sends and ends. */
@@ -216,12 +224,19 @@ async function send(run: Run, chainId: string, action: string, signed: Signed | 
   const wallet = stellarWallet(run);
   const network = stellarNetwork(run, chainId);
   const [stellar, sdk] = await Promise.all([import('./stellar.js'), stellarSdk()]);
-  const unsigned = signed
-    ? await stellar.stellarTransaction(action as Parameters<typeof stellar.stellarTransaction>[0], signed as never, wallet.address, network, {
-      orderParams: orderParams as never,
-    })
-    : await timeoutTransaction(sdk, stellar, wallet.address, network, orderParams);
-  const signedXdr = await wallet.signTransaction(unsigned.toXDR(), { networkPassphrase: network.networkPassphrase });
+  const payer = feePayerOf(run, wallet);
+  const stellarAction = action as Parameters<typeof stellar.stellarTransaction>[0];
+  const extras = { orderParams: orderParams as never };
+  let unsigned;
+  if (!signed) unsigned = await timeoutTransaction(sdk, stellar, (payer ?? wallet).address, network, orderParams);
+  else if (payer) {
+    // The fee payer is the source; the Bridger's calls (its deposit's transfer included) are authorised by its signed entries.
+    const authorize = stellar.authorizeWithWallet(
+      (preimage, { networkPassphrase }) => wallet.signAuthEntry!(preimage, { networkPassphrase }), wallet.address, network.networkPassphrase,
+    );
+    unsigned = await stellar.stellarTransactionWithFeePayer(stellarAction, signed as never, { feePayer: payer.address, caller: wallet.address, authorize }, network, extras);
+  } else unsigned = await stellar.stellarTransaction(stellarAction, signed as never, wallet.address, network, extras);
+  const signedXdr = await (payer ?? wallet).signTransaction(unsigned.toXDR(), { networkPassphrase: network.networkPassphrase });
   const tx = sdk.TransactionBuilder.fromXDR(signedXdr, network.networkPassphrase);
   const hash = Array.from(tx.hash() as Uint8Array, (byte) => byte.toString(16).padStart(2, '0')).join('');
   await keep(hash);
@@ -229,7 +244,15 @@ async function send(run: Run, chainId: string, action: string, signed: Signed | 
   return hash;
 }
 
-/** The Soroban refund transaction from the Bridger's account, simulated and assembled. */
+/** The fee payer when it is another account than the Bridger's; throws when the Bridger's wallet cannot sign entries. */
+function feePayerOf(run: Run, wallet: StellarWallet): StellarFeePayer | undefined {
+  const payer = run.options.stellarFeePayer;
+  if (!payer || payer.address === wallet.address) return undefined;
+  if (!wallet.signAuthEntry) throw new Error('a Stellar fee payer needs a Bridger wallet that signs authorisation entries (signAuthEntry)');
+  return payer;
+}
+
+/** The Soroban refund transaction from `source` (the Bridger, or its fee payer: a refund asks nobody's authorisation), simulated and assembled. */
 async function timeoutTransaction(
   sdk: typeof import('@stellar/stellar-sdk'), stellar: typeof import('./stellar.js'), source: string,
   network: { rpc: string; networkPassphrase: string }, orderParams: Record<string, string>,
@@ -417,6 +440,7 @@ async function follow(run: Run): Promise<TradeResult['outcome']> {
       if (trade.status === 'SETTLED') return 'SETTLED';
       if (trade.status === 'EXPIRED') {
         if (!record.tx.deposit || trade.adCreatorClaimed) return 'EXPIRED';
+        if (!record.tx.refund && trade.transactions.some((tx) => tx.step === 'refund')) return 'REFUNDED';
         await refund(run);
         return 'REFUNDED';
       }
@@ -450,6 +474,39 @@ async function follow(run: Run): Promise<TradeResult['outcome']> {
   }
 }
 
+/** Two addresses the same on their chain (EVM: any case). */
+const sameAddress = (a: string, b: string) => (a.startsWith('0x') ? a.toLowerCase() === b.toLowerCase() : a === b);
+
+/** The error `resumeTrade` throws for a trade whose Bridger is not the wallet it was given. */
+export class NotTheBridgerError extends Error {
+  constructor(readonly tradeId: string, readonly bridgerAddress: string, readonly walletAddress: string) {
+    super(`trade ${tradeId} is the Bridger ${bridgerAddress}'s; the wallet given is ${walletAddress}: only the trade's Bridger can carry it on`);
+    this.name = 'NotTheBridgerError';
+  }
+}
+
+/**
+ * A record for a trade the store does not hold, rebuilt from the service: the trade, its order
+ * (`GET /v1/trades/{id}/params`; while PENDING the signed deposit request, `/deposit-request`), its
+ * verified deposit and refund. The wallet on the order chain must be the trade's Bridger.
+ */
+async function adopt(run: Run): Promise<void> {
+  const record = run.record;
+  const trade = await readTrade(run);
+  const wallet = await addressOn(run, trade.orderChainId);
+  if (!sameAddress(wallet, trade.bridgerAddress)) throw new NotTheBridgerError(trade.id, trade.bridgerAddress, wallet);
+  const path = { params: { path: { id: trade.id } } };
+  const { orderHash, ...orderParams } = await get<Schemas['TradeParams']>(run, '/v1/trades/{id}/params', path);
+  record.order = trade.status === 'PENDING'
+    ? (await get<Schemas['CreateTradeResponse']>(run, '/v1/trades/{id}/deposit-request', path)).reqContractDetails as TradeRecord['order']
+    : { chainId: trade.orderChainId, chainKind: chainOf(run, trade.orderChainId).kind, orderHash, orderParams: orderParams as Record<string, string> };
+  record.request = { adId: trade.adId, routeId: trade.routeId, amount: trade.amount, bridgerDstAddress: orderParams.adRecipient };
+  for (const tx of trade.transactions) {
+    if (tx.step === 'deposit' || tx.step === 'refund') record.tx[tx.step] = tx.txHash;
+  }
+  await save(run);
+}
+
 async function drive(client: ExecuteClient, record: TradeRecord, options: ExecuteOptions): Promise<TradeResult> {
   const inner = options.fetch ?? ((request: Request) => fetch(request));
   let baseUrl: string | undefined;
@@ -465,6 +522,7 @@ async function drive(client: ExecuteClient, record: TradeRecord, options: Execut
   const chains = await get<{ data: Chain[] }>(run, '/v1/chains', { params: { query: { limit: 100 } } });
   for (const chain of chains.data) run.chains.set(chain.chainId, chain);
   run.baseUrl = baseUrl;
+  if (record.tradeId && !record.order) await adopt(run);
   if (!record.tradeId) {
     const route = await get<Schemas['Route']>(run, '/v1/routes/{id}', { params: { path: { id: record.request.routeId } } });
     if (!record.request.bridgerDstAddress) {
@@ -512,18 +570,37 @@ export async function executeTrade(client: ExecuteClient, quote: Quote, options:
   return drive(client, record, { ...options, store });
 }
 
+/** What `resumeTrade` takes: `executeTrade`'s options, and which trade. */
+export interface ResumeOptions extends Omit<ExecuteOptions, 'store' | 'adId'> {
+  /**
+   * The trade to carry on, by its id: the store's record of it, or, when the store holds none (the
+   * trade was started on another device, or the store was cleared), a record rebuilt from the
+   * service, kept under `key` (default: a new UUID). The wallets must then be the trade's Bridger's.
+   */
+  tradeId?: string;
+}
+
 /**
  * Finishes a trade `executeTrade` started, from what `store` kept: the record `options.key` names,
- * else the most recent one not yet over. A create whose answer was lost is sent again under its
- * kept key (the service replays its answer); a transaction whose hash was kept is reported, not
- * sent again. Resolves undefined when there is nothing to resume.
+ * the one of `options.tradeId`, else the most recent one not yet over. A create whose answer was
+ * lost is sent again under its kept key (the service replays its answer); a transaction whose hash
+ * was kept is reported, not sent again. With `tradeId` and no record of it, the trade is taken up
+ * from what the service says (its status, order, verified deposit): the ad side when the Maker's
+ * unlock stays due past `makerGraceMs`, the Bridger's unlock, the refund after `refundTime`; it
+ * throws `NotTheBridgerError` when the wallet on the order chain is not the trade's Bridger.
+ * Resolves undefined when there is nothing to resume.
  */
-export async function resumeTrade(
-  client: ExecuteClient, store: TradeStore, options: Omit<ExecuteOptions, 'store' | 'adId'> = {},
-): Promise<TradeResult | undefined> {
-  const record = options.key
-    ? await store.get(options.key)
-    : (await store.list()).filter((candidate) => !candidate.outcome).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))[0];
+export async function resumeTrade(client: ExecuteClient, store: TradeStore, options: ResumeOptions = {}): Promise<TradeResult | undefined> {
+  const kept = options.key ? await store.get(options.key) : undefined;
+  const ofTrade = !kept && options.tradeId ? (await store.list()).find((candidate) => candidate.tradeId === options.tradeId) : undefined;
+  const latest = !options.key && !options.tradeId
+    ? (await store.list()).filter((candidate) => !candidate.outcome).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))[0]
+    : undefined;
+  // Only tradeId is known of a trade this store never held: drive() rebuilds the rest from the service.
+  const record = kept ?? ofTrade ?? latest ?? (options.tradeId ? {
+    key: options.key ?? newIdempotencyKey(), request: { adId: '', routeId: '', amount: '0', bridgerDstAddress: '' }, idempotencyKey: newIdempotencyKey(),
+    tradeId: options.tradeId, tx: {}, createdAt: now(), updatedAt: now(),
+  } : undefined);
   if (!record) return undefined;
   if (record.outcome) {
     const trade = answered<Trade>(await client.GET('/v1/trades/{id}', { params: { path: { id: record.tradeId } } }));

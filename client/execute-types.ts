@@ -96,7 +96,20 @@ export interface StellarWallet {
   signTransaction(transactionXdr: string, options: { networkPassphrase: string }): Promise<string>;
   /** The unlock signature: SEP-53 over the order hash's `0x` hex text, base64. */
   signUnlock(orderHash: string): Promise<string>;
+  /**
+   * The account's signature (base64) over SHA-256 of a Soroban authorisation entry's preimage
+   * (`HashIdPreimage`, base64 XDR), as Freighter's `signAuthEntry` gives it. Needed only with a fee
+   * payer (`stellarFeePayer`): the account then authorises its calls by signed entries, not as the source.
+   */
+  signAuthEntry?(preimageXdr: string, options: { networkPassphrase: string }): Promise<string>;
 }
+
+/**
+ * The account that pays a Bridger's Soroban fees (a sponsor): the source of its Stellar
+ * transactions, which signs their envelopes. A `keypairWallet` or a `freighterWallet` over the
+ * sponsor's account is one.
+ */
+export type StellarFeePayer = Pick<StellarWallet, 'address' | 'signTransaction'>;
 
 /** The part of an ethers v6 Signer (a Wallet, a JsonRpcSigner) that `ethersWallet` uses. */
 export interface EthersSignerLike {
@@ -115,6 +128,8 @@ export interface EthersSignerLike {
 export interface FreighterLike {
   signTransaction(xdr: string, options: { networkPassphrase: string; address: string }): Promise<{ signedTxXdr: string } | string>;
   signMessage(message: string, options: { address: string }): Promise<{ signedMessage: string | Uint8Array | null } | string>;
+  /** Freighter's `signAuthEntry` (a fee payer's trades need it): the entry preimage's signature, base64 (older versions: bytes). */
+  signAuthEntry?(preimageXdr: string, options: { networkPassphrase: string; address: string }): Promise<{ signedAuthEntry: string | Uint8Array | null } | string>;
 }
 
 /** What `keypairWallet` needs of a stellar-sdk Keypair (spelled out: these declarations import no stellar-sdk). */

@@ -115,6 +115,14 @@ export function freighterWallet(freighter: FreighterLike, address: string): Stel
       if (message === null) throw new Error('the wallet signed nothing');
       return typeof message === 'string' ? message : base64(message);
     },
+    ...(freighter.signAuthEntry ? {
+      async signAuthEntry(preimageXdr: string, { networkPassphrase }: { networkPassphrase: string }) {
+        const signed = await freighter.signAuthEntry!(preimageXdr, { networkPassphrase, address });
+        const entry = typeof signed === 'string' ? signed : signed.signedAuthEntry;
+        if (entry === null) throw new Error('the wallet signed nothing');
+        return typeof entry === 'string' ? entry : base64(entry);
+      },
+    } : {}),
   };
 }
 
@@ -132,6 +140,11 @@ export function keypairWallet(key: KeypairLike): StellarWallet {
     async signUnlock(orderHash) {
       const { signUnlockMessage } = await import('./stellar.js');
       return signUnlockMessage(keypair, orderHash);
+    },
+    async signAuthEntry(preimageXdr) {
+      // What a wallet's signAuthEntry signs: SHA-256 of the preimage's XDR bytes.
+      const { hash, xdr } = await stellarSdk();
+      return base64(keypair.sign(hash(xdr.HashIdPreimage.fromXDR(preimageXdr, 'base64').toXDR())));
     },
   };
 }

@@ -112,7 +112,21 @@ export interface StellarWallet {
     }): Promise<string>;
     /** The unlock signature: SEP-53 over the order hash's `0x` hex text, base64. */
     signUnlock(orderHash: string): Promise<string>;
+    /**
+     * The account's signature (base64) over SHA-256 of a Soroban authorisation entry's preimage
+     * (`HashIdPreimage`, base64 XDR), as Freighter's `signAuthEntry` gives it. Needed only with a fee
+     * payer (`stellarFeePayer`): the account then authorises its calls by signed entries, not as the source.
+     */
+    signAuthEntry?(preimageXdr: string, options: {
+        networkPassphrase: string;
+    }): Promise<string>;
 }
+/**
+ * The account that pays a Bridger's Soroban fees (a sponsor): the source of its Stellar
+ * transactions, which signs their envelopes. A `keypairWallet` or a `freighterWallet` over the
+ * sponsor's account is one.
+ */
+export type StellarFeePayer = Pick<StellarWallet, 'address' | 'signTransaction'>;
 /** The part of an ethers v6 Signer (a Wallet, a JsonRpcSigner) that `ethersWallet` uses. */
 export interface EthersSignerLike {
     getAddress(): Promise<string>;
@@ -156,6 +170,13 @@ export interface FreighterLike {
     }): Promise<{
         signedMessage: string | Uint8Array | null;
     } | string>;
+    /** Freighter's `signAuthEntry` (a fee payer's trades need it): the entry preimage's signature, base64 (older versions: bytes). */
+    signAuthEntry?(preimageXdr: string, options: {
+        networkPassphrase: string;
+        address: string;
+    }): Promise<{
+        signedAuthEntry: string | Uint8Array | null;
+    } | string>;
 }
 /** What `keypairWallet` needs of a stellar-sdk Keypair (spelled out: these declarations import no stellar-sdk). */
 export interface KeypairLike {
@@ -195,6 +216,12 @@ export interface ExecuteOptions {
     evm?: EvmWallet | ((chainId: string) => EvmWallet | undefined);
     /** The Bridger's Stellar wallet. Needed when a side of the trade is on Stellar. */
     stellar?: StellarWallet;
+    /**
+     * Another account that pays the Bridger's Soroban fees: the source of its Stellar transactions,
+     * signing their envelopes, while the Bridger's wallet signs only its authorisation entries
+     * (`signAuthEntry`, which it must then have). Unset, or the Bridger's own address: the Bridger pays.
+     */
+    stellarFeePayer?: StellarFeePayer;
     /** Where the trade is kept for `resumeTrade` (default: in memory, which a crash loses). */
     store?: TradeStore;
     /** Told every step as it starts, sends and ends. */
@@ -239,6 +266,13 @@ export declare const ethersWallet: (signer: EthersSignerLike) => EvmWallet;
 export declare const freighterWallet: (freighter: FreighterLike, address: string) => StellarWallet;
 /** A Stellar wallet over a stellar-sdk Keypair (a key this code holds: a server-side Bridger, a test). */
 export declare const keypairWallet: (keypair: KeypairLike) => StellarWallet;
+/** The error `resumeTrade` throws for a trade whose Bridger is not the wallet it was given. */
+export declare class NotTheBridgerError extends Error {
+    readonly tradeId: string;
+    readonly bridgerAddress: string;
+    readonly walletAddress: string;
+    constructor(tradeId: string, bridgerAddress: string, walletAddress: string);
+}
 /**
  * Carries a whole trade as its Bridger from `quote` (`GET /v1/quotes`, its first ad unless
  * `options.adId` names another): the ERC-20 allowance and approval, the create under an
@@ -251,10 +285,23 @@ export declare const keypairWallet: (keypair: KeypairLike) => StellarWallet;
  * (`RelayerCallError`), a wallet's error, or the signal's reason.
  */
 export declare function executeTrade(client: ExecuteClient, quote: Quote, options?: ExecuteOptions): Promise<TradeResult>;
+/** What `resumeTrade` takes: `executeTrade`'s options, and which trade. */
+export interface ResumeOptions extends Omit<ExecuteOptions, 'store' | 'adId'> {
+    /**
+     * The trade to carry on, by its id: the store's record of it, or, when the store holds none (the
+     * trade was started on another device, or the store was cleared), a record rebuilt from the
+     * service, kept under `key` (default: a new UUID). The wallets must then be the trade's Bridger's.
+     */
+    tradeId?: string;
+}
 /**
  * Finishes a trade `executeTrade` started, from what `store` kept: the record `options.key` names,
- * else the most recent one not yet over. A create whose answer was lost is sent again under its
- * kept key (the service replays its answer); a transaction whose hash was kept is reported, not
- * sent again. Resolves undefined when there is nothing to resume.
+ * the one of `options.tradeId`, else the most recent one not yet over. A create whose answer was
+ * lost is sent again under its kept key (the service replays its answer); a transaction whose hash
+ * was kept is reported, not sent again. With `tradeId` and no record of it, the trade is taken up
+ * from what the service says (its status, order, verified deposit): the ad side when the Maker's
+ * unlock stays due past `makerGraceMs`, the Bridger's unlock, the refund after `refundTime`; it
+ * throws `NotTheBridgerError` when the wallet on the order chain is not the trade's Bridger.
+ * Resolves undefined when there is nothing to resume.
  */
-export declare function resumeTrade(client: ExecuteClient, store: TradeStore, options?: Omit<ExecuteOptions, 'store' | 'adId'>): Promise<TradeResult | undefined>;
+export declare function resumeTrade(client: ExecuteClient, store: TradeStore, options?: ResumeOptions): Promise<TradeResult | undefined>;

@@ -57,8 +57,9 @@ describe('the packed client package', () => {
     expect(entries.events).toMatchObject({ followTrade: 'function', followEvents: 'function', isTerminalEvent: 'function', StreamError: 'function' });
     expect(entries.flows).toMatchObject({ unlockMessage: 'function', confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
     expect(entries.execute).toEqual({
-      eip1193Wallet: 'function', ethersWallet: 'function', executeTrade: 'function', fileTradeStore: 'function', freighterWallet: 'function', keypairWallet: 'function',
-      localStorageTradeStore: 'function', memoryTradeStore: 'function', resumeTrade: 'function', retryingFetch: 'function',
+      NotTheBridgerError: 'function', eip1193Wallet: 'function', ethersWallet: 'function', executeTrade: 'function', fileTradeStore: 'function',
+      freighterWallet: 'function', keypairWallet: 'function', localStorageTradeStore: 'function', memoryTradeStore: 'function', resumeTrade: 'function',
+      retryingFetch: 'function',
     });
     expect(entries.root).toMatchObject({ confirmUntilFinal: 'function', refreshingFetch: 'function', sendAndWait: 'function', signInWithEthereum: 'function', signInWithStellar: 'function' });
   }, 300_000);

@@ -7,7 +7,7 @@ import { apiError, UserError } from './errors.ts';
 import { tradeLabel } from './labels.ts';
 import { API_BASE } from './session.ts';
 import { progressSentence, recordOf, tradeStore, tradeWallets, unfinishedRecord } from './execute.ts';
-import { approveFor, confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
+import { confirm, onChain, ready, sendAndConfirm, signUnlock } from './steps.ts';
 
 type Trade = Schemas['Trade'];
 const CURRENT = 'relayer.trade';
@@ -37,7 +37,11 @@ interface Run { key: string; stop: AbortController; finished: Promise<TradeResul
  */
 export function bridgerView(context: AppContext): HTMLElement {
   const route = h('select', { name: 'route', id: 'bridge-route' });
-  const fill = () => show(route, context.routes.map((r) => h('option', { value: r.id }, `${tokenName(r.orderToken, context)} → ${tokenName(r.adToken, context)}`)));
+  const fill = () => {
+    const chosen = route.value;
+    show(route, context.routes.map((r) => h('option', { value: r.id }, `${tokenName(r.orderToken, context)} → ${tokenName(r.adToken, context)}`)));
+    if (chosen) route.value = chosen;
+  };
   fill();
   const amount = h('input', { name: 'amount', id: 'bridge-amount', inputMode: 'decimal' });
   const quoteRegion = h('div', { class: 'quote', 'aria-live': 'polite' });
@@ -45,8 +49,6 @@ export function bridgerView(context: AppContext): HTMLElement {
   const lookup = h('input', { name: 'lookup', id: 'trade-lookup', placeholder: 'trade id, order hash or deposit tx hash', size: 40 });
   let quote: { answer: Schemas['Quote']; best: Schemas['AdQuote']; route: Schemas['Route'] } | undefined;
   let run: Run | undefined;
-  /** The Idempotency-Key of a create by the page's own steps: one per quote, so a retried click is the same request. */
-  let quoteKey = '';
   /** The record of the trade shown, when this page drives it (executeTrade's store). */
   let record: TradeRecord | undefined;
   let following: AbortController | undefined;
@@ -54,6 +56,8 @@ export function bridgerView(context: AppContext): HTMLElement {
   let proofReady = false;
   let lockedAt: number | undefined;
   let finalBalance: string | undefined;
+  /** The refund time of a trade shown without a record (its order, read from the service). */
+  let foundRefundTime: string | undefined;
 
   const quoteButton = h('button', { type: 'submit' }, 'Get a quote');
   const form = h('form', { class: 'bridge', 'aria-label': 'Bridge' },
@@ -75,7 +79,6 @@ export function bridgerView(context: AppContext): HTMLElement {
         return;
       }
       quote = { answer: answer.data, best, route: chosen };
-      quoteKey = crypto.randomUUID();
       const bridgeButton: HTMLButtonElement = h('button', { type: 'button', onclick: () => void context.act('Bridge', () => bridge(), bridgeButton) }, 'Bridge');
       show(quoteRegion, h('dl', { class: 'quote-terms' },
         h('dt', null, 'You deposit'), h('dd', { 'data-field': 'deposit' }, `${formatAmount(best.orderAmount, chosen.orderToken.decimals)} ${tokenName(chosen.orderToken, context)}`),
@@ -100,9 +103,6 @@ export function bridgerView(context: AppContext): HTMLElement {
     if (!payee) throw new UserError(`Connect ${adKind === 'EVM' ? 'an EVM wallet' : 'Freighter'}: you are paid on ${chosen.adToken.chain.name}.`);
     // The wallet readied for the order chain before anything is asked of the API (a wallet that will not switch is named).
     await ready(context, chosen.orderToken.chain.chainId);
-    // executeTrade sends Soroban transactions from the Bridger's own account: a fee payer ("Fees paid by") needs the page's own steps.
-    const touchesStellar = [chosen.orderToken.chain.chainId, chosen.adToken.chain.chainId].some((id) => chainOf(context, id)?.kind === 'STELLAR');
-    if (context.stellar?.feePayer && touchesStellar) return bridgeByHand(best, chosen, payee);
     const unsent = (await tradeStore.list()).find((kept) => !kept.tradeId && !kept.outcome && kept.request.adId === best.adId
       && kept.request.routeId === chosen.id && kept.request.amount === best.orderAmount && kept.request.bridgerDstAddress === payee);
     if (unsent) await start(unsent.key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key: unsent.key }));
@@ -110,31 +110,6 @@ export function bridgerView(context: AppContext): HTMLElement {
       const key = crypto.randomUUID();
       await start(key, (options) => executeTrade(context.session.api, answer, { ...options, key, adId: best.adId, recipient: payee }));
     }
-  }
-
-  /**
-   * The trade by the page's own steps, for a Bridger whose Soroban fees another account pays:
-   * approve, create (under a key kept for this quote), deposit with the fee payer as the source,
-   * confirm; the Bridger's unlock is then one click ("Unlock").
-   */
-  async function bridgeByHand(best: Schemas['AdQuote'], chosen: Schemas['Route'], payee: string): Promise<void> {
-    const orderChain = chosen.orderToken.chain.chainId;
-    // create checks the deposit's allowance: approve the OrderPortal first (an ERC-20 deposit; a
-    // Soroban deposit authorises its transfer inside its own transaction).
-    if (chosen.orderToken.kind !== 'NATIVE' && chainOf(context, orderChain)?.kind !== 'STELLAR') {
-      const portal = chainOf(context, orderChain)?.orderPortalAddress;
-      if (!portal) throw new UserError(`No OrderPortal is known on ${chosen.orderToken.chain.name}.`);
-      context.say('Approve the deposit in your wallet…');
-      await approveFor(context, orderChain, chosen.orderToken, portal, BigInt(best.orderAmount));
-    }
-    const { session } = context;
-    const created = await session.call(() => session.api.POST('/v1/trades/create', {
-      body: { adId: best.adId, routeId: chosen.id, amount: best.orderAmount, bridgerDstAddress: payee },
-      params: { header: { 'Idempotency-Key': quoteKey } },
-    }));
-    remember(created.tradeId);
-    await sendAndConfirm(context, orderChain, 'createOrder', created.reqContractDetails, { kind: 'trade', id: created.tradeId });
-    await open(created.tradeId);
   }
 
   /**
@@ -181,18 +156,52 @@ export function bridgerView(context: AppContext): HTMLElement {
     return current.finished;
   }
 
-  /** Takes the ad side now (the Maker's unlock is due and unsent): this trade's run resumed with no grace left. */
+  /**
+   * Takes the ad side now (the Maker's unlock is due and unsent): this trade's run resumed with no
+   * grace left; a trade this page holds no record of (found by its id or a hash) is taken up from
+   * what the service says of it (`resumeTrade` with its `tradeId`), by its Bridger only.
+   */
   async function takeAdSide(): Promise<void> {
-    const key = record?.key;
-    if (!key) throw new UserError('This page did not start this trade: it holds no record to take the ad side from.');
-    await start(key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key, makerGraceMs: 0 }), true);
+    await carryOn({ makerGraceMs: 0 });
   }
 
-  /** Continues the trade this page kept (after a reload, a wallet connected late, or a stopped run). */
+  /**
+   * Continues the trade (after a reload, a wallet connected late, a stopped run), which sends the
+   * refund once the order chain passes refundTime; a found trade is taken up as for the ad side.
+   */
   async function continueRun(): Promise<void> {
-    const key = record?.key;
-    if (!key) throw new UserError('This page holds no record of this trade.');
-    await start(key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key }), true);
+    await carryOn({});
+  }
+
+  async function carryOn(extra: Pick<ExecuteOptions, 'makerGraceMs'>): Promise<void> {
+    const shown = trade;
+    if (!shown) throw new UserError('No trade is shown.');
+    const kept = record?.tradeId === shown.id ? record.key : undefined;
+    if (kept) {
+      await start(kept, (options) => resumeTrade(context.session.api, tradeStore, { ...options, ...extra, key: kept }), true);
+      return;
+    }
+    const refusal = notTheBridger(shown);
+    if (refusal) throw new UserError(refusal);
+    const key = crypto.randomUUID();
+    await start(key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, ...extra, key, tradeId: shown.id }));
+  }
+
+  /**
+   * Why the page may not act for `t`'s Bridger, or undefined when it may: the user signed in and
+   * the wallet connected on the order chain (where the Bridger deposited) must both be the trade's
+   * Bridger, whose wallet signs its unlocks and sends its refund.
+   */
+  function notTheBridger(t: Trade): string | undefined {
+    const kind = chainOf(context, t.orderChainId)?.kind ?? 'EVM';
+    const same = (a: string | undefined) => a !== undefined && (kind === 'EVM' ? a.toLowerCase() === t.bridgerAddress.toLowerCase() : a === t.bridgerAddress);
+    const walletName = kind === 'EVM' ? 'an EVM wallet' : 'Freighter';
+    const connected = kind === 'EVM' ? context.evm?.address : context.stellar?.address;
+    const only = `Only this trade's Bridger (${t.bridgerAddress}) can do this`;
+    if (!connected) return `${only}: connect ${walletName} with that account and sign in with it.`;
+    if (!same(connected)) return `${only}: the connected wallet is ${connected}.`;
+    if (!same(context.session.address(kind))) return `${only}: sign in with that account (the page is ${context.session.user ? 'signed in as another user' : 'not signed in'}).`;
+    return undefined;
   }
 
   function remember(tradeId: string): void {
@@ -207,6 +216,12 @@ export function bridgerView(context: AppContext): HTMLElement {
     if (!answer.data) throw apiError(answer.error, answer.response.status);
     trade = answer.data;
     record = await recordOf(tradeId);
+    foundRefundTime = undefined;
+    // A trade found here without a record: its refund time from its order, when its Bridger is signed in.
+    if (!record && context.session.user && !notTheBridger(answer.data)) {
+      const params = await context.session.api.GET('/v1/trades/{id}/params', { params: { path: { id: tradeId } } }).catch(() => undefined);
+      foundRefundTime = params?.data?.refundTime;
+    }
     proofReady = false;
     finalBalance = undefined;
     remember(tradeId);
@@ -277,12 +292,17 @@ export function bridgerView(context: AppContext): HTMLElement {
     const route = t.route;
     const kept = record && record.tradeId === t.id ? record : undefined;
     // A trade this page drives: its run takes each turn; one it only found: the Bridger's unlock by hand.
-    const byHand = !kept && t.unlockDue === 'BRIDGER' && t.status === 'LOCKED';
-    const adSide = kept && !kept.outcome && t.status === 'LOCKED' && t.unlockDue === 'MAKER' && t.unlockableBy.includes('BRIDGER');
+    const byHand = !kept && !run && t.unlockDue === 'BRIDGER' && t.status === 'LOCKED';
+    // A trade found without a record is offered the ad side and the refund too, from what the service says of it.
+    const adSide = !kept?.outcome && t.status === 'LOCKED' && t.unlockDue === 'MAKER' && t.unlockableBy.includes('BRIDGER');
     const deposited = done('deposit') || Boolean(kept?.tx.deposit);
     const refunded = done('refund') || kept?.outcome === 'REFUNDED';
-    const refundTime = kept?.order?.orderParams.refundTime;
+    const refundTime = kept?.order?.orderParams.refundTime ?? foundRefundTime;
     const refundable = t.status === 'EXPIRED' && deposited && !refunded && !t.adCreatorClaimed;
+    // Only the trade's Bridger may take its ad side or refund it: anyone else is told why, with no button.
+    const refusal = !kept && (adSide || refundable) && !run ? notTheBridger(t) : undefined;
+    const offer = (text: string, action: () => Promise<void>) => (refusal
+      ? h('span', { class: 'status error', 'data-field': 'not-bridger' }, refusal) : button(text, action));
     const stalled = kept && !kept.outcome && !run && !adSide && !refundable && t.status !== 'SETTLED' && t.status !== 'EXPIRED';
     const keeper = 'The relayer also sends it for you after a grace if you do not (its keeper, where the operator runs it); you may do it sooner yourself.';
     show(tradeRegion,
@@ -292,10 +312,10 @@ export function bridgerView(context: AppContext): HTMLElement {
       byHand ? h('p', null, 'Your unlock is due (it pays the Maker on the order chain). ', button('Unlock', unlock)) : null,
       adSide ? h('p', { 'data-field': 'ad-side' }, 'The proof is ready and the Maker has not unlocked yet. You can take the ad side yourself: it pays you on ',
         `${route?.adToken.chain.name ?? 'the ad chain'} (you send the transaction). ${run ? `The page does it by itself ${MAKER_GRACE_MS / 60_000} minutes after the lock. ` : ''}${keeper} `,
-        button('Take the ad side', takeAdSide)) : null,
+        offer('Take the ad side', takeAdSide)) : null,
       refundable ? h('p', { 'data-field': 'refund' }, `This trade expired with your deposit on ${route?.orderToken.chain.name ?? 'the order chain'}: it can be refunded to you `,
         refundTime ? `from ${new Date(Number(refundTime) * 1000).toLocaleString()} (the order chain's clock). ` : 'after its refund time. ',
-        `${keeper} `, kept ? (run ? h('span', null, 'The page refunds it when the time comes.') : button('Refund', continueRun)) : null) : null,
+        `${keeper} `, run ? h('span', null, 'The page refunds it when the time comes.') : offer('Refund', continueRun)) : null,
       t.status === 'EXPIRED' && !refundable ? h('p', { class: 'status error' }, refunded ? 'This trade expired; your deposit was refunded.' : 'This trade expired before a deposit: nothing to refund.') : null,
       stalled ? h('p', null, 'This page kept the trade: continue it from where it stopped. ', button('Continue the trade', continueRun)) : null,
       t.transactions.length ? h('ul', { class: 'transactions', 'data-field': 'transactions' }, t.transactions.map((tx) => h('li', { 'data-step': tx.step },
@@ -336,6 +356,12 @@ export function bridgerView(context: AppContext): HTMLElement {
       void context.act('Continue the trade', () => start(unfinished.key, (options) => resumeTrade(context.session.api, tradeStore, { ...options, key: unfinished.key }), true).then(() => undefined));
     } else if (resume) void context.act('Load the trade', () => open(resume));
   })();
-  (root as HTMLElement & { refresh?: () => void }).refresh = fill;
+  // Signed in or out: the trade shown read again (its order, when the user is now its Bridger); a wallet
+  // connected: what it may do shown again (the ad side, the refund, or why not).
+  (root as HTMLElement & { refresh?: () => void }).refresh = () => {
+    fill();
+    if (trade && !run) void open(trade.id).catch(() => render());
+  };
+  (root as HTMLElement & { walletsChanged?: () => void }).walletsChanged = () => render();
   return root;
 }

@@ -1,5 +1,6 @@
 import {
-  eip1193Wallet, localStorageTradeStore, type EvmWallet as TradeEvmWallet, type ExecuteOptions, type StellarWallet as TradeStellarWallet,
+  eip1193Wallet, localStorageTradeStore, type EvmWallet as TradeEvmWallet, type ExecuteOptions, type StellarFeePayer as TradeFeePayer,
+  type StellarWallet as TradeStellarWallet,
   type TradeProgress, type TradeRecord, type TradeStore,
 } from '@cross-chain-relayer/client/execute';
 import { unlockMessage } from '@cross-chain-relayer/client/flows';
@@ -71,14 +72,33 @@ function stellarOf(context: AppContext): TradeStellarWallet {
       context.say('Sign the unlock message in Freighter…');
       return wallet().signMessage(unlockMessage(orderHash));
     },
+    signAuthEntry: async (preimageXdr) => {
+      context.say('Authorise the call in Freighter (your fees are paid by another account)…');
+      return wallet().signAuthEntry(preimageXdr);
+    },
   };
 }
 
-/** The wallets `executeTrade` takes, over the page's connected ones. */
-export function tradeWallets(context: AppContext): Pick<ExecuteOptions, 'evm' | 'stellar'> {
+/** The fee payer set beside Freighter ("Fees paid by"): the source of the trade's Soroban transactions, its envelope signed in Freighter. */
+function feePayerOf(context: AppContext): TradeFeePayer | undefined {
+  const wallet = context.stellar;
+  const payer = wallet?.feePayer;
+  if (!wallet || !payer || payer === wallet.address) return undefined;
+  return {
+    address: payer,
+    signTransaction: async (xdr) => {
+      context.say(`Confirm the transaction in Freighter for the fee payer ${payer.slice(0, 6)}…`);
+      return wallet.signTransaction(xdr, payer);
+    },
+  };
+}
+
+/** The wallets `executeTrade` takes, over the page's connected ones, and the Soroban fee payer when one is set. */
+export function tradeWallets(context: AppContext): Pick<ExecuteOptions, 'evm' | 'stellar' | 'stellarFeePayer'> {
   return {
     evm: (chainId) => evmOn(context, chainId),
     stellar: context.stellar || context.chains.some((chain) => chain.kind === 'STELLAR') ? stellarOf(context) : undefined,
+    stellarFeePayer: feePayerOf(context),
   };
 }
 

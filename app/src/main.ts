@@ -31,7 +31,7 @@ async function start(): Promise<void> {
     ...statusLine(statusRegion),
   };
   let evmWallets: AnnouncedWallet[] = [];
-  let views: Record<string, HTMLElement & { refresh?: () => void }> = {};
+  let views: Record<string, HTMLElement & { refresh?: () => void; walletsChanged?: () => void }> = {};
 
   function renderWallets(): void {
     const { session } = context;
@@ -44,7 +44,7 @@ async function start(): Promise<void> {
     if (!context.evm) {
       if (evmWallets.length === 0) buttons.push(h('span', { class: 'hint' }, 'No EVM wallet found in this browser.'));
       for (const wallet of evmWallets) {
-        buttons.push(button(`Connect ${wallet.info.name}`, async () => { context.evm = await EvmWallet.connect(wallet); renderWallets(); }));
+        buttons.push(button(`Connect ${wallet.info.name}`, async () => { context.evm = await EvmWallet.connect(wallet); renderWallets(); walletsChanged(); }));
       }
     } else {
       buttons.push(h('span', { class: 'account', 'data-field': 'evm-address' }, `${context.evm.name}: ${context.evm.address}`));
@@ -54,6 +54,7 @@ async function start(): Promise<void> {
         const stellarChain = context.chains.find((chain) => chain.kind === 'STELLAR');
         context.stellar = await StellarWallet.connect(stellarChain?.networkPassphrase);
         renderWallets();
+        walletsChanged();
       }));
     } else {
       buttons.push(h('span', { class: 'account', 'data-field': 'stellar-address' }, `Freighter: ${context.stellar.address}`));
@@ -78,6 +79,10 @@ async function start(): Promise<void> {
 
   function refreshViews(): void {
     for (const view of Object.values(views)) view.refresh?.();
+  }
+
+  function walletsChanged(): void {
+    for (const view of Object.values(views)) view.walletsChanged?.();
   }
 
   function route(): void {

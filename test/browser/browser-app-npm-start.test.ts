@@ -238,7 +238,8 @@ describe('npm start serves /app on its devnet, and a person bridges from a brows
     expect(await bridger.locator('[data-field=ad]').textContent()).toBe(adId);
     const before = { tusd: await balanceOf(stellarTusd, STELLAR_DEV_ACCOUNT.publicKey()), xlm: await balanceOf(xlm, STELLAR_DEV_ACCOUNT.publicKey()), payer: await balanceOf(xlm, feePayer.publicKey()) };
     await bridger.getByRole('button', { name: 'Bridge' }).click();
-    await saysDone(bridger, 'Bridge', 120_000);
+    // The page's executeTrade with its fee payer: the deposit from the fee payer's account, confirmed, then the lock awaited.
+    await saysStatus(bridger, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the sponsored deposit', 120_000);
     const tradeId = (await bridger.locator('[data-field=trade-id]').textContent())!;
     expect(bridgerFreighter.authEntries).toEqual([STELLAR_DEV_ACCOUNT.publicKey()]);
     expect(bridgerFreighter.envelopes.at(-1)).toBe(feePayer.publicKey());
@@ -257,9 +258,10 @@ describe('npm start serves /app on its devnet, and a person bridges from a brows
     await saysDone(maker, `Unlock (ad ${adId.slice(0, 8)})`, 120_000);
     expect(await evmTusd.getFunction('balanceOf')(bridgerPayee!.address)).toBe(payeeBefore + 1_000_000n);
 
-    // The Bridger's unlock on Soroban (signMessage, the transaction from the fee payer) pays the Maker; SETTLED.
-    await bridger.getByRole('button', { name: 'Unlock' }).click({ timeout: 30_000 });
-    await saysDone(bridger, 'Unlock', 120_000);
+    // The Bridger's unlock on Soroban follows at once (signMessage, the transaction from the fee payer) and pays the Maker; SETTLED.
+    await saysDone(bridger, 'Bridge', 120_000);
+    expect(bridgerFreighter.envelopes.at(-1)).toBe(feePayer.publicKey());
+    expect(await balanceOf(xlm, STELLAR_DEV_ACCOUNT.publicKey())).toBe(before.xlm);
     await expect.poll(() => bridger.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
     expect(await balanceOf(stellarTusd, makerStellarPayee.publicKey())).toBe(10_000_000n);
     await expect.poll(() => row.locator('.label').textContent(), { timeout: 30_000 }).toBe('Settled');

@@ -1,3 +1,4 @@
+import { Keypair } from '@stellar/stellar-sdk';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app/build.ts';
@@ -8,13 +9,15 @@ import { startTestService, type TestService } from '../support/service.ts';
 import { prepareStellarTrades, STELLAR, wxlmBalance, xlmBalance, type StellarTradeWorld } from '../support/stellar-trades.ts';
 import { installEvmWalletDouble, installFreighterDouble, type EvmDouble } from '../support/wallet-doubles.ts';
 import { call } from '../support/wallets.ts';
+import { fund } from '../../devnet/stellar/client.ts';
 
 /**
  * The page at /app with a Stellar side, in Debian's Chromium against the devnet with the local
  * Soroban network (chain 148): the EVM Maker's WXLM ad on anvil pays out for XLM deposited on
  * Soroban. The Bridger, signed in with SEP-10 through a Freighter double (answering Freighter's
  * window messages with a Stellar key), deposits through the page (the lazily loaded Stellar chunk
- * builds and simulates at the chain's publicRpcUrl, Freighter signs, the page sends); the Maker locks
+ * builds and simulates at the chain's publicRpcUrl; its fees paid by a second account in Freighter
+ * through executeTrade's fee payer, the Bridger signing only its authorisation entry); the Maker locks
  * and unlocks on anvil; the Bridger's unlock on Soroban is signed with Freighter's `signMessage`
  * (SEP-53 over the order hash's text) and sent from Freighter; the trade settles, each chain's
  * balances moved by the amounts.
@@ -27,6 +30,8 @@ let bridgerBrowser: TestBrowser;
 let makerWallet: EvmDouble;
 let bridgerWallet: EvmDouble;
 let bridgerFreighter: Awaited<ReturnType<typeof installFreighterDouble>>;
+/** A second account in the Bridger's Freighter that pays its deposit's Soroban fees ("Fees paid by"). */
+const sponsor = Keypair.random();
 let routeId: string;
 
 beforeAll(async () => {
@@ -47,7 +52,8 @@ beforeAll(async () => {
   makerWallet = await installEvmWalletDouble(makerBrowser.page, makerKey!.privateKey, devnet.rpcUrls, AD_CHAIN);
   bridgerWallet = await installEvmWalletDouble(bridgerBrowser.page, bridgerKey!.privateKey, devnet.rpcUrls, AD_CHAIN);
   await installFreighterDouble(makerBrowser.page, world.makerStellar, network);
-  bridgerFreighter = await installFreighterDouble(bridgerBrowser.page, world.bridgerStellar, network);
+  await fund(world.server, sponsor.publicKey());
+  bridgerFreighter = await installFreighterDouble(bridgerBrowser.page, world.bridgerStellar, network, [sponsor]);
 }, 5 * 60_000);
 
 afterAll(async () => {
@@ -68,7 +74,7 @@ async function open(page: Page, view: string): Promise<void> {
 const field = (page: Page, adId: string, name: string) => page.locator(`article[data-ad-id="${adId}"] [data-field=${name}]`).first();
 
 describe('the page at /app with a Stellar side (Freighter double, the local Soroban network)', () => {
-  it('an EVM Maker\'s ad pays out for an XLM deposit made through the page on Soroban; the Bridger\'s unlock is signed with Freighter\'s signMessage and sent from Freighter; SETTLED with both chains\' balances moved', async () => {
+  it('an EVM Maker\'s ad pays out for an XLM deposit made through the page on Soroban, its fees paid by a sponsor account (executeTrade\'s fee payer: the Bridger signs only its authorisation entry); the Bridger\'s unlock is signed with Freighter\'s signMessage and sent from its own account; SETTLED with both chains\' balances moved', async () => {
     const maker = makerBrowser.page;
     const page = bridgerBrowser.page;
     const { orderPortal } = world.stellar.deployment;
@@ -96,18 +102,31 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
     await saysDone(page, 'Sign in with Stellar');
     await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
     await page.locator('[data-field=evm-address]').waitFor();
+    await page.fill('#stellar-fee-payer', sponsor.publicKey());
+    await page.locator('#stellar-fee-payer').press('Tab');
+    await saysStatus(page, /^Stellar fees are paid by G/, 'the fee payer taken');
     await page.selectOption('#bridge-route', routeId);
     await page.fill('#bridge-amount', '1');
     await page.getByRole('button', { name: 'Get a quote' }).click();
     await saysDone(page, 'Quote');
     expect(await page.locator('[data-field=ad]').textContent()).toBe(adId);
     const portalBefore = await xlmBalance(world, orderPortal);
+    const [bridgerXlmBefore, sponsorXlmBefore] = [await xlmBalance(world, world.bridgerStellar.publicKey()), await xlmBalance(world, sponsor.publicKey())];
+    const envelopesBefore = bridgerFreighter.envelopes.length; // the SEP-10 challenge's among them
     await page.getByRole('button', { name: 'Bridge' }).click();
     // The page's executeTrade: the Soroban deposit sent from Freighter and confirmed, then the lock awaited.
     await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
     const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
     await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('DEPOSITED');
     expect(await xlmBalance(world, orderPortal)).toBe(portalBefore + 10_000_000n);
+    // The sponsor was the deposit's source and paid its fee: the Bridger's XLM moved by exactly the deposit.
+    expect(bridgerFreighter.authEntries).toEqual([world.bridgerStellar.publicKey()]);
+    expect(bridgerFreighter.envelopes.slice(envelopesBefore)).toEqual([sponsor.publicKey()]);
+    expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerXlmBefore - 10_000_000n);
+    expect(await xlmBalance(world, sponsor.publicKey())).toBeLessThan(sponsorXlmBefore);
+    // The Bridger pays its unlock's fee itself: the fee payer cleared before it.
+    await page.fill('#stellar-fee-payer', '');
+    await page.locator('#stellar-fee-payer').press('Tab');
     const { orderHash } = (await call(service, 'GET', `/v1/trades/${tradeId}`)).body;
 
     // The Maker locks and unlocks on anvil (its EVM wallet signs the unlock).
@@ -131,6 +150,7 @@ describe('the page at /app with a Stellar side (Freighter double, the local Soro
     await page.getByRole('button', { name: 'Continue the trade' }).click();
     await saysDone(page, 'Continue the trade', 120_000);
     expect(bridgerFreighter.signed).toEqual([orderHash.toLowerCase()]);
+    expect(bridgerFreighter.envelopes.slice(envelopesBefore)).toEqual([sponsor.publicKey(), world.bridgerStellar.publicKey()]);
     await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 30_000 }).toBe('SETTLED');
     expect(await xlmBalance(world, world.makerStellar.publicKey())).toBe(makerXlm + 10_000_000n);
     await expect.poll(() => row.locator('.label').textContent(), { timeout: 30_000 }).toBe('Settled');

@@ -100,6 +100,25 @@ async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env.APP_SCREENSHOTS) await page.screenshot({ path: new URL(`../../app/screenshots/${name}.png`, import.meta.url).pathname, fullPage: true });
 }
 
+/**
+ * The Bridger on a fresh page, as on another device: the page's storage emptied (no trade record,
+ * no session), signed in again with SIWE, the trade found by its id with "Find a trade".
+ */
+async function findOnFreshPage(page: Page, tradeId: string): Promise<void> {
+  await page.evaluate(() => localStorage.clear());
+  await page.goto(`${service.url}/app/#/bridge`);
+  await page.reload();
+  await pageReady(page);
+  expect(await page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('relayer.execute.')).length)).toBe(0);
+  await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
+  await page.getByRole('button', { name: 'Sign in with Ethereum' }).click();
+  await saysDone(page, 'Sign in with Ethereum');
+  await page.fill('#trade-lookup', tradeId);
+  await page.getByRole('button', { name: 'Find', exact: true }).click();
+  await saysDone(page, 'Find the trade');
+  expect(await page.locator('[data-field=trade-id]').textContent()).toBe(tradeId);
+}
+
 const field = (page: Page, adId: string, name: string) => page.locator(`article[data-ad-id="${adId}"] [data-field=${name}]`).first();
 
 describe('the page at /app, driven through wallet doubles in headless Chromium', () => {
@@ -290,7 +309,7 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     }
   }, 90_000);
 
-  it('offers the Bridger the ad side when the Maker locks and never unlocks: one click, the Bridger is paid and the trade settles', async () => {
+  it('offers the ad side of a trade found by its id on a fresh page (no record of it) to its Bridger alone when the Maker locks and never unlocks: one click, the Bridger is paid and the trade settles', async () => {
     const page = bridgerBrowser.page;
     const maker = makerBrowser.page;
     await page.goto(`${service.url}/app/#/bridge`);
@@ -307,6 +326,8 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     await page.getByRole('button', { name: 'Bridge' }).click();
     await saysStatus(page, 'Waiting for the Maker\'s lock.', 'executeTrade waiting for the lock after the deposit', 120_000);
     const tradeId = (await page.locator('[data-field=trade-id]').textContent())!;
+    // The Bridger goes on from another device: nothing of the page's own run or record is left.
+    await findOnFreshPage(page, tradeId);
 
     // The test plays the Maker: it locks through its page, and never unlocks.
     await maker.goto(`${service.url}/app/#/maker`);
@@ -323,10 +344,21 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     await offer.waitFor({ timeout: 400_000 });
     expect(await offer.textContent()).toContain('The relayer also sends it for you after a grace');
     expect(await page.locator('.trade [data-field=status]').textContent()).toBe('LOCKED');
+    // Anyone else who finds the trade (the Maker, signed in with its own wallet) is told why there is no button.
+    await maker.goto(`${service.url}/app/#/bridge`);
+    await pageReady(maker);
+    await maker.fill('#trade-lookup', tradeId);
+    await maker.getByRole('button', { name: 'Find', exact: true }).click();
+    await saysDone(maker, 'Find the trade');
+    const refused = maker.locator('[data-field=ad-side] [data-field=not-bridger]');
+    await refused.waitFor({ timeout: 30_000 });
+    expect(await refused.textContent()).toMatch(new RegExp(`^Only this trade's Bridger \\(${bridgerWallet.wallet.address}\\) can do this: the connected wallet is ${makerWallet.wallet.address}\\.$`, 'i'));
+    expect(await maker.getByRole('button', { name: 'Take the ad side' }).count()).toBe(0);
+    expect(await page.locator('[data-field=not-bridger]').count()).toBe(0);
     await offer.getByRole('button', { name: 'Take the ad side' }).click();
-    // The Bridge's run, replaced by this one, ends with it: whichever of the two says "done" last, the trade settles.
-    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 180_000, message: 'the trade settled after the ad side was taken' }).toBe('SETTLED');
-    await saysStatus(page, /^(Take the ad side|Bridge): done\.$/, 'both runs over', 60_000);
+    // The found trade taken up from what the service says (resumeTrade with its id): the ad side, then the Bridger's own unlock.
+    await saysDone(page, 'Take the ad side', 240_000);
+    await expect.poll(() => page.locator('.trade [data-field=status]').textContent(), { timeout: 60_000, message: 'the trade settled after the ad side was taken' }).toBe('SETTLED');
     // Both unlocks sent by the Bridger's wallet: paid on the ad chain, the Maker on the order chain.
     expect(await devnet.balanceOf(AD_CHAIN, bridgerWallet.wallet.address)).toBe(bridgerBefore + 1_000_000n);
     expect(await devnet.balanceOf(ORDER_CHAIN, makerWallet.wallet.address)).toBe(makerBefore + 1_000_000n);
@@ -337,7 +369,7 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
   }, 900_000);
 
   // Last: it moves both chains' clocks forward for good (deposits signed later would be past their validity).
-  it('loses no Bridger deposit to a reload before its confirmation (resumeTrade confirms it), and offers the refund once the trade expired unlocked and the order chain passed refundTime: one click, the deposit is back', async () => {
+  it('loses no Bridger deposit to a reload before its confirmation (resumeTrade confirms it), and offers the refund once the trade expired unlocked, also on a fresh page that found the trade by its id; past the order chain\'s refundTime one click there, the deposit is back', async () => {
     const page = bridgerBrowser.page;
     await page.goto(`${service.url}/app/#/bridge`);
     await page.reload();
@@ -389,8 +421,10 @@ describe('the page at /app, driven through wallet doubles in headless Chromium',
     expect(await offer.textContent()).toContain('The relayer also sends it for you after a grace');
     // The resumed run cannot send without a wallet: it says so, and the page offers the refund.
     await saysStatus(page, 'Continue the trade failed: Connect an EVM wallet first.', 'the resumed trade waiting for a wallet', 60_000);
-    await page.getByRole('button', { name: 'Connect Test wallet (double)' }).click();
-    await page.locator('[data-field=evm-address]').waitFor();
+    // The Bridger refunds from another device: the trade found by its id, the offer made from what the service says.
+    await findOnFreshPage(page, tradeId);
+    await offer.waitFor({ timeout: 30_000 });
+    expect(await offer.textContent()).toContain(`from ${await page.evaluate((time) => new Date(time * 1000).toLocaleString(), Number(refundTime))} (the order chain's clock)`);
     // The order chain's clock past refundTime (anvil mines no block by itself).
     const orderChain = devnet.provider(ORDER_CHAIN);
     const orderNow = (await orderChain.getBlock('latest'))!.timestamp;

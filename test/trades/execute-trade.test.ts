@@ -3,12 +3,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Keypair } from '@stellar/stellar-sdk';
 import { JsonRpcProvider, Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayerClient } from '../../client/index.js';
 import {
-  ethersWallet, executeTrade, fileTradeStore, keypairWallet, resumeTrade, type ExecuteOptions, type Quote, type TradeProgress, type TradeStore,
+  ethersWallet, executeTrade, fileTradeStore, keypairWallet, memoryTradeStore, NotTheBridgerError, resumeTrade, type ExecuteOptions, type Quote, type TradeProgress,
+  type TradeStore,
 } from '../../client/execute.js';
+import { fund } from '../../devnet/stellar/client.ts';
 import { AD_CHAIN, eventually, ORDER_CHAIN, signOrderHash } from '../support/devnet-client.ts';
 import { startOrchestratedService, type OrchestratedService } from '../support/scene.ts';
 import {
@@ -21,7 +24,8 @@ import { call, loginEvm, loginStellar } from '../support/wallets.ts';
  * with an ethers Wallet and a stellar-sdk Keypair behind the adapters, from a quote to the end; the
  * Maker played beside it through HTTP. Both directions between anvil and the local Soroban network,
  * and one trade stopped after its deposit was confirmed and finished by `resumeTrade` from the JSON
- * file store. Payouts read back from the chains.
+ * file store, one taken up by `resumeTrade` from its id alone (another device: an empty store), and
+ * one whose Soroban fees a sponsor account pays (`stellarFeePayer`). Payouts read back from the chains.
  */
 
 const WHOLE_TRADE_MS = 240_000;
@@ -189,6 +193,78 @@ describe('executeTrade', () => {
     expect(await wxlmBalance(world, ORDER_CHAIN, maker.address)).toBe(makerWxlm + amount);
     expect(await store.list()).toEqual([expect.objectContaining({ tradeId, outcome: 'SETTLED' })]);
     expect(await resumeTrade(bridgerClient(token), store)).toBeUndefined();
+  }, WHOLE_TRADE_MS);
+
+  it('takes up by its id alone a trade another device started (an empty store): refuses a wallet that is not its Bridger\'s, then takes the ad side and settles it; each party paid exactly', async () => {
+    const amount = 1_500_000n;
+    const { bridger, maker } = world.evmParties;
+    const { adId, routeId, makerToken } = await createStellarAdForEvmOrders(world, amount * 5n);
+    const token = (await loginEvm(world.api, bridger)).body.tokens.access;
+    const stop = new AbortController();
+    const [makerWxlm, bridgerWxlm, bridgerXlm] = [
+      await wxlmBalance(world, ORDER_CHAIN, maker.address), await wxlmBalance(world, ORDER_CHAIN, bridger.address), await xlmBalance(world, world.bridgerStellar.publicKey()),
+    ];
+    // The first device: the trade up to its confirmed deposit, then gone with its store.
+    const first = executeTrade(bridgerClient(token), await quoteFor(routeId, amount), {
+      ...bridgerWallets(), adId, signal: stop.signal,
+      onProgress(event) { if (event.step === 'confirm' && event.status === 'done') stop.abort(new Error('the first device is gone')); },
+    });
+    await expect(first).rejects.toThrow('the first device is gone');
+    const { data: found } = await bridgerClient(token).GET('/v1/trades/all', { params: { query: { adId, status: ['DEPOSITED'] } } });
+    const trade = found!.data.find((candidate: { adId: string }) => candidate.adId === adId)!;
+    await stellarLock(world, { tradeId: trade.id, orderHash: trade.orderHash!, makerToken, adId, orderParams: undefined as never });
+
+    // Another wallet (the Maker's key on the order chain) is refused before anything is sent.
+    const store = memoryTradeStore();
+    const makerWallet = ethersWallet(new Wallet(world.evmParties.makerKey!.privateKey, bridgerOn(ORDER_CHAIN).provider));
+    await expect(resumeTrade(bridgerClient(token), store, { ...bridgerWallets(), evm: makerWallet, tradeId: trade.id })).rejects.toBeInstanceOf(NotTheBridgerError);
+    expect(await store.list()).toEqual([]);
+
+    const resumed = await resumeTrade(bridgerClient(token), store, { ...bridgerWallets(), tradeId: trade.id, makerGraceMs: 0 });
+    expect(resumed).toMatchObject({ tradeId: trade.id, outcome: 'SETTLED', trade: { status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true } });
+    expect(Object.keys(resumed!.tx).sort()).toEqual(['adUnlock', 'deposit', 'orderUnlock']);
+    expect(resumed!.tx.deposit).toBe(trade.transactions.find((tx: { step: string }) => tx.step === 'deposit')!.txHash);
+    expect(await wxlmBalance(world, ORDER_CHAIN, bridger.address)).toBe(bridgerWxlm - amount);
+    expect(await wxlmBalance(world, ORDER_CHAIN, maker.address)).toBe(makerWxlm + amount);
+    expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerXlm + amount - (await stellarFee(resumed!.tx.adUnlock!)));
+    expect(await store.list()).toEqual([expect.objectContaining({ tradeId: trade.id, outcome: 'SETTLED' })]);
+  }, WHOLE_TRADE_MS);
+
+  it('with a Stellar fee payer, carries a Stellar -> EVM trade whose every Soroban fee the sponsor pays: the Bridger\'s XLM moves by exactly the deposit, the Bridger only signs its authorisation entries', async () => {
+    const amount = 2_500_000n;
+    const tokens = wxlmForXlm(world);
+    const { adId, routeId, makerToken } = await createEvmAdForStellarOrders(world, tokens, amount * 5n);
+    const sponsor = Keypair.random();
+    await fund(world.server, sponsor.publicKey());
+    const token = (await loginStellar(world.api, world.bridgerStellar)).body.tokens.access;
+    const progress = progressWatch();
+    const bridgerKeys = keypairWallet(world.bridgerStellar);
+    const entries: string[] = [];
+    const stellar = { ...bridgerKeys, signAuthEntry: async (preimage: string, options: { networkPassphrase: string }) => {
+      entries.push(preimage);
+      return bridgerKeys.signAuthEntry!(preimage, options);
+    } };
+    const [bridgerWxlm, makerXlm, bridgerXlm, sponsorXlm] = [
+      await wxlmBalance(world, AD_CHAIN, world.evmParties.bridger.address), await xlmBalance(world, world.makerStellar.publicKey()),
+      await xlmBalance(world, world.bridgerStellar.publicKey()), await xlmBalance(world, sponsor.publicKey()),
+    ];
+
+    const running = executeTrade(bridgerClient(token), await quoteFor(routeId, amount), {
+      ...bridgerWallets(), stellar, stellarFeePayer: keypairWallet(sponsor), adId, makerGraceMs: 600_000, onProgress: progress.onProgress,
+    });
+    const confirmed = await progress.when('confirm', 'done');
+    await makerLocksAndUnlocksOnEvm(confirmed.trade!.id, confirmed.trade!.orderHash!, makerToken);
+    const result = await running;
+
+    expect(result).toMatchObject({ outcome: 'SETTLED', trade: { status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true } });
+    expect(Object.keys(result.tx).sort()).toEqual(['deposit', 'orderUnlock']);
+    expect(await wxlmBalance(world, AD_CHAIN, world.evmParties.bridger.address)).toBe(bridgerWxlm + amount);
+    expect(await xlmBalance(world, world.makerStellar.publicKey())).toBe(makerXlm + amount);
+    // The deposit's transfer was authorised by the Bridger's signed entry; both transactions' source and fees are the sponsor's.
+    expect(entries.length).toBeGreaterThan(0);
+    expect(await xlmBalance(world, world.bridgerStellar.publicKey())).toBe(bridgerXlm - amount);
+    const fees = (await stellarFee(result.tx.deposit!)) + (await stellarFee(result.tx.orderUnlock!));
+    expect(await xlmBalance(world, sponsor.publicKey())).toBe(sponsorXlm - fees);
   }, WHOLE_TRADE_MS);
 
   it('runs docs/quickstart.md as written (its URLs pointed at this devnet): the Maker\'s ad and lock, the Bridger\'s trade in one call, SETTLED', async () => {
