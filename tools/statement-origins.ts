@@ -21,7 +21,7 @@ const shape = (sql: string) => sql
   .replace(/\s+/g, ' ')
   .replace(/\(\?(?:, ?\?)+\)/g, '(?...)')
   .trim()
-  .slice(0, 90);
+  .slice(0, Number(process.env.SHAPE_CHARS ?? 90));
 
 const transactions = new Map<string, { app: string; statements: string[] }>();
 let current: { sql: string[]; key: string } | undefined;

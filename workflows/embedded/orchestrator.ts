@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
+import { createJobWakes } from '../../db/job-wakes.ts';
 import type { Logger } from 'pino';
 import { runTracedJob, withTraceContext } from '../../telemetry/jobs.ts';
 import { followUpsOf, start, timerLooksAgain, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
@@ -78,12 +79,18 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
 
   // A timer looked at again (`again`: the lock window still open on chain) is a job of its own,
   // named by its time: the fired job holds the timer's id until it completes.
-  const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
-    boss.send(
+  // This process wakes its timer worker when a timer it armed falls due (db/job-wakes.ts): the
+  // worker's polls only find timers armed by another process, or retried by pg-boss.
+  const wakes = createJobWakes(boss);
+  const timerWorkers: string[] = [];
+  const armTimer = async (tradeId: string, event: TimerEvent, at: string, again?: true) => {
+    await boss.send(
       QUEUES.timer,
       withTraceContext({ tradeId, event } satisfies TimerJob),
       { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) },
     );
+    wakes.at(timerWorkers, new Date(at));
+  };
   const proveWorkers: string[] = [];
   const carryOut = async (tradeId: string, followUps: readonly TradeFollowUp[]) => {
     for (const command of followUps) {
@@ -102,9 +109,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
    * job created for each that is gone, failed or cancelled (a finished job is deleted first: its
    * id is the timer's). A job waiting, retrying or running is left alone, and so is a completed
    * one (it fired; the machine decided). A timer re-armed for a trade that moved on meanwhile
-   * fires as the machine's no-op.
+   * fires as the machine's no-op. `onStart`: a waiting job (armed before this process started) is
+   * given this process's wake at its time.
    */
-  const rearmTimers = async (trades: ResumableTrade[]) => {
+  const rearmTimers = async (trades: ResumableTrade[], onStart = false) => {
     const timers = trades.flatMap(({ tradeId, followUps }) =>
       followUps.flatMap((f) => (f.type === 'ARM_TIMER' ? [{ tradeId, event: f.event, at: f.at, id: timerJobId(tradeId, f.event) }] : [])));
     const states = await jobStates(boss, QUEUES.timer, timers.map((t) => t.id));
@@ -119,7 +127,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     }
     for (const timer of timers) {
       const state = states.get(timer.id);
-      if (state !== undefined && state !== 'failed' && state !== 'cancelled') continue;
+      if (state !== undefined && state !== 'failed' && state !== 'cancelled') {
+        if (onStart && (state === 'created' || state === 'retry')) wakes.at(timerWorkers, new Date(timer.at));
+        continue;
+      }
       if (state !== undefined) {
         await boss.deleteJob(QUEUES.timer, timer.id);
         logger.warn({ tradeId: timer.tradeId, event: timer.event, was: state }, 'timer job of an open trade was given up; armed again');
@@ -184,11 +195,12 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     }));
   }
   // A timer whose state is over by now is the machine's no-op (applied as `stale`). Timer jobs
-  // become due by the clock, which wakes nobody: polled at pg-boss's minimum.
-  await workAndLookAgain<TimerJob>(QUEUES.timer, 0.5, async (data) => {
+  // become due by the clock, which wakes nobody: this process wakes the worker at the times of the
+  // timers it arms, and the worker polls every TIMER_POLLING_SECONDS for the others.
+  timerWorkers.push(await workAndLookAgain<TimerJob>(QUEUES.timer, TIMER_POLLING_SECONDS, async (data) => {
     const { tradeId, event } = data;
     await runTracedJob(QUEUES.timer, data, () => apply(tradeId, { type: event }));
-  });
+  }));
 
   /**
    * Queues the proof again of each open trade whose proof is under way but has no prove job that
@@ -213,7 +225,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // Rows of a process that stopped: carried out before the open trades' timers are looked at.
   await sweepOutbox(0);
   const opened = await options.openTrades();
-  await rearmTimers(opened);
+  await rearmTimers(opened, true);
   // A proof under way when the process stopped: its job may be held active by the dead process until it expires.
   for (const trade of opened) await carryOut(trade.tradeId, trade.followUps.filter((f) => f.type === 'PROVE'));
 
@@ -245,6 +257,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     close: () => (closing ??= (async () => {
       stopped = true;
       clearTimeout(resumeTimer);
+      wakes.close();
       await resumePass;
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     })()),
@@ -253,6 +266,12 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
 
 /** How often a prove worker polls for proofs queued by another process (this process's wake its workers at once). */
 const PROVE_POLLING_SECONDS = 2;
+
+/**
+ * How often the timer worker polls for due timers this process did not arm (another process's, or
+ * one pg-boss retries after a failure): the ones it armed wake it when due.
+ */
+const TIMER_POLLING_SECONDS = 2;
 
 /** How long a pending outbox row is left to the request that wrote it before the schedule carries it out. */
 const OUTBOX_GRACE_MS = 30_000;
