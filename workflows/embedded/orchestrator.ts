@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
+import type PgBoss from 'pg-boss';
+import { jobStates, jobsWithin, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
 import { createJobWakes } from '../../db/job-wakes.ts';
 import type { Logger } from 'pino';
 import { runTracedJob, withTraceContext } from '../../telemetry/jobs.ts';
@@ -83,25 +84,35 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // worker's polls only find timers armed by another process, or retried by pg-boss.
   const wakes = createJobWakes(boss);
   const timerWorkers: string[] = [];
-  const armTimer = async (tradeId: string, event: TimerEvent, at: string, again?: true) => {
-    await boss.send(
-      QUEUES.timer,
-      withTraceContext({ tradeId, event } satisfies TimerJob),
-      { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) },
-    );
-    wakes.at(timerWorkers, new Date(at));
-  };
+  const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
+    carryOut(tradeId, [{ type: 'ARM_TIMER', event, at, ...(again ? { again } : {}) }]);
   const proveWorkers: string[] = [];
-  const carryOut = async (tradeId: string, followUps: readonly TradeFollowUp[]) => {
+  /** This process's workers told to look when the jobs of `followUps` are due (after they committed). */
+  const wake = (followUps: readonly TradeFollowUp[]) => {
     for (const command of followUps) {
-      if (command.type === 'PROVE') {
-        await boss.send(QUEUES.prove, withTraceContext({ tradeId } satisfies ProveJob));
-        // This process's idle workers look now rather than at their next poll (up to PROVE_POLLING_SECONDS later).
-        for (const worker of proveWorkers) boss.notifyWorker(worker);
-      }
-      if (command.type === 'ARM_TIMER') await armTimer(tradeId, command.event, command.at, command.again);
-      if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event));
+      // Idle prove workers look now rather than at their next poll (up to PROVE_POLLING_SECONDS later).
+      if (command.type === 'PROVE') wakes.at(proveWorkers);
+      if (command.type === 'ARM_TIMER') wakes.at(timerWorkers, new Date(command.at));
     }
+  };
+  /** The jobs of `followUps` sent and cancelled through `db` (pg-boss's own connection, or a transaction's). */
+  const writeJobs = async (tradeId: string, followUps: readonly TradeFollowUp[], db?: PgBoss.Db) => {
+    for (const command of followUps) {
+      if (command.type === 'PROVE') await boss.send(QUEUES.prove, withTraceContext({ tradeId } satisfies ProveJob), db ? { db } : {});
+      if (command.type === 'ARM_TIMER') {
+        const { event, at, again } = command;
+        await boss.send(
+          QUEUES.timer,
+          withTraceContext({ tradeId, event } satisfies TimerJob),
+          { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event), ...(db ? { db } : {}) },
+        );
+      }
+      if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event), db ? { db } : {});
+    }
+  };
+  const carryOut = async (tradeId: string, followUps: readonly TradeFollowUp[]) => {
+    await writeJobs(tradeId, followUps);
+    wake(followUps);
   };
 
   /**
@@ -141,6 +152,8 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   };
   /** Carries out an applied event's follow-ups, then marks their outbox rows (a crash in between leaves them pending: carried out again, idempotently). */
   const settle = async (tradeId: string, applied: AppliedEvent) => {
+    // Written in the event's own transaction (`carryOutWithin`): only the wakes are left.
+    if (applied.carriedWithin) return wake(applied.followUps);
     await carryOut(tradeId, applied.followUps);
     await options.outbox.markCarriedOut(applied.outbox ?? []);
   };
@@ -253,6 +266,9 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     },
     async carryOut(trade: StartedTrade, applied: AppliedEvent) {
       await settle(trade.tradeId, applied);
+    },
+    async carryOutWithin(trx, tradeId, followUps) {
+      await writeJobs(tradeId, followUps, await jobsWithin(trx));
     },
     close: () => (closing ??= (async () => {
       stopped = true;
