@@ -5,7 +5,7 @@ import { RUNBOOK_BASE } from './runbooks.ts';
 /**
  * `npm run rules:build [-- --runbook-base <url>]`: writes the PrometheusRule of deploy/k8s/base
  * from alerts.yml (the one source of the rules; a test keeps them equal), after moving every
- * runbook_url to `<url>` when given (alerts.yml, alerts.test.yml, runbooks.ts).
+ * runbook_url to `<url>` when given (alerts.yml, alerts.test.yml, alerts.long.test.yml, runbooks.ts).
  */
 
 const here = (file: string) => new URL(file, import.meta.url);
@@ -31,7 +31,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const next = at > 0 ? process.argv[at + 1] : undefined;
   if (next !== undefined) {
     if (!/^https?:\/\/\S+$/.test(next) || next.includes('#')) throw new Error(`--runbook-base must be an absolute http(s) URL without a fragment, not ${next}`);
-    for (const file of ['./alerts.yml', './alerts.test.yml']) writeFileSync(here(file), rebase(readFileSync(here(file), 'utf8'), RUNBOOK_BASE, next));
+    for (const file of ['./alerts.yml', './alerts.test.yml', './alerts.long.test.yml']) writeFileSync(here(file), rebase(readFileSync(here(file), 'utf8'), RUNBOOK_BASE, next));
     const runbooks = here('./runbooks.ts');
     writeFileSync(runbooks, readFileSync(runbooks, 'utf8').replace(`'${RUNBOOK_BASE}'`, `'${next}'`));
     console.log(`runbook URLs now on ${next}`);
