@@ -195,9 +195,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // time, and a job spends part of its time outside the pool (reading the trade, syncing the tree,
   // applying the result), so the extra one prepares the next proof while the pool proves. Proofs
   // queued in this process wake its workers (`carryOut`), so their polls (each a query, idle or
-  // not) only find another process's proofs: every PROVE_POLLING_SECONDS.
+  // not) only find another process's proofs (or pg-boss's retries): the first worker every
+  // PROVE_POLLING_SECONDS, the others seldom (they are woken with it for this process's proofs).
   for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1) + 1; i++) {
-    proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, PROVE_POLLING_SECONDS, async (data) => {
+    proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, i === 0 ? PROVE_POLLING_SECONDS : SPARE_PROVE_POLLING_SECONDS, async (data) => {
       const { tradeId } = data;
       await runTracedJob(QUEUES.prove, data, async () => {
         // The proof and PROOF_READY in one transaction (trades/applier/prove-step.ts).
@@ -282,6 +283,8 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
 
 /** How often a prove worker polls for proofs queued by another process (this process's wake its workers at once). */
 const PROVE_POLLING_SECONDS = 2;
+/** How often the other prove workers poll: another process's backlog is taken one proof at a time by the first until they look. */
+const SPARE_PROVE_POLLING_SECONDS = 10;
 
 /**
  * How often the timer worker polls for due timers this process did not arm (another process's, or
