@@ -91,8 +91,12 @@ export function createTrade(ctx: TradeContext, unbackedRecheck: ReturnType<typeo
     });
     const { started, startedWithin } = await reserveAndRecord(ctx, terms, deposit, funding);
     // Started in the reservation's own transaction: only this process's workers are left to wake.
-    if (startedWithin) await ctx.deps.orchestrator().carryOut(started, { state: INITIAL_STATE, followUps: startedWithin, duplicate: false, carriedWithin: true });
-    else await ctx.deps.starts.start(started);
+    if (startedWithin) {
+      ctx.deps.starts.startedWithin();
+      await ctx.deps.orchestrator().carryOut(started, { state: INITIAL_STATE, followUps: startedWithin, duplicate: false, carriedWithin: true });
+    } else {
+      await ctx.deps.starts.start(started);
+    }
     return { tradeId: started.tradeId, reqContractDetails: depositAnswer(deposit) };
   };
 }
