@@ -20,6 +20,8 @@ export interface HealthDetails {
     ready: boolean;
     chains: { chainId: string; name: string; state: 'building' | 'starting' | 'ready' | 'failed'; detail?: string; seconds: number }[];
   };
+  /** What proves in a local run, and the native prover's build while the first start makes it (snarkjs proving meanwhile). */
+  prover?: { backend: 'native' | 'snarkjs'; state: 'building' | 'ready' | 'failed'; detail?: string; seconds: number };
 }
 
 export interface AppDeps {

@@ -30,8 +30,8 @@ export interface ChainTarget {
 export interface Chains {
   /** The reads of `chain`; `ChainUnavailableError` (on use) when it has no provider registered. */
   of(chain: ChainTarget): ChainReads;
-  /** The providers' state of `chain`, for `/health` and the metrics; null when it has none. */
-  health(chain: ChainTarget): Promise<ChainHealth | null>;
+  /** The providers' state of `chain`, for `/health` and the metrics (known after at most `waitMs`, when given); null when it has none. */
+  health(chain: ChainTarget, waitMs?: number): Promise<ChainHealth | null>;
 }
 
 export interface ChainsOptions {
@@ -76,9 +76,9 @@ export function createChains(options: ChainsOptions = {}): Chains {
       if (rpcUrlsOf(chain).length === 0) return unreadable(chain.chainId);
       return build(chain).reads;
     },
-    async health(chain) {
+    async health(chain, waitMs) {
       if (rpcUrlsOf(chain).length === 0) return null;
-      return build(chain).providers.health();
+      return build(chain).providers.health(waitMs);
     },
   };
 }

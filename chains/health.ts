@@ -17,7 +17,10 @@ export async function chainsHealth(registry: { allChains(): Promise<ChainTarget[
       timer = setTimeout(() => resolve({ chainId: chain.chainId, quorum: 0, usable: 0, degraded: true, providers: [] }), HEALTH_TIMEOUT_MS);
     });
     try {
-      return (await Promise.race([chains.health(chain), late])) ?? { chainId: chain.chainId, quorum: 0, usable: 0, degraded: true, providers: [] };
+      // Half the time for the head probes: a provider slow to answer is then shown as last seen, and
+      // the chain is not reported degraded for one slow provider.
+      const known = chains.health(chain, HEALTH_TIMEOUT_MS / 2);
+      return (await Promise.race([known, late])) ?? { chainId: chain.chainId, quorum: 0, usable: 0, degraded: true, providers: [] };
     } finally {
       clearTimeout(timer);
     }

@@ -1534,6 +1534,22 @@ export interface components {
              * @example v24.21.0
              */
             node?: string;
+            /** @description The prover of `npm start` (a local run only). It never makes the service degraded: proofs work either way. */
+            prover?: {
+                /**
+                 * @description What proves now. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
+                backend: "native" | "snarkjs";
+                detail?: string;
+                /** @description Seconds since it entered this state */
+                seconds: number;
+                /**
+                 * @description building: the native prover is being built (first start), snarkjs proves meanwhile and native proofs take over once it is built; ready: `backend` proves, nothing pending; failed: the build failed (detail says why), snarkjs proves. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
+                 * @enum {string}
+                 */
+                state: "building" | "ready" | "failed";
+            };
             /**
              * @description `degraded`: the database answers but a chain has fewer usable RPC providers than its quorum (`checks.chains` says which), or a chain of the local devnet has not joined yet (`devnet` says which); requests that need it answer 503 CHAIN_UNAVAILABLE, the rest is served. Open: values may be added in a minor release; treat one you do not know as unknown, not as an error.
              * @enum {string}

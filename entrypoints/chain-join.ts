@@ -89,7 +89,7 @@ export class ChainJoin {
         if (!refused) return chains.of(chain);
         return new Proxy({} as ChainReads, { get: () => () => Promise.reject(refused) });
       },
-      health: (chain) => (this.refusal(chain) ? Promise.resolve(null) : chains.health(chain)),
+      health: (chain, waitMs) => (this.refusal(chain) ? Promise.resolve(null) : chains.health(chain, waitMs)),
     };
   }
 }

@@ -16,6 +16,7 @@ import { refuseEmbeddedInProduction } from './embedded-in-production.ts';
 import { relayerSignerReady } from './parts/chains.ts';
 import { announceProverBackendOrStop } from './parts/proving.ts';
 import { listen, type HttpServer } from './http-server.ts';
+import { buildNativeProverLater, nativeProverBuildLog, proverReady, type ProverStatus } from './native-prover-build.ts';
 import { processLoggerOptions } from './logger.ts';
 import { checkChainVerifiers, trustProvingKey } from './proving-key.ts';
 
@@ -36,8 +37,10 @@ export interface RunningService {
   devnet?: Devnet;
   /** True when this process runs its own PostgreSQL (no DATABASE_URL), its data in DATA_DIR/pg. */
   embeddedDatabase: boolean;
-  /** What proves (PROVER_BACKEND resolved at start-up) and why. */
+  /** What proved at start-up (PROVER_BACKEND resolved then) and why. */
   proverBackend: ResolvedProverBackend;
+  /** What proves now: the backend, and the native prover's build while the first start makes it (`/health` reports it). */
+  proverStatus(): ProverStatus;
   /** The local devnet's chains and their states, when this process runs one (what `/health` reports). */
   devnetChains(): DevnetChainStatus[];
   stop(): Promise<void>;
@@ -47,9 +50,10 @@ export interface StartOptions {
   /** Bring the schema up to date first (default true; the production API leaves it to `npm run migrate`). */
   migrate?: boolean;
   /**
-   * Build the native prover first when it is missing and cargo runs here (`npm start`: proofs are
-   * native from the first start; `ensureNativeProver`). Default false: tests and production
-   * processes take the binary as they find it.
+   * Build the native prover when it is missing and cargo runs here (`npm start`; `ensureNativeProver`):
+   * under PROVER_BACKEND=auto while serving, snarkjs proving until native proofs take over
+   * (`buildNativeProverLater`); under PROVER_BACKEND=native before serving. Default false: tests
+   * and production processes take the binary as they find it.
    */
   buildNativeProver?: boolean;
   /** `api` (a deployment's API process) or `embedded` (`npm start`, the default): which secrets it holds (config/secrets.ts). */
@@ -77,8 +81,9 @@ export async function start(
   refuseEmbeddedInProduction(config);
   const role = options.role ?? 'embedded';
   const secrets = resolveSecrets(config, role);
-  const notBuiltReason = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger }).unavailable : undefined;
-  const proverBackend = announceProverBackendOrStop(config, logger, notBuiltReason);
+  const native = options.buildNativeProver ? ensureNativeProver({ choice: config.PROVER_BACKEND, logger, inBackground: true }) : undefined;
+  const proverBackend = announceProverBackendOrStop(config, logger, native?.unavailable);
+  let prover = proverReady(proverBackend);
   // This process signs unlocks (and, on the embedded runner, proves): production refuses a key it cannot trust.
   const provingKey = await trustProvingKey(config, logger);
   const database = await openDatabase(config, logger, { migrate: options.migrate ?? true });
@@ -92,7 +97,7 @@ export async function start(
   const parts = composeApi(config, logger, database.knex, {
     secrets, role,
     gateChains: stellarJoin && ((chains) => stellarJoin.gate(chains)),
-    healthDetails: runsDevnet ? () => devnetHealth(devnet ? devnetChains() : undefined) : undefined,
+    healthDetails: runsDevnet || native ? () => localHealth(devnet ? devnetChains() : undefined, native && prover.status()) : undefined,
   });
   let servers: ApiServers | undefined;
   // Each step undoes what came before it when it fails, so a failed start leaves nothing running.
@@ -116,6 +121,10 @@ export async function start(
     await database.close();
     throw error;
   }
+  // Built once the API serves (cargo would slow every step before it): snarkjs proves meanwhile, proofs move to it when built.
+  if (native?.later) {
+    prover = buildNativeProverLater({ logger, takeOver: () => parts.proverPool.reload(), logFile: nativeProverBuildLog(config.DATA_DIR) });
+  }
   let stopping: Promise<void> | undefined;
   return {
     url: servers.http.url,
@@ -129,6 +138,7 @@ export async function start(
     devnet,
     embeddedDatabase: database.embedded,
     proverBackend,
+    proverStatus: () => prover.status(),
     devnetChains,
     stop: () =>
       (stopping ??= (async () => {
@@ -136,6 +146,7 @@ export async function start(
         await parts.eventHub.close();
         await servers.http.close();
         await servers.metrics?.close();
+        await prover.stop();
         await parts.close();
         await devnet?.stop();
         await database.close();
@@ -159,9 +170,16 @@ function localDevnetChains(devnet: Devnet | undefined, stellarJoin: ChainJoin | 
   return chains;
 }
 
-/** `/health`'s details of a local run: the Node it runs on and, once its devnet started, the devnet chains' states. */
-function devnetHealth(chains: DevnetChainStatus[] | undefined): HealthDetails {
-  return { node: process.version, ...(chains ? { devnet: { ready: chains.every((chain) => chain.state === 'ready'), chains } } : {}) };
+/**
+ * `/health`'s details of a local run: the Node it runs on, once its devnet started the devnet
+ * chains' states, and on `npm start` what proves (the native prover's build while it runs).
+ */
+function localHealth(chains: DevnetChainStatus[] | undefined, prover: ProverStatus | undefined): HealthDetails {
+  return {
+    node: process.version,
+    ...(chains ? { devnet: { ready: chains.every((chain) => chain.state === 'ready'), chains } } : {}),
+    ...(prover ? { prover } : {}),
+  };
 }
 
 /** The API's HTTP servers: the app, and /metrics on its own port when METRICS_PORT is set. */

@@ -58,6 +58,16 @@ describe('the start-up summary a person reads at the terminal', () => {
     expect(text).not.toContain('Reset ');
   });
 
+  it('says snarkjs proves until the native prover being built takes over, and where to follow it', () => {
+    const building: SummarySource = {
+      ...running,
+      proverBackend: { backend: 'snarkjs', reason: 'PROVER_BACKEND=auto and the native prover is not built (it is being built): proving with snarkjs' },
+      proverStatus: () => ({ backend: 'snarkjs', state: 'building', seconds: 3 }),
+    };
+    expect(renderStartupSummary(startupSummary(building))).toContain('  Proofs     snarkjs until the native prover is built (cargo builds it now, first start only; ' +
+      'native proofs take over then, the log says when; its state: http://127.0.0.1:3000/health)');
+  });
+
   it('names the Node it runs on, and a chain still joining with its state and where to follow it', () => {
     const joining: SummarySource = {
       ...running,

@@ -37,6 +37,8 @@ export interface StartupSummary {
 
 /** What the summary reads of a running service (`RunningService` is one); its devnet by shape only. */
 export interface SummarySource extends Pick<RunningService, 'url' | 'metricsUrl' | 'embeddedDatabase' | 'proverBackend'> {
+  /** What proves now (`RunningService.proverStatus`): while the native prover builds, the summary says snarkjs proves until it is built. */
+  proverStatus?: RunningService['proverStatus'];
   /** The devnet chains' states (`RunningService.devnetChains`); chains not `ready` are listed as joining. */
   devnetChains?: RunningService['devnetChains'];
   config: Pick<RunningService['config'], 'DATA_DIR'>;
@@ -54,7 +56,7 @@ export interface SummarySource extends Pick<RunningService, 'url' | 'metricsUrl'
  * and how to reset it. Data only; `renderStartupSummary` writes it for a terminal.
  */
 export function startupSummary(running: SummarySource): StartupSummary {
-  const { devnet, proverBackend } = running;
+  const { devnet } = running;
   const chains: ChainSummary[] = [];
   for (const [chainId, rpcUrl] of Object.entries(devnet?.rpcUrls ?? {})) {
     const name = devnet!.registry.chains.find((chain) => String(chain.chainId) === chainId)?.name ?? `chain ${chainId}`;
@@ -83,13 +85,22 @@ export function startupSummary(running: SummarySource): StartupSummary {
     docs: `${running.url}/docs`,
     openapi: `${running.url}/openapi.json`,
     metrics: running.metricsUrl ? `${running.metricsUrl}/metrics` : undefined,
-    proofs: proverBackend.backend === 'native' ? `native prover (${proverBackend.binary})` : `snarkjs (${proverBackend.reason})`,
+    proofs: proofsLine(running),
     node: { version: process.version, binary: process.execPath },
     chains,
     joining: (running.devnetChains?.() ?? []).filter((chain) => chain.state !== 'ready').map(({ chainId, name, state }) => ({ chainId, name, state })),
     dataDir,
     reset: dataDir ? `stop (Ctrl-C), delete ${dataDir}, start again: a new database, development keys and chains` : undefined,
   };
+}
+
+/** Which prover proves, in words: the native prover, snarkjs and why, or snarkjs until the native prover being built takes over. */
+function proofsLine({ proverBackend, proverStatus, url }: SummarySource): string {
+  if (proverStatus?.().state === 'building') {
+    return 'snarkjs until the native prover is built (cargo builds it now, first start only; native proofs take over then, ' +
+      `the log says when; its state: ${url}/health)`;
+  }
+  return proverBackend.backend === 'native' ? `native prover (${proverBackend.binary})` : `snarkjs (${proverBackend.reason})`;
 }
 
 /**

@@ -32,9 +32,11 @@ export interface ProverPoolOptions {
   nativeBinary?: string;
 }
 
-/** A verified proof, its public signals `[root, orderHashHi, orderHashLo, nullifierHash]` and where the time went. */
+/** A verified proof, its public signals `[root, orderHashHi, orderHashLo, nullifierHash]`, what proved it and where the time went. */
 export interface ProofResult {
   proof: Groth16Proof;
+  /** The backend that produced it (a pool's is fixed; a moved pool's new proofs are the new backend's). */
+  backend: ProverBackend;
   publicSignals: string[];
   timings: { witnessMs: number; proveMs: number; verifyMs: number };
 }
@@ -57,6 +59,8 @@ export class ProverPool {
   readonly #piscina: Piscina<CircuitInput, ProofTaskResult>;
   readonly #metrics: ProverMetrics;
   #outstanding = 0;
+  /** Proofs handed to the threads and not settled yet: a draining close waits for them. */
+  readonly #running = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
   constructor(options: ProverPoolOptions = {}) {
@@ -126,7 +130,13 @@ export class ProverPool {
     try {
       // Refused here rather than by the pool, so the refusal is known by the queue's state, not by the pool's wording.
       if (this.#piscina.queueSize >= this.maxQueue) throw new ProverBusyError(this.maxQueue);
-      result = await this.#piscina.run(input);
+      const run = this.#piscina.run(input);
+      this.#running.add(run);
+      try {
+        result = await run;
+      } finally {
+        this.#running.delete(run);
+      }
     } catch (error) {
       const mapped = this.#mapPoolError(error);
       proofs.inc({ result: mapped instanceof ProverBusyError ? 'busy' : mapped instanceof ProverClosedError ? 'closed' : 'error' });
@@ -144,6 +154,7 @@ export class ProverPool {
     this.#metrics.verifySeconds.observe(result.verifyMs / 1000);
     return {
       proof: result.proof,
+      backend: this.backend,
       publicSignals: result.publicSignals,
       timings: { witnessMs: result.witnessMs, proveMs: result.proveMs, verifyMs: result.verifyMs },
     };
@@ -157,9 +168,13 @@ export class ProverPool {
   close({ drain = true }: { drain?: boolean } = {}): Promise<void> {
     this.#closing ??= (async () => {
       try {
-        // close() waits for queued and running tasks; destroy() terminates the threads at once,
-        // rejecting whatever they were doing.
-        if (drain) await this.#piscina.close();
+        // Piscina's close() gives queued and running tasks 30 s, then terminates them: on a loaded
+        // machine a queue of proofs takes longer, so the proofs accepted are waited for here first.
+        // destroy() terminates the threads at once, rejecting whatever they were doing.
+        if (drain) {
+          await Promise.allSettled([...this.#running]);
+          await this.#piscina.close();
+        }
       } finally {
         await this.#piscina.destroy();
         this.#metrics.sources.delete(this);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { adapterOf } from '../chains/adapters.ts';
-import type { ChainKind } from '../domain/index.ts';
+import { CHAIN_KINDS, type ChainKind } from '../domain/index.ts';
 
 /**
  * The registry file operators import (`npm run registry -- import FILE`) and the devnet writes.
@@ -11,7 +11,7 @@ import type { ChainKind } from '../domain/index.ts';
 const chainEntry = z.strictObject({
   name: z.string().min(1).max(128),
   chainId: z.string().regex(/^[0-9]{1,78}$/, 'must be a numeric chain ID string'),
-  kind: z.enum(['EVM', 'STELLAR']),
+  kind: z.enum(CHAIN_KINDS),
   adManagerAddress: z.string(),
   orderPortalAddress: z.string(),
   // The service's providers of the chain, best first; `rpcUrl` is one provider (the older spelling).

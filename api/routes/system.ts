@@ -44,6 +44,15 @@ const healthSchema = z
     }).optional().openapi({
       description: 'The local devnet of `npm start`: the EVM chains are ready when the service is; the local Stellar network joins when built.',
     }),
+    prover: z.object({
+      backend: z.enum(['native', 'snarkjs']).openapi({ description: 'What proves now.' }),
+      state: z.enum(['building', 'ready', 'failed']).openapi({
+        description: 'building: the native prover is being built (first start), snarkjs proves meanwhile and native proofs take over ' +
+          'once it is built; ready: `backend` proves, nothing pending; failed: the build failed (detail says why), snarkjs proves.',
+      }),
+      detail: z.string().optional(),
+      seconds: z.number().int().openapi({ description: 'Seconds since it entered this state' }),
+    }).optional().openapi({ description: 'The prover of `npm start` (a local run only). It never makes the service degraded: proofs work either way.' }),
   })
   .openapi('Health');
 

@@ -57,7 +57,7 @@ export const chainId = text('must be a numeric chain ID string')
   .regex(/^[0-9]{1,78}$/, { error: 'must be a numeric chain ID string' })
   .openapi({ pattern: '^[0-9]{1,78}$', example: '31337' });
 
-export const chainKind = z.enum(CHAIN_KINDS, { error: 'must be EVM or STELLAR' });
+export const chainKind = z.enum(CHAIN_KINDS, { error: `must be ${CHAIN_KINDS.join(' or ')}` });
 
 /** A short free-text filter (names, symbols, addresses): bounded so nothing huge reaches the database. */
 export const shortText = (max = 128) =>

@@ -74,6 +74,21 @@ describe('facts the books act on', () => {
     expect(seen[0]!.answers.map((answer) => answer.answer).sort()).toEqual(['value:"0"', 'value:"1"', 'value:"1"']);
   });
 
+  it('are not held up by a slow provider once the quorum agrees: the liar answers first, an honest pair decides, the slow one is not waited for', async () => {
+    const [liar, a, b, slow] = [await proxy('lie'), await proxy('slow'), await proxy('slow'), await proxy('slow')];
+    // Ranked liar, then the honest pair, then the slow one: the liar and one honest are asked first, then the rest.
+    a.slowMs = 300;
+    b.slowMs = 300;
+    slow.slowMs = 1_500;
+    const providers = providersOf([liar.url, a.url, b.url, slow.url], { quorum: 2, refreshMs: 600_000 });
+    await providers.health();
+    slow.slowMs = 10_000;
+    const started = performance.now();
+    expect(await providers.fact('receipt', receiptStatus)).toBe('1');
+    expect(liar.counts.lies).toBeGreaterThan(0);
+    expect(performance.now() - started, 'the fact decided without the slow provider').toBeLessThan(slow.slowMs / 2);
+  });
+
   it('are not acted upon when no answer reaches the quorum: CHAIN_FACTS_DISAGREE, retryable', async () => {
     const [a, liar] = [await proxy(), await proxy('lie')];
     const error = await providersOf([a.url, liar.url]).fact('receipt', receiptStatus).catch((e: unknown) => e);
@@ -125,6 +140,45 @@ describe('other reads', () => {
     const before = b.counts.requests.eth_chainId ?? 0;
     expect(await providers.read('chainId', (web3) => web3.eth.getChainId())).toBe(41_041n);
     expect(b.counts.requests.eth_chainId).toBe(before + 1);
+  });
+});
+
+describe('head probes', () => {
+  it('hold up no read for longer than the stall timeout when a provider is slow to tell its head', async () => {
+    const [a, slow] = [await proxy(), await proxy()];
+    const providers = providersOf([a.url, slow.url], { stallMs: 200, refreshMs: 0 });
+    await providers.health();
+    slow.slowMs = 5_000;
+    slow.mode = 'slow';
+    const started = performance.now();
+    expect(await providers.read('blockNumber', (web3) => web3.eth.getBlockNumber())).toBeGreaterThan(0n);
+    expect(performance.now() - started, 'a read after a head refresh').toBeLessThan(slow.slowMs / 2);
+    slow.mode = 'honest';
+  });
+
+  it('wait no more for a provider known to be slower than the stall timeout: its head is asked in the background', async () => {
+    const [a, slow] = [await proxy(), await proxy('slow')];
+    slow.slowMs = 2_000;
+    const providers = providersOf([a.url, slow.url], { stallMs: 1_500, refreshMs: 0 });
+    // Its first answer comes after the stall timeout: from then on it is known to be slow.
+    let seen = await providers.health();
+    for (let i = 0; i < 10 && seen.providers[1]!.head === null; i++) seen = await providers.health();
+    expect(seen.providers[1]!.head, 'the slow provider\'s head, once it answered').not.toBeNull();
+    const started = performance.now();
+    expect(await providers.read('blockNumber', (web3) => web3.eth.getBlockNumber())).toBeGreaterThan(0n);
+    expect(performance.now() - started, 'a read after a head refresh').toBeLessThan(750);
+  });
+
+  it('do not make a chain look degraded on its health for one provider slow to answer: it is shown as last seen', async () => {
+    const [a, b, slow] = [await proxy(), await proxy(), await proxy()];
+    const providers = providersOf([a.url, b.url, slow.url], { refreshMs: 0 });
+    expect(await providers.health()).toMatchObject({ usable: 3, degraded: false });
+    slow.slowMs = 5_000;
+    slow.mode = 'slow';
+    const started = performance.now();
+    expect(await providers.health(300)).toMatchObject({ usable: 3, degraded: false });
+    expect(performance.now() - started).toBeLessThan(slow.slowMs / 2);
+    slow.mode = 'honest';
   });
 });
 

@@ -20,8 +20,11 @@ export interface Providers<Client> {
   fact<T>(method: string, read: (client: Client) => Promise<T>, key?: (value: T) => string): Promise<T>;
   /** `read` from the best-ranked healthy provider, failing over (and hedging after a stall). */
   read<T>(method: string, read: (client: Client) => Promise<T>): Promise<T>;
-  /** The providers' state now (heads asked again when older than the refresh interval). */
-  health(): Promise<ChainHealth>;
+  /**
+   * The providers' state now (heads asked again when older than the refresh interval); with `waitMs`,
+   * the state known after at most that long (a provider slow to answer keeps what it last showed).
+   */
+  health(waitMs?: number): Promise<ChainHealth>;
 }
 
 /** What `/health` and the metrics show of a chain's providers; names only, never URLs. */
@@ -62,6 +65,8 @@ interface Provider<Client> {
   head: bigint | undefined;
   failures: number;
   latencyMs: number;
+  /** Its head probe still unanswered, if any: never asked twice at once. */
+  probing: Promise<void> | undefined;
 }
 
 type Outcome<T> =
@@ -79,7 +84,7 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
   const observer = settings.observer ?? noProviderObserver;
   const names = providerNames(settings.urls);
   const providers: Provider<Client>[] = settings.urls.map((url, i) => ({
-    name: names[i]!, secrets: urlSpellings(url), client: settings.connect(url), up: true, head: undefined, failures: 0, latencyMs: 0,
+    name: names[i]!, secrets: urlSpellings(url), client: settings.connect(url), up: true, head: undefined, failures: 0, latencyMs: 0, probing: undefined,
   }));
   const quorum = Math.min(settings.quorum ?? defaultQuorum(providers.length), providers.length);
   const maxLag = BigInt(settings.maxHeadLagBlocks ?? 20);
@@ -120,15 +125,31 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
     provider.up = up;
   }
 
+  /** Asks `provider` its head (once at a time) and marks it up or down by the answer. */
+  function probe(provider: Provider<Client>): Promise<void> {
+    provider.probing ??= (async () => {
+      const outcome = await call(provider, 'head', settings.head);
+      if (outcome.type === 'value') {
+        provider.head = outcome.value;
+        setUp(provider, true);
+      } else setUp(provider, false);
+    })().finally(() => { provider.probing = undefined; });
+    return provider.probing;
+  }
+
   async function refresh(force = false): Promise<void> {
     if (!force && performance.now() - refreshedAt < refreshMs) return;
     refreshing ??= (async () => {
       await Promise.all(providers.map(async (provider) => {
-        const outcome = await call(provider, 'head', settings.head);
-        if (outcome.type === 'value') {
-          provider.head = outcome.value;
-          setUp(provider, true);
-        } else setUp(provider, false);
+        // A provider slow to tell its head holds up no read for longer than the stall timeout: it keeps
+        // what it last showed until its answer comes (its latency then ranks it last). One already known
+        // to be slower than that is not waited for at all: its head is asked in the background.
+        const pending = probe(provider);
+        if (provider.head !== undefined && provider.latencyMs > stallMs) return;
+        let timer: NodeJS.Timeout | undefined;
+        const stalled = new Promise<void>((resolve) => { timer = setTimeout(resolve, stallMs); });
+        await Promise.race([pending, stalled]);
+        clearTimeout(timer);
       }));
       refreshedAt = performance.now();
       const top = highest();
@@ -179,27 +200,34 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
         if (candidates.length < quorum) throw unavailable(`${candidates.length} of its providers are usable, its quorum is ${quorum}`);
       }
       const outcomes: { name: string; outcome: Outcome<unknown> }[] = [];
-      const ask = async (batch: Provider<Client>[]) => {
-        const answers = await Promise.all(batch.map(async (provider) => {
-          const outcome = await call(provider, method, read);
-          if (outcome.type === 'value') outcome.key = `value:${key(outcome.value)}`;
-          return { name: provider.name, outcome: outcome as Outcome<unknown> };
-        }));
-        outcomes.push(...answers);
-      };
+      // Asks every provider of `batch` at once; done when all have answered or the answers so far decide
+      // on a value or a failed transaction: a slow provider holds up no fact the others already agree on
+      // (its late answer is left out). A shared "not found" still waits for everyone asked.
+      const settled = (decided: ReturnType<typeof decide>) => decided.done && !(decided.outcome.type === 'answer' && decided.outcome.weak);
+      const ask = (batch: Provider<Client>[]) => new Promise<void>((resolve) => {
+        let left = batch.length;
+        for (const provider of batch) {
+          void call(provider, method, read).then((outcome) => {
+            if (outcome.type === 'value') outcome.key = `value:${key(outcome.value)}`;
+            outcomes.push({ name: provider.name, outcome: outcome as Outcome<unknown> });
+            if (--left === 0 || settled(decide(outcomes, quorum))) resolve();
+          });
+        }
+      });
       await ask(candidates.slice(0, quorum));
       let decided = decide(outcomes, quorum);
       if (!decided.done && candidates.length > quorum) {
         await ask(candidates.slice(quorum));
         decided = decide(outcomes, quorum);
       }
-      const strong = new Set(outcomes
+      const answered = [...outcomes];
+      const strong = new Set(answered
         .filter(({ outcome }) => outcome.type !== 'failure' && !(outcome.type === 'answer' && outcome.weak))
         .map(({ outcome }) => (outcome as { key: string }).key));
       if (strong.size > 1) {
         observer.disagreement({
           chainId, kind: kindLabel, method, resolved: decided.done,
-          answers: outcomes
+          answers: answered
             .filter(({ outcome }) => outcome.type !== 'failure')
             .map(({ name, outcome }) => ({ provider: name, answer: (outcome as { key: string }).key })),
         });
@@ -248,8 +276,13 @@ export function createProviders<Client>(settings: ProviderSettings<Client>): Pro
       if (lastFailure instanceof Error && !(lastFailure instanceof RpcUnavailableError)) throw lastFailure;
       throw unavailable(`no provider answered ${method}`, lastFailure);
     },
-    async health() {
-      await refresh();
+    async health(waitMs) {
+      if (waitMs === undefined) await refresh();
+      else {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([refresh(), new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); })]);
+        clearTimeout(timer);
+      }
       const top = highest();
       const count = providers.filter((p) => usable(p, top)).length;
       return {

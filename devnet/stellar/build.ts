@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runBuildTool } from '../../config/build-tool.ts';
 import { buildToolEnv } from '../../config/child-env.ts';
 
 /** The repository root, where the Cargo workspace and its `target/` live. */
@@ -43,15 +44,7 @@ function run(command: string, args: readonly string[], quiet: boolean): void {
 
 /** `run` as a child process the event loop does not wait on: resolves when it succeeded. */
 function runInBackground(command: string, args: readonly string[], signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], signal, env: buildToolEnv() });
-    const notStarted = (error: Error) => new Error(`${command} could not start: ${error.message} (the Stellar devnet needs Rust: cargo and rustup)`);
-    child.once('error', (error) => reject(signal?.aborted ? error : notStarted(error)));
-    child.once('exit', (code, killedBy) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${command} ${args.join(' ')} failed (${killedBy ?? `exit ${code}`}); see its output above`));
-    });
-  });
+  return runBuildTool(command, args, { cwd: REPO_ROOT, signal, missingHint: 'the Stellar devnet needs Rust: cargo and rustup' });
 }
 
 /** True when rustc runs here with the `wasm32v1-none` target (rustup's toolchain of rust-toolchain.toml). */

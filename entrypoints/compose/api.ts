@@ -17,7 +17,7 @@ import { chainReaders, relayerSigners, type ChainReaders } from '../parts/chains
 import { keeperPart, startKeeperDuties, type KeeperDutiesLoop } from '../parts/keeper.ts';
 import { scheduledJobs, type ScheduledJobs } from '../parts/jobs.ts';
 import { embeddedOrchestrator, orchestratorSlot, temporalOrchestrator, type OrchestratorSlot } from '../parts/orchestrator.ts';
-import { lazyProverPool, tradeActivities } from '../parts/proving.ts';
+import { lazyProverPool, tradeActivities, type LazyProverPool } from '../parts/proving.ts';
 import { startTelemetry, type ProcessTelemetry } from '../parts/telemetry.ts';
 import { adsUseCase, authUseCase, once, tradeStarts, tradesUseCase, webhooksUseCase } from '../parts/use-cases.ts';
 
@@ -34,6 +34,8 @@ export interface ApiParts extends AppDeps, ChainReaders {
   /** The operator's stop-signing switch as this process reads it (operator/signing-switch.ts); started before serving. */
   signingSwitch: SigningSwitch;
   merkleStore: MerkleTreeStore;
+  /** The proof pool (started by the first proof on the embedded runner); `reload` moves it to a native prover built meanwhile. */
+  proverPool: LazyProverPool;
   /** One run of the books audit; scheduled here only on the embedded runner (BOOKS_AUDIT_CRON). */
   runAudit(): Promise<AuditReport>;
   /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS, once started. */
@@ -91,7 +93,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const ads = once(() => adsUseCase(config, knex, chains, signers));
   const webhooks = once(() => webhooksUseCase(config, knex));
   return {
-    config, logger, knex, secrets, signers, signingSwitch, ...chains, merkleStore, eventHub, authPurger, runAudit,
+    config, logger, knex, secrets, signers, signingSwitch, ...chains, merkleStore, eventHub, authPurger, runAudit, proverPool: pool,
     healthDetails: options.healthDetails,
     metrics: telemetry.registry,
     get auth() {

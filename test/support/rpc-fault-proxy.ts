@@ -19,6 +19,8 @@ export interface RpcFaultProxy {
   /** A fixed mode, or one per request (cycled by the request's number): every failure within one trade. */
   cycle?: FaultMode[];
   slowMs: number;
+  /** Latency added to every answer in any mode (a provider farther away), on top of `slowMs` when slow. */
+  delayMs: number;
   behindBy: number;
   lies: Lies;
   /**
@@ -27,8 +29,8 @@ export interface RpcFaultProxy {
    * real node cannot be made to do on demand. Counted as a lie.
    */
   swallows: Record<string, (params: unknown) => unknown>;
-  /** Requests by method, and how many were answered with a lie. */
-  counts: { requests: Record<string, number>; lies: number };
+  /** Requests by method, requests (HTTP bodies) served in each mode, and how many answers were a lie. */
+  counts: { requests: Record<string, number>; modes: Partial<Record<FaultMode, number>>; lies: number };
   close(): Promise<void>;
 }
 
@@ -43,10 +45,10 @@ const HEAD_METHODS: Record<string, (result: any, by: number) => unknown> = {
  * behind or lying, for tests of reading a chain through several providers. `apiKey` goes into the
  * URL, so a test can prove it is never logged.
  */
-export async function startRpcFaultProxy(target: string, options: { mode?: FaultMode; apiKey?: string } = {}): Promise<RpcFaultProxy> {
+export async function startRpcFaultProxy(target: string, options: { mode?: FaultMode; apiKey?: string; delayMs?: number } = {}): Promise<RpcFaultProxy> {
   let served = 0;
   const proxy: Omit<RpcFaultProxy, 'url' | 'close'> = {
-    mode: options.mode ?? 'honest', slowMs: 3_000, behindBy: 100, lies: {}, swallows: {}, counts: { requests: {}, lies: 0 },
+    mode: options.mode ?? 'honest', slowMs: 3_000, delayMs: options.delayMs ?? 0, behindBy: 100, lies: {}, swallows: {}, counts: { requests: {}, modes: {}, lies: 0 },
   };
   const modeNow = () => (proxy.cycle ? proxy.cycle[served++ % proxy.cycle.length]! : proxy.mode);
   const answer = async (request: { id: unknown; method: string; params?: unknown }, mode: FaultMode): Promise<object> => {
@@ -77,11 +79,13 @@ export async function startRpcFaultProxy(target: string, options: { mode?: Fault
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', async () => {
       const mode = modeNow();
+      proxy.counts.modes[mode] = (proxy.counts.modes[mode] ?? 0) + 1;
       if (mode === 'down') {
         req.socket.destroy();
         return;
       }
-      if (mode === 'slow') await new Promise((resolve) => setTimeout(resolve, proxy.slowMs));
+      const delay = proxy.delayMs + (mode === 'slow' ? proxy.slowMs : 0);
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       try {
         const parsed = JSON.parse(body) as { id: unknown; method: string; params?: unknown } | Array<{ id: unknown; method: string; params?: unknown }>;
         const payload = Array.isArray(parsed)

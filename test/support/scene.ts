@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
+import { pino } from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, inject } from 'vitest';
 import { tradeWorkflowId } from '../../workflows/temporal/workflows.ts';
@@ -107,6 +109,26 @@ export interface OrchestratedService {
   temporal?: TemporalSide;
   /** Stops the processes beside it, then the service (its database dropped), then gives back the namespace. */
   stop(): Promise<void>;
+  /** The log lines (level info and up) of the service and the processes beside it that `watch` picked out (the first 20 of each). */
+  watched(): string[];
+}
+
+/** What startOrchestratedService watches for. */
+export interface WatchOptions {
+  /** Picks out log lines (of every process of the stack, level info and up), e.g. one holding a secret. */
+  watch?: (line: string) => boolean;
+}
+
+/** A pino logger at level info that keeps the lines `watch` picks out (the first 20) and nothing else. */
+export function watchingLogger(watch: (line: string) => boolean): { logger: pino.Logger; watched: string[] } {
+  const watched: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (watched.length < 20 && line && watch(line)) watched.push(line.slice(0, 1_000));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, sink), watched };
 }
 
 const run = promisify(execFile);
@@ -119,10 +141,13 @@ const API_ONLY = /^(DEVNET|STELLAR_DEVNET|PORT$|HOST$)/;
  * shared dev server. For files that need more than the two-chain scene (the Stellar devnet, their
  * own registry); the caller stops it in afterAll.
  */
-export async function startOrchestratedService(orchestrator: Orchestrator, env: Record<string, string>, prover = true): Promise<OrchestratedService> {
+export async function startOrchestratedService(
+  orchestrator: Orchestrator, env: Record<string, string>, prover = true, options: WatchOptions = {},
+): Promise<OrchestratedService> {
+  const api = options.watch ? watchingLogger(options.watch) : undefined;
   if (orchestrator === 'embedded') {
-    const service = await startTestService(env);
-    return { service, stop: async () => { await proofsSettled(service); await service.close(); } };
+    const service = await startTestService(env, { logger: api?.logger });
+    return { service, stop: async () => { await proofsSettled(service); await service.close(); }, watched: () => [...(api?.watched ?? [])] };
   }
   const cli = inject('temporalCli');
   const lease: TemporalLease = await leaseTemporalNamespace(cli);
@@ -134,14 +159,14 @@ export async function startOrchestratedService(orchestrator: Orchestrator, env: 
     await lease.release();
   };
   try {
-    service = await startTestService({ ...env, TEMPORAL_ADDRESS: lease.address, TEMPORAL_NAMESPACE: lease.namespace });
+    service = await startTestService({ ...env, TEMPORAL_ADDRESS: lease.address, TEMPORAL_NAMESPACE: lease.namespace }, { logger: api?.logger });
     const processEnv: Record<string, string> = {
       NODE_ENV: 'test', DATABASE_URL: service.databaseUrl, DATA_DIR: service.config.DATA_DIR, PROVER_POOL_SIZE: '1', KEEPER_ENABLED: 'false',
       ...Object.fromEntries(Object.entries(env).filter(([name]) => !API_ONLY.test(name))),
       TEMPORAL_ADDRESS: lease.address, TEMPORAL_NAMESPACE: lease.namespace,
     };
     const start = async (kind: 'worker' | 'prover') => {
-      const started = await startServiceProcess(kind, processEnv);
+      const started = await startServiceProcess(kind, processEnv, { watch: options.watch });
       children.push(started);
       return started;
     };
@@ -163,7 +188,7 @@ export async function startOrchestratedService(orchestrator: Orchestrator, env: 
         }
       },
     };
-    return { service, temporal, stop: stopAll };
+    return { service, temporal, stop: stopAll, watched: () => [...(api?.watched ?? []), ...children.flatMap((child) => child.watched())] };
   } catch (error) {
     await stopAll();
     throw error;

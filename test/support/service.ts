@@ -16,10 +16,14 @@ export interface TestService extends RunningService {
 /**
  * The real service on port 0 over a fresh database of its own (call in `beforeAll`, `close()` in
  * `afterAll`). `env` overrides configuration like environment variables would; `options.logger`
- * replaces the silent logger (a test reading what the service logs).
+ * replaces the silent logger (a test reading what the service logs); `options.beforeStart` writes
+ * to the migrated database before the service opens it (a registry it starts with).
  */
-export async function startTestService(env: Record<string, string> = {}, options: { logger?: Logger } = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {}, options: { logger?: Logger; beforeStart?: (knex: TestDatabase['knex']) => Promise<void> } = {},
+): Promise<TestService> {
   const db = await createTestDatabase();
+  await options.beforeStart?.(db.knex);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'relayer-test-data-'));
   const config = loadConfig({
     NODE_ENV: 'test',

@@ -202,6 +202,8 @@ export interface TradeRun {
 /** The EVM Maker's ad of `pool` (ad token units) on anvil 31338 for orders on Stellar, created and confirmed through HTTP. */
 export async function createEvmAdForStellarOrders(
   world: StellarTradeWorld, tokens: EvmAdStellarOrderTokens, pool: bigint,
+  /** Runs once the ad's transaction is mined, before the Maker reports it. */
+  beforeConfirm?: (ad: AdBeforeConfirm) => Promise<void>,
 ): Promise<{ adId: string; routeId: string; makerToken: string }> {
   const { makerKey, maker } = world.evmParties;
   const makerToken = (await loginEvm(world.api, maker)).body.tokens.access;
@@ -210,9 +212,13 @@ export async function createEvmAdForStellarOrders(
   expect(ad.status).toBe(200);
   await tokens.approveAd(makerKey!.privateKey, pool);
   const adTx = await world.chain.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'createAd', ad.body);
+  await beforeConfirm?.({ adId: ad.body.adId, txHash: adTx, makerToken });
   expect((await call(world.api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx }, makerToken)).status).toBe(200);
   return { adId: ad.body.adId, routeId, makerToken };
 }
+
+/** An ad whose funding transaction is on its chain, not yet reported. */
+export interface AdBeforeConfirm { adId: string; txHash: string; makerToken: string }
 
 /**
  * The Maker's ad on anvil 31338 (WXLM by default) paid out on Stellar (XLM), and the Bridger's trade
@@ -308,13 +314,18 @@ export async function evmAdStellarOrderTrade(world: StellarTradeWorld, amount: b
 }
 
 /** The Stellar Maker's XLM ad of `pool` stroops on the Soroban AdManager for WXLM orders on anvil 31337, created and confirmed through HTTP. */
-export async function createStellarAdForEvmOrders(world: StellarTradeWorld, pool: bigint): Promise<{ adId: string; routeId: string; makerToken: string }> {
+export async function createStellarAdForEvmOrders(
+  world: StellarTradeWorld, pool: bigint,
+  /** Runs once the ad's transaction is in a ledger, before the Maker reports it. */
+  beforeConfirm?: (ad: AdBeforeConfirm) => Promise<void>,
+): Promise<{ adId: string; routeId: string; makerToken: string }> {
   const makerToken = (await loginStellar(world.api, world.makerStellar)).body.tokens.access;
   const routeId = await routeBetween(world, STELLAR, world.stellar.deployment.xlm, ORDER_CHAIN);
   const ad = await call(world.api, 'POST', '/v1/ads/create', { routeId, creatorDstAddress: world.evmParties.maker.address, fundAmount: pool.toString() }, makerToken);
   expect(ad.status).toBe(200);
   expect(ad.body).toMatchObject({ chainKind: 'STELLAR', contractAddress: world.stellar.deployment.adManager });
   const adTx = await submitStellar(world, world.makerStellar, 'createAd', ad.body);
+  await beforeConfirm?.({ adId: ad.body.adId, txHash: adTx.hash, makerToken });
   expect((await call(world.api, 'POST', `/v1/ads/${ad.body.adId}/confirm`, { txHash: adTx.hash }, makerToken)).status).toBe(200);
   return { adId: ad.body.adId, routeId, makerToken };
 }

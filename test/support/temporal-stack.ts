@@ -93,6 +93,8 @@ export interface ServiceProcess {
   output: () => string;
   /** Its log lines at level error or fatal since it started (the last 50), e.g. the cause of a 500. */
   errors: () => string[];
+  /** Its log lines since it was ready that `options.watch` picked out (the first 20). */
+  watched: () => string[];
 }
 
 /**
@@ -102,7 +104,7 @@ export interface ServiceProcess {
  * migrated DATABASE_URL; its `metricsUrl` answers only with METRICS_ON_API_PORT=true.
  */
 export async function startServiceProcess(
-  kind: 'worker' | 'prover' | 'api', env: Record<string, string>, options: { only?: boolean } = {},
+  kind: 'worker' | 'prover' | 'api', env: Record<string, string>, options: { only?: boolean; watch?: (line: string) => boolean } = {},
 ): Promise<ServiceProcess> {
   const base = options.only ? { PATH: process.env.PATH ?? '' } : process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', `entrypoints/${kind}-main.ts`], {
@@ -123,15 +125,19 @@ export async function startServiceProcess(
   });
   // Keep reading, so a process that logs much never blocks on a full pipe; keep its error lines.
   const errors: string[] = [];
+  const watched: string[] = [];
   let partial = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     const lines = (partial + chunk.toString()).split('\n');
     partial = lines.pop()!.slice(-100_000);
-    for (const line of lines) if (/"level":(50|60)/.test(line)) errors.push(errorLine(line));
+    for (const line of lines) {
+      if (/"level":(50|60)/.test(line)) errors.push(errorLine(line));
+      if (watched.length < 20 && options.watch?.(line)) watched.push(line.slice(0, 1_000));
+    }
     errors.splice(0, Math.max(0, errors.length - 50));
   });
   child.stdout!.resume();
-  return { child, url, metricsUrl: `${url}/metrics`, output: () => buffered, errors: () => [...errors] };
+  return { child, url, metricsUrl: `${url}/metrics`, output: () => buffered, errors: () => [...errors], watched: () => [...watched] };
 }
 
 /** A pino error line as `message: error type: error message (code)`, or its first 500 characters if it is not JSON. */

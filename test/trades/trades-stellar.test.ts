@@ -9,13 +9,13 @@ import { mintTestToken } from '../../devnet/stellar/deploy.ts';
 import { stellarContractCall } from '../../chains/stellar/call-args.ts';
 import { submitStarved } from '../support/soroban-network.ts';
 import { call, loginEvm, loginStellar } from '../support/wallets.ts';
-import { startRpcFaultProxy, type RpcFaultProxy } from '../support/rpc-fault-proxy.ts';
+import { startRpcFaultProxy, type FaultMode, type RpcFaultProxy } from '../support/rpc-fault-proxy.ts';
 import { evmLies, stellarLies } from '../support/provider-lies.ts';
-import type { TestService } from '../support/service.ts';
-import { describeOnEachOrchestrator, startOrchestratedService, type OrchestratedService } from '../support/scene.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { describeOnEachOrchestrator, startOrchestratedService, watchingLogger, type OrchestratedService } from '../support/scene.ts';
 import {
   STELLAR, advanceLedgerTo, createEvmAdForStellarOrders, createStellarAdForEvmOrders, evmAdStellarDeposit, evmAdStellarOrderTrade, feeCharged, ORDER_STATE, prepareStellarTrades, sorobanOrder, sorobanView,
-  approveWxlm, stellarAdBridgerAlone, stellarAdEvmDeposit, wxlmForXlm, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
+  approveWxlm, stellarAdBridgerAlone, type AdBeforeConfirm, stellarAdEvmDeposit, wxlmForXlm, stellarAdEvmOrderTrade, stellarLock, submitStellarTimeout, tusdForTusd, xlmBalance, type StellarTradeWorld, type TradeRun,
 } from '../support/stellar-trades.ts';
 
 /**
@@ -33,12 +33,18 @@ describeOnEachOrchestrator('trades with a Stellar side', (orchestrator) => {
   let stack: OrchestratedService;
   let service: TestService;
   let world: StellarTradeWorld;
+  /**
+   * What no log line of the service (and, on Temporal, of its worker and prover) may hold: the
+   * providers' made-up API keys, their key-bearing path, and each faulty-provider proxy's host:port.
+   */
+  const secrets: string[] = ['key-of-', '/v3/'];
+  const naming = (line: string) => secrets.some((secret) => line.includes(secret));
 
   beforeAll(async () => {
     stack = await startOrchestratedService(orchestrator, { DEVNET: 'on', DEVNET_PORT_A: '0', DEVNET_PORT_B: '0', STELLAR_DEVNET: 'on', STELLAR_DEVNET_PORT: '0', METRICS_PORT: '0',
       // Every request that finds an ad taken re-reads its reservations: the test below checks what a re-read leaves alone.
       UNBACKED_RESERVATIONS_RECHECK_SECONDS: '0',
-    });
+    }, true, { watch: naming });
     service = stack.service;
     const devnet = service.devnet!;
     world = await prepareStellarTrades({ api: service, knex: service.knex, evm: devnet, stellar: devnet.stellar! });
@@ -59,10 +65,13 @@ const WHOLE_TRADE_MS = 180_000;
   };
 
   describe('a whole trade with a Stellar side', () => {
-    it('settles with an EVM ad chain and a Stellar order chain: XLM deposited on Soroban, WXLM to the Bridger, XLM to the Maker', async () => {
-      const { tradeId } = await evmAdStellarOrderTrade(world, 10_000_000n);
-      await expectIndexedSettled(tradeId);
-    }, WHOLE_TRADE_MS);
+    // On Temporal these two trades (each way once) run through faulty providers below, indexed SETTLED
+    // there: one run of each per orchestrator keeps the file's time.
+    if (orchestrator === 'embedded') {
+      it('settles with an EVM ad chain and a Stellar order chain: XLM deposited on Soroban, WXLM to the Bridger, XLM to the Maker', async () => {
+        await evmAdStellarOrderTrade(world, 10_000_000n);
+      }, WHOLE_TRADE_MS);
+    }
 
     it('settles a SEP-41 deposit on Soroban against a 6-decimal ad on anvil: each chain moves its own number (1 TUSD: 10,000,000 base units on Stellar, 1,000,000 on anvil)', async () => {
       const deposit = 10_000_000n; // 1 TUSD at 7 decimals
@@ -71,10 +80,11 @@ const WHOLE_TRADE_MS = 180_000;
       expect(run.orderParams).toMatchObject({ orderAmount: '10000000', adAmount: '1000000' });
     }, WHOLE_TRADE_MS);
 
-    it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {
-      const { tradeId } = await stellarAdEvmOrderTrade(world, 10_000_000n);
-      await expectIndexedSettled(tradeId);
-    }, WHOLE_TRADE_MS);
+    if (orchestrator === 'embedded') {
+      it('settles with a Stellar ad chain and an EVM order chain: the Maker\'s XLM ad pays the Bridger on Soroban, WXLM to the Maker', async () => {
+        await stellarAdEvmOrderTrade(world, 10_000_000n);
+      }, WHOLE_TRADE_MS);
+    }
 
     it('settles with a Maker who locks on Soroban and never unlocks: the Bridger takes the ad-side unlock (side "ad") from its own Stellar account, then the order side on anvil; zero drift', async () => {
       await stellarAdBridgerAlone(world, 4_000_000n);
@@ -82,81 +92,168 @@ const WHOLE_TRADE_MS = 180_000;
     }, WHOLE_TRADE_MS);
   });
 
-  // The embedded run only: the providers sit in the API's own process either way, and one run of these trades is enough.
-  if (orchestrator === 'embedded') {
-    describe('each chain read through three providers, one of them faulty (down, slow, 100 blocks behind, or lying by turns)', () => {
-      const proxies: RpcFaultProxy[] = [];
-      let faulty: Record<string, RpcFaultProxy>;
-      let direct: Array<{ chain_id: string; rpc_url: string | null; rpc_urls: string[] | null; rpc_quorum: number | null }>;
-      const registryReads = (chainId: string, urls: string[]) => eventually(`the registry read again for chain ${chainId}`,
-        () => service.container.registryCache.chain(chainId), (chain) => JSON.stringify(chain?.rpcUrls ?? [chain?.rpcUrl]) === JSON.stringify(urls), 30_000);
-      const useProviders = async (chainId: string, urls: string[]) => {
-        await service.knex('chains').where({ chain_id: chainId }).update({ rpc_url: urls[0], rpc_urls: urls, rpc_quorum: null });
-        await registryReads(chainId, urls);
-      };
+  describe('each chain read through two honest providers and one of each kind of failure (down, slow, 100 blocks behind, lying)', () => {
+    const FAULTS: FaultMode[] = ['down', 'slow', 'behind', 'lie'];
+    const proxies: RpcFaultProxy[] = [];
+    let faulty: Record<string, Partial<Record<FaultMode, RpcFaultProxy>>>;
+    /** Each chain's six providers as registered, and one of its honest pair. */
+    const six: Record<string, string[]> = {};
+    const honestOf: Record<string, RpcFaultProxy> = {};
+    let direct: Array<{ chain_id: string; rpc_url: string | null; rpc_urls: string[] | null; rpc_quorum: number | null }>;
+    // allChains() reads the registry again at once (a lookup of a known chain would wait out the cache's 10 s).
+    const registryReads = (chainId: string, urls: string[]) => eventually(`the registry read again for chain ${chainId}`,
+      async () => (await service.container.registryCache.allChains()).find((chain) => chain.chainId === chainId),
+      (chain) => JSON.stringify(chain?.rpcUrls ?? [chain?.rpcUrl]) === JSON.stringify(urls), 30_000);
+    const useProviders = async (chainId: string, urls: string[], quorum: number | null = null) => {
+      await service.knex('chains').where({ chain_id: chainId }).update({ rpc_url: urls[0], rpc_urls: urls, rpc_quorum: quorum });
+      await registryReads(chainId, urls);
+    };
+    const started = async (target: string, mode: FaultMode, apiKey: string, delayMs = 0) => {
+      const proxy = await startRpcFaultProxy(target, { mode, apiKey, delayMs });
+      proxies.push(proxy);
+      secrets.push(new URL(proxy.url).host);
+      return proxy;
+    };
 
-      beforeAll(async () => {
-        direct = await service.knex('chains').select('chain_id', 'rpc_url', 'rpc_urls', 'rpc_quorum');
-        const devnet = service.devnet!;
-        const targets: Record<string, string> = { ...devnet.rpcUrls, [STELLAR]: devnet.stellar!.node.rpcUrl };
-        faulty = {};
-        for (const [chainId, target] of Object.entries(targets)) {
-          const [bad, honestA, honestB] = await Promise.all([0, 1, 2].map(() => startRpcFaultProxy(target, { apiKey: `key-of-${chainId}` })));
-          proxies.push(bad!, honestA!, honestB!);
-          // The order chain of the EVM-ad trade and the Stellar chain: a liar on every answer (it answers
-          // as fast as the honest ones, so it is among those asked first). The other anvil chain: by turns
-          // lying, down, slow and 100 blocks behind.
-          if (chainId === AD_CHAIN) bad!.cycle = ['lie', 'down', 'slow', 'behind', 'honest'];
-          else bad!.mode = 'lie';
-          Object.assign(bad!.lies, chainId === STELLAR ? stellarLies : evmLies);
-          faulty[chainId] = bad!;
-          // The faulty one first: it is asked before it has shown what it is.
-          await useProviders(chainId, [bad!.url, honestA!.url, honestB!.url]);
-        }
-      }, 120_000);
+    beforeAll(async () => {
+      direct = await service.knex('chains').select('chain_id', 'rpc_url', 'rpc_urls', 'rpc_quorum');
+      const devnet = service.devnet!;
+      // Both anvil chains (the ad chain of one trade is the order chain of the other) and the Stellar network.
+      const targets: Record<string, string> = { ...devnet.rpcUrls, [STELLAR]: devnet.stellar!.node.rpcUrl };
+      faulty = {};
+      for (const [chainId, target] of Object.entries(targets)) {
+        // The honest pair a little farther away (150 ms): the liar, as fast as the node, ranks first and is
+        // among the two asked for every fact, so its lies are told on every chain.
+        const all = await Promise.all([...FAULTS, 'honest' as const, 'honest' as const].map((mode, i) => started(target, mode, `key-of-${chainId}`, i < FAULTS.length ? 0 : 150)));
+        faulty[chainId] = Object.fromEntries(FAULTS.map((fault, i) => [fault, all[i]!]));
+        six[chainId] = all.map((proxy) => proxy.url);
+        honestOf[chainId] = all[FAULTS.length]!;
+        Object.assign(faulty[chainId].lie!.lies, chainId === STELLAR ? stellarLies : evmLies);
+        // The faulty ones first: each is asked before it has shown what it is. Two alike decide a fact: the honest pair.
+        await useProviders(chainId, all.map((proxy) => proxy.url), 2);
+      }
+    }, 120_000);
 
-      afterAll(async () => {
-        for (const row of direct ?? []) {
-          await service.knex('chains').where({ chain_id: row.chain_id }).update({ rpc_url: row.rpc_url, rpc_urls: row.rpc_urls, rpc_quorum: row.rpc_quorum });
-          await registryReads(row.chain_id, row.rpc_urls ?? [row.rpc_url!]);
-        }
-        await Promise.all(proxies.map((proxy) => proxy.close()));
-      });
-
-      it('settles whole trades on both chain kinds (EVM ad and Stellar order chain, then the reverse); no lie is acted upon and the books equal the chains', async () => {
-        await evmAdStellarOrderTrade(world, 10_000_000n);
-        await stellarAdEvmOrderTrade(world, 10_000_000n);
-        for (const chainId of Object.keys(faulty)) {
-          if (chainId === AD_CHAIN) expect(Object.keys(faulty[chainId]!.counts.requests).length, 'the faulty provider of the ad chain was asked').toBeGreaterThan(0);
-          else expect(faulty[chainId]!.counts.lies, `lies told on chain ${chainId}`).toBeGreaterThan(0);
-        }
-        expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
-        const metrics = await service.container.metrics.metrics();
-        expect(metrics).toMatch(/relayer_rpc_disagreements_total\{chain="\d+",method="[a-zA-Z]+",resolved="true"\} [1-9]/);
-        for (const proxy of proxies) expect(metrics).not.toContain(new URL(proxy.url).port);
-      }, 2 * WHOLE_TRADE_MS);
-
-      it('with a chain\'s only provider down: /health says which chain is degraded, every read is served, what needs the chain answers 503 CHAIN_UNAVAILABLE with Retry-After; back up, it recovers by itself', async () => {
-        const { adId, makerToken } = await createEvmAdForStellarOrders(world, wxlmForXlm(world), 1_000_000n);
-        const down = await startRpcFaultProxy(service.devnet!.rpcUrls[AD_CHAIN]!, { mode: 'down' });
-        proxies.push(down);
-        await useProviders(AD_CHAIN, [down.url]);
-        const health = await (await service.request('/health')).json();
-        expect(health).toMatchObject({ status: 'degraded', checks: { db: 'ok', chains: { [AD_CHAIN]: { status: 'degraded', usable: 0, quorum: 1 } } } });
-        for (const path of ['/v1/chains', '/v1/routes', '/v1/ads', `/v1/ads/${adId}`]) {
-          expect((await service.request(path)).status, path).toBe(200);
-        }
-        const confirm = await service.request(`/v1/ads/${adId}/confirm`, {
-          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${makerToken}` }, body: JSON.stringify({ txHash: `0x${'ab'.repeat(32)}` }),
-        });
-        expect(confirm.status).toBe(503);
-        expect(confirm.headers.get('retry-after')).toMatch(/^\d+$/);
-        expect(await confirm.json()).toMatchObject({ statusCode: 503, code: 'CHAIN_UNAVAILABLE' });
-        down.mode = 'honest';
-        await eventually('the chain back', async () => (await (await service.request('/health')).json()).status, (status) => status === 'ok', 30_000);
-      }, WHOLE_TRADE_MS);
+    afterAll(async () => {
+      for (const row of direct ?? []) {
+        await service.knex('chains').where({ chain_id: row.chain_id }).update({ rpc_url: row.rpc_url, rpc_urls: row.rpc_urls, rpc_quorum: row.rpc_quorum });
+        await registryReads(row.chain_id, row.rpc_urls ?? [row.rpc_url!]);
+      }
+      await Promise.all(proxies.map((proxy) => proxy.close()));
     });
-  }
+
+    it('settles whole trades on both chain kinds (EVM ad and Stellar order chain, then the reverse), each fault met on every chain; no lie is acted upon, the books equal the chains, no provider URL in a log line or metric', async () => {
+      const evmAd = await evmAdStellarOrderTrade(world, 10_000_000n);
+      const stellarAd = await stellarAdEvmOrderTrade(world, 10_000_000n);
+      await expectIndexedSettled(evmAd.tradeId);
+      await expectIndexedSettled(stellarAd.tradeId);
+      for (const [chainId, byFault] of Object.entries(faulty)) {
+        for (const fault of FAULTS) expect(byFault[fault]!.counts.modes[fault] ?? 0, `requests to the ${fault} provider of chain ${chainId}`).toBeGreaterThan(0);
+        expect(byFault.lie!.counts.lies, `lies told on chain ${chainId}`).toBeGreaterThan(0);
+      }
+      // Usable: the honest pair, the slow one and the liar (whose lies only the comparison catches); not the
+      // one down, nor the one 100 blocks behind.
+      const health = await (await service.request('/health')).json();
+      for (const chainId of Object.keys(faulty)) expect(health.checks.chains[chainId], `chain ${chainId} on /health`).toMatchObject({ status: 'ok', usable: 4, quorum: 2 });
+      expect(await service.container.runAudit()).toMatchObject({ drifts: [], unchecked: 0 });
+      const metrics = [await service.container.metrics.metrics()];
+      if (stack.temporal) {
+        // The worker and the prover (the tree sync of each proof reads the order chain) read through the six providers too.
+        const beside = await Promise.all([stack.temporal.worker, ...stack.temporal.provers].map(async (p) => (await fetch(p.metricsUrl)).text()));
+        expect(beside.join('\n'), 'the worker or prover read a chain through the six providers').toMatch(/relayer_rpc_requests_total\{chain="\d+",provider="127\.0\.0\.1#5"/);
+        metrics.push(...beside);
+      }
+      // Every chain's liar caught by the comparison (in the API, or on Temporal in the worker), on each chain kind.
+      for (const chainId of Object.keys(faulty)) {
+        expect(metrics.join('\n'), `disagreements on chain ${chainId}`).toMatch(new RegExp(`relayer_rpc_disagreements_total\\{chain="${chainId}",method="[a-zA-Z]+",resolved="true"\\} [1-9]`));
+      }
+      for (const text of metrics) for (const secret of secrets) expect(text).not.toContain(secret);
+      expect(stack.watched(), 'log lines naming a provider URL').toEqual([]);
+    }, 2 * WHOLE_TRADE_MS);
+
+    // What the API decides on a report is the same on either orchestrator: one run is enough.
+    if (orchestrator === 'embedded') {
+      it('does not act on a fact its providers disagree on: an ad\'s report answers 503 CHAIN_FACTS_DISAGREE and changes nothing, on an anvil chain and on Stellar; once they agree, the same report is accepted', async () => {
+        // The chain read through the liar and one honest provider, both required to agree, while the Maker reports.
+        const disagreeing = (chainId: string) => async ({ adId, txHash, makerToken }: AdBeforeConfirm) => {
+          await useProviders(chainId, [faulty[chainId]!.lie!.url, honestOf[chainId]!.url], 2);
+          const before = (await call(world.api, 'GET', `/v1/ads/${adId}`)).body;
+          const lies = faulty[chainId]!.lie!.counts.lies;
+          const report = await call(world.api, 'POST', `/v1/ads/${adId}/confirm`, { txHash }, makerToken);
+          expect(report.status, `chain ${chainId}`).toBe(503);
+          expect(report.body).toMatchObject({ statusCode: 503, code: 'CHAIN_FACTS_DISAGREE' });
+          expect(faulty[chainId]!.lie!.counts.lies).toBeGreaterThan(lies);
+          expect((await call(world.api, 'GET', `/v1/ads/${adId}`)).body).toEqual(before);
+          // The six again: the helper's own report is accepted (200).
+          await useProviders(chainId, six[chainId]!, 2);
+        };
+        await createEvmAdForStellarOrders(world, wxlmForXlm(world), 1_000_000n, disagreeing(AD_CHAIN));
+        await createStellarAdForEvmOrders(world, 5_000_000n, disagreeing(STELLAR));
+        expect(stack.watched(), 'log lines naming a provider URL').toEqual([]);
+      }, WHOLE_TRADE_MS);
+    }
+
+    it('with a chain\'s only provider down: /health says which chain is degraded, every read is served, what needs the chain answers 503 CHAIN_UNAVAILABLE with Retry-After; back up, it recovers by itself', async () => {
+      const { adId, makerToken } = await createEvmAdForStellarOrders(world, wxlmForXlm(world), 1_000_000n);
+      const down = await started(service.devnet!.rpcUrls[AD_CHAIN]!, 'down', `key-of-${AD_CHAIN}`);
+      await useProviders(AD_CHAIN, [down.url]);
+      const health = await (await service.request('/health')).json();
+      expect(health).toMatchObject({ status: 'degraded', checks: { db: 'ok', chains: { [AD_CHAIN]: { status: 'degraded', usable: 0, quorum: 1 } } } });
+      for (const path of ['/v1/chains', '/v1/routes', '/v1/ads', `/v1/ads/${adId}`]) {
+        expect((await service.request(path)).status, path).toBe(200);
+      }
+      const confirm = await service.request(`/v1/ads/${adId}/confirm`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${makerToken}` }, body: JSON.stringify({ txHash: `0x${'ab'.repeat(32)}` }),
+      });
+      expect(confirm.status).toBe(503);
+      expect(confirm.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(await confirm.json()).toMatchObject({ statusCode: 503, code: 'CHAIN_UNAVAILABLE' });
+      down.mode = 'honest';
+      await eventually('the chain back', async () => (await (await service.request('/health')).json()).status, (status) => status === 'ok', 30_000);
+      expect(stack.watched(), 'log lines naming a provider URL').toEqual([]);
+    }, WHOLE_TRADE_MS);
+
+    // Start-up is the same API process on either orchestrator: one run is enough.
+    if (orchestrator === 'embedded') {
+      it('starts with a chain\'s only provider down, an anvil chain and the Stellar network (no exit, no wait), and serves every read; /health names both degraded; back up, they recover by themselves', async () => {
+        const down: Record<string, RpcFaultProxy> = {
+          [AD_CHAIN]: await started(service.devnet!.rpcUrls[AD_CHAIN]!, 'down', 'key-of-a-cold-start'),
+          [STELLAR]: await started(service.devnet!.stellar!.node.rpcUrl, 'down', 'key-of-a-cold-start'),
+        };
+        const logs = watchingLogger(naming);
+        const copy = (table: string) => service.knex(table).select('*');
+        const cold = await startTestService({ METRICS_PORT: '0' }, {
+          logger: logs.logger,
+          // The scene's registry, its ad chain and its Stellar network each read through one provider that is down.
+          beforeStart: async (knex) => {
+            await knex('chains').insert((await copy('chains')).map((row) => {
+              const only = down[row.chain_id]?.url;
+              return only ? { ...row, rpc_url: only, rpc_urls: [only], rpc_quorum: null } : row;
+            }));
+            await knex('tokens').insert(await copy('tokens'));
+            await knex('routes').insert(await copy('routes'));
+          },
+        });
+        try {
+          const health = await (await cold.request('/health')).json();
+          expect(health).toMatchObject({ status: 'degraded', checks: { db: 'ok', chains: {
+            [AD_CHAIN]: { status: 'degraded', usable: 0, quorum: 1 }, [STELLAR]: { status: 'degraded', usable: 0, quorum: 1 },
+          } } });
+          for (const [chainId, proxy] of Object.entries(down)) expect(proxy.counts.modes.down ?? 0, `requests to chain ${chainId}'s provider down`).toBeGreaterThan(0);
+          const routes = await (await cold.request(`/v1/routes?adChainId=${AD_CHAIN}`)).json();
+          expect(routes.data.length).toBeGreaterThan(0);
+          for (const path of ['/v1/chains', `/v1/chains/${AD_CHAIN}`, `/v1/routes/${routes.data[0].id}`, '/v1/ads', `/v1/ads?adChainId=${AD_CHAIN}`, '/v1/trades/all', '/openapi.json']) {
+            expect((await cold.request(path)).status, path).toBe(200);
+          }
+          for (const proxy of Object.values(down)) proxy.mode = 'honest';
+          await eventually('the chains back', async () => (await (await cold.request('/health')).json()).status, (status) => status === 'ok', 30_000);
+          expect(logs.watched, 'log lines naming a provider URL').toEqual([]);
+        } finally {
+          await cold.close();
+        }
+      }, WHOLE_TRADE_MS);
+    }
+  });
 
   describe('reported Stellar transactions that prove no deposit of this trade', () => {
     it('are refused with 422 and change nothing: a hash the network never saw, a deposit that failed in its ledger, another trade\'s deposit', async () => {
