@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
@@ -90,4 +91,14 @@ export async function valuesWithLiveJobs(boss: PgBoss, queue: string, field: str
     [queue, field, values],
   ) as { rows: { value: string }[] };
   return new Set(result.rows.map((row) => row.value));
+}
+
+/**
+ * pg-boss's `db` option over a knex transaction's own connection: a job sent or cancelled with it
+ * is part of that transaction, so it exists (or is cancelled) exactly when the transaction commits.
+ */
+export async function jobsWithin(trx: Knex.Transaction): Promise<PgBoss.Db> {
+  // Inside a transaction knex's client hands out the transaction's connection (and never releases it).
+  const connection = (await trx.client.acquireConnection()) as pg.ClientBase;
+  return { executeSql: async (text, values) => connection.query(text, values) };
 }

@@ -20,7 +20,7 @@
  * and the keeper's transactions per trade are printed.
  */
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -50,6 +50,8 @@ const ORCHESTRATORS = (process.env.ORCHESTRATORS ?? 'embedded,temporal').split('
 const EXACT_GAS = process.env.BENCH_EXACT_GAS === '1';
 const KEEPER = process.env.BENCH_KEEPER === '1';
 const PROVIDERS = Number(process.env.BENCH_PROVIDERS ?? 1);
+/** BENCH_LOG_STATEMENTS=<file prefix>: PostgreSQL logs every statement of the measured window to <prefix>-<orchestrator>.log (read with tools/statement-origins.ts). */
+const LOG_STATEMENTS = process.env.BENCH_LOG_STATEMENTS;
 /** Seconds the stack is left idle before the trades start, to measure what each process burns doing nothing. */
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15);
 const AD_CHAIN = '31338';
@@ -128,15 +130,33 @@ async function runOrchestrator(name: string): Promise<Result> {
   try {
     const relayerKey = Wallet.createRandom().privateKey;
     const relayer = { RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: Keypair.random().secret() };
+    const statementLog = LOG_STATEMENTS ? `${LOG_STATEMENTS}-${name}.log` : undefined;
+    if (statementLog) writeFileSync(statementLog, '');
     const [database, devnet, temporal] = await Promise.all([
-      startEmbeddedDatabase({ dataDir: path.join(dataDir, 'pg'), port: 40000 + Math.floor(Math.random() * 9000), persistent: false }),
+      startEmbeddedDatabase({
+        dataDir: path.join(dataDir, 'pg'), port: 40000 + Math.floor(Math.random() * 9000), persistent: false,
+        ...(statementLog ? { onLog: (text: string) => appendFileSync(statementLog, text) } : {}),
+      }),
       startDevnet({ ports: [0, 0], relayerEvmAddress: new Wallet(relayerKey).address, domain: { name: 'ProofBridge', version: '1' } }),
       name === 'temporal' ? startTemporalDevServer(installTemporal().cli) : Promise.resolve(undefined),
     ]);
     stops.push(() => database.stop(), () => devnet.stop());
     if (temporal) stops.push(() => stopped(temporal.process, 'SIGTERM'));
+    // Each process names itself to PostgreSQL (node-postgres reads PGAPPNAME), so a statement log tells them apart.
+    process.env.PGAPPNAME = 'bench-client';
     const knex = createKnex(database.url, 2);
     stops.unshift(() => knex.destroy());
+    const logStatements = async (on: boolean) => {
+      if (!statementLog) return;
+      const admin = createKnex(database.adminUrl, 1);
+      try {
+        await admin.raw(on ? "ALTER SYSTEM SET log_statement = 'all'" : 'ALTER SYSTEM RESET log_statement');
+        await admin.raw("ALTER SYSTEM SET log_line_prefix = '%m [%p] %v %a '");
+        await admin.raw('SELECT pg_reload_conf()');
+      } finally {
+        await admin.destroy();
+      }
+    };
     await migrateToLatest(knex);
     await importRegistry(knex, withProviders(devnet.registry, PROVIDERS));
 
@@ -147,14 +167,17 @@ async function runOrchestrator(name: string): Promise<Result> {
       ...relayer, ...(temporal ? { TEMPORAL_ADDRESS: temporal.address } : {}),
       KEEPER_ENABLED: KEEPER ? 'true' : 'false', KEEPER_POLL_SECONDS: '1', KEEPER_UNLOCK_AFTER_SECONDS: '0',
     };
-    const api = await startServiceProcess('api', env);
+    const api = await startServiceProcess('api', { ...env, PGAPPNAME: 'api' });
     processes.push(api.child);
     // Where the proofs' own times are read (the prover pool's metrics): the API's metrics port embedded, the provers' on Temporal.
     const proverMetrics: string[] = [];
     const apiMetricsPort = /"port":(\d+),"msg":"metrics listening"/.exec(api.output())?.[1];
     if (!temporal && apiMetricsPort) proverMetrics.push(`http://127.0.0.1:${apiMetricsPort}/metrics`);
     if (temporal) {
-      const started = await Promise.all([startServiceProcess('worker', env), ...Array.from({ length: PROVERS }, () => startServiceProcess('prover', env))]);
+      const started = await Promise.all([
+        startServiceProcess('worker', { ...env, PGAPPNAME: 'worker' }),
+        ...Array.from({ length: PROVERS }, () => startServiceProcess('prover', { ...env, PGAPPNAME: 'prover' })),
+      ]);
       processes.push(...started.map((p) => p.child));
       proverMetrics.push(...started.slice(1).map((p) => p.metricsUrl));
     }
@@ -205,8 +228,9 @@ async function runOrchestrator(name: string): Promise<Result> {
 
     // Proof-ready, for every waiting lane: the service announces each committed event of a trade
     // (NOTIFY, db/event-notifications.ts), its proof's among them; a trade waited for is read when
-    // its notice comes, and all of them once a second in case one is missed. (A query every 25 ms
-    // for all of them was 40 statements a second on the service's PostgreSQL, counted in its CPU.)
+    // its notice comes, and all of them every 5 s in case one is missed. (A query every 25 ms
+    // for all of them was 40 statements a second on the service's PostgreSQL, counted in its CPU;
+    // one a second was still 2-4 of a small run's transactions per trade.)
     const waiting = new Map<string, () => void>();
     let polling = true;
     const readReady = async (ids: string[]) => {
@@ -222,7 +246,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     const poller = (async () => {
       while (polling) {
         await readReady([...waiting.keys()]);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await new Promise((resolve) => setTimeout(resolve, 5000));
       }
     })();
     const proofReady = (tradeId: string) => new Promise<void>((resolve) => waiting.set(tradeId, resolve));
@@ -237,6 +261,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     const depositToProof: number[] = [];
     const failures: string[] = [];
     let next = 0;
+    await logStatements(true);
     const dbBefore = await databaseCounts(knex);
     const cpuBefore = cpuByRole(process.pid, ROLES, 'client');
     const started = performance.now();
@@ -281,6 +306,7 @@ async function runOrchestrator(name: string): Promise<Result> {
     // Backends report their statistics when idle, at most once a second.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const dbCounts = countsSpent(dbBefore, await databaseCounts(knex));
+    await logStatements(false);
     const workflowEvents = temporal ? await historyEventCounts(temporal.address) : undefined;
     const proofSeconds = await meanProofSeconds(proverMetrics);
     const settled = Number((await knex('trades').where({ status: 'SETTLED' }).count({ n: '*' }))[0]!.n);

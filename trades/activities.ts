@@ -12,7 +12,7 @@ import { lockWindowOnChain, reservationExpiryOnChain, type ChainReadingDeps } fr
 import { proveStep } from './applier/prove-step.ts';
 import { askableChain, verifyConfirmation } from './applier/verify-confirmation.ts';
 import { systemClock, type Clock } from './clock.ts';
-import type { TradeActivities } from './orchestrator.ts';
+import type { FollowUpsWithin, TradeActivities } from './orchestrator.ts';
 import { syncOrderTree } from './tree-sync.ts';
 
 export interface ActivityDeps {
@@ -35,6 +35,8 @@ export interface ActivityDeps {
   signedRequestTtlSeconds?: number;
   /** The clock a look-again is timed by; the system's when unset. */
   now?: Clock;
+  /** The orchestrator's `carryOutWithin`, when it has one (asked on each event: the orchestrator starts after these steps are built). */
+  followUpsWithin?: () => FollowUpsWithin | undefined;
 }
 
 /**
@@ -66,9 +68,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       if (event.type === 'RESERVATION_EXPIRED' && deps.orderChainReader) {
         return reservationExpiryOnChain(readings, deps.orderChainReader, tradeId, read, carriedOut);
       }
-      return applyEvent(knex, tradeId, event, { chainEvent, read, carriedOut });
+      return applyEvent(knex, tradeId, event, { chainEvent, read, carriedOut, within: deps.followUpsWithin?.() });
     },
 
-    generateProof: ({ tradeId, carriedOut }) => proveStep(knex, prover, tradeId, carriedOut),
+    generateProof: ({ tradeId, carriedOut }) => proveStep(knex, prover, tradeId, carriedOut, deps.followUpsWithin?.()),
   };
 }

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { TransactionSender } from '../domain/trade-steps.ts';
 import { DomainError } from '../domain/index.ts';
 import type { TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
@@ -52,6 +53,13 @@ export interface Orchestrator {
    * (its start failed) throws; rows it could not take stay pending for the next sweep.
    */
   carryOut(trade: StartedTrade, applied: AppliedEvent): Promise<void>;
+  /**
+   * When the orchestrator's work lives in the service's PostgreSQL (the embedded runner's jobs):
+   * carries out `followUps` inside the transaction that applies their event, so they take effect
+   * exactly when it commits, with no outbox round trip after it. The applier then marks the event
+   * `carriedWithin`, and `carryOut` only wakes this process's workers for it.
+   */
+  carryOutWithin?: FollowUpsWithin;
   /** Stops taking work and waits for what runs in this process. */
   close(): Promise<void>;
 }
@@ -119,6 +127,9 @@ export interface ChainEventRef {
   recorded?: true;
 }
 
+/** Carries out a trade's follow-ups inside `trx` (`Orchestrator.carryOutWithin`). */
+export type FollowUpsWithin = (trx: Knex.Transaction, tradeId: string, followUps: readonly TradeFollowUp[]) => Promise<void>;
+
 /** The stored trade after an event: its state and the commands the orchestrator must still run. */
 export interface AppliedEvent {
   state: TradeState;
@@ -126,6 +137,8 @@ export interface AppliedEvent {
   followUps: TradeFollowUp[];
   /** The outbox rows of `followUps` still to be carried out (their `seq`), for `Orchestrator.carryOut`; empty when they travel with the result. */
   outbox?: number[];
+  /** The follow-ups were carried out inside the event's own transaction (`Orchestrator.carryOutWithin`): only this process's workers are still to be woken. */
+  carriedWithin?: true;
   /** True when the event had already been applied (a repeated confirm): nothing changed. */
   duplicate: boolean;
   /**

@@ -25,6 +25,8 @@ export interface TradeStarts {
    * it later. Resolves true when it started.
    */
   start(trade: StartedTrade, by?: StartedBy): Promise<boolean>;
+  /** Counts a start the orchestrator made inside the reservation's own transaction (`Orchestrator.carryOutWithin`): no outbox row to clear. */
+  startedWithin(by?: StartedBy): void;
   /**
    * Starts the trade now if its start is still pending (the orchestrator knew nothing of it).
    * Resolves true when it did, false when nothing was pending; throws the orchestrator's error
@@ -109,6 +111,9 @@ export function createTradeStarts(deps: TradeStartsDeps): TradeStarts {
         logger.warn({ err: error, tradeId: trade.tradeId }, 'trade reserved but its lifecycle not started yet; the reconciler will start it');
         return false;
       }
+    },
+    startedWithin(by = 'request') {
+      deps.onAttempt?.(by, 'started');
     },
     async startIfPending(tradeId) {
       const pending = await findTradeStart(knex, tradeId);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { startJobQueues } from '../db/job-queues.ts';
+import { createJobWakes } from '../db/job-wakes.ts';
 import type { Logger } from 'pino';
 import { listenForPushedEvents } from '../db/event-notifications.ts';
 import { userEventsAfter } from '../db/repositories/pushed-events.ts';
@@ -16,6 +17,12 @@ import { signedHeaders } from './signing.ts';
 const QUEUE = 'webhook-deliver';
 /** Workers taking jobs from it in one process. */
 const WORKERS = 4;
+/**
+ * How often each worker polls the queue. A job this process queues (a retry at its backoff) wakes
+ * its workers when due; the polls only find another process's jobs and pg-boss's own retries, and
+ * the sweep finds endpoints left behind whatever happened to their job.
+ */
+const POLLING_SECONDS = 5;
 
 export interface WebhookDeliverySettings {
   /** One attempt's whole time (WEBHOOK_TIMEOUT_SECONDS). */
@@ -71,9 +78,12 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
   let closed = false;
   const running = new Set<Promise<void>>();
 
+  const wakes = createJobWakes(boss);
+  const workers: string[] = [];
   const enqueue = async (endpointId: string, at?: Date) => {
     if (closed) return;
     await boss.send(QUEUE, { endpointId }, at ? { startAfter: at } : {});
+    wakes.at(workers, at);
   };
 
   /** Runs `drain` now in this process; a failure to even try leaves it to the queue. */
@@ -144,7 +154,7 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
   }
 
   for (let i = 0; i < WORKERS; i++) {
-    await boss.work<{ endpointId: string }>(QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => drain(job!.data.endpointId));
+    workers.push(await boss.work<{ endpointId: string }>(QUEUE, { pollingIntervalSeconds: POLLING_SECONDS }, async ([job]) => drain(job!.data.endpointId)));
   }
 
   const sweep = async () => {
@@ -152,8 +162,11 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
   };
   const listener = listenForPushedEvents(knex, {
     onNotice: (notice) => {
-      if (notice.userIds.length === 0) return;
-      activeEndpointIdsOf(knex, notice.userIds).then(
+      // The notice names the users with an active endpoint (read in the committing statement); one
+      // from an older release does not, and then every user it names is looked up.
+      const users = notice.webhookUserIds ?? notice.userIds;
+      if (users.length === 0) return;
+      activeEndpointIdsOf(knex, users).then(
         (ids) => ids.forEach(drainNow),
         (error: unknown) => logger.warn({ err: error }, 'webhooks: endpoints lookup failed'),
       );
@@ -171,6 +184,7 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
     close: () => (closing ??= (async () => {
       closed = true;
       clearInterval(sweeper);
+      wakes.close();
       await listener.close();
       await Promise.allSettled([...running]);
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.ts';
 import { appendPushedEvents, PUSHED_EVENTS_CHANNEL, tradeEventsAfter, userEventsAfter } from './pushed-events.ts';
+import { insertWebhookEndpoint } from './webhooks.ts';
 
 let db: TestDatabase;
 let knex: Knex;
@@ -63,7 +64,25 @@ describe('the outbox of pushed events', () => {
     await expect.poll(() => notices.length).toBe(1);
     await listener.end();
     expect(noticesInsideTransaction).toBe(0);
-    expect(JSON.parse(notices[0]!)).toEqual({ tradeId, userIds: [] });
+    expect(JSON.parse(notices[0]!)).toEqual({ tradeId, userIds: [], webhookUserIds: [] });
     expect((await tradeEventsAfter(knex, tradeId, 0)).map((e) => [e.seq, e.type])).toEqual([[1, 'trade.proof_ready'], [2, 'trade.proof_ready']]);
+  });
+
+  it('names in its notice, of the users whose feeds grew, those with an active webhook endpoint', async () => {
+    const hooked = await user(`0x${'b'.repeat(40)}`);
+    const plain = await user(`0x${'c'.repeat(40)}`);
+    await insertWebhookEndpoint(knex, { id: randomUUID(), userId: hooked, url: 'https://example.com/hook', description: '', secret: 'whsec_test' }, 10);
+    const tradeId = randomUUID();
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const notices: string[] = [];
+    listener.on('notification', (n) => notices.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${PUSHED_EVENTS_CHANNEL}`);
+    await knex.transaction((trx) => appendPushedEvents(trx, { tradeId, recipients: [`0x${'b'.repeat(40)}`, `0x${'c'.repeat(40)}`], events: [created(tradeId)] }));
+    await expect.poll(() => notices.length).toBe(1);
+    await listener.end();
+    const notice = JSON.parse(notices[0]!);
+    expect([...notice.userIds].sort()).toEqual([hooked, plain].sort());
+    expect(notice.webhookUserIds).toEqual([hooked]);
   });
 });

@@ -10,6 +10,12 @@ export interface PushedEventsNotice {
   tradeId: string | null;
   /** The users whose feeds grew. */
   userIds: string[];
+  /**
+   * Those of `userIds` with an active webhook endpoint when the events committed (absent in a notice
+   * from an older release: then any of `userIds` may have one). A deliverer looks up endpoints only
+   * for these, so a commit for users without webhooks costs it no query.
+   */
+  webhookUserIds?: string[];
 }
 
 export interface NewPushedEvents {
@@ -51,7 +57,8 @@ export async function appendPushedEvents(trx: Knex.Transaction, input: NewPushed
   // One statement for every recipient's feed: their users, each counter advanced by the batch
   // (rows taken in user id order, as every writer does, so two writers never deadlock; each stays
   // locked until commit, which orders the feed), and the feed rows numbered from the counter.
-  const users: string[] = recipients.length === 0 ? [] : (await trx.raw<{ rows: Array<{ user_id: string }> }>(
+  // Which of them have an active webhook endpoint is read in the same statement, for the notice.
+  const users: Array<{ user_id: string; hooked: boolean }> = recipients.length === 0 ? [] : (await trx.raw<{ rows: Array<{ user_id: string; hooked: boolean }> }>(
     `WITH users AS (
        SELECT DISTINCT user_id FROM wallets WHERE address = ANY(?::text[])
      ), counters AS (
@@ -64,10 +71,15 @@ export async function appendPushedEvents(trx: Knex.Transaction, input: NewPushed
        SELECT c.user_id, c.last_seq - ?::bigint + e.ord, e.id
        FROM counters c CROSS JOIN unnest(?::bigint[]) WITH ORDINALITY AS e(id, ord)
      )
-     SELECT user_id FROM counters ORDER BY user_id`,
+     SELECT c.user_id, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.user_id = c.user_id AND w.status = 'ACTIVE') AS hooked
+     FROM counters c ORDER BY c.user_id`,
     [recipients, eventIds.length, eventIds.length, eventIds],
-  )).rows.map((row) => row.user_id);
-  const notice: PushedEventsNotice = { tradeId: input.tradeId ?? null, userIds: users };
+  )).rows;
+  const notice: PushedEventsNotice = {
+    tradeId: input.tradeId ?? null,
+    userIds: users.map((u) => u.user_id),
+    webhookUserIds: users.filter((u) => u.hooked).map((u) => u.user_id),
+  };
   await trx.raw('SELECT pg_notify(?, ?)', [PUSHED_EVENTS_CHANNEL, JSON.stringify(notice)]);
 }
 

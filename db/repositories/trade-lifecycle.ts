@@ -104,6 +104,26 @@ export async function findTradeLifecycle(knex: Knex, id: string): Promise<TradeL
   return read(await knex('trades').select(SELECT).where({ id }).first());
 }
 
+/** Where a recorded chain event sits on its chain. */
+export interface RecordedBlock { block: string; blockHash: string }
+
+/**
+ * One trade's lifecycle view with its recorded deposit (its `event` on the trade's order chain:
+ * block and block hash, null before one is recorded), in one statement: what a request that signs
+ * on the deposit reads.
+ */
+export async function findTradeWithDeposit(
+  knex: Knex, id: string, event: string,
+): Promise<(TradeLifecycleRecord & { deposit: RecordedBlock | null }) | undefined> {
+  const deposit = knex.raw(
+    `(SELECT json_build_object('block', e.block::text, 'blockHash', e.block_hash) FROM chain_events e
+      WHERE e.subject_kind = 'trade' AND e.subject_id = t.id AND e.chain_id = t.order_chain_id AND e.event = ? LIMIT 1) AS deposit`,
+    [event],
+  );
+  const row = await knex('trades as t').select([...SELECT.map((column) => `t.${column}`), deposit]).where('t.id', id).first();
+  return row && { ...read(row), deposit: row.deposit ?? null };
+}
+
 /** The same, locked for the rest of `trx`: every state change goes through it. */
 export async function lockTrade(trx: Knex.Transaction, id: string): Promise<TradeLifecycleRecord | undefined> {
   return read(await trx('trades').select(SELECT).where({ id }).forUpdate().first());

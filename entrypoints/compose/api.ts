@@ -78,8 +78,9 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   let keeperDuties: KeeperDutiesLoop | undefined;
   const merkleStore = new MerkleTreeStore(knex);
   const pool = lazyProverPool(config, telemetry.registry, logger);
-  const activities = tradeActivities(config, knex, chains, merkleStore, pool.get);
   const orchestrator = orchestratorSlot();
+  // The embedded runner's jobs are written in the transaction of the event they follow.
+  const activities = tradeActivities(config, knex, chains, merkleStore, pool.get, () => (orchestrator.started() ? orchestrator.get().carryOutWithin : undefined));
   const starts = tradeStarts(config, knex, logger, orchestrator.get, telemetry.trades);
   const trades = once(() => tradesUseCase(config, knex, logger, {
     chains, signers, activities, orchestrator: orchestrator.get, starts, metrics: telemetry.trades,

@@ -7,7 +7,7 @@ import { NativeProverUnavailableError, ProverClosedError } from '../../prover/er
 import type { MerkleTreeStore } from '../../prover/merkle/store.ts';
 import { ProverPool } from '../../prover/pool.ts';
 import { createActivities } from '../../trades/activities.ts';
-import type { TradeActivities } from '../../trades/orchestrator.ts';
+import type { FollowUpsWithin, TradeActivities } from '../../trades/orchestrator.ts';
 import type { ChainReaders } from './chains.ts';
 
 /** A proof pool started on first use. */
@@ -92,11 +92,12 @@ export function lazyProverPool(config: Config, registry: Registry, logger: Logge
 /** The lifecycle steps both orchestrators run (trades/activities.ts): verification, one transaction per event, the proof. */
 export function tradeActivities(
   config: Config, knex: Knex, chains: ChainReaders, merkleStore: MerkleTreeStore, prover: () => ProverPool,
+  followUpsWithin?: () => FollowUpsWithin | undefined,
 ): TradeActivities {
   return createActivities({
     knex, registryCache: chains.registryCache, verifier: chains.verifier, merkleStore, prover,
     chains: chains.chains, orderChainReader: chains.orderChainReader,
-    chainState: chains.chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS,
+    chainState: chains.chainState, signedRequestTtlSeconds: config.SIGNED_REQUEST_TTL_SECONDS, followUpsWithin,
   });
 }
 

@@ -7,7 +7,7 @@ import { lockTrade, saveTradeState, type StateExtras, type StoredProof, type Tra
 import { leafOf } from '../../prover/commitments.ts';
 import { TradeNotFoundError, TradeStateError, TradeTransactionMismatchError } from '../lifecycle/errors.ts';
 import { endOf, followUpsAfter, ledgerOperationsOf, movesAdBalances, stateOf, transition, type TradeEvent, type TradeState } from '../lifecycle/index.ts';
-import type { AppliedEvent, ChainEventRef } from '../orchestrator.ts';
+import type { AppliedEvent, ChainEventRef, FollowUpsWithin } from '../orchestrator.ts';
 import { tradeEventsOf } from '../lifecycle/pushed-events.ts';
 import { recordKeeperDuties } from './keeper-duties.ts';
 
@@ -18,6 +18,8 @@ export interface ApplyOptions {
   read?: TradeLifecycleRecord;
   proof?: StoredProof;
   carriedOut?: boolean;
+  /** The orchestrator carries the follow-ups out inside this transaction (unless `carriedOut`): their outbox rows are written carried out. */
+  within?: FollowUpsWithin;
 }
 
 /**
@@ -96,8 +98,12 @@ async function applyTo(
     events: tradeEventsOf({ tradeId, adId: trade.adId }, before, state, event),
   });
   const followUps = followUpsAfter(state, result.commands, deadlinesOf(trade));
-  const outbox = await appendFollowUps(trx, tradeId, followUps, options.carriedOut);
-  return { state, followUps, duplicate: false, outbox: options.carriedOut ? [] : outbox };
+  // Carried out here when the orchestrator's work is in this database: nothing is left for after the commit.
+  const within = !options.carriedOut && options.within && followUps.length > 0 ? options.within : undefined;
+  if (within) await within(trx, tradeId, followUps);
+  const carried = options.carriedOut || within !== undefined;
+  const outbox = await appendFollowUps(trx, tradeId, followUps, carried);
+  return { state, followUps, duplicate: false, outbox: carried ? [] : outbox, ...(within ? { carriedWithin: true as const } : {}) };
 }
 
 /**

@@ -3,7 +3,7 @@ import { findTradeLifecycle } from '../../db/repositories/trade-lifecycle.ts';
 import type { DepositProver } from '../../prover/prove-deposit.ts';
 import { TradeNotFoundError, TradeStateError } from '../lifecycle/errors.ts';
 import { followUpsAfter, resume, stateOf } from '../lifecycle/index.ts';
-import type { AppliedEvent } from '../orchestrator.ts';
+import type { AppliedEvent, FollowUpsWithin } from '../orchestrator.ts';
 import { applyEvent, deadlinesOf } from './apply-event.ts';
 
 /**
@@ -12,7 +12,9 @@ import { applyEvent, deadlinesOf } from './apply-event.ts';
  * result lost on its way back) answers as a duplicate with what the trade's state still needs.
  * Throws `TradeNotFoundError`, `TradeStateError` (no confirmed deposit), and the prover's errors.
  */
-export async function proveStep(knex: Knex, prover: DepositProver, tradeId: string, carriedOut?: boolean): Promise<AppliedEvent> {
+export async function proveStep(
+  knex: Knex, prover: DepositProver, tradeId: string, carriedOut?: boolean, within?: FollowUpsWithin,
+): Promise<AppliedEvent> {
   const trade = await findTradeLifecycle(knex, tradeId);
   if (!trade) throw new TradeNotFoundError(tradeId);
   if (trade.proof) {
@@ -24,5 +26,5 @@ export async function proveStep(knex: Knex, prover: DepositProver, tradeId: stri
   const proved = await prover.proveDeposit(tree, { index: trade.leafIndex, leaf: BigInt(trade.leaf) }, BigInt(trade.secret), trade.orderHash);
   // The proof and PROOF_READY in one transaction on the one row (read as above: proving took no lock).
   const stored = { proof: proved.proof, publicSignals: proved.publicSignals, targetRoot: proved.root, nullifierHash: proved.nullifier };
-  return applyEvent(knex, tradeId, { type: 'PROOF_READY' }, { read: trade, proof: stored, carriedOut });
+  return applyEvent(knex, tradeId, { type: 'PROOF_READY' }, { read: trade, proof: stored, carriedOut, within });
 }

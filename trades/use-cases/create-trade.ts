@@ -16,12 +16,13 @@ import { appendPushedEvents } from '../../db/repositories/pushed-events.ts';
 import { insertTrade } from '../../db/repositories/trade-lifecycle.ts';
 import { recordTradeStart } from '../../db/repositories/trade-starts.ts';
 import { randomSecret, secretCommitment } from '../../prover/commitments.ts';
-import { INITIAL_STATE, depositTtlSeconds, lockDeadline, reservationExpiry } from '../lifecycle/index.ts';
+import { INITIAL_STATE, depositTtlSeconds, followUpsOf, lockDeadline, reservationExpiry, start } from '../lifecycle/index.ts';
 import { tradeSnapshot } from '../lifecycle/pushed-events.ts';
 import { NotTradePartyError, TooManyReservationsError, TradeInputError } from '../errors.ts';
 import { assertOwnFunding, type OwnFundingRequest } from './own-funding.ts';
 import type { createUnbackedReservationsRecheck } from './unbacked-reservations.ts';
 import { boundsProblem, priceDeposit } from './create-terms.ts';
+import type { FollowUpsWithin, StartedTrade } from '../orchestrator.ts';
 import { callTarget, type TradeContext } from './context.ts';
 
 export interface CreateTradeInput {
@@ -88,8 +89,14 @@ export function createTrade(ctx: TradeContext, unbackedRecheck: ReturnType<typeo
       adAmount: terms.adAmount, maxOpenPerAd: ctx.settings.maxOpenReservationsPerAd, orderChain: terms.orderChain,
       orderToken: route.orderToken.address, now: new Date(ctx.nowMs()),
     });
-    const started = await reserveAndRecord(ctx, terms, deposit, funding);
-    await ctx.deps.starts.start(started);
+    const { started, startedWithin } = await reserveAndRecord(ctx, terms, deposit, funding);
+    // Started in the reservation's own transaction: only this process's workers are left to wake.
+    if (startedWithin) {
+      ctx.deps.starts.startedWithin();
+      await ctx.deps.orchestrator().carryOut(started, { state: INITIAL_STATE, followUps: startedWithin, duplicate: false, carriedWithin: true });
+    } else {
+      await ctx.deps.starts.start(started);
+    }
     return { tradeId: started.tradeId, reqContractDetails: depositAnswer(deposit) };
   };
 }
@@ -203,6 +210,10 @@ async function reserveAndRecord(ctx: TradeContext, terms: TradeTerms, deposit: S
   // Abandoned withdraw and close requests give their holds back first: they block nothing. The
   // chain is asked about them before the ad row is locked (ads/port.ts).
   const lapsed = await askLapsedHolds(ctx.knex, ctx.deps.chainState, adChain, ad.id, cutoff, ctx.settings.signedRequestTtlSeconds);
+  // An orchestrator whose work lives in this database starts the lifecycle inside the transaction;
+  // any other is handed the start after the commit, through the start outbox.
+  const within = carryOutWithin(ctx);
+  const startFollowUps = followUpsOf(start().commands, { reservationExpiresAt: reservationExpiresAt.toISOString(), lockDeadline: deadline.toISOString() });
   await ctx.knex.transaction(async (trx) => {
     await reserve(trx, {
       adId: ad.id, amount: terms.adAmount, lapsed, closeCutoff: cutoff,
@@ -223,9 +234,21 @@ async function reserveAndRecord(ctx: TradeContext, terms: TradeTerms, deposit: S
         orderAmount: orderParams.orderAmount, adAmount: orderParams.adAmount, adCreatorAddress: ad.creatorAddress, bridgerAddress: bridger,
       } }],
     });
-    await recordTradeStart(trx, tradeId, ctx.settings.startGraceSeconds);
+    if (within) await within(trx, tradeId, startFollowUps);
+    else await recordTradeStart(trx, tradeId, ctx.settings.startGraceSeconds);
   });
-  return { tradeId, adId: ad.id, routeId: ad.routeId, reservationExpiresAt, lockDeadline: deadline };
+  const started: StartedTrade = { tradeId, adId: ad.id, routeId: ad.routeId, reservationExpiresAt, lockDeadline: deadline };
+  return { started, startedWithin: within ? startFollowUps : undefined };
+}
+
+/** The orchestrator's `carryOutWithin`, if one is running and has it. */
+function carryOutWithin(ctx: TradeContext): FollowUpsWithin | undefined {
+  try {
+    return ctx.deps.orchestrator().carryOutWithin;
+  } catch {
+    // Not started yet: the start outbox hands the trade to it once it is.
+    return undefined;
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { encodeProof, type Groth16Proof } from '../../prover/solidity.ts';
 import { stateOf, unlockDue, unlockWindowEnd, type Role, type UnlockSide } from '../lifecycle/index.ts';
 import { TradeAwaitingError, TradeInputError, TradeNotReadyError } from '../errors.ts';
 import { callTarget, type TradeContext } from './context.ts';
-import { assertDepositCanonical, partyTrade } from './party.ts';
+import { assertDepositCanonical, partyTradeWithDeposit } from './party.ts';
 
 /**
  * Signed unlock call data with the proof for the unlock the caller may be given
@@ -19,14 +19,14 @@ import { assertDepositCanonical, partyTrade } from './party.ts';
  */
 export function issueUnlock(ctx: TradeContext) {
   return async (principal: Principal, tradeId: string, signature: string, side?: UnlockSide) => {
-    const { trade, role } = await partyTrade(ctx, principal, tradeId);
+    const { trade, role, deposit } = await partyTradeWithDeposit(ctx, principal, tradeId);
     const adChain = await ctx.chainOf(trade.adChainId);
     const orderChain = await ctx.chainOf(trade.orderChainId);
     assertPartySignature(trade, role, role === 'maker' ? adChain.kind : orderChain.kind, signature);
     const due = unlockDue(stateOf(trade), role, side);
     if ('missing' in due) throw new (due.awaited ? TradeAwaitingError : TradeNotReadyError)(`trade ${tradeId}: ${due.missing}`);
     const proof = trade.proof!;
-    await assertDepositCanonical(ctx, trade);
+    await assertDepositCanonical(ctx, trade, deposit);
     // Never valid past the side's window (trades/lifecycle/unlock-order.ts: the ad side closes at lockExpiry, the order side at refundTime).
     const [chain, contract] = due.side === 'ad' ? [adChain, trade.orderParams.adManager] : [orderChain, trade.orderParams.orderPortal];
     const ttl = ttlWithin(unlockWindowEnd(due.side, trade.orderParams), ctx.nowSeconds(), ctx.settings.signedRequestTtlSeconds);

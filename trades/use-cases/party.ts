@@ -1,6 +1,5 @@
 import type { Principal } from '../../domain/principal.ts';
-import { findSubjectEvent } from '../../db/repositories/chain-events.ts';
-import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
+import { findTradeLifecycle, findTradeWithDeposit, type RecordedBlock, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
 import { chainFact, type Role } from '../lifecycle/index.ts';
 import { NotTradePartyError, TradeNotReadyError } from '../errors.ts';
@@ -21,10 +20,22 @@ export async function partyTrade(ctx: TradeContext, principal: Principal, tradeI
   return { trade, role: roleOf(principal, trade) };
 }
 
+/**
+ * The trade, the caller's role in it, and its recorded deposit (read with it, one statement), for a
+ * request that signs on the deposit: `TradeNotFoundError` (404) or `NotTradePartyError` (403) otherwise.
+ */
+export async function partyTradeWithDeposit(
+  ctx: TradeContext, principal: Principal, tradeId: string,
+): Promise<{ trade: TradeLifecycleRecord; role: Role; deposit: RecordedBlock | null }> {
+  const found = await findTradeWithDeposit(ctx.knex, tradeId, chainFact('deposit').event);
+  if (!found) throw new TradeNotFoundError(tradeId);
+  const { deposit, ...trade } = found;
+  return { trade, role: roleOf(principal, trade), deposit };
+}
+
 /** Before signing on a deposit, it must still be in the order chain's canonical history: `TradeNotReadyError` otherwise. */
-export async function assertDepositCanonical(ctx: TradeContext, trade: TradeLifecycleRecord): Promise<void> {
+export async function assertDepositCanonical(ctx: TradeContext, trade: TradeLifecycleRecord, deposit: RecordedBlock | null): Promise<void> {
   const orderChain = await ctx.chainOf(trade.orderChainId);
-  const deposit = await findSubjectEvent(ctx.knex, 'trade', trade.id, orderChain.chainId, chainFact('deposit').event);
   if (!deposit || !orderChain.rpcUrl) return;
   const canonical = await ctx.deps.verifier.isCanonical(
     orderChain,

@@ -285,3 +285,25 @@ describe('a lock window the ad chain has not closed when its timer fires', () =>
     expect(world.memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION'))).toEqual(['applyEvent:LOCK_WINDOW_CLOSED:RELEASE_RESERVATION']);
   });
 });
+
+describe('follow-ups carried out inside the transaction that applies their event', () => {
+  it('exist exactly when that transaction commits, and a timer armed so fires at its time', async () => {
+    const world = outageActivities();
+    const trade = world.newTrade('c1111111-1111-4111-8111-111111111111', 2_000);
+    // No open trades to resume: every timer job of this trade is one this test arms.
+    const orchestrator = await start(world, [], 0);
+    const arm = [{ type: 'ARM_TIMER' as const, event: 'RESERVATION_EXPIRED' as const, at: trade.reservationExpiresAt.toISOString() }];
+    await expect(db.knex.transaction(async (trx) => {
+      await orchestrator.carryOutWithin!(trx, trade.tradeId, arm);
+      throw new Error('the event did not apply');
+    })).rejects.toThrow('the event did not apply');
+    expect(await timerJobStates(trade.tradeId)).toEqual([]);
+    await db.knex.transaction((trx) => orchestrator.carryOutWithin!(trx, trade.tradeId, arm));
+    expect(await timerJobStates(trade.tradeId)).toEqual(['created']);
+    // After the commit the applier hands the event over marked as carried: only the wake is left.
+    await orchestrator.carryOut(trade, { state: world.memory.stateOf(trade.tradeId), followUps: arm, duplicate: false, carriedWithin: true });
+    expect(await timerJobStates(trade.tradeId)).toEqual(['created']);
+    await eventually('the reservation expired', async () => world.memory.stateOf(trade.tradeId), (s) => s.status === 'EXPIRED', 30_000);
+    expect(world.memory.callsOf(trade.tradeId)).toEqual(['applyEvent:RESERVATION_EXPIRED:RELEASE_RESERVATION']);
+  });
+});

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { jobStates, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
+import type PgBoss from 'pg-boss';
+import { jobStates, jobsWithin, startJobQueues, valuesWithLiveJobs } from '../../db/job-queues.ts';
+import { createJobWakes } from '../../db/job-wakes.ts';
 import type { Logger } from 'pino';
 import { runTracedJob, withTraceContext } from '../../telemetry/jobs.ts';
 import { followUpsOf, start, timerLooksAgain, type TimerEvent, type TradeEvent } from '../../trades/lifecycle/index.ts';
@@ -78,23 +80,39 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
 
   // A timer looked at again (`again`: the lock window still open on chain) is a job of its own,
   // named by its time: the fired job holds the timer's id until it completes.
+  // This process wakes its timer worker when a timer it armed falls due (db/job-wakes.ts): the
+  // worker's polls only find timers armed by another process, or retried by pg-boss.
+  const wakes = createJobWakes(boss);
+  const timerWorkers: string[] = [];
   const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
-    boss.send(
-      QUEUES.timer,
-      withTraceContext({ tradeId, event } satisfies TimerJob),
-      { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event) },
-    );
+    carryOut(tradeId, [{ type: 'ARM_TIMER', event, at, ...(again ? { again } : {}) }]);
   const proveWorkers: string[] = [];
-  const carryOut = async (tradeId: string, followUps: readonly TradeFollowUp[]) => {
+  /** This process's workers told to look when the jobs of `followUps` are due (after they committed). */
+  const wake = (followUps: readonly TradeFollowUp[]) => {
     for (const command of followUps) {
-      if (command.type === 'PROVE') {
-        await boss.send(QUEUES.prove, withTraceContext({ tradeId } satisfies ProveJob));
-        // This process's idle workers look now rather than at their next poll (up to PROVE_POLLING_SECONDS later).
-        for (const worker of proveWorkers) boss.notifyWorker(worker);
-      }
-      if (command.type === 'ARM_TIMER') await armTimer(tradeId, command.event, command.at, command.again);
-      if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event));
+      // Idle prove workers look now rather than at their next poll (up to PROVE_POLLING_SECONDS later).
+      if (command.type === 'PROVE') wakes.at(proveWorkers);
+      if (command.type === 'ARM_TIMER') wakes.at(timerWorkers, new Date(command.at));
     }
+  };
+  /** The jobs of `followUps` sent and cancelled through `db` (pg-boss's own connection, or a transaction's). */
+  const writeJobs = async (tradeId: string, followUps: readonly TradeFollowUp[], db?: PgBoss.Db) => {
+    for (const command of followUps) {
+      if (command.type === 'PROVE') await boss.send(QUEUES.prove, withTraceContext({ tradeId } satisfies ProveJob), db ? { db } : {});
+      if (command.type === 'ARM_TIMER') {
+        const { event, at, again } = command;
+        await boss.send(
+          QUEUES.timer,
+          withTraceContext({ tradeId, event } satisfies TimerJob),
+          { startAfter: new Date(at), id: timerJobId(tradeId, again ? `${event}@${at}` : event), ...(db ? { db } : {}) },
+        );
+      }
+      if (command.type === 'CANCEL_TIMER') await boss.cancel(QUEUES.timer, timerJobId(tradeId, command.event), db ? { db } : {});
+    }
+  };
+  const carryOut = async (tradeId: string, followUps: readonly TradeFollowUp[]) => {
+    await writeJobs(tradeId, followUps);
+    wake(followUps);
   };
 
   /**
@@ -102,9 +120,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
    * job created for each that is gone, failed or cancelled (a finished job is deleted first: its
    * id is the timer's). A job waiting, retrying or running is left alone, and so is a completed
    * one (it fired; the machine decided). A timer re-armed for a trade that moved on meanwhile
-   * fires as the machine's no-op.
+   * fires as the machine's no-op. `onStart`: a waiting job (armed before this process started) is
+   * given this process's wake at its time.
    */
-  const rearmTimers = async (trades: ResumableTrade[]) => {
+  const rearmTimers = async (trades: ResumableTrade[], onStart = false) => {
     const timers = trades.flatMap(({ tradeId, followUps }) =>
       followUps.flatMap((f) => (f.type === 'ARM_TIMER' ? [{ tradeId, event: f.event, at: f.at, id: timerJobId(tradeId, f.event) }] : [])));
     const states = await jobStates(boss, QUEUES.timer, timers.map((t) => t.id));
@@ -119,7 +138,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     }
     for (const timer of timers) {
       const state = states.get(timer.id);
-      if (state !== undefined && state !== 'failed' && state !== 'cancelled') continue;
+      if (state !== undefined && state !== 'failed' && state !== 'cancelled') {
+        if (onStart && (state === 'created' || state === 'retry')) wakes.at(timerWorkers, new Date(timer.at));
+        continue;
+      }
       if (state !== undefined) {
         await boss.deleteJob(QUEUES.timer, timer.id);
         logger.warn({ tradeId: timer.tradeId, event: timer.event, was: state }, 'timer job of an open trade was given up; armed again');
@@ -130,6 +152,8 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   };
   /** Carries out an applied event's follow-ups, then marks their outbox rows (a crash in between leaves them pending: carried out again, idempotently). */
   const settle = async (tradeId: string, applied: AppliedEvent) => {
+    // Written in the event's own transaction (`carryOutWithin`): only the wakes are left.
+    if (applied.carriedWithin) return wake(applied.followUps);
     await carryOut(tradeId, applied.followUps);
     await options.outbox.markCarriedOut(applied.outbox ?? []);
   };
@@ -171,9 +195,10 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // time, and a job spends part of its time outside the pool (reading the trade, syncing the tree,
   // applying the result), so the extra one prepares the next proof while the pool proves. Proofs
   // queued in this process wake its workers (`carryOut`), so their polls (each a query, idle or
-  // not) only find another process's proofs: every PROVE_POLLING_SECONDS.
+  // not) only find another process's proofs (or pg-boss's retries): the first worker every
+  // PROVE_POLLING_SECONDS, the others seldom (they are woken with it for this process's proofs).
   for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1) + 1; i++) {
-    proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, PROVE_POLLING_SECONDS, async (data) => {
+    proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, i === 0 ? PROVE_POLLING_SECONDS : SPARE_PROVE_POLLING_SECONDS, async (data) => {
       const { tradeId } = data;
       await runTracedJob(QUEUES.prove, data, async () => {
         // The proof and PROOF_READY in one transaction (trades/applier/prove-step.ts).
@@ -184,11 +209,12 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     }));
   }
   // A timer whose state is over by now is the machine's no-op (applied as `stale`). Timer jobs
-  // become due by the clock, which wakes nobody: polled at pg-boss's minimum.
-  await workAndLookAgain<TimerJob>(QUEUES.timer, 0.5, async (data) => {
+  // become due by the clock, which wakes nobody: this process wakes the worker at the times of the
+  // timers it arms, and the worker polls every TIMER_POLLING_SECONDS for the others.
+  timerWorkers.push(await workAndLookAgain<TimerJob>(QUEUES.timer, TIMER_POLLING_SECONDS, async (data) => {
     const { tradeId, event } = data;
     await runTracedJob(QUEUES.timer, data, () => apply(tradeId, { type: event }));
-  });
+  }));
 
   /**
    * Queues the proof again of each open trade whose proof is under way but has no prove job that
@@ -213,7 +239,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // Rows of a process that stopped: carried out before the open trades' timers are looked at.
   await sweepOutbox(0);
   const opened = await options.openTrades();
-  await rearmTimers(opened);
+  await rearmTimers(opened, true);
   // A proof under way when the process stopped: its job may be held active by the dead process until it expires.
   for (const trade of opened) await carryOut(trade.tradeId, trade.followUps.filter((f) => f.type === 'PROVE'));
 
@@ -242,9 +268,13 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
     async carryOut(trade: StartedTrade, applied: AppliedEvent) {
       await settle(trade.tradeId, applied);
     },
+    async carryOutWithin(trx, tradeId, followUps) {
+      await writeJobs(tradeId, followUps, await jobsWithin(trx));
+    },
     close: () => (closing ??= (async () => {
       stopped = true;
       clearTimeout(resumeTimer);
+      wakes.close();
       await resumePass;
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     })()),
@@ -253,6 +283,14 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
 
 /** How often a prove worker polls for proofs queued by another process (this process's wake its workers at once). */
 const PROVE_POLLING_SECONDS = 2;
+/** How often the other prove workers poll: another process's backlog is taken one proof at a time by the first until they look. */
+const SPARE_PROVE_POLLING_SECONDS = 10;
+
+/**
+ * How often the timer worker polls for due timers this process did not arm (another process's, or
+ * one pg-boss retries after a failure): the ones it armed wake it when due.
+ */
+const TIMER_POLLING_SECONDS = 2;
 
 /** How long a pending outbox row is left to the request that wrote it before the schedule carries it out. */
 const OUTBOX_GRACE_MS = 30_000;
