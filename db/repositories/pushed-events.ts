@@ -58,7 +58,8 @@ export async function appendPushedEvents(trx: Knex.Transaction, input: NewPushed
   // (rows taken in user id order, as every writer does, so two writers never deadlock; each stays
   // locked until commit, which orders the feed), and the feed rows numbered from the counter.
   // Which of them have an active webhook endpoint is read in the same statement, for the notice.
-  const users: Array<{ user_id: string; hooked: boolean }> = recipients.length === 0 ? [] : (await trx.raw<{ rows: Array<{ user_id: string; hooked: boolean }> }>(
+  type Recipient = { user_id: string; hooked: boolean };
+  const users: Recipient[] = recipients.length === 0 ? [] : (await trx.raw<{ rows: Recipient[] }>(
     `WITH users AS (
        SELECT DISTINCT user_id FROM wallets WHERE address = ANY(?::text[])
      ), counters AS (

@@ -31,7 +31,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const next = at > 0 ? process.argv[at + 1] : undefined;
   if (next !== undefined) {
     if (!/^https?:\/\/\S+$/.test(next) || next.includes('#')) throw new Error(`--runbook-base must be an absolute http(s) URL without a fragment, not ${next}`);
-    for (const file of ['./alerts.yml', './alerts.test.yml', './alerts.long.test.yml']) writeFileSync(here(file), rebase(readFileSync(here(file), 'utf8'), RUNBOOK_BASE, next));
+    for (const file of ['./alerts.yml', './alerts.test.yml', './alerts.long.test.yml']) {
+      writeFileSync(here(file), rebase(readFileSync(here(file), 'utf8'), RUNBOOK_BASE, next));
+    }
     const runbooks = here('./runbooks.ts');
     writeFileSync(runbooks, readFileSync(runbooks, 'utf8').replace(`'${RUNBOOK_BASE}'`, `'${next}'`));
     console.log(`runbook URLs now on ${next}`);

@@ -80,7 +80,8 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const pool = lazyProverPool(config, telemetry.registry, logger);
   const orchestrator = orchestratorSlot();
   // The embedded runner's jobs are written in the transaction of the event they follow.
-  const activities = tradeActivities(config, knex, chains, merkleStore, pool.get, () => (orchestrator.started() ? orchestrator.get().carryOutWithin : undefined));
+  const carryOutWithin = () => (orchestrator.started() ? orchestrator.get().carryOutWithin : undefined);
+  const activities = tradeActivities(config, knex, chains, merkleStore, pool.get, carryOutWithin);
   const starts = tradeStarts(config, knex, logger, orchestrator.get, telemetry.trades);
   const trades = once(() => tradesUseCase(config, knex, logger, {
     chains, signers, activities, orchestrator: orchestrator.get, starts, metrics: telemetry.trades,
