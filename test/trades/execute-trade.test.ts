@@ -28,7 +28,11 @@ import { call, loginEvm, loginStellar } from '../support/wallets.ts';
  * one whose Soroban fees a sponsor account pays (`stellarFeePayer`). Payouts read back from the chains.
  */
 
-const WHOLE_TRADE_MS = 240_000;
+/**
+ * A whole trade's budget. About 5-20 s alone; at load 15-20 (two suites side by side) one took over
+ * 240 s, and the trade it left running then moved the shared Maker's balance under the next test.
+ */
+const WHOLE_TRADE_MS = 480_000;
 
 let stack: OrchestratedService;
 let world: StellarTradeWorld;
