@@ -2,6 +2,8 @@ import type PgBoss from 'pg-boss';
 
 /** setTimeout's longest delay (about 24.8 days); a job due later is left to its workers' polls. */
 const LONGEST_DELAY_MS = 2 ** 31 - 1;
+/** How long after a job's due time its workers are woken (start_after is compared with `now()` in PostgreSQL, strictly). */
+const WAKE_SLACK_MS = 20;
 
 /** Wakes this process's pg-boss workers when a job it queued falls due. */
 export interface JobWakes {
@@ -43,6 +45,3 @@ export function createJobWakes(boss: Pick<PgBoss, 'notifyWorker'>): JobWakes {
     },
   };
 }
-
-/** How long after a job's due time its workers are woken (start_after is compared with `now()` in PostgreSQL, strictly). */
-const WAKE_SLACK_MS = 20;
