@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanFromEnv, defineConcern, intFromEnv } from './define.ts';
+import { booleanFromEnv, defineConcern } from './define.ts';
 
 /** Temporal, the production orchestrator: where its frontend is, the task queues, TLS. */
 export const temporalSettings = defineConcern({
@@ -13,12 +13,6 @@ export const temporalSettings = defineConcern({
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('trade-lifecycle'),
     /** Task queue of `generateProof` (the `prover` processes). */
     TEMPORAL_PROOFS_TASK_QUEUE: z.string().min(1).default('proofs'),
-    /**
-     * How long a finished trade's workflow stays open after the trade ends (answering a previous
-     * release's repeated confirms during a rollout) before it closes; set on the workflows this
-     * process starts.
-     */
-    TEMPORAL_WORKFLOW_LINGER_SECONDS: intFromEnv(0, 86_400).default(3_600),
     /** TLS to the Temporal frontend with the system's roots (implied by any TEMPORAL_TLS_* file or TEMPORAL_API_KEY). */
     TEMPORAL_TLS: booleanFromEnv('false'),
     /** Path of a PEM file of the CA that signed the frontend's certificate (else the system's roots). */

@@ -52,7 +52,6 @@ export async function temporalOrchestrator(config: Config, knex: Knex, logger: L
     ...temporalConnectOptions(config),
     outbox: followUpOutbox(knex),
     openTrade: (tradeId) => openRestorableTrade(knex, tradeId),
-    lingerMs: config.TEMPORAL_WORKFLOW_LINGER_SECONDS * 1000,
     sweepIntervalMs: options.sweep ? config.TRADE_START_RECONCILE_SECONDS * 1000 : 0,
     onSweepFailed: (error) => logger.warn({ err: error }, 'handing pending follow-ups to their workflows failed; retrying next interval'),
     namespace: config.TEMPORAL_NAMESPACE,

@@ -62,7 +62,7 @@ let adId: string;
 
 const serviceEnv = (databaseUrl: string, ttlSeconds: number) => ({
   NODE_ENV: 'test', DATABASE_URL: databaseUrl, DATA_DIR: path.join(work, 'service-data'), TEMPORAL_ADDRESS: temporal.address,
-  TEMPORAL_WORKFLOW_LINGER_SECONDS: '1', TRADE_RESERVATION_TTL_SECONDS: String(ttlSeconds), TRADE_START_RECONCILE_SECONDS: '1',
+  TRADE_RESERVATION_TTL_SECONDS: String(ttlSeconds), TRADE_START_RECONCILE_SECONDS: '1',
   RELAYER_EVM_PRIVATE_KEY: relayerKey, RELAYER_STELLAR_SECRET: relayerStellar,
 });
 

@@ -20,10 +20,9 @@ export interface TemporalOrchestratorOptions {
   taskQueue?: string;
   /** Task queue of `generateProof` (default `proofs`). */
   proofsTaskQueue?: string;
-  /** How long a finished trade's workflow keeps answering repeated confirms (default 1 h). */
-  lingerMs?: number;
   /**
-   * Keep the TradeStatus/AdId/RouteId search attributes (default true; they must be registered on
+   * Keep the AdId/RouteId (from the start) and TradeStatus (the final status, at END) search
+   * attributes (default true; they must be registered on
    * the namespace, see `registerTradeSearchAttributes`). Off only for the time-skipping test
    * server, which cannot register them.
    */
@@ -88,7 +87,6 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
     reservationExpiresAt: trade.reservationExpiresAt.toISOString(),
     lockDeadline: trade.lockDeadline.toISOString(),
     proofsTaskQueue: options.proofsTaskQueue ?? PROOFS_TASK_QUEUE,
-    ...(options.lingerMs === undefined ? {} : { lingerMs: options.lingerMs }),
     indexed: options.searchAttributes ?? true,
   });
   const startOptions = (input: TradeWorkflowInput) => ({
@@ -98,7 +96,8 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
     // One workflow per trade: a repeated start never runs the lifecycle twice. Only `resume` reuses
     // a closed id, for a trade the database holds open (checked there, never assumed here).
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    ...(input.indexed ? { searchAttributes: { TradeStatus: ['PENDING'], AdId: [input.adId], RouteId: [input.routeId] } } : {}),
+    // TradeStatus is the trade's final status, set by the workflow at END: a running workflow has none.
+    ...(input.indexed ? { searchAttributes: { AdId: [input.adId], RouteId: [input.routeId] } } : {}),
   });
 
   const deadline = () => Date.now() + (options.startTimeoutMs ?? 5_000);
@@ -131,8 +130,9 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
     if (open) await resume(open);
   };
 
-  /** Signals the follow-ups to the trade's workflow, starting it if it never started. */
+  /** Signals the follow-ups to the trade's workflow, starting it if it never started; follow-ups that change nothing there are not sent. */
   const deliver = async (trade: StartedTrade, followUps: TradeFollowUp[], state?: TradeState) => {
+    if (!movesTheWorkflow(followUps)) return;
     try {
       await signalWithStart(trade, { followUps, ...(state ? { state } : {}) }, false);
     } catch (error) {
@@ -201,6 +201,17 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
   };
   scheduleSweep();
   return orchestrator;
+}
+
+/**
+ * Whether `followUps` change what a trade's workflow does: a proof to run, a timer to arm, the end.
+ * A timer cancelled with nothing else (the lock window once the lock is confirmed) is not sent: the
+ * workflow closes at END without it firing, or it fires and its event is applied stale (the machine
+ * changes nothing for a timer whose state is over), which costs less history than a signal for
+ * every lock. No follow-ups at all (an unlock that does not end the trade) send nothing either.
+ */
+export function movesTheWorkflow(followUps: readonly TradeFollowUp[]): boolean {
+  return followUps.some((f) => f.type === 'PROVE' || f.type === 'ARM_TIMER' || f.type === 'END');
 }
 
 /** A call the frontend did not answer (down, cut off, past its deadline) is "retry later", never a 500. */

@@ -30,7 +30,7 @@ beforeAll(async () => {
   server = await startTemporalDevServer(inject('temporalCli'));
   memory = memoryActivities();
   lifecycle = await startLifecycleWorker({ address: server.address, activities: memory.activities });
-  orchestrator = await createTemporalOrchestrator({ address: server.address, lingerMs: MIN });
+  orchestrator = await createTemporalOrchestrator({ address: server.address });
   sampler = await startProofBacklogSampler({ registry, address: server.address, namespace: 'default', taskQueue: 'proofs', intervalMs: 60 * MIN, logger: pino({ level: 'silent' }) });
 }, 180_000);
 

@@ -21,8 +21,8 @@ import { stateQuery, tradeWorkflowId } from './workflows.ts';
 // history is written to histories/ when RECORD_HISTORIES=1 (`npm run temporal:histories`);
 // replay.test.ts replays them.
 const RECORD = process.env.RECORD_HISTORIES === '1';
-// This version's histories (histories/v1 holds the previous version's, replayed by replay.test.ts).
-const HISTORIES = path.join(import.meta.dirname, 'histories', 'v2');
+// This version's histories (histories/v1 and v2 hold the older versions', replayed by replay.test.ts).
+const HISTORIES = path.join(import.meta.dirname, 'histories', 'v3');
 const MIN = 60_000;
 
 let env: TestWorkflowEnvironment;
@@ -39,7 +39,7 @@ beforeAll(async () => {
   workers.push(await startLifecycleWorker({ connection: env.nativeConnection, activities: memory.activities, workflowBundle: bundle }));
   workers.push(await startProverWorker({ connection: env.nativeConnection, generateProof: memory.activities.generateProof, concurrency: 2, heartbeatMs: 200 }));
   // The Java test server cannot register custom search attributes: the dev-server test checks them.
-  orchestrator = await createTemporalOrchestrator({ connection: env.connection, lingerMs: 10 * MIN, searchAttributes: false });
+  orchestrator = await createTemporalOrchestrator({ connection: env.connection, searchAttributes: false });
 }, 120_000);
 
 afterAll(async () => {
@@ -102,10 +102,18 @@ describe('the trade workflow (time-skipping test server)', () => {
     const settled = await confirm(tradeId, 'unlock', 'unlock-order-1');
     expect(settled).toMatchObject({ duplicate: false, state: { status: 'SETTLED', proof: 'ready', bridgerClaimed: true, adCreatorClaimed: true } });
 
+    // The workflow closes at END with the settled state; a repeated confirm is answered without it.
+    expect(await handle.result()).toEqual(settled.state);
     const again = await confirm(tradeId, 'unlock', 'unlock-order-1');
     expect(again).toMatchObject({ duplicate: true, state: { status: 'SETTLED' } });
-    // The workflow lingers for repeated confirms, then ends with the settled state (time skipped).
-    expect(await handle.result()).toEqual(settled.state);
+    // Signalled twice (the deposit's timer and proof, the end): the lock's lone timer cancel and the
+    // first unlock change nothing the workflow does. One timer cancelled (the reservation's by the
+    // deposit); the lock window's is left to the server at the close, no linger timer.
+    const events = (JSON.parse(historyToJSON(await handle.fetchHistory())) as { events: Array<{ eventType: string }> }).events.map((e) => e.eventType);
+    const count = (type: string) => events.filter((e) => e === `EVENT_TYPE_${type}`).length;
+    expect({ signals: count('WORKFLOW_EXECUTION_SIGNALED'), started: count('TIMER_STARTED'), cancelled: count('TIMER_CANCELED'),
+      fired: count('TIMER_FIRED'), tasks: count('WORKFLOW_TASK_COMPLETED'), total: events.length })
+      .toEqual({ signals: 2, started: 2, cancelled: 1, fired: 0, tasks: 4, total: 24 });
     expect(memory.callsOf(tradeId)).toEqual([
       'verifyConfirmation:DEPOSIT_CONFIRMED:verified', 'applyEvent:DEPOSIT_CONFIRMED:PROVE',
       'generateProof:proved',
@@ -115,6 +123,21 @@ describe('the trade workflow (time-skipping test server)', () => {
       'verifyConfirmation:UNLOCK_CONFIRMED:recorded', 'applyEvent:UNLOCK_CONFIRMED:duplicate',
     ]);
     await record('settled', tradeId);
+  });
+
+  it('leaves the lock window timer armed after the lock: it fires stale, changes nothing, and the trade still settles', async () => {
+    const { tradeId, handle } = await startTrade({ lockMs: 60 * MIN });
+    await confirm(tradeId, 'deposit-or-lock', 'deposit-stale');
+    await until(tradeId, (s) => s.proof === 'ready');
+    expect((await confirm(tradeId, 'deposit-or-lock', 'lock-stale')).state.status).toBe('LOCKED');
+    await env.sleep(61 * MIN);
+    await until(tradeId, (s) => s.status === 'LOCKED');
+    expect(memory.callsOf(tradeId).filter((c) => c.includes('CLOSED'))).toEqual(['applyEvent:LOCK_WINDOW_CLOSED:stale']);
+    expect(memory.stateOf(tradeId)).toMatchObject({ status: 'LOCKED', proof: 'ready' });
+    await confirm(tradeId, 'unlock', 'unlock-ad-stale');
+    const settled = await confirm(tradeId, 'unlock', 'unlock-order-stale');
+    expect(await handle.result()).toEqual(settled.state);
+    expect(memory.callsOf(tradeId).some((c) => c.includes('RELEASE_RESERVATION'))).toBe(false);
   });
 
   it('expires an undeposited reservation after the TTL and releases it once; a later deposit is refused', async () => {

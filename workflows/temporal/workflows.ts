@@ -10,8 +10,8 @@
 // the old path (`tradeWorkflowV1`), new executions take the new one. The old path stays until no
 // execution of it is open; then `deprecatePatch(<id>)`, then, a release later, both go.
 import {
-  ActivityFailure, ApplicationFailure, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, log, patched,
-  proxyActivities, setHandler, upsertSearchAttributes,
+  ActivityFailure, ApplicationFailure, CancellationScope, allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, log, patched,
+  proxyActivities, setHandler, sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { NON_RETRYABLE_ERRORS } from '../../trades/lifecycle/errors.ts';
 import {
@@ -34,14 +34,16 @@ export interface TradeWorkflowInput {
   reservationExpiresAt: string;
   lockDeadline: string;
   /**
-   * How long a finished trade's workflow stays open after END before it closes: API pods of the
-   * previous release, during a rollout, still send confirmations as the `confirm` Update and must get
-   * their `duplicate: true`. Default 1 h.
+   * The older paths only (V1, V2): how long a finished trade's workflow stayed open after END for
+   * the `confirm` Update of a release before the outbox. Default 1 h. The lean path closes at END.
    */
   lingerMs?: number;
   /** Task queue of `generateProof` (default `proofs`). */
   proofsTaskQueue?: string;
-  /** Whether TradeStatus/AdId/RouteId are kept as search attributes (default true). */
+  /**
+   * Whether the search attributes are kept (default true): AdId/RouteId from the start, TradeStatus
+   * (the lean path: the trade's final status, set once at END; the older paths: every status seen).
+   */
   indexed?: boolean;
 }
 
@@ -63,6 +65,8 @@ export const followUpsSignal = defineSignal<[FollowUpsDelivery]>('followUps');
 
 /** The patch of the outbox-driven workflow: executions started before it run `tradeWorkflowV1`, so their histories replay. */
 export const FOLLOW_UPS_PATCH = 'follow-ups-outbox';
+/** The patch of the lean workflow (`tradeWorkflowV3`): executions started before it run V2 (or V1), so their histories replay. */
+export const LEAN_PATCH = 'lean-trade';
 
 /** Error types no retry can fix (the domain's list; NotFinal is retryable but the client retries it, not us). */
 const NON_RETRYABLE = [...NON_RETRYABLE_ERRORS] as string[];
@@ -89,7 +93,10 @@ const verifying = proxyActivities<TradeActivities>({
 
 /** The lifecycle of one trade: reservation timer, deposit, proof, lock window, lock, both unlocks. */
 export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeState> {
-  // Decided once, at the first workflow task: a recorded history without the marker is the old path's.
+  // Decided once, at the first workflow task, newest first: a recorded history without a marker is
+  // the older path's (replaying, `patched` of a marker the history lacks records nothing). A new
+  // execution records only the newest marker.
+  if (patched(LEAN_PATCH)) return tradeWorkflowV3(input);
   if (patched(FOLLOW_UPS_PATCH)) return tradeWorkflowV2(input);
   return tradeWorkflowV1(input);
 }
@@ -103,6 +110,85 @@ function provingActivities(input: TradeWorkflowInput) {
     heartbeatTimeout: '10 s',
     retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE },
   });
+}
+
+/**
+ * The lean lifecycle: what V2 carries out, in fewer history events. It closes at END (no linger:
+ * no API of this release or the previous one sends the `confirm` Update, and a repeated
+ * confirmation of a finished trade is answered from the database); TradeStatus is upserted once,
+ * at END (AdId and RouteId come with the start); a timer runs as its own timer, cancelled only
+ * when the machine cancels or replaces it, never because a signal arrived, and left to the server
+ * when the workflow closes. The client signals only follow-ups that change what this workflow does
+ * (client.ts `movesTheWorkflow`): a timer the machine cancels with nothing else (the lock window
+ * once the lock is confirmed) stays armed here; if it fires before END, its event is applied and
+ * the machine finds it stale (machine.ts `stale`), changing nothing.
+ */
+async function tradeWorkflowV3(input: TradeWorkflowInput): Promise<TradeState> {
+  const { tradeId } = input;
+  const proving = provingActivities(input);
+  // Observation only (the state query, the final TradeStatus): nothing below decides on it.
+  let seen: TradeState = INITIAL_STATE;
+  const observe = (next: TradeState | undefined) => {
+    if (next) seen = next;
+  };
+  const armed = new Map<TimerEvent, string>();
+  let changed = 0;
+  let ended = false;
+  let proofRun: Promise<void> | undefined;
+  const carryOut = (followUps: readonly TradeFollowUp[]) => {
+    for (const command of followUps) {
+      if (command.type === 'PROVE') proofRun ??= prove();
+      if (command.type === 'ARM_TIMER') armed.set(command.event, command.at);
+      if (command.type === 'CANCEL_TIMER') armed.delete(command.event);
+      if (command.type === 'END') ended = true;
+      changed += 1;
+    }
+  };
+  const prove = async (): Promise<void> => {
+    const applied = await proving.generateProof({ tradeId, carriedOut: true });
+    observe(applied.state);
+    carryOut(applied.followUps);
+  };
+
+  carryOut(followUpsOf(start().commands, input));
+  // After the start's follow-ups: a signal sent with the start (signalWithStart) is carried out after them.
+  setHandler(followUpsSignal, ({ followUps, state }) => {
+    observe(state);
+    carryOut(followUps);
+  });
+  setHandler(stateQuery, () => seen);
+
+  // The running timer: the earliest armed one. It is cancelled only when the earliest armed timer
+  // is another (or none); at END it is left running, so closing records no cancellation.
+  let timer: { event: TimerEvent; at: string; scope: CancellationScope; fired: boolean } | undefined;
+  while (!ended) {
+    const next = earliest(armed);
+    if (timer && (timer.event !== next?.event || timer.at !== next.at)) {
+      timer.scope.cancel();
+      timer = undefined;
+    }
+    if (next && !timer) {
+      const running = { ...next, scope: new CancellationScope(), fired: false };
+      running.scope.run(() => sleep(msUntil(next.at))).then(() => { running.fired = true; }, () => undefined);
+      timer = running;
+    }
+    const seenChange = changed;
+    const waiting = timer;
+    await condition(() => ended || changed !== seenChange || waiting?.fired === true);
+    if (ended || !waiting?.fired) continue;
+    timer = undefined;
+    // A timer cancelled or replaced in the activation it fired in is not applied.
+    if (armed.get(waiting.event) !== waiting.at) continue;
+    armed.delete(waiting.event);
+    const applied = await lifecycle.applyEvent({ tradeId, event: { type: waiting.event }, carriedOut: true });
+    observe(applied.state);
+    carryOut(applied.followUps);
+  }
+  if (proofRun) await proofRun;
+  await condition(allHandlersFinished);
+  if (input.indexed !== false) upsertSearchAttributes({ TradeStatus: [seen.status] });
+  log.info('trade finished', { tradeId, status: seen.status });
+  return seen;
 }
 
 /**
