@@ -97,7 +97,7 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
         expect(created.status).toBe(200);
         const { tradeId, reqContractDetails: order } = created.body;
         const workflowId = tradeWorkflowId(tradeId);
-        expect(await eventually('indexed', () => listWorkflows(`AdId='${adId}' AND RouteId='${routeId}' AND TradeStatus='PENDING'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
+        expect(await eventually('indexed', () => listWorkflows(`AdId='${adId}' AND RouteId='${routeId}' AND ExecutionStatus='Running'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
 
         // A transaction that is not this order's: 422, nothing changes.
         const wrong = await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: adTx }, bridgerToken);
@@ -134,10 +134,8 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
         const lockTx = await devnet.send(AD_CHAIN, 'adManager', makerKey!.privateKey, 'lockForOrder', lock.body, { orderParams: lock.body.orderParams });
         expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: lockTx }, makerToken)).status).toBe(200);
         expect((await call(service, 'GET', `/v1/trades/${tradeId}`, undefined, makerToken)).body.status).toBe('LOCKED');
-        // The API answered LOCKED from the database; the workflow learns it from the follow-ups signal, and
-        // its first task after the worker's death waits out the dead worker's sticky queue: the search
-        // attribute follows within seconds, more on a loaded machine.
-        expect(await eventually('indexed LOCKED', () => listWorkflows(`TradeStatus='LOCKED' AND AdId='${adId}'`), (ids) => ids.length > 0, 60_000)).toEqual([workflowId]);
+        // The API answered LOCKED from the database; the lock's follow-up (cancel the lock window's timer)
+        // changes nothing the workflow does, so it is not signalled: the new worker's first task is the end's.
 
         // Both unlocks with the proof; the contracts pay out.
         const makerUnlock = await call(service, 'POST', `/v1/trades/${tradeId}/unlock`, { signature: signOrderHash(makerKey!.privateKey, order.orderHash) }, makerToken);
@@ -155,10 +153,14 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
         expect(await devnet.balanceOf(ORDER_CHAIN, maker.address)).toBe(makerBefore + 100n);
         expect((await call(service, 'GET', `/v1/trades/${tradeId}`, undefined, bridgerToken)).body).toMatchObject({ status: 'SETTLED', bridgerClaimed: true, adCreatorClaimed: true });
         expect((await call(service, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ poolAmount: '1000', availableAmount: '900', lockedAmount: '0' });
-        // A repeated confirm is a duplicate, answered 200; the deposit counted once.
-        expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).status).toBe(200);
+        // The workflow closes at the end (no linger), its final status indexed; its first task after the
+        // worker's death waits out the dead worker's sticky queue: within seconds, more on a loaded machine.
+        expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND RouteId='${routeId}' AND ExecutionStatus='Completed'`), (ids) => ids.length > 0, 60_000)).toEqual([workflowId]);
+        // A repeated confirm of the closed trade is a duplicate, answered 200 from the database; the deposit counted once.
+        expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
+        expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
         expect(Number((await service.knex('chain_events').where({ subject_id: tradeId, event: 'OrderCreated' }).count({ n: '*' }))[0]!.n)).toBe(1);
-        expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND RouteId='${routeId}'`), (ids) => ids.length > 0, 15_000)).toEqual([workflowId]);
+        expect(await (service.container.orchestrator() as TemporalOrchestrator).workflowStatus(tradeId)).toBe('COMPLETED');
 
         // The history shows it: generateProof's first attempt timed out on its heartbeat, the second completed.
         const history = await (service.container.orchestrator() as TemporalOrchestrator).client.workflow.getHandle(workflowId).fetchHistory();
@@ -166,8 +168,8 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
         expect(retried).toHaveLength(1);
         expect(retried[0]!.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(4); // TIMEOUT_TYPE_HEARTBEAT
         if (process.env.RECORD_HISTORIES === '1') {
-          mkdirSync(path.join(root, 'workflows/temporal/histories/v2'), { recursive: true });
-          writeFileSync(path.join(root, 'workflows/temporal/histories/v2/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+          mkdirSync(path.join(root, 'workflows/temporal/histories/v3'), { recursive: true });
+          writeFileSync(path.join(root, 'workflows/temporal/histories/v3/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
         }
 
         // Every event of the Maker's stream reached the receiver in order, signed (a delivery repeated after the worker's SIGKILL carries the same id).
