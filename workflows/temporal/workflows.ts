@@ -186,7 +186,8 @@ async function tradeWorkflowV3(input: TradeWorkflowInput): Promise<TradeState> {
   }
   if (proofRun) await proofRun;
   await condition(allHandlersFinished);
-  if (input.indexed !== false) upsertSearchAttributes({ TradeStatus: [seen.status] });
+  // An END the outbox sweep handed over comes without the state: a final status not seen is not indexed.
+  if (input.indexed !== false && isTerminal(seen)) upsertSearchAttributes({ TradeStatus: [seen.status] });
   log.info('trade finished', { tradeId, status: seen.status });
   return seen;
 }
