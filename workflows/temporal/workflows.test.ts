@@ -9,7 +9,7 @@ import { inject } from 'vitest';
 import { NotFinalError } from '../../chains/errors.ts';
 import { TradeStateError, TradeTransactionMismatchError } from '../../trades/lifecycle/errors.ts';
 import type { TradeState } from '../../trades/lifecycle/index.ts';
-import type { AppliedEvent, StartedTrade } from '../../trades/orchestrator.ts';
+import type { AppliedEvent, FollowUpOutbox, StartedTrade, TradeFollowUp } from '../../trades/orchestrator.ts';
 import { memoryActivities } from '../../test/support/memory-activities.ts';
 import { createTemporalOrchestrator, type TemporalOrchestrator } from './client.ts';
 import { startProverWorker } from './prover-worker.ts';
@@ -251,6 +251,38 @@ describe('the trade workflow (time-skipping test server)', () => {
       'verifyConfirmation:TRADE_STATE', 'verifyConfirmation:DEPOSIT_CONFIRMED:verified', 'verifyConfirmation:TRADE_TX_MISMATCH',
     ]);
     expect(memory.stateOf(tradeId).status).toBe('DEPOSITED');
+    await handle.terminate('test over');
+  });
+
+  it('sweeps pending follow-ups: a lone timer cancel is marked carried out with no signal, a timer to arm is signalled', async () => {
+    const { tradeId, handle } = await startTrade();
+    await confirm(tradeId, 'deposit-or-lock', 'deposit-sweep');
+    await until(tradeId, (s) => s.proof === 'ready');
+    const signals = async () => (JSON.parse(historyToJSON(await handle.fetchHistory())) as { events: Array<{ eventType: string }> }).events
+      .filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED').length;
+    const before = await signals();
+    // The outbox's interface over rows in memory (the PostgreSQL one needs a database this file does not start).
+    const trade = started.get(tradeId)!;
+    let rows: Array<{ seq: number; tradeId: string; followUp: TradeFollowUp; trade: StartedTrade }> = [
+      { seq: 1, tradeId, followUp: { type: 'CANCEL_TIMER', event: 'LOCK_WINDOW_CLOSED' }, trade },
+    ];
+    const marked: number[] = [];
+    const outbox: FollowUpOutbox = {
+      pending: async () => rows,
+      markCarriedOut: async (seqs) => {
+        marked.push(...seqs);
+        rows = rows.filter((r) => !seqs.includes(r.seq));
+      },
+    };
+    const sweeper = await createTemporalOrchestrator({ connection: env.connection, searchAttributes: false, outbox });
+    expect(await sweeper.sweep(0)).toBe(1);
+    expect(marked).toEqual([1]);
+    expect(await signals()).toBe(before);
+    rows = [{ seq: 2, tradeId, followUp: { type: 'ARM_TIMER', event: 'LOCK_WINDOW_CLOSED', at: trade.lockDeadline.toISOString() }, trade }];
+    expect(await sweeper.sweep(0)).toBe(1);
+    expect(marked).toEqual([1, 2]);
+    expect(await signals()).toBe(before + 1);
+    await sweeper.close();
     await handle.terminate('test over');
   });
 
