@@ -12,7 +12,10 @@
  * - create:  POST /v1/trades/create, request to response;
  * - confirm: POST /v1/trades/:id/confirm of the mined deposit, request to response;
  * - proof:   from that response until the trade's proof is stored and the orchestrator's prove job
- *            completed (polled every 20 ms): the PROVE follow-up carried out, the prover, the commit;
+ *            completed (polled every 20 ms): the PROVE follow-up carried out, the prover, the commit. The job is
+ *            sent at the confirmation's commit and would race its response: this process's fetches of the
+ *            `trade-prove` queue wait until the confirm's window has closed (a gate around pg-boss's fetch,
+ *            the tool's only hook into the service: it changes when the job starts, not what it runs);
  * - list:    GET /v1/ads with no token, after the trade changed the ad (the page is read whole).
  * What is not counted, and printed apart: a file entered in some counted rounds only; a file of which
  * only functions ran that also ran in the idle windows (2 s per round with nothing asked: polls and
@@ -23,6 +26,7 @@
  * WALK_ROUNDS=n; WALK_JSON=<file> writes the figures, the lists and each file's functions that ran.
  */
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { Session } from 'node:inspector/promises';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,10 +44,10 @@ type Walk = typeof WALKS[number];
 
 interface FunctionCoverage { functionName: string; ranges: Array<{ startOffset: number; count: number }> }
 interface ScriptCoverage { url: string; functions: FunctionCoverage[] }
-/** Project file -> the functions of it that ran (name@offset). */
-type Ran = Map<string, Set<string>>;
+/** Project file -> the functions of it that ran (name@offset) -> how many calls. */
+type Ran = Map<string, Map<string, number>>;
 
-/** The project file a script URL names (relative to the root), or undefined for node_modules, Node's own, untracked and this client's files. */
+/** The project file a script URL names (relative to the root); undefined for node_modules, Node's own, untracked and this client's files. */
 function projectFile(url: string): string | undefined {
   if (!url.startsWith('file://')) return undefined;
   const file = path.relative(ROOT, fileURLToPath(url.split('?')[0]!));
@@ -60,8 +64,10 @@ function addRan(ran: Ran, scripts: ScriptCoverage[]): Ran {
     for (const f of script.functions) {
       const range = f.ranges[0];
       if (!range || range.count === 0) continue;
-      if (!ran.has(file)) ran.set(file, new Set());
-      ran.get(file)!.add(`${f.functionName}@${range.startOffset}`);
+      if (!ran.has(file)) ran.set(file, new Map());
+      const calls = ran.get(file)!;
+      const key = `${f.functionName}@${range.startOffset}`;
+      calls.set(key, (calls.get(key) ?? 0) + range.count);
     }
   }
   return ran;
@@ -78,6 +84,7 @@ async function startCoverage() {
   await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
   // Worker threads: each speaks the protocol through the main session, its messages wrapped.
   let nextId = 1;
+  let lost = 0;
   const pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
   const workers = new Map<string, Promise<unknown>>();
   const toWorker = (sessionId: string, method: string, params: object = {}) => new Promise<any>((resolve, reject) => {
@@ -107,13 +114,43 @@ async function startCoverage() {
       const ran = addRan(new Map(), (await session.post('Profiler.takePreciseCoverage')).result as ScriptCoverage[]);
       for (const [sessionId, started] of workers) {
         await started;
-        const taken = await toWorker(sessionId, 'Profiler.takePreciseCoverage').catch(() => ({ result: [] }));
+        const taken = await toWorker(sessionId, 'Profiler.takePreciseCoverage').catch(() => { lost += 1; return { result: [] }; });
         addRan(ran, taken.result);
       }
       return ran;
     },
     workers: () => workers.size,
+    /** Takes of a worker thread that failed (its functions are missing from that window). */
+    lostTakes: () => lost,
     close: () => session.disconnect(),
+  };
+}
+
+/**
+ * Holds this process's fetches of pg-boss queue `queue` while `hold()` is on, until `release()`: pg-boss's
+ * workers fetch through its Manager's `fetch` (node_modules/pg-boss/src/manager.js).
+ */
+function fetchGate(queue: string) {
+  const require = createRequire(import.meta.url);
+  const Manager = require(path.join(path.dirname(require.resolve('pg-boss')), 'manager.js'));
+  const fetch = Manager.prototype.fetch;
+  if (typeof fetch !== 'function') throw new Error('pg-boss has no Manager.prototype.fetch here: the gate cannot hold its jobs');
+  let gate: { promise: Promise<void>; open: () => void } | undefined;
+  Manager.prototype.fetch = async function gated(this: unknown, name: string, ...rest: unknown[]) {
+    while (name === queue && gate) await gate.promise;
+    return fetch.call(this, name, ...rest);
+  };
+  return {
+    hold() {
+      let open!: () => void;
+      const promise = new Promise<void>((resolve) => { open = resolve; });
+      gate = { promise, open };
+    },
+    release() {
+      const held = gate;
+      gate = undefined;
+      held?.open();
+    },
   };
 }
 
@@ -134,6 +171,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   // Coverage first, the project's modules after (imported below): their functions are counted from their first call.
   const coverage = await startCoverage();
+  const proveJobs = fetchGate('trade-prove');
   const { startEmbeddedDatabase } = await import('../db/embedded.ts');
   const { loadConfig } = await import('../config/config.ts');
   const { start } = await import('../entrypoints/service.ts');
@@ -201,7 +239,7 @@ async function main(): Promise<void> {
     };
     const seen: Record<Walk | 'every request', Ran[]> = { create: [], confirm: [], proof: [], list: [], 'every request': [] };
     /** Functions that ran while nothing was asked (any round, the warm-up too): background work (polls, timers). */
-    const idle: Ran = new Map();
+    const idle = new Map<string, Set<string>>();
     // Round 0 warms up (first imports, first tree sync, first proof thread) and is not counted.
     for (let round = 0; round <= ROUNDS; round++) {
       const keep = (into: Ran[]) => (ran: Ran) => { if (round > 0) into.push(ran); };
@@ -212,29 +250,34 @@ async function main(): Promise<void> {
       }));
       const { tradeId, reqContractDetails: order } = created;
       const depositTx = await devnet.send(ORDER_CHAIN, 'orderPortal', bridgerKey.privateKey, 'createOrder', order, { orderParams: order.orderParams });
+      proveJobs.hold();
       keep(seen.confirm)(await measured(async () => {
         const confirmed = await call('POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken);
         if (confirmed.success !== true || confirmed.duplicate !== false) throw new Error(`confirm ${tradeId}: ${JSON.stringify(confirmed)}`);
       }));
-      // The proof window opens where the confirm's closed: at its response.
-      keep(seen.proof)(await coverage.take().then(async () => {
+      // The proof window opens where the confirm's closed: its take is the confirm's last (a take of its own here would
+      // drop what ran while the confirm's take waited on the worker threads); the prove job may start from here.
+      proveJobs.release();
+      keep(seen.proof)(await (async () => {
         // Stored, and the orchestrator's prove job done (what it does after the commit is the proof's walk too).
         await until(`trade ${tradeId}'s proof stored and its prove job completed`, async () =>
           (await service.knex('trades').where({ id: tradeId }).first('proof_state'))?.proof_state === 'ready'
-          && (await service.knex('pgboss.job').where({ name: 'trade-prove', state: 'completed' }).whereRaw("data->>'tradeId' = ?", [tradeId]).first('id')) !== undefined);
+          && (await service.knex('pgboss.job').where({ name: 'trade-prove', state: 'completed' })
+            .whereRaw("data->>'tradeId' = ?", [tradeId]).first('id')) !== undefined);
         return coverage.take();
-      }));
+      })());
       keep(seen.list)(await measured(async () => {
         const page = await call('GET', '/v1/ads');
         if (!page.data.some((a: any) => a.id === ad.adId)) throw new Error(`GET /v1/ads did not list ad ${ad.adId}`);
       }));
       keep(seen['every request'])(await measured(() => call('GET', '/v1/walk-files-no-such-route', undefined, undefined, 404)));
       const quiet = await measured(() => new Promise((resolve) => setTimeout(resolve, IDLE_MS)));
-      for (const [file, functions] of quiet) idle.set(file, new Set([...idle.get(file) ?? [], ...functions]));
+      for (const [file, functions] of quiet) idle.set(file, new Set([...idle.get(file) ?? [], ...functions.keys()]));
     }
 
     /** The files of `ran` entered by the walk: one function ran that does not also run while idle. */
-    const walked = (ran: Ran) => new Set([...ran].filter(([file, functions]) => [...functions].some((f) => !idle.get(file)?.has(f))).map(([file]) => file));
+    const walked = (ran: Ran) =>
+      new Set([...ran].filter(([file, calls]) => [...calls.keys()].some((f) => !idle.get(file)?.has(f))).map(([file]) => file));
     const files = (ran: Ran) => new Set(ran.keys());
     // Entered by every request made: the path no route serves and each request of the three request walks.
     const everyRequest = intersect([...seen['every request'], ...seen.create, ...seen.confirm, ...seen.list].map(files));
@@ -250,11 +293,11 @@ async function main(): Promise<void> {
         /** Ran in the window, but only functions that also run while idle. */
         backgroundOnly: sorted([...union(seen[walk].map(files))].filter((f) => own(f) && !union(seen[walk].map(walked)).has(f))),
         /** What ran of each counted file in the last round (name@offset; '' is the module's own code): why it is on the walk. */
-        functions: Object.fromEntries(inEvery.map((f) => [f, sorted(seen[walk].at(-1)!.get(f)!)])),
+        functions: Object.fromEntries(inEvery.map((f) => [f, sorted(seen[walk].at(-1)!.get(f)!.keys())])),
       }];
     }));
     const report = {
-      commit: process.env.WALK_COMMIT, rounds: ROUNDS, proverThreads: coverage.workers(),
+      rounds: ROUNDS, workerThreads: coverage.workers(), lostTakes: coverage.lostTakes(),
       walks: result, everyRequest: sorted(everyRequest), idle: sorted(idle.keys()), seconds: Math.round((Date.now() - started) / 1000),
     };
     for (const walk of WALKS) {
@@ -267,7 +310,9 @@ async function main(): Promise<void> {
     console.log(`\nevery request (taken out of create, confirm and list): ${everyRequest.size} files`);
     for (const file of sorted(everyRequest)) console.log(`    ${file}`);
     console.log(`idle (${IDLE_MS / 1000} s windows): ${sorted(idle.keys()).join(', ') || 'nothing'}`);
-    console.log(`\n${WALKS.map((w) => `${w} ${result[w]!.count}`).join(', ')} (rounds ${ROUNDS}, prover threads covered ${report.proverThreads}, ${report.seconds} s)`);
+    const figures = WALKS.map((w) => `${w} ${result[w]!.count}`).join(', ');
+    console.log(`\n${figures} (rounds ${ROUNDS}, worker threads covered ${report.workerThreads}, ${report.seconds} s)`);
+    if (report.lostTakes) console.log(`${report.lostTakes} takes of a worker thread failed (a thread that ended?): its functions are missing there`);
     if (process.env.WALK_JSON) writeFileSync(process.env.WALK_JSON, `${JSON.stringify(report, null, 1)}\n`);
   } finally {
     for (const stop of stops) await stop();
