@@ -73,6 +73,6 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       return applyEvent(knex, tradeId, event, { chainEvent, read, carriedOut, within: deps.followUpsWithin?.() });
     },
 
-    generateProof: ({ tradeId, carriedOut }) => proveStep(knex, prover, tradeId, carriedOut, deps.followUpsWithin?.()),
+    generateProof: ({ tradeId, carriedOut }) => proveStep(knex, prover, tradeId, readings.now, carriedOut, deps.followUpsWithin?.()),
   };
 }

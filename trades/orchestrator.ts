@@ -149,6 +149,11 @@ export interface AppliedEvent {
   stale?: boolean;
   /** The event applied when it is not the one delivered: a lock window's timer that found the Maker's lock on chain applied LOCK_CONFIRMED. */
   appliedAs?: TradeEvent;
+  /**
+   * PROOF_READY as the prove step applied it: seconds from the deposit's recording (the database's clock,
+   * read with the trade) to the proof's commit, for the deposit-to-proof metric (no read of its own).
+   */
+  depositToProofSeconds?: number;
 }
 
 /**

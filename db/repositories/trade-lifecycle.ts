@@ -147,6 +147,24 @@ export async function findTradeWithRecordedEvents(
   return row && { ...read(row), recorded: row.recorded as ChainEventRecord[] };
 }
 
+/**
+ * One trade's lifecycle view with the seconds since its `event` (its deposit) was recorded, by the
+ * database's clock (null before one is recorded), in one statement: what the prove step reads.
+ */
+export async function findTradeWithDepositAge(
+  knex: Knex, id: string, event: string,
+): Promise<(TradeLifecycleRecord & { depositAgeSeconds: number | null }) | undefined> {
+  const age = knex.raw(
+    `(SELECT extract(epoch FROM now() - min(e.created_at))::float8 FROM chain_events e
+      WHERE e.subject_kind = 'trade' AND e.subject_id = t.id AND e.event = ?) AS deposit_age_seconds`,
+    [event],
+  );
+  const row = await knex('trades as t').select([...SELECT.map((column) => `t.${column}`), age]).where('t.id', id).first();
+  if (!row) return undefined;
+  const { deposit_age_seconds: seconds, ...trade } = row;
+  return { ...read(trade), depositAgeSeconds: seconds ?? null };
+}
+
 /** The same, locked for the rest of `trx`: every state change goes through it. */
 export async function lockTrade(trx: Knex.Transaction, id: string): Promise<TradeLifecycleRecord | undefined> {
   return read(await trx('trades').select(SELECT).where({ id }).forUpdate().first());
