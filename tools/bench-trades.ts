@@ -9,7 +9,8 @@
  * lock, both unlocks, confirms. Prints settled trades per minute, p50/p95 of every API call and of
  * deposit-confirmed to proof-ready, and CPU seconds per settled trade of each process (api, worker,
  * prover, PostgreSQL, Temporal, the anvil chains, this client; a pool's native provers count as their
- * parent's) and the part of it each burns idle, PostgreSQL's transactions and rows written per trade, the
+ * parent's) and the part of it each burns idle, PostgreSQL's transactions (all, and the service's own without this
+ * client's proof-ready reads) and rows written per trade, the
  * trade workflows' history events per trade on Temporal, and each run's own proof time (prover metrics),
  * beside the baseline measured in the same run: bare proofs through a pool of the same size with no orchestration. BENCH_EXACT_GAS=1
  * sends with the bare gas estimate (reproduces the createOrder out-of-gas, see devnet-client.ts).
