@@ -74,7 +74,7 @@ describe('deploy/Dockerfile', () => {
     const signerStage = dockerfile.slice(dockerfile.indexOf(' AS signer'), dockerfile.indexOf(' AS build'));
     expect(dockerfile).toMatch(/^FROM native AS signer$/m);
     expect(signerStage).toContain(`\n && ${script}\n`);
-    expect(finalStage).toContain('COPY --from=signer --chown=0:0 /app/target/devnet/relayer-pkcs11-signer /app/target/devnet/relayer-pkcs11-signer');
+    expect(finalStage).toContain('COPY --from=signer --chown=0:0 /out/devnet/relayer-pkcs11-signer /app/target/devnet/relayer-pkcs11-signer');
   });
 
   it('builds the native prover with the command of its package script and ships only its binary', () => {
@@ -87,7 +87,7 @@ describe('deploy/Dockerfile', () => {
     expect(members).toContain('prover/native');
     const copied = [...nativeStage.matchAll(/^COPY (\S+) /gm)].map((m) => m[1]!);
     for (const member of members) expect(copied.some((source) => `${member}/`.startsWith(`${source}/`) || source.startsWith(`${member}/`)), member).toBe(true);
-    expect(finalStage).toContain('COPY --from=native --chown=0:0 /app/target/prover/relayer-groth16 /app/target/prover/relayer-groth16');
+    expect(finalStage).toContain('COPY --from=native --chown=0:0 /out/prover/relayer-groth16 /app/target/prover/relayer-groth16');
   });
 
   it('builds the native prover on the Rust version rust-toolchain.toml pins (the one the stand-in copies)', () => {

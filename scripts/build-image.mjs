@@ -8,7 +8,8 @@
 // Prints one JSON line: {image, seconds, sizeBytes, buildArgs}; podman's output goes to
 // .tools/podman/last-build.log. One build at a time on a machine: a second caller (image.test.ts and
 // compose.test.ts start together) waits for the first, then finds every layer cached.
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureStandins } from './image-standins.mjs';
@@ -57,6 +58,25 @@ function withBuildLock(build, log) {
   }
 }
 
+/**
+ * This checkout's cargo target directory and this machine's cargo home, mounted into the image's
+ * Rust stages (the target where they build, /app/target; the home at its own path, named to the stage
+ * by CARGO_HOME_DIR), unless RELAYER_IMAGE_OWN_CARGO_BUILD=1. The stages run the package scripts' own
+ * cargo commands with the same compiler (the rust stand-in copies this machine's pinned toolchain) on
+ * the same sources, and cargo keys a dependency's build on its compiler, flags and the path of its
+ * sources: so it finds what the test setup built fresh and compiles nothing again, where a cold build
+ * of the prover and the signer costs minutes of both cores. Whatever differs (a changed source, another
+ * compiler) cargo rebuilds there as it would anywhere. The binaries reach the image through the
+ * stages' /out, since a mount is not kept in a layer.
+ */
+function reusedCargoBuilds() {
+  if (process.env.RELAYER_IMAGE_OWN_CARGO_BUILD === '1') return undefined;
+  const target = path.join(root, 'target');
+  const cargoHome = process.env.CARGO_HOME || path.join(homedir(), '.cargo');
+  if (!existsSync(target) || !existsSync(cargoHome)) return undefined;
+  return { target: realpathSync(target), cargoHome: realpathSync(cargoHome) };
+}
+
 /** Builds the image (tag `image`); returns how long it took and how large it is. */
 export function buildImage(image = 'localhost/relayer:dev', log = () => {}) {
   return withBuildLock(() => buildUnlocked(image, log), log);
@@ -69,6 +89,11 @@ function buildUnlocked(image, log) {
   const args = ['build', '--pull=never', '--layers', '-f', path.join(root, 'deploy', 'Dockerfile'), '-t', image];
   for (const [name, value] of Object.entries(buildArgs)) args.push('--build-arg', `${name}=${value}`);
   if (existsSync(CA_BUNDLE)) args.push('--secret', `id=ca-certificates,src=${CA_BUNDLE}`);
+  const reused = reusedCargoBuilds();
+  if (reused) {
+    args.push('--volume', `${reused.target}:/app/target`, '--volume', `${reused.cargoHome}:${reused.cargoHome}`);
+    args.push('--build-arg', `CARGO_HOME_DIR=${reused.cargoHome}`);
+  }
   log(`podman ${args.join(' ')} .`);
   const { stdout, stderr } = podman([...args, root], { stdio: ['ignore', 'pipe', 'pipe'] });
   // Which steps ran and which came from the cache ("--> Using cache"), for whoever wonders why a build took long.
