@@ -1,5 +1,5 @@
 import type { ChainKind } from '../domain/index.ts';
-import type { TreeMirror, TreeKey } from './tree-mirror.ts';
+import type { MirroredTreeState, TreeMirror, TreeKey } from './tree-mirror.ts';
 import type { VerificationKeyJson } from '../circuits/verification-key.ts';
 import type { BridgeEventName } from './evm/abi.ts';
 import type { DepositFunding, PortalOrderState } from './evm/order-chain-reads.ts';
@@ -169,8 +169,12 @@ export interface ChainReads {
   portalOrderState(portal: string, orderHash: string): Promise<PortalOrderState>;
   /** Why `recipient` cannot be paid `amount` of `token` here, or null. */
   recipientProblem(token: string, recipient: string, amount: bigint): Promise<string | null>;
-  /** Brings the mirrored tree of the chain's portal level with the portal (throws `TreeOutOfSyncError`-like errors from `treeDiffers`). */
-  syncOrderTree(store: TreeMirror, key: TreeKey, treeDiffers: (message: string) => Error): Promise<void>;
+  /**
+   * Brings the mirrored tree of the chain's portal level with the portal (throws `TreeOutOfSyncError`-like
+   * errors from `treeDiffers`) and returns the tree's state as found level. `known`: the tree's state as
+   * the caller just read it (then not read again unless leaves are added).
+   */
+  syncOrderTree(store: TreeMirror, key: TreeKey, treeDiffers: (message: string) => Error, known?: MirroredTreeState): Promise<MirroredTreeState>;
   /** Which of the chain's two contracts check proofs with another verifier than `vk`'s. */
   verifierDifferences(contracts: { role: string; address: string }[], vk: VerificationKeyJson): Promise<string[]>;
   /** Sends a signed transaction (the keeper's slot); resolves to its hash. */

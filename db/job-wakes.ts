@@ -7,8 +7,11 @@ const WAKE_SLACK_MS = 20;
 
 /** Wakes this process's pg-boss workers when a job it queued falls due. */
 export interface JobWakes {
-  /** Tells `workerIds` to look for jobs at `at` (now when absent or past). */
-  at(workerIds: readonly string[], at?: Date): void;
+  /**
+   * Tells `workerIds` to look for jobs at `at` (now when absent or past); given as a function, the
+   * workers are chosen when the job falls due (an idle one then).
+   */
+  at(workerIds: readonly string[] | (() => readonly string[]), at?: Date): void;
   /** Drops the wakes not yet due. */
   close(): void;
 }
@@ -23,8 +26,8 @@ export interface JobWakes {
  */
 export function createJobWakes(boss: Pick<PgBoss, 'notifyWorker'>): JobWakes {
   const pending = new Set<NodeJS.Timeout>();
-  const wake = (workerIds: readonly string[]) => {
-    for (const id of workerIds) boss.notifyWorker(id);
+  const wake = (workerIds: readonly string[] | (() => readonly string[])) => {
+    for (const id of typeof workerIds === 'function' ? workerIds() : workerIds) boss.notifyWorker(id);
   };
   return {
     at(workerIds, at) {

@@ -10,12 +10,15 @@ import { AdStateError } from '../ads/errors.ts';
 import { errorHandler } from '../api/middleware/errors.ts';
 import { loadConfig } from '../config/config.ts';
 import { findAd } from '../db/repositories/ads.ts';
+import { createNotifications } from '../db/notifications.ts';
 import { setSwitch } from '../db/repositories/operator.ts';
 import { start, type RunningService } from '../entrypoints/service.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import { insertAd, insertRouteWithChains } from '../test/support/fixtures.ts';
+import { terminateBackends } from '../test/support/pushed-listeners.ts';
 import { SigningStoppedError } from './errors.ts';
 import { parseOperatorArgs } from './cli.ts';
+import { createSigningSwitch } from './signing-switch.ts';
 
 /**
  * The operator's controls, end to end: the real command line (`npm run operator`'s script) against a real
@@ -106,6 +109,41 @@ describe('stop-signing and resume-signing', () => {
     const status = await operator(['status']);
     expect(JSON.parse(status.output)).toMatchObject({ signingStopped: false, lastActions: [{ action: 'resume-signing' }, { action: 'stop-signing' }] });
   }, 60_000);
+
+  it('a stop made while every api process\'s LISTEN connection was down reaches each within 5 s of its reconnecting (it reads the switch again)', async () => {
+    const listeners = async () => (await db.knex.raw(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN operator_switches' AND pid <> pg_backend_pid()",
+    )).rows.map((row: { pid: number }) => row.pid) as number[];
+    const before = await listeners();
+    expect(before).toHaveLength(apis.length);
+    await terminateBackends(db.knex, before);
+    // The notification of this stop reaches no api process: their connections are gone (they reconnect after 1 s).
+    await setSwitch(db.knex, 'signing_stopped', true, { action: 'stop-signing', actor: 'test', reason: 'drill: stop during a failover' });
+    try {
+      await untilAll(true, 5_000);
+      await expect.poll(async () => (await listeners()).filter((pid) => !before.includes(pid)).length, { timeout: 10_000 }).toBe(apis.length);
+    } finally {
+      await setSwitch(db.knex, 'signing_stopped', false, { action: 'resume-signing', actor: 'test', reason: 'drill over' });
+    }
+    await untilAll(false, 5_000);
+  }, 60_000);
+
+  it('a change nobody announced (the table written by hand) is read by the next safety read', async () => {
+    const notifications = createNotifications(db.knex);
+    const signing = createSigningSwitch(db.knex, pino({ level: 'silent' }), notifications, 200);
+    try {
+      await signing.start();
+      expect(signing.stopped()).toBe(false);
+      await db.knex('operator_switches').where({ name: 'signing_stopped' }).update({ engaged: true });
+      await expect.poll(() => signing.stopped(), { timeout: 5_000, message: 'the safety read to see the hand-written stop' }).toBe(true);
+      await db.knex('operator_switches').where({ name: 'signing_stopped' }).update({ engaged: false });
+      await expect.poll(() => signing.stopped(), { timeout: 5_000, message: 'the safety read to see the hand-written resume' }).toBe(false);
+    } finally {
+      signing.close();
+      await notifications.close();
+      await db.knex('operator_switches').where({ name: 'signing_stopped' }).update({ engaged: false });
+    }
+  });
 
   it('a refused signature is answered 503 SIGNING_STOPPED with Retry-After by the API\'s error middleware', async () => {
     const app = express();

@@ -1,31 +1,42 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { RelayerSigner } from '../chains/signers.ts';
-import { switchEngaged } from '../db/repositories/operator.ts';
+import type { Notifications } from '../db/notifications.ts';
+import { OPERATOR_SWITCHES_CHANNEL, switchEngaged } from '../db/repositories/operator.ts';
 import { SigningStoppedError } from './errors.ts';
 
-/** How often each api process reads the switch: a stop reaches every process within this (plus a query). */
-export const SIGNING_SWITCH_POLL_MS = 1_000;
+/**
+ * How often each api process reads the switch even though no change was heard: the bound on a stop
+ * whose notification was lost on a connection that died without the process seeing it (a half-open
+ * TCP connection). A change the LISTEN connection hears, or one made while it was down and read
+ * when it reconnects, reaches the process in about a second.
+ */
+export const SIGNING_SWITCH_SAFETY_READ_MS = 30_000;
 
 /** The signing switch as this process last read it. */
 export interface SigningSwitch {
   /** True while the operator has signing stopped (true until the first read: nothing is signed unread). */
   stopped(): boolean;
-  /** Reads the switch (the process serves nothing before), then keeps reading it every `pollMs`. */
+  /** Reads the switch (the process serves nothing before), then follows its changes. */
   start(): Promise<void>;
   close(): void;
 }
 
 /**
- * `operator_switches.signing_stopped`, read at start and every `pollMs`. A read that fails (PostgreSQL
+ * `operator_switches.signing_stopped`, read at start, again whenever a change is NOTIFYed
+ * (`setSwitch` notifies as it commits) or the LISTEN connection (re)connects (a change made while it
+ * was down was not heard), and every `safetyReadMs` whatever was heard. A read that fails (PostgreSQL
  * out) keeps the last answer: a stop holds through an outage, and a running service keeps running.
- * Polling rather than LISTEN: no connection of its own (the connection budget), and a bound on staleness
- * that holds whatever happened to a notification.
+ * The LISTEN is on the process's shared connection (`notifications`): no connection of its own.
  */
-export function createSigningSwitch(knex: Knex, logger: Logger, pollMs = SIGNING_SWITCH_POLL_MS): SigningSwitch {
+export function createSigningSwitch(
+  knex: Knex, logger: Logger, notifications: Notifications, safetyReadMs = SIGNING_SWITCH_SAFETY_READ_MS,
+): SigningSwitch {
   let stopped = true;
   let timer: NodeJS.Timeout | undefined;
+  let stopListening: (() => void) | undefined;
   let reading = false;
+  let again = false;
   const read = async () => {
     const now = await switchEngaged(knex, 'signing_stopped');
     if (now !== stopped) {
@@ -33,26 +44,40 @@ export function createSigningSwitch(knex: Knex, logger: Logger, pollMs = SIGNING
     }
     stopped = now;
   };
+  // One read at a time; a change heard during a read is read again after it (the read under way may
+  // have begun before the change committed).
+  const reread = () => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    void (async () => {
+      do {
+        again = false;
+        await read().catch((error: unknown) => logger.warn({ err: error }, 'signing switch: read failed, keeping the last answer'));
+      } while (again && timer);
+      reading = false;
+    })();
+  };
   return {
     stopped: () => stopped,
     async start() {
       if (timer) return;
       stopped = true;
       await read();
-      timer = setInterval(() => {
-        if (reading) return;
-        reading = true;
-        read().catch(() => {}).finally(() => { reading = false; });
-      }, pollMs);
+      timer = setInterval(reread, safetyReadMs);
       timer.unref();
+      stopListening = notifications.listen(OPERATOR_SWITCHES_CHANNEL, { onNotification: reread, onConnected: reread });
     },
     close() {
       clearInterval(timer);
       timer = undefined;
+      stopListening?.();
+      stopListening = undefined;
     },
   };
 }
-
 /**
  * `signer` refusing every signature while `stopped()` (SigningStoppedError, 503 SIGNING_STOPPED): the
  * one place every signed response passes, so none leaves whatever route asked. Public keys still answer.

@@ -1,4 +1,4 @@
-import type { MerkleTreeStore, TreeKey, LeafEntry } from './merkle/store.ts';
+import type { MerkleTreeStore, TreeKey, LeafEntry, TreeState } from './merkle/store.ts';
 import type { ProverPool } from './pool.ts';
 import { buildProofInput, namePublicSignals } from './proof-input.ts';
 import type { Groth16Proof } from './solidity.ts';
@@ -10,9 +10,10 @@ export interface DepositProverDeps {
   pool: () => ProverPool;
   /**
    * Brings the mirrored tree `key` level with its portal (leaves nobody confirmed here read from the
-   * chain, the root checked against it), or throws: a proof is only made under a root the portal knows.
+   * chain, the root checked against it) and returns its state found level, or throws: a proof is only
+   * made under a root the portal knows. `known`: the state read with the path (not read again).
    */
-  level: (key: TreeKey) => Promise<void>;
+  level: (key: TreeKey, known: TreeState) => Promise<TreeState>;
 }
 
 /** A verified deposit proof with what the unlocks need of it by name. */
@@ -42,8 +43,11 @@ export function depositProver(deps: DepositProverDeps): DepositProver {
   return {
     async proveDeposit(tree, leaf, secret, orderHash) {
       await deps.store.insertLeaf(tree, leaf.index, leaf.leaf);
-      await deps.level(tree);
-      const path = await deps.store.getPath(tree, leaf.index);
+      // The path and the tree's state in one read; the sync checks that very root against the portal,
+      // so the path is read again only when the sync had to add leaves (the root changed).
+      let path = await deps.store.getPath(tree, leaf.index);
+      const level = await deps.level(tree, path);
+      if (level.root !== path.root) path = await deps.store.getPath(tree, leaf.index);
       const { proof, publicSignals } = await deps.pool().prove(buildProofInput({ secret, orderHash, path }));
       const named = namePublicSignals(publicSignals);
       return { proof, publicSignals, root: named.root, nullifier: named.nullifierHash };

@@ -48,7 +48,7 @@ describe('a proof from the PostgreSQL tree', () => {
     const levelled: string[] = [];
     const level = async (key: typeof tree) => {
       levelled.push(key.portalAddress);
-      await store.insertLeaves(key, [0, 1, 2].map((index) => ({ index, leaf: leafOf(`0x${(index + 9).toString(16).padStart(64, '0')}`, 7n) })));
+      return store.insertLeaves(key, [0, 1, 2].map((index) => ({ index, leaf: leafOf(`0x${(index + 9).toString(16).padStart(64, '0')}`, 7n) })));
     };
     const pool = new ProverPool({ size: 1, backend: 'snarkjs' });
     try {

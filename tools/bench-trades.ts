@@ -9,7 +9,8 @@
  * lock, both unlocks, confirms. Prints settled trades per minute, p50/p95 of every API call and of
  * deposit-confirmed to proof-ready, and CPU seconds per settled trade of each process (api, worker,
  * prover, PostgreSQL, Temporal, the anvil chains, this client; a pool's native provers count as their
- * parent's) and the part of it each burns idle, PostgreSQL's transactions and rows written per trade, the
+ * parent's) and the part of it each burns idle, PostgreSQL's transactions (all, and the service's own without this
+ * client's proof-ready reads) and rows written per trade, the
  * trade workflows' history events per trade on Temporal, and each run's own proof time (prover metrics),
  * beside the baseline measured in the same run: bare proofs through a pool of the same size with no orchestration. BENCH_EXACT_GAS=1
  * sends with the bare gas estimate (reproduces the createOrder out-of-gas, see devnet-client.ts).
@@ -145,6 +146,10 @@ async function runOrchestrator(name: string): Promise<Result> {
     // Each process names itself to PostgreSQL (node-postgres reads PGAPPNAME), so a statement log tells them apart.
     process.env.PGAPPNAME = 'bench-client';
     const knex = createKnex(database.url, 2);
+    // This client's own statements (none inside a transaction: each is one of pg_stat_database's), so the
+    // service's own transactions can be told from the total.
+    let clientStatements = 0;
+    knex.on('query', () => { clientStatements += 1; });
     stops.unshift(() => knex.destroy());
     const logStatements = async (on: boolean) => {
       if (!statementLog) return;
@@ -263,6 +268,8 @@ async function runOrchestrator(name: string): Promise<Result> {
     let next = 0;
     await logStatements(true);
     const dbBefore = await databaseCounts(knex);
+    // The snapshot's second statement (rows written) ran after its transaction count: the client's first in the window.
+    const clientBefore = clientStatements - 1;
     const cpuBefore = cpuByRole(process.pid, ROLES, 'client');
     const started = performance.now();
     await Promise.all(lanes.map(async (bridger) => {
@@ -305,7 +312,8 @@ async function runOrchestrator(name: string): Promise<Result> {
     await poller;
     // Backends report their statistics when idle, at most once a second.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const dbCounts = countsSpent(dbBefore, await databaseCounts(knex));
+    const clientTransactions = clientStatements - clientBefore;
+    const dbCounts = { ...countsSpent(dbBefore, await databaseCounts(knex)), clientTransactions };
     await logStatements(false);
     const workflowEvents = temporal ? await historyEventCounts(temporal.address) : undefined;
     const proofSeconds = await meanProofSeconds(proverMetrics);
@@ -356,7 +364,12 @@ async function meanProofSeconds(urls: string[]): Promise<number | undefined> {
   return proofs > 0 ? seconds / proofs : undefined;
 }
 
-interface DatabaseCounts { transactions: number; written: Record<string, number> }
+interface DatabaseCounts {
+  transactions: number;
+  written: Record<string, number>;
+  /** Of `transactions`, this bench client's own (its proof-ready reads, the counts' own statements). */
+  clientTransactions?: number;
+}
 
 /** Committed and rolled-back transactions of the bench's database (each statement outside a transaction is one), and rows inserted, updated or deleted per table (pg-boss's under `pgboss.`). */
 async function databaseCounts(knex: Knex): Promise<DatabaseCounts> {
@@ -472,11 +485,12 @@ console.log(`|---|${roles.map(() => '---').join('|')}|---|`);
 for (const r of results) {
   console.log(`| ${r.name} | ${roles.map((role) => fmt(((r.idleRate[role] ?? 0) * r.seconds * 1000) / Math.max(1, r.trades), 0)).join(' | ')} | ${fmt(r.seconds, 0)} |`);
 }
-console.log('\nPostgreSQL per settled trade (pg_stat_database, pg_stat_user_tables): transactions (a statement outside one counts as one), rows written by table:\n');
+console.log('\nPostgreSQL per settled trade (pg_stat_database, pg_stat_user_tables): transactions (a statement outside one counts as one; all of the database\'s, then the service\'s own without this bench client\'s), rows written by table:\n');
 for (const r of results) {
   const per = (n: number) => (n / Math.max(1, r.trades)).toFixed(1);
   const tables = Object.entries(r.database.written).sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${per(n)}`).join(', ');
-  console.log(`- ${r.name}: ${per(r.database.transactions)} transactions; rows written ${per(Object.values(r.database.written).reduce((a, b) => a + b, 0))}: ${tables}`);
+  const client = r.database.clientTransactions ?? 0;
+  console.log(`- ${r.name}: ${per(r.database.transactions)} transactions, **the service's own ${per(r.database.transactions - client)}** (the bench client's ${per(client)}); rows written ${per(Object.values(r.database.written).reduce((a, b) => a + b, 0))}: ${tables}`);
 }
 for (const r of results) {
   if (!r.workflowEvents) continue;

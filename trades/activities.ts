@@ -55,7 +55,9 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
   const prover = depositProver({
     store: deps.merkleStore,
     pool: deps.prover,
-    level: async (key) => syncOrderTree({ store: deps.merkleStore, key, chain: await askableChain(deps.registryCache, key.chainId), chains: deps.chains }),
+    level: async (key, known) => syncOrderTree({
+      store: deps.merkleStore, key, chain: await askableChain(deps.registryCache, key.chainId), chains: deps.chains, known,
+    }),
   });
   return {
     verifyConfirmation: (input) => verifyConfirmation(deps, input),
@@ -71,6 +73,6 @@ export function createActivities(deps: ActivityDeps): TradeActivities {
       return applyEvent(knex, tradeId, event, { chainEvent, read, carriedOut, within: deps.followUpsWithin?.() });
     },
 
-    generateProof: ({ tradeId, carriedOut }) => proveStep(knex, prover, tradeId, carriedOut, deps.followUpsWithin?.()),
+    generateProof: ({ tradeId, carriedOut }) => proveStep(knex, prover, tradeId, readings.now, carriedOut, deps.followUpsWithin?.()),
   };
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { TransactionSender } from '../domain/trade-steps.ts';
 import { DomainError } from '../domain/index.ts';
+import type { ChainEventRecord } from '../db/repositories/chain-events.ts';
 import type { TradeLifecycleRecord } from '../db/repositories/trade-lifecycle.ts';
 import type { ConfirmationKind, FollowUp, TradeEvent, TradeFollowUp, TradeState } from './lifecycle/index.ts';
 
@@ -148,6 +149,11 @@ export interface AppliedEvent {
   stale?: boolean;
   /** The event applied when it is not the one delivered: a lock window's timer that found the Maker's lock on chain applied LOCK_CONFIRMED. */
   appliedAs?: TradeEvent;
+  /**
+   * PROOF_READY as the prove step applied it: seconds from the deposit's recording (the database's clock,
+   * read with the trade) to the proof's commit, for the deposit-to-proof metric (no read of its own).
+   */
+  depositToProofSeconds?: number;
 }
 
 /**
@@ -160,9 +166,12 @@ export interface TradeActivities {
    * Verifies a reported transaction as the action the machine awaits in `state` through the
    * confirmation's endpoint (lifecycle.ts `awaitedAction`), on that action's chain; a transaction
    * already recorded for the trade answers as its recorded action if it fits the endpoint
-   * (`recordedActionFits`). Returns the event it stands for. Reads no trade.
+   * (`recordedActionFits`). Returns the event it stands for. Reads no trade. `recorded`: the trade's
+   * events recorded in the transaction when the caller read them with the trade (then not read again).
    */
-  verifyConfirmation(input: { tradeId: string; confirmation: Confirmation; state: TradeState; order: OrderFacts }): Promise<VerifiedConfirmation>;
+  verifyConfirmation(input: {
+    tradeId: string; confirmation: Confirmation; state: TradeState; order: OrderFacts; recorded?: readonly ChainEventRecord[];
+  }): Promise<VerifiedConfirmation>;
   /**
    * Applies `event` to the stored trade in one database transaction: the machine, the books, the
    * chain event, the pushed events and the follow-ups (outbox). `read`: the trade as the caller read

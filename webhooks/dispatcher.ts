@@ -18,11 +18,13 @@ const QUEUE = 'webhook-deliver';
 /** Workers taking jobs from it in one process. */
 const WORKERS = 4;
 /**
- * How often each worker polls the queue. A job this process queues (a retry at its backoff) wakes
- * its workers when due; the polls only find another process's jobs and pg-boss's own retries, and
+ * How often the first worker polls the queue. A job this process queues (a retry at its backoff) wakes
+ * an idle worker when due; the polls only find another process's jobs and pg-boss's own retries, and
  * the sweep finds endpoints left behind whatever happened to their job.
  */
 const POLLING_SECONDS = 5;
+/** How often the other workers poll: they take part in another process's backlog once they look. */
+const SPARE_POLLING_SECONDS = 30;
 
 export interface WebhookDeliverySettings {
   /** One attempt's whole time (WEBHOOK_TIMEOUT_SECONDS). */
@@ -80,10 +82,18 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
 
   const wakes = createJobWakes(boss);
   const workers: string[] = [];
+  const busy = new Set<string>();
+  let turn = 0;
+  /** One worker to wake for a job: an idle one in turn (a busy one looks again after its job). */
+  const nextWorker = () => {
+    const idle = workers.filter((id) => !busy.has(id));
+    const from = idle.length > 0 ? idle : workers;
+    return from.length === 0 ? [] : [from[turn++ % from.length]!];
+  };
   const enqueue = async (endpointId: string, at?: Date) => {
     if (closed) return;
     await boss.send(QUEUE, { endpointId }, at ? { startAfter: at } : {});
-    wakes.at(workers, at);
+    wakes.at(nextWorker, at);
   };
 
   /** Runs `drain` now in this process; a failure to even try leaves it to the queue. */
@@ -154,7 +164,16 @@ export async function startWebhookDispatcher(options: WebhookDispatcherOptions):
   }
 
   for (let i = 0; i < WORKERS; i++) {
-    workers.push(await boss.work<{ endpointId: string }>(QUEUE, { pollingIntervalSeconds: POLLING_SECONDS }, async ([job]) => drain(job!.data.endpointId)));
+    let id = '';
+    id = await boss.work<{ endpointId: string }>(QUEUE, { pollingIntervalSeconds: i === 0 ? POLLING_SECONDS : SPARE_POLLING_SECONDS }, async ([job]) => {
+      busy.add(id);
+      try {
+        await drain(job!.data.endpointId);
+      } finally {
+        busy.delete(id);
+      }
+    });
+    workers.push(id);
   }
 
   const sweep = async () => {

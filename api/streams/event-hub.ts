@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { listenForPushedEvents, type PushedEventsListener } from '../../db/event-notifications.ts';
+import { hearPushedEvents, listenForPushedEvents, type ListenOptions, type PushedEventsListener } from '../../db/event-notifications.ts';
+import type { Notifications } from '../../db/notifications.ts';
 import {
   tradeEventsAfter, userEventsForSessions, type PushedEventsNotice, type StoredPushedEvent,
 } from '../../db/repositories/pushed-events.ts';
@@ -44,7 +45,8 @@ export class PushedEventHub {
   private listener: PushedEventsListener | undefined;
   private closed = false;
 
-  constructor(private readonly knex: Knex, private readonly logger: Logger) {}
+  /** `notifications`: the process's shared LISTEN connection (db/notifications.ts); without it the hub opens its own. */
+  constructor(private readonly knex: Knex, private readonly logger: Logger, private readonly notifications?: Notifications) {}
 
   /** Open streams in this process. */
   get size(): number {
@@ -77,13 +79,15 @@ export class PushedEventHub {
   }
 
   private listen(): void {
-    this.listener ??= listenForPushedEvents(this.knex, {
+    if (this.listener) return;
+    const options: ListenOptions = {
       onNotice: (notice) => this.onNotice(notice),
       onConnected: () => {
         for (const name of this.channels.keys()) void this.pump(name);
       },
       onError: (error) => this.logger.warn({ err: error }, 'pushed events: LISTEN connection failed, reconnecting'),
-    });
+    };
+    this.listener = this.notifications ? hearPushedEvents(this.notifications, options) : listenForPushedEvents(this.knex, options);
   }
 
   private onNotice(notice: PushedEventsNotice): void {

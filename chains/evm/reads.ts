@@ -70,10 +70,10 @@ export function evmReads(chain: ChainFacts, providers: Providers<Web3>): ChainRe
     async recipientProblem() {
       return null; // any EVM address can be paid
     },
-    syncOrderTree(store, key, treeDiffers) {
+    syncOrderTree(store, key, treeDiffers, known) {
       const marks = treeMarks.get(store) ?? new Map<string, bigint>();
       treeMarks.set(store, marks);
-      return syncEvmTree({ store, key, providers, marks, treeDiffers });
+      return syncEvmTree({ store, key, providers, marks, treeDiffers, known });
     },
     async verifierDifferences(contracts, vk) {
       const differences: string[] = [];

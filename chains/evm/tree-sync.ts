@@ -1,5 +1,5 @@
 import type { Web3 } from 'web3';
-import type { TreeKey, TreeMirror } from '../tree-mirror.ts';
+import type { MirroredTreeState, TreeKey, TreeMirror } from '../tree-mirror.ts';
 import type { Providers } from '../providers/providers.ts';
 import { readPortalDeposits, readPortalRoot } from './portal.ts';
 import { rpcCall } from './rpc.ts';
@@ -8,11 +8,15 @@ import { rpcCall } from './rpc.ts';
  * Brings the mirrored tree of an EVM portal level with the portal: its root and leaf count (read at
  * one block by the quorum) must equal the tree's; gaps are filled from the portal's logs (also read by
  * the quorum), from the block the tree was last found level at (`marks`, only a hint: a read from it
- * that does not add up is done again from block 0). Throws `treeDiffers(...)` when they still differ.
+ * that does not add up is done again from block 0). The tree's state is `known` (as the caller just
+ * read it) or read in one statement; a tree with no gap (leaf count = size) that has the portal's leaves
+ * is level when the roots agree. Returns the state found level; throws `treeDiffers(...)` when they
+ * still differ.
  */
 export async function syncEvmTree(input: {
   store: TreeMirror; key: TreeKey; providers: Providers<Web3>; marks: Map<string, bigint>; treeDiffers: (message: string) => Error;
-}): Promise<void> {
+  known?: MirroredTreeState;
+}): Promise<MirroredTreeState> {
   const { store, key, providers, marks } = input;
   const differs = (ours: bigint, theirs: bigint) =>
     input.treeDiffers(`the mirrored tree of chain ${key.chainId} (root ${ours}) differs from its portal (root ${theirs})`);
@@ -20,10 +24,10 @@ export async function syncEvmTree(input: {
   const latest = await providers.read('blockNumber', async (web3) => BigInt(await rpcCall('eth_blockNumber', () => web3.eth.getBlockNumber())));
   const rootAt = (block: bigint) => providers.fact('portalRoot', (web3) => readPortalRoot(web3, key.portalAddress, block));
   const onChain = await rootAt(latest);
-  let state = await store.getState(key);
-  if ((await store.missingRanges(key)).length === 0 && state.size >= onChain.leafCount) {
+  let state = input.known ?? await store.getState(key);
+  if (state.leafCount === state.size && state.size >= onChain.leafCount) {
     if (state.root !== onChain.root) throw differs(state.root, onChain.root);
-    return;
+    return state;
   }
   const mark = `${key.chainId}:${key.portalAddress.toLowerCase()}`;
   // Reads the portal's log from the last block found level (or its whole log: fine for the devnet
@@ -42,4 +46,5 @@ export async function syncEvmTree(input: {
   }
   if (!level) throw differs(state.root, onChain.root);
   marks.set(mark, latest);
+  return state;
 }

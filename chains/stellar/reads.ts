@@ -68,8 +68,8 @@ export function stellarReads(chain: ChainFacts, providers: Providers<rpc.Server>
     recipientProblem(token, recipient, amount) {
       return providers.fact('recipient', (server) => stellarRecipientProblem(server, token, recipient, amount, tokenKinds));
     },
-    syncOrderTree(store, key, treeDiffers) {
-      return syncStellarTree({ store, key, providers, treeDiffers });
+    syncOrderTree(store, key, treeDiffers, known) {
+      return syncStellarTree({ store, key, providers, treeDiffers, known });
     },
     async verifierDifferences(contracts, vk) {
       const differences: string[] = [];

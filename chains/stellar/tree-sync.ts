@@ -1,5 +1,5 @@
 import type { rpc } from '@stellar/stellar-sdk';
-import type { TreeKey, TreeMirror } from '../tree-mirror.ts';
+import type { MirroredTreeState, TreeKey, TreeMirror } from '../tree-mirror.ts';
 import { RpcUnavailableError } from '../errors.ts';
 import type { Providers } from '../providers/providers.ts';
 import { readStellarPortalDeposits, readStellarPortalRoot } from './portal.ts';
@@ -8,20 +8,21 @@ import { readStellarPortalDeposits, readStellarPortalRoot } from './portal.ts';
  * Stellar, as on EVM: the portal's root and leaf count (simulated `current_root` and
  * `next_leaf_index`, read by the quorum) must equal the mirrored tree's before every proof; gaps are
  * first filled from the portal's OrderCreated events (read by the quorum) within the RPC's retention
- * window. Throws `treeDiffers(...)` when they still differ.
+ * window. The tree's state is `known` (as the caller just read it) or read in one statement. Returns the
+ * state found level; throws `treeDiffers(...)` when they still differ.
  */
 export async function syncStellarTree(input: {
-  store: TreeMirror; key: TreeKey; providers: Providers<rpc.Server>; treeDiffers: (message: string) => Error;
-}): Promise<void> {
+  store: TreeMirror; key: TreeKey; providers: Providers<rpc.Server>; treeDiffers: (message: string) => Error; known?: MirroredTreeState;
+}): Promise<MirroredTreeState> {
   const { store, key, providers } = input;
   const differs = (ours: bigint, theirs: bigint) =>
     input.treeDiffers(`the mirrored tree of chain ${key.chainId} (root ${ours}) differs from its portal (root ${theirs})`);
   const rootNow = () => providers.fact('portalRoot', (server) => readStellarPortalRoot(server, key.portalAddress));
   const onChain = await rootNow();
-  let state = await store.getState(key);
-  if ((await store.missingRanges(key)).length === 0 && state.size >= onChain.leafCount) {
+  const state = input.known ?? await store.getState(key);
+  if (state.leafCount === state.size && state.size >= onChain.leafCount) {
     if (state.root !== onChain.root) throw differs(state.root, onChain.root);
-    return;
+    return state;
   }
   const window = await providers.read('getHealth', async (server) => {
     try {
@@ -32,8 +33,9 @@ export async function syncStellarTree(input: {
     }
   });
   const deposits = await providers.fact('portalEvents', (server) => readStellarPortalDeposits(server, key.portalAddress, window.oldest, window.latest));
-  state = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
-  if (state.leafCount !== state.size) throw input.treeDiffers(`the tree of chain ${key.chainId} has gaps older than its RPC keeps`);
+  const filled = await store.insertLeaves(key, deposits.map((d) => ({ index: d.leafIndex, leaf: d.leaf })));
+  if (filled.leafCount !== filled.size) throw input.treeDiffers(`the tree of chain ${key.chainId} has gaps older than its RPC keeps`);
   const now = await rootNow();
-  if (state.root !== now.root || state.leafCount !== now.leafCount) throw differs(state.root, now.root);
+  if (filled.root !== now.root || filled.leafCount !== now.leafCount) throw differs(filled.root, now.root);
+  return filled;
 }

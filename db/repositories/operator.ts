@@ -13,13 +13,22 @@ export interface OperatorAction {
   createdAt: Date;
 }
 
+/**
+ * The channel a change of a switch is NOTIFYed on (payload: the switch's name), at the commit of the
+ * transaction that changed it: the api processes LISTEN on it instead of reading the switch every second.
+ */
+export const OPERATOR_SWITCHES_CHANNEL = 'operator_switches';
+
 /** Whether `name` is engaged (false when its row is missing: a database older than the switch). */
 export async function switchEngaged(knex: Knex, name: OperatorSwitch): Promise<boolean> {
   const row: { engaged: boolean } | undefined = await knex('operator_switches').where({ name }).first('engaged');
   return row?.engaged ?? false;
 }
 
-/** Sets `name` and audits it in one transaction; returns whether it was already so (nothing changed then but the audit row). */
+/**
+ * Sets `name` and audits it in one transaction, NOTIFYing OPERATOR_SWITCHES_CHANNEL as it commits (every
+ * api process re-reads the switch then); returns whether it was already so (nothing changed then but the audit row).
+ */
 export async function setSwitch(
   knex: Knex, name: OperatorSwitch, engaged: boolean, action: Omit<OperatorAction, 'createdAt' | 'subject'>,
 ): Promise<{ already: boolean }> {
@@ -28,6 +37,7 @@ export async function setSwitch(
     if (row) await trx('operator_switches').where({ name }).update({ engaged, changed_at: trx.fn.now(), changed_by: action.actor, reason: action.reason });
     else await trx('operator_switches').insert({ name, engaged, changed_by: action.actor, reason: action.reason });
     await trx('operator_actions').insert({ action: action.action, subject: null, actor: action.actor, reason: action.reason });
+    await trx.raw('SELECT pg_notify(?, ?)', [OPERATOR_SWITCHES_CHANNEL, name]);
     return { already: row?.engaged === engaged };
   });
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { idPage, type IdPage, type IdPageResult } from '../pagination.ts';
+import type { ChainEventRecord } from './chain-events.ts';
 import type { DepositRequestRecord } from './deposit-requests.ts';
 import { OPEN_TRADE_STATUSES, orderParamsFromStored, type OrderParams, type TradeStatus } from '../../domain/index.ts';
 
@@ -122,6 +123,46 @@ export async function findTradeWithDeposit(
   );
   const row = await knex('trades as t').select([...SELECT.map((column) => `t.${column}`), deposit]).where('t.id', id).first();
   return row && { ...read(row), deposit: row.deposit ?? null };
+}
+
+/**
+ * One trade's lifecycle view with the chain events recorded for it in a transaction spelled one of
+ * `txHashes` (canonical spellings, hex) on either of its chains, ordered by chain, transaction and log
+ * index, in one statement (one snapshot): what a confirmation reads.
+ */
+export async function findTradeWithRecordedEvents(
+  knex: Knex, id: string, txHashes: readonly string[],
+): Promise<(TradeLifecycleRecord & { recorded: ChainEventRecord[] }) | undefined> {
+  for (const hash of txHashes) if (!/^(0x)?[0-9a-f]+$/.test(hash)) throw new RangeError(`txHashes must be lower-case hex, received '${hash}'`);
+  const recorded = knex.raw(
+    `(SELECT coalesce(json_agg(json_build_object(
+         'chainId', e.chain_id, 'txHash', e.tx_hash, 'logIndex', e.log_index, 'block', e.block, 'blockHash', e.block_hash,
+         'event', e.event, 'subjectKind', e.subject_kind, 'subjectId', e.subject_id) ORDER BY e.chain_id, e.tx_hash, e.log_index), '[]'::json)
+        FROM chain_events e
+       WHERE e.subject_kind = 'trade' AND e.subject_id = t.id AND e.chain_id IN (t.order_chain_id, t.ad_chain_id)
+         AND e.tx_hash = ANY(?::text[])) AS recorded`,
+    [`{${txHashes.join(',')}}`],
+  );
+  const row = await knex('trades as t').select([...SELECT.map((column) => `t.${column}`), recorded]).where('t.id', id).first();
+  return row && { ...read(row), recorded: row.recorded as ChainEventRecord[] };
+}
+
+/**
+ * One trade's lifecycle view with the seconds since its `event` (its deposit) was recorded, by the
+ * database's clock (null before one is recorded), in one statement: what the prove step reads.
+ */
+export async function findTradeWithDepositAge(
+  knex: Knex, id: string, event: string,
+): Promise<(TradeLifecycleRecord & { depositAgeSeconds: number | null }) | undefined> {
+  const age = knex.raw(
+    `(SELECT extract(epoch FROM now() - min(e.created_at))::float8 FROM chain_events e
+      WHERE e.subject_kind = 'trade' AND e.subject_id = t.id AND e.event = ?) AS deposit_age_seconds`,
+    [event],
+  );
+  const row = await knex('trades as t').select([...SELECT.map((column) => `t.${column}`), age]).where('t.id', id).first();
+  if (!row) return undefined;
+  const { deposit_age_seconds: seconds, ...trade } = row;
+  return { ...read(trade), depositAgeSeconds: seconds ?? null };
 }
 
 /** The same, locked for the rest of `trx`: every state change goes through it. */

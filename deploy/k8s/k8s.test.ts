@@ -331,8 +331,8 @@ const deployReadme = readFileSync(new URL('../README.md', import.meta.url), 'utf
 const postgresMaxConnections = Number(/max_connections` of (\d+)/.exec(deployReadme)![1]);
 const postgresReservedConnections = Number(/(\d+) reserved for superusers/.exec(deployReadme)![1]);
 /**
- * Connections a process holds beyond its knex pool (DB_POOL_MAX): the API's event-stream LISTEN
- * (db/event-notifications.ts); the worker's pg-boss pools for webhooks (2) and the books audit (2)
+ * Connections a process holds beyond its knex pool (DB_POOL_MAX): the API's one LISTEN connection
+ * (db/notifications.ts: the event streams' news and the operator's signing switch); the worker's pg-boss pools for webhooks (2) and the books audit (2)
  * and the trade gauges' leader-lock session (1).
  */
 const connectionsBeyondPool: Record<string, number> = { 'relayer-api': 1, 'relayer-worker': 5, 'relayer-prover': 0, 'relayer-migrate': 0 };

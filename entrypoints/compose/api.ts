@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../../api/deps.ts';
 import { PushedEventHub } from '../../api/streams/event-hub.ts';
+import { createNotifications } from '../../db/notifications.ts';
 import type { AuditReport } from '../../audit/audit.ts';
 import { createAuthPurger, type AuthPurger } from '../../auth/purge.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
@@ -64,9 +65,13 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   role: 'api' | 'embedded'; secrets: Secrets; gateChains?: (chains: Chains) => Chains; healthDetails?: AppDeps['healthDetails'];
 }): ApiParts {
   const { role, secrets } = options;
-  const eventHub = new PushedEventHub(knex, logger);
+  // One LISTEN connection for the process: the event streams' news and the operator's switch.
+  const notifications = createNotifications(knex, {
+    onError: (error) => logger.warn({ err: error }, 'LISTEN connection failed, reconnecting'),
+  });
+  const eventHub = new PushedEventHub(knex, logger, notifications);
   const telemetry = startTelemetry(config, role, knex, () => eventHub.size);
-  const signingSwitch = createSigningSwitch(knex, logger);
+  const signingSwitch = createSigningSwitch(knex, logger, notifications);
   const held = relayerSigners(config, role, secrets);
   const signers: RelayerSigners = { ...held, signer: stoppableSigner(held.signer, signingSwitch.stopped) };
   const chains = chainReaders(knex, { registry: telemetry.registry, logger, config }, options.gateChains);
@@ -130,6 +135,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
       await orchestrator.close();
       await pool.close();
       signingSwitch.close();
+      await notifications.close();
       await signers.signer.close();
       await telemetry.close();
     },

@@ -296,7 +296,7 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
   });
 
   describe('a confirmation (issue 34: one read, one transaction, no orchestrator round trip)', () => {
-    it('reads its trade row once, applies in one transaction with its follow-ups in the outbox, and the proof follows', async () => {
+    it('reads its trade row once (with what is already recorded in the transaction), applies in one transaction with its follow-ups in the outbox, and the proof follows', async () => {
       const adId = await createAd(200n);
       await devnet.approve(ORDER_CHAIN, bridgerKey!.privateKey, 'orderPortal', 100n);
       const created = await call(service, 'POST', '/v1/trades/create', { adId, routeId, amount: '100', bridgerDstAddress: bridger.address }, bridgerToken);
@@ -322,6 +322,9 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
       const readsBefore = ofThisTrade.slice(0, ofThisTrade.indexOf(writes[0]!)).filter((s) => /^select/i.test(s.sql));
       expect(readsBefore.map((s) => s.sql)).toHaveLength(1);
       expect(ofThisTrade.filter((s) => /for update/i.test(s.sql))).toEqual([]);
+      // "Already recorded?" is answered by that one read: no read of the chain events before the write.
+      const beforeWrite = statements.slice(0, statements.indexOf(writes[0]!));
+      expect(beforeWrite.filter((s) => /^select[^]*from "chain_events"/i.test(s.sql) && !/"trades"/.test(s.sql))).toEqual([]);
       // The follow-ups (cancel the reservation's timer, prove, arm the lock window) in the outbox, carried out by the runner.
       const rows = await knex('trade_follow_ups').where({ trade_id: tradeId }).orderBy('seq');
       expect(rows.map((r) => r.follow_up.type)).toEqual(expect.arrayContaining(['CANCEL_TIMER', 'PROVE', 'ARM_TIMER']));

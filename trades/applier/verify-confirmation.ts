@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { ChainVerificationError, NotFinalError, RpcUnavailableError } from '../../chains/errors.ts';
 import { canonicalTxHash } from '../../chains/tx-hash.ts';
 import type { TransactionVerifier, VerifiedAction } from '../../chains/verify.ts';
-import { findSubjectEventsInTransactions } from '../../db/repositories/chain-events.ts';
+import { CHAIN_KINDS } from '../../domain/index.ts';
+import { findSubjectEventsInTransactions, type ChainEventRecord } from '../../db/repositories/chain-events.ts';
 import type { ChainConnection, RegistryCache } from '../../db/repositories/registry-cache.ts';
 import { TradeStateError, TradeTransactionMismatchError } from '../lifecycle/errors.ts';
 import { awaitedAction, chainFactOf, eventOf, recordedAction, recordedActionFits, type ChainFact } from '../lifecycle/index.ts';
@@ -52,12 +53,16 @@ export function chainEventRef(v: VerifiedAction): ChainEventRef {
  * Verifies a reported transaction as the action the machine awaits in `state` through the
  * confirmation's endpoint, on that action's chain; a transaction already recorded for the trade
  * answers as its recorded action if it fits the endpoint (then the machine calls it a duplicate).
- * Reads no trade. Throws `TradeTransactionMismatchError` (another kind of this trade's action, or
- * not this trade's), `TradeStateError` (nothing of that kind is awaited), the chains' errors.
+ * Reads no trade; `recorded`, when the caller read them with the trade (`txHashSpellings`), are the
+ * trade's recorded events in the transaction and are not read again. Throws
+ * `TradeTransactionMismatchError` (another kind of this trade's action, or not this trade's),
+ * `TradeStateError` (nothing of that kind is awaited), the chains' errors.
  */
 export async function verifyConfirmation(
   deps: VerifyDeps,
-  { tradeId, confirmation, state, order }: { tradeId: string; confirmation: Confirmation; state: TradeState; order: OrderFacts },
+  { tradeId, confirmation, state, order, recorded }: {
+    tradeId: string; confirmation: Confirmation; state: TradeState; order: OrderFacts; recorded?: readonly ChainEventRecord[];
+  },
 ): Promise<VerifiedConfirmation> {
   const chains = { ad: await askableChain(deps.registryCache, order.adChainId), order: await askableChain(deps.registryCache, order.orderChainId) };
 
@@ -67,8 +72,8 @@ export async function verifyConfirmation(
   // nothing about this trade; the chain is asked below.
   let otherKind: string | undefined;
   const sides = (['order', 'ad'] as const).map((side) => ({ side, chainId: chains[side].chainId, txHash: normalizeTxHash(chains[side], confirmation.txHash) }));
-  // Both sides in one query: the transaction may be on either chain.
-  const recordedOnEither = await findSubjectEventsInTransactions(deps.knex, 'trade', tradeId, sides);
+  // Both sides in one query (or read with the trade): the transaction may be on either chain.
+  const recordedOnEither = recorded ?? await findSubjectEventsInTransactions(deps.knex, 'trade', tradeId, sides);
   for (const { side, chainId, txHash } of sides) {
     for (const event of recordedOnEither.filter((e) => e.chainId === chainId && e.txHash === txHash)) {
       const action = recordedAction(event.event, side);
@@ -99,6 +104,20 @@ export async function verifyConfirmation(
     if (otherKind && refusedByChain) throw wrongKind();
     throw error;
   }
+}
+
+/**
+ * Every spelling `txHash` is stored under on some chain kind (EVM `0x` + hex, Stellar bare hex): what
+ * a caller reads the trade's recorded events with before `verifyConfirmation` picks its chain's own.
+ * Empty when no kind takes it (then `verifyConfirmation` refuses it).
+ */
+export function txHashSpellings(txHash: string): string[] {
+  const spellings = new Set<string>();
+  for (const kind of CHAIN_KINDS) {
+    const canonical = canonicalTxHash(kind, txHash);
+    if (canonical) spellings.add(canonical);
+  }
+  return [...spellings];
 }
 
 /** The transaction hash as stored for the chain, or a `TradeTransactionMismatchError` naming txHash. */

@@ -53,6 +53,14 @@ describe('deposit-to-proof seconds', () => {
     expect(sum).toBeLessThan(42 + 600);
   });
 
+  it('take the span the prove step measured (the deposit\'s age read with the trade) without a read of their own', async () => {
+    // No deposit recorded for this trade: a read would find nothing and observe nothing.
+    const bare = await insertTrade(db.knex, route, adId);
+    const registry = new Registry();
+    await tradeMetrics(registry, db.knex).observe(bare, { ...applied(), depositToProofSeconds: 7.5 }, PROOF_READY);
+    expect(await depositToProof(registry)).toEqual({ count: 1, sum: 7.5 });
+  });
+
   it('observe nothing for a repeated proof-ready or a trade with no recorded deposit', async () => {
     const tradeId = await depositedTrade(5);
     const bare = await insertTrade(db.knex, route, adId);

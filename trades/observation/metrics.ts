@@ -88,7 +88,7 @@ export function tradeMetrics(registry: Registry, knex: Knex): TradeMetrics {
       const ended = outcomeOf(type, applied.state);
       if (ended) outcomes.inc(ended);
       if (event.type !== 'PROOF_READY') return;
-      const seconds = await secondsSinceDeposit(knex, tradeId);
+      const seconds = applied.depositToProofSeconds ?? await secondsSinceDeposit(knex, tradeId);
       if (seconds !== undefined) depositToProof.observe(seconds);
     },
   };

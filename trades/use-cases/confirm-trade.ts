@@ -1,21 +1,24 @@
 import type { TransactionSender } from '../../domain/trade-steps.ts';
 import type { Principal } from '../../domain/principal.ts';
+import type { ChainEventRecord } from '../../db/repositories/chain-events.ts';
 import { findTradeLifecycle, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
+import { txHashSpellings } from '../applier/verify-confirmation.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
 import { stateOf } from '../lifecycle/index.ts';
 import type { AppliedEvent, ConfirmationKind } from '../orchestrator.ts';
 import { applyTradeEvent } from './apply-trade-event.ts';
 import type { TradeContext } from './context.ts';
-import { partyTrade } from './party.ts';
+import { partyTradeWithRecorded } from './party.ts';
 
 /**
  * A deposit or lock transaction (`/confirm`), or an unlock (`/unlock/confirm`): the trade read once
- * (with the caller's role), verified, applied, the verdict answered.
+ * (with the caller's role, and whatever is already recorded for it in that transaction), verified,
+ * applied, the verdict answered.
  */
 export function confirmTrade(ctx: TradeContext) {
   return async (principal: Principal, tradeId: string, kind: ConfirmationKind, txHash: string): Promise<AppliedEvent> => {
-    const { trade, role } = await partyTrade(ctx, principal, tradeId);
-    return deliverConfirmation(ctx, trade, kind, txHash, role);
+    const { trade, role, recorded } = await partyTradeWithRecorded(ctx, principal, tradeId, txHashSpellings(txHash));
+    return deliverConfirmation(ctx, trade, kind, txHash, role, recorded);
   };
 }
 
@@ -39,12 +42,14 @@ export function confirmFoundTrade(ctx: TradeContext) {
  */
 async function deliverConfirmation(
   ctx: TradeContext, trade: TradeLifecycleRecord, kind: ConfirmationKind, txHash: string, sentBy?: TransactionSender,
+  recorded?: readonly ChainEventRecord[],
 ): Promise<AppliedEvent> {
   const { orderHash, adChainId, orderChainId, orderParams } = trade;
   const verified = await ctx.deps.events.verifyConfirmation({
     tradeId: trade.id,
     confirmation: { kind, txHash },
     state: stateOf(trade),
+    recorded,
     order: {
       orderHash, adChainId, orderChainId, adManager: orderParams.adManager, orderPortal: orderParams.orderPortal,
       orderAmount: orderParams.orderAmount, adAmount: orderParams.adAmount,

@@ -1,5 +1,8 @@
 import type { Principal } from '../../domain/principal.ts';
-import { findTradeLifecycle, findTradeWithDeposit, type RecordedBlock, type TradeLifecycleRecord } from '../../db/repositories/trade-lifecycle.ts';
+import type { ChainEventRecord } from '../../db/repositories/chain-events.ts';
+import {
+  findTradeLifecycle, findTradeWithDeposit, findTradeWithRecordedEvents, type RecordedBlock, type TradeLifecycleRecord,
+} from '../../db/repositories/trade-lifecycle.ts';
 import { TradeNotFoundError } from '../lifecycle/errors.ts';
 import { chainFact, type Role } from '../lifecycle/index.ts';
 import { NotTradePartyError, TradeNotReadyError } from '../errors.ts';
@@ -18,6 +21,20 @@ export async function partyTrade(ctx: TradeContext, principal: Principal, tradeI
   const trade = await findTradeLifecycle(ctx.knex, tradeId);
   if (!trade) throw new TradeNotFoundError(tradeId);
   return { trade, role: roleOf(principal, trade) };
+}
+
+/**
+ * The trade, the caller's role in it, and the chain events recorded for it in a transaction spelled
+ * one of `txHashes` (read with it, one statement), for a confirmation: `TradeNotFoundError` (404) or
+ * `NotTradePartyError` (403) otherwise.
+ */
+export async function partyTradeWithRecorded(
+  ctx: TradeContext, principal: Principal, tradeId: string, txHashes: readonly string[],
+): Promise<{ trade: TradeLifecycleRecord; role: Role; recorded: ChainEventRecord[] }> {
+  const found = await findTradeWithRecordedEvents(ctx.knex, tradeId, txHashes);
+  if (!found) throw new TradeNotFoundError(tradeId);
+  const { recorded, ...trade } = found;
+  return { trade, role: roleOf(principal, trade), recorded };
 }
 
 /**

@@ -87,11 +87,22 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   const armTimer = (tradeId: string, event: TimerEvent, at: string, again?: true) =>
     carryOut(tradeId, [{ type: 'ARM_TIMER', event, at, ...(again ? { again } : {}) }]);
   const proveWorkers: string[] = [];
+  const busyProveWorkers = new Set<string>();
+  let proveTurn = 0;
+  /**
+   * One idle prove worker, in turn (two proofs queued together wake two): a proof needs one fetch, and
+   * every other worker woken would only find the queue empty. None when all are busy: each looks again
+   * as soon as its job is done.
+   */
+  const idleProveWorker = (): string[] => {
+    const idle = proveWorkers.filter((id) => !busyProveWorkers.has(id));
+    return idle.length === 0 ? [] : [idle[proveTurn++ % idle.length]!];
+  };
   /** This process's workers told to look when the jobs of `followUps` are due (after they committed). */
   const wake = (followUps: readonly TradeFollowUp[]) => {
     for (const command of followUps) {
-      // Idle prove workers look now rather than at their next poll (up to PROVE_POLLING_SECONDS later).
-      if (command.type === 'PROVE') wakes.at(proveWorkers);
+      // An idle prove worker looks now rather than at its next poll (up to PROVE_POLLING_SECONDS later).
+      if (command.type === 'PROVE') wakes.at(idleProveWorker);
       if (command.type === 'ARM_TIMER') wakes.at(timerWorkers, new Date(command.at));
     }
   };
@@ -180,12 +191,17 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // looks again, though more jobs wait (a proof shorter than the interval left the pool idle
   // between proofs of a backlog): each worker is told to look again at once after every job, so
   // it polls only when the queue was empty.
-  const workAndLookAgain = async <T extends object>(queue: string, pollingIntervalSeconds: number, run: (data: T) => Promise<void>) => {
+  // `busy`: the workers with a job in hand, for the wakes to pass over.
+  const workAndLookAgain = async <T extends object>(
+    queue: string, pollingIntervalSeconds: number, run: (data: T) => Promise<void>, busy?: Set<string>,
+  ) => {
     let id = '';
     id = await boss.work<T>(queue, { pollingIntervalSeconds }, async ([job]) => {
+      busy?.add(id);
       try {
         await run(job!.data);
       } finally {
+        busy?.delete(id);
         boss.notifyWorker(id);
       }
     });
@@ -196,7 +212,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
   // applying the result), so the extra one prepares the next proof while the pool proves. Proofs
   // queued in this process wake its workers (`carryOut`), so their polls (each a query, idle or
   // not) only find another process's proofs (or pg-boss's retries): the first worker every
-  // PROVE_POLLING_SECONDS, the others seldom (they are woken with it for this process's proofs).
+  // PROVE_POLLING_SECONDS, the others seldom (a proof of this process wakes one idle worker, in turn).
   for (let i = 0; i < Math.max(1, options.proveConcurrency ?? 1) + 1; i++) {
     proveWorkers.push(await workAndLookAgain<ProveJob>(QUEUES.prove, i === 0 ? PROVE_POLLING_SECONDS : SPARE_PROVE_POLLING_SECONDS, async (data) => {
       const { tradeId } = data;
@@ -206,7 +222,7 @@ export async function startEmbeddedOrchestrator(options: EmbeddedOrchestratorOpt
         await options.onApplied?.(tradeId, applied, { type: 'PROOF_READY' });
         await settle(tradeId, applied);
       });
-    }));
+    }, busyProveWorkers));
   }
   // A timer whose state is over by now is the machine's no-op (applied as `stale`). Timer jobs
   // become due by the clock, which wakes nobody: this process wakes the worker at the times of the
