@@ -169,7 +169,7 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
         expect(retried[0]!.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(4); // TIMEOUT_TYPE_HEARTBEAT
         if (process.env.RECORD_HISTORIES === '1') {
           mkdirSync(path.join(root, 'workflows/temporal/histories/v3'), { recursive: true });
-          writeFileSync(path.join(root, 'workflows/temporal/histories/v3/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+          writeFileSync(path.join(root, 'workflows/temporal/histories/v4/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
         }
 
         // Every event of the Maker's stream reached the receiver in order, signed (a delivery repeated after the worker's SIGKILL carries the same id).

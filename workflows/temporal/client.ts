@@ -45,6 +45,11 @@ export interface TemporalOrchestratorOptions {
    * operator terminated) instead of being left without timers. Unset: such a trade is left alone.
    */
   openTrade?: (tradeId: string) => Promise<RestorableTrade | undefined>;
+  /**
+   * The time, in ms since the epoch, a start's delay is measured from (default `Date.now`): it
+   * must read the clock the Temporal server keeps (a test gives the time-skipping server's).
+   */
+  now?: () => number;
 }
 
 /** The Orchestrator plus what tests and operators read: the workflow's current state. */
@@ -165,8 +170,13 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
   const orchestrator: TemporalOrchestrator = {
     client,
     async startTrade(trade: StartedTrade) {
+      // The first workflow task waits for the reservation's expiry (the server holds it, no timer,
+      // no task): the deposit's follow-ups come by signal-with-start, which ends the wait at once; a
+      // plain signal would not (reconcile's `end` of a finished trade needs no task before it).
+      const delayMs = Math.ceil(trade.reservationExpiresAt.getTime() - (options.now ?? Date.now)());
+      const delayed = { ...startOptions(inputOf(trade)), ...(delayMs > 0 ? { startDelay: delayMs } : {}) };
       try {
-        await connection.withDeadline(deadline(), () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', startOptions(inputOf(trade))));
+        await connection.withDeadline(deadline(), () => client.workflow.start<typeof tradeWorkflow>('tradeWorkflow', delayed));
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw unreachableAs503(error);
         // Started before: running is the idempotent repeat; closed needs the database's word.

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { TradeStatus } from '../../domain/index.ts';
-import type { TradeState } from '../../trades/lifecycle/index.ts';
+import { INITIAL_STATE, type TradeState } from '../../trades/lifecycle/index.ts';
 import type { RestorableTrade } from '../../trades/orchestrator.ts';
 import type { TemporalOrchestrator } from './client.ts';
 import { reconcileAction, type ReconcileAction, type WorkflowView } from './reconcile-plan.ts';
@@ -93,6 +93,10 @@ async function viewOf(orchestrator: TemporalOrchestrator, tradeId: string): Prom
   }
   const status = described.status.name;
   if (status !== 'RUNNING') return { status };
+  // Only its start in the history (a start delayed to the reservation's expiry, no signal yet):
+  // the workflow has seen nothing but its input, and will begin in the initial state. A query
+  // would wait for a task the server holds back.
+  if (described.historyLength <= 1) return { status, tradeStatus: INITIAL_STATE.status };
   const indexed = described.searchAttributes.TradeStatus?.[0];
   if (typeof indexed === 'string') return { status, tradeStatus: indexed };
   // Without the search attribute (a namespace that cannot register it): ask the workflow, briefly;

@@ -7,11 +7,11 @@ import { bundleTradeWorkflows } from './worker.ts';
 // Histories recorded from real runs (workflows.test.ts and test/trades/trades-evm.test.ts with
 // RECORD_HISTORIES=1, i.e. `npm run temporal:histories`), one folder per workflow version
 // (workflows/README.md "Versioning"): v1 before the outbox (FOLLOW_UPS_PATCH), v2 after it, v3 the lean
-// workflow (LEAN_PATCH). Every
+// workflow (LEAN_PATCH), v4 its start delayed to the reservation's expiry (DELAYED_START_PATCH). Every
 // version still open in a deployment replays against today's workflow code: a change that would
 // make a running trade's workflow non-deterministic fails here, before it reaches a deployment.
 const HISTORIES = path.join(import.meta.dirname, 'histories');
-const VERSIONS = ['v1', 'v2', 'v3'];
+const VERSIONS = ['v1', 'v2', 'v3', 'v4'];
 
 describe.each(VERSIONS)('recorded trade workflow histories (%s)', (version) => {
   it('replay deterministically with the current workflow code', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -21,8 +22,8 @@ import { stateQuery, tradeWorkflowId } from './workflows.ts';
 // history is written to histories/ when RECORD_HISTORIES=1 (`npm run temporal:histories`);
 // replay.test.ts replays them.
 const RECORD = process.env.RECORD_HISTORIES === '1';
-// This version's histories (histories/v1 and v2 hold the older versions', replayed by replay.test.ts).
-const HISTORIES = path.join(import.meta.dirname, 'histories', 'v3');
+// This version's histories (histories/v1 to v3 hold the older versions', replayed by replay.test.ts).
+const HISTORIES = path.join(import.meta.dirname, 'histories', 'v4');
 const MIN = 60_000;
 
 let env: TestWorkflowEnvironment;
@@ -39,8 +40,11 @@ beforeAll(async () => {
   workers.push(await startLifecycleWorker({ connection: env.nativeConnection, activities: memory.activities, workflowBundle: bundle }));
   workers.push(await startProverWorker({ connection: env.nativeConnection, generateProof: memory.activities.generateProof, concurrency: 2, heartbeatMs: 200 }));
   // The Java test server cannot register custom search attributes: the dev-server test checks them.
-  orchestrator = await createTemporalOrchestrator({ connection: env.connection, searchAttributes: false });
+  // A start is delayed to the reservation's expiry as the server's clock reads it: time skipped runs it ahead of ours.
+  orchestrator = await createTemporalOrchestrator({ connection: env.connection, searchAttributes: false, now: () => Date.now() + serverAhead });
 }, 120_000);
+
+let serverAhead = 0;
 
 afterAll(async () => {
   for (const w of workers) await w.stop();
@@ -51,6 +55,7 @@ afterAll(async () => {
 async function startTrade(times: { ttlMs?: number; lockMs?: number } = {}) {
   const tradeId = randomUUID();
   const now = await env.currentTimeMs();
+  serverAhead = now - Date.now();
   const reservationExpiresAt = new Date(now + (times.ttlMs ?? 30 * MIN));
   const lockDeadline = new Date(now + (times.lockMs ?? 120 * MIN));
   memory.setDeadlines(tradeId, { reservationExpiresAt: reservationExpiresAt.toISOString(), lockDeadline: lockDeadline.toISOString() });
@@ -84,6 +89,11 @@ async function until(tradeId: string, ok: (s: TradeState) => boolean): Promise<T
   throw new Error(`trade ${tradeId} never reached the expected state; last ${JSON.stringify(await handle.query(stateQuery))}`);
 }
 
+/** The types of the workflow's history events, in order. */
+async function eventTypes(handle: WorkflowHandle): Promise<string[]> {
+  return (JSON.parse(historyToJSON(await handle.fetchHistory())) as { events: Array<{ eventType: string }> }).events.map((e) => e.eventType);
+}
+
 async function record(name: string, tradeId: string) {
   if (!RECORD) return;
   const history = await env.client.workflow.getHandle(tradeWorkflowId(tradeId)).fetchHistory();
@@ -107,13 +117,17 @@ describe('the trade workflow (time-skipping test server)', () => {
     const again = await confirm(tradeId, 'unlock', 'unlock-order-1');
     expect(again).toMatchObject({ duplicate: true, state: { status: 'SETTLED' } });
     // Signalled twice (the deposit's timer and proof, the end): the lock's lone timer cancel and the
-    // first unlock change nothing the workflow does. One timer cancelled (the reservation's by the
-    // deposit); the lock window's is left to the server at the close, no linger timer.
-    const events = (JSON.parse(historyToJSON(await handle.fetchHistory())) as { events: Array<{ eventType: string }> }).events.map((e) => e.eventType);
+    // first unlock change nothing the workflow does. The start waited for the reservation's expiry
+    // with no task; the deposit's signal-with-start ran the first task, in which the reservation's
+    // timer was cancelled before it started (no timer event). The lock window's timer is left to
+    // the server at the close. (Workflow tasks are not counted here: the Java test server schedules
+    // one more after a signal-with-start ends a delay than the dev server does; bench:trades counts
+    // the dev server's.)
+    const events = await eventTypes(handle);
     const count = (type: string) => events.filter((e) => e === `EVENT_TYPE_${type}`).length;
     expect({ signals: count('WORKFLOW_EXECUTION_SIGNALED'), started: count('TIMER_STARTED'), cancelled: count('TIMER_CANCELED'),
-      fired: count('TIMER_FIRED'), tasks: count('WORKFLOW_TASK_COMPLETED'), total: events.length })
-      .toEqual({ signals: 2, started: 2, cancelled: 1, fired: 0, tasks: 4, total: 24 });
+      fired: count('TIMER_FIRED'), upserts: count('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES') })
+      .toEqual({ signals: 2, started: 1, cancelled: 0, fired: 0, upserts: 1 });
     expect(memory.callsOf(tradeId)).toEqual([
       'verifyConfirmation:DEPOSIT_CONFIRMED:verified', 'applyEvent:DEPOSIT_CONFIRMED:PROVE',
       'generateProof:proved',
@@ -143,14 +157,16 @@ describe('the trade workflow (time-skipping test server)', () => {
   it('expires an undeposited reservation after the TTL and releases it once; a later deposit is refused', async () => {
     const { tradeId, handle } = await startTrade({ ttlMs: 30 * MIN });
     await env.sleep(29 * MIN);
-    expect((await handle.query(stateQuery)).status).toBe('PENDING');
+    // The start waits for the reservation's expiry: no task, no timer, the trade untouched.
+    expect(await eventTypes(handle)).toEqual(['EVENT_TYPE_WORKFLOW_EXECUTION_STARTED']);
+    expect(memory.stateOf(tradeId).status).toBe('PENDING');
     await env.sleep(2 * MIN);
-    const expired = await until(tradeId, (s) => s.status === 'EXPIRED');
-    expect(expired.status).toBe('EXPIRED');
+    expect((await handle.result()).status).toBe('EXPIRED');
+    // The first task found the reservation's timer due and applied it: no timer was started.
+    expect((await eventTypes(handle)).filter((e) => e.startsWith('EVENT_TYPE_TIMER'))).toEqual([]);
     const late = await confirm(tradeId, 'deposit-or-lock', 'deposit-late').catch((e: unknown) => e);
     expect(late).toBeInstanceOf(TradeStateError);
     expect(late).toMatchObject({ code: 'TRADE_STATE', kind: 'conflict', retryable: false });
-    expect((await handle.result()).status).toBe('EXPIRED');
     expect(memory.callsOf(tradeId).filter((c) => c.includes('RELEASE_RESERVATION'))).toEqual(['applyEvent:RESERVATION_EXPIRED:RELEASE_RESERVATION']);
     await record('expired', tradeId);
   });
@@ -175,7 +191,8 @@ describe('the trade workflow (time-skipping test server)', () => {
     expect(early).toMatchObject({ code: 'NOT_FINAL', kind: 'not_ready', retryable: true, confirmations: 0, required: 1 });
     // Verified once each (no retry of a verdict), nothing applied, state as it was.
     expect(memory.callsOf(tradeId)).toEqual(['verifyConfirmation:TRADE_TX_MISMATCH', 'verifyConfirmation:NOT_FINAL']);
-    expect(await handle.query(stateQuery)).toEqual({ status: 'PENDING', proof: 'none', bridgerClaimed: false, adCreatorClaimed: false });
+    // Nothing was signalled: the workflow still waits for the reservation's expiry, its start alone in its history.
+    expect(await eventTypes(handle)).toEqual(['EVENT_TYPE_WORKFLOW_EXECUTION_STARTED']);
     expect(memory.stateOf(tradeId).status).toBe('PENDING');
     // The trade still goes on.
     expect((await confirm(tradeId, 'deposit-or-lock', 'deposit-after-bad')).state.status).toBe('DEPOSITED');

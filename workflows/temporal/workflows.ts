@@ -67,6 +67,11 @@ export const followUpsSignal = defineSignal<[FollowUpsDelivery]>('followUps');
 export const FOLLOW_UPS_PATCH = 'follow-ups-outbox';
 /** The patch of the lean workflow (`tradeWorkflowV3`): executions started before it run V2 (or V1), so their histories replay. */
 export const LEAN_PATCH = 'lean-trade';
+/**
+ * The patch of the delayed-start workflow (`tradeWorkflowV4`): executions started before it run V3
+ * (or older), so their histories replay.
+ */
+export const DELAYED_START_PATCH = 'delayed-start';
 
 /** Error types no retry can fix (the domain's list; NotFinal is retryable but the client retries it, not us). */
 const NON_RETRYABLE = [...NON_RETRYABLE_ERRORS] as string[];
@@ -96,6 +101,7 @@ export async function tradeWorkflow(input: TradeWorkflowInput): Promise<TradeSta
   // Decided once, at the first workflow task, newest first: a recorded history without a marker is
   // the older path's (replaying, `patched` of a marker the history lacks records nothing). A new
   // execution records only the newest marker.
+  if (patched(DELAYED_START_PATCH)) return tradeWorkflowV4(input);
   if (patched(LEAN_PATCH)) return tradeWorkflowV3(input);
   if (patched(FOLLOW_UPS_PATCH)) return tradeWorkflowV2(input);
   return tradeWorkflowV1(input);
@@ -113,6 +119,19 @@ function provingActivities(input: TradeWorkflowInput) {
 }
 
 /**
+ * The delayed-start lifecycle: V3, started by the client with Temporal's `startDelay` set to the
+ * reservation's expiry (client.ts `startTrade`), so a trade that is never deposited costs no
+ * workflow task and no timer until then. Its first task comes either with the deposit's
+ * follow-ups (signal-with-start ends the delay at once), which cancel the reservation's timer
+ * before it is started (no timer event), or at the reservation's expiry: a timer whose time has
+ * come is applied without being started (V3 would start a 1 ms timer), and the machine decides
+ * what the expiry does. Everything else is V3's.
+ */
+function tradeWorkflowV4(input: TradeWorkflowInput): Promise<TradeState> {
+  return leanLifecycle(input, { applyDueTimers: true });
+}
+
+/**
  * The lean lifecycle: what V2 carries out, in fewer history events. It closes at END (no linger:
  * no API of this release or the previous one sends the `confirm` Update, and a repeated
  * confirmation of a finished trade is answered from the database); TradeStatus is upserted once,
@@ -123,7 +142,12 @@ function provingActivities(input: TradeWorkflowInput) {
  * once the lock is confirmed) stays armed here; if it fires before END, its event is applied and
  * the machine finds it stale (machine.ts `stale`), changing nothing.
  */
-async function tradeWorkflowV3(input: TradeWorkflowInput): Promise<TradeState> {
+function tradeWorkflowV3(input: TradeWorkflowInput): Promise<TradeState> {
+  return leanLifecycle(input, { applyDueTimers: false });
+}
+
+/** V3 and V4: `applyDueTimers` applies a timer already due when it comes up instead of starting it (V4). */
+async function leanLifecycle(input: TradeWorkflowInput, options: { applyDueTimers: boolean }): Promise<TradeState> {
   const { tradeId } = input;
   const proving = provingActivities(input);
   // Observation only (the state query, the final TradeStatus): nothing below decides on it.
@@ -166,6 +190,14 @@ async function tradeWorkflowV3(input: TradeWorkflowInput): Promise<TradeState> {
     if (timer && (timer.event !== next?.event || timer.at !== next.at)) {
       timer.scope.cancel();
       timer = undefined;
+    }
+    if (next && !timer && options.applyDueTimers && new Date(next.at).getTime() <= Date.now()) {
+      // Due already (the first task of a start delayed to this timer's time): applied as if it fired.
+      armed.delete(next.event);
+      const applied = await lifecycle.applyEvent({ tradeId, event: { type: next.event }, carriedOut: true });
+      observe(applied.state);
+      carryOut(applied.followUps);
+      continue;
     }
     if (next && !timer) {
       const running = { ...next, scope: new CancellationScope(), fired: false };
