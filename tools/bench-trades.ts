@@ -70,7 +70,8 @@ const ROLES: Roles = [
   ['worker', /entrypoints\/worker-main\.ts/],
   ['prover', /entrypoints\/prover-main\.ts/],
   ['postgres', /postgres/],
-  ['temporal', /temporal/],
+  // The dev server by its own command: a checkout's path may say "temporal" too.
+  ['temporal', /(^|\/)temporal server start-dev/],
   ['anvil', /anvil/],
 ];
 
