@@ -170,9 +170,12 @@ export async function createTemporalOrchestrator(options: TemporalOrchestratorOp
   const orchestrator: TemporalOrchestrator = {
     client,
     async startTrade(trade: StartedTrade) {
-      // The first workflow task waits for the reservation's expiry (the server holds it, no timer,
-      // no task): the deposit's follow-ups come by signal-with-start, which ends the wait at once; a
-      // plain signal would not (reconcile's `end` of a finished trade needs no task before it).
+      // The first workflow task waits for the reservation's expiry (the server holds it back: no
+      // task, no timer until then). Every delivery of follow-ups is a signal-with-start, which ends
+      // the wait at once; a plain signal does not (reconcile's `end` to a workflow still waiting is
+      // carried out at its first task, at the expiry). Measured on this process's clock: one behind
+      // the server's runs the first task late by as much; one ahead runs it early, and the workflow
+      // arms the reservation's timer for what is left.
       const delayMs = Math.ceil(trade.reservationExpiresAt.getTime() - (options.now ?? Date.now)());
       const delayed = { ...startOptions(inputOf(trade)), ...(delayMs > 0 ? { startDelay: delayMs } : {}) };
       try {
