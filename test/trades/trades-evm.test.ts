@@ -168,7 +168,7 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
         expect(retried).toHaveLength(1);
         expect(retried[0]!.activityTaskStartedEventAttributes!.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(4); // TIMEOUT_TYPE_HEARTBEAT
         if (process.env.RECORD_HISTORIES === '1') {
-          mkdirSync(path.join(root, 'workflows/temporal/histories/v3'), { recursive: true });
+          mkdirSync(path.join(root, 'workflows/temporal/histories/v4'), { recursive: true });
           writeFileSync(path.join(root, 'workflows/temporal/histories/v4/devnet-settled-prover-killed.json'), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
         }
 
