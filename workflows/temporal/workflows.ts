@@ -155,24 +155,8 @@ async function leanLifecycle(input: TradeWorkflowInput, options: { applyDueTimer
   const observe = (next: TradeState | undefined) => {
     if (next) seen = next;
   };
-  const armed = new Map<TimerEvent, string>();
-  let changed = 0;
-  let ended = false;
-  let proofRun: Promise<void> | undefined;
-  const carryOut = (followUps: readonly TradeFollowUp[]) => {
-    for (const command of followUps) {
-      if (command.type === 'PROVE') proofRun ??= prove();
-      if (command.type === 'ARM_TIMER') armed.set(command.event, command.at);
-      if (command.type === 'CANCEL_TIMER') armed.delete(command.event);
-      if (command.type === 'END') ended = true;
-      changed += 1;
-    }
-  };
-  const prove = async (): Promise<void> => {
-    const applied = await proving.generateProof({ tradeId, carriedOut: true });
-    observe(applied.state);
-    carryOut(applied.followUps);
-  };
+  const carrier = followUpCarrier(tradeId, proving, observe);
+  const { armed, carryOut } = carrier;
 
   carryOut(followUpsOf(start().commands, input));
   // After the start's follow-ups: a signal sent with the start (signalWithStart) is carried out after them.
@@ -185,7 +169,7 @@ async function leanLifecycle(input: TradeWorkflowInput, options: { applyDueTimer
   // The running timer: the earliest armed one. It is cancelled only when the earliest armed timer
   // is another (or none); at END it is left running, so closing records no cancellation.
   let timer: { event: TimerEvent; at: string; scope: CancellationScope; fired: boolean } | undefined;
-  while (!ended) {
+  while (!carrier.ended) {
     const next = earliest(armed);
     if (timer && (timer.event !== next?.event || timer.at !== next.at)) {
       timer.scope.cancel();
@@ -204,10 +188,10 @@ async function leanLifecycle(input: TradeWorkflowInput, options: { applyDueTimer
       running.scope.run(() => sleep(msUntil(next.at))).then(() => { running.fired = true; }, () => undefined);
       timer = running;
     }
-    const seenChange = changed;
+    const seenChange = carrier.changed;
     const waiting = timer;
-    await condition(() => ended || changed !== seenChange || waiting?.fired === true);
-    if (ended || !waiting?.fired) continue;
+    await condition(() => carrier.ended || carrier.changed !== seenChange || waiting?.fired === true);
+    if (carrier.ended || !waiting?.fired) continue;
     timer = undefined;
     // A timer cancelled or replaced in the activation it fired in is not applied.
     if (armed.get(waiting.event) !== waiting.at) continue;
@@ -216,7 +200,7 @@ async function leanLifecycle(input: TradeWorkflowInput, options: { applyDueTimer
     observe(applied.state);
     carryOut(applied.followUps);
   }
-  if (proofRun) await proofRun;
+  if (carrier.proofRun) await carrier.proofRun;
   await condition(allHandlersFinished);
   // An END the outbox sweep handed over comes without the state: a final status not seen is not indexed.
   if (input.indexed !== false && isTerminal(seen)) upsertSearchAttributes({ TradeStatus: [seen.status] });
@@ -240,24 +224,8 @@ async function tradeWorkflowV2(input: TradeWorkflowInput): Promise<TradeState> {
     if (next.status !== seen.status && input.indexed !== false) upsertSearchAttributes({ TradeStatus: [next.status] });
     seen = next;
   };
-  const armed = new Map<TimerEvent, string>();
-  let changed = 0;
-  let ended = false;
-  let proofRun: Promise<void> | undefined;
-  const carryOut = (followUps: readonly TradeFollowUp[]) => {
-    for (const command of followUps) {
-      if (command.type === 'PROVE') proofRun ??= prove();
-      if (command.type === 'ARM_TIMER') armed.set(command.event, command.at);
-      if (command.type === 'CANCEL_TIMER') armed.delete(command.event);
-      if (command.type === 'END') ended = true;
-      changed += 1;
-    }
-  };
-  const prove = async (): Promise<void> => {
-    const applied = await proving.generateProof({ tradeId, carriedOut: true });
-    observe(applied.state);
-    carryOut(applied.followUps);
-  };
+  const carrier = followUpCarrier(tradeId, proving, observe);
+  const { armed, carryOut } = carrier;
 
   carryOut(followUpsOf(start().commands, input));
   // After the start's follow-ups: a signal sent with the start (signalWithStart) is carried out after them.
@@ -278,21 +246,21 @@ async function tradeWorkflowV2(input: TradeWorkflowInput): Promise<TradeState> {
     }
   });
 
-  while (!ended) {
+  while (!carrier.ended) {
     const next = earliest(armed);
-    const seenChange = changed;
+    const seenChange = carrier.changed;
     if (!next) {
-      await condition(() => ended || changed !== seenChange);
+      await condition(() => carrier.ended || carrier.changed !== seenChange);
       continue;
     }
-    if (!(await condition(() => changed !== seenChange, msUntil(next.at)))) {
+    if (!(await condition(() => carrier.changed !== seenChange, msUntil(next.at)))) {
       armed.delete(next.event);
       const applied = await lifecycle.applyEvent({ tradeId, event: { type: next.event }, carriedOut: true });
       observe(applied.state);
       carryOut(applied.followUps);
     }
   }
-  if (proofRun) await proofRun;
+  if (carrier.proofRun) await carrier.proofRun;
   await condition(() => false, input.lingerMs ?? 3_600_000);
   await condition(allHandlersFinished);
   log.info('trade finished', { tradeId, status: seen.status });
@@ -394,6 +362,36 @@ async function tradeWorkflowV1(input: TradeWorkflowInput): Promise<TradeState> {
   await condition(allHandlersFinished);
   log.info('trade finished', { tradeId, status: state.status });
   return state;
+}
+
+/**
+ * What a lifecycle workflow carries out of the follow-ups it is handed: timers armed and cancelled
+ * (`armed`, read by its loop), the proof started once (its result applied as the follow-ups it
+ * returns), the end. `changed` counts every follow-up, so a loop waiting on it wakes for each.
+ * Commands are issued exactly as the follow-ups arrive: recorded histories replay through it.
+ */
+function followUpCarrier(tradeId: string, proving: ReturnType<typeof provingActivities>, observe: (next: TradeState | undefined) => void) {
+  const carrier = {
+    armed: new Map<TimerEvent, string>(),
+    changed: 0,
+    ended: false,
+    proofRun: undefined as Promise<void> | undefined,
+    carryOut(followUps: readonly TradeFollowUp[]): void {
+      for (const command of followUps) {
+        if (command.type === 'PROVE') carrier.proofRun ??= prove();
+        if (command.type === 'ARM_TIMER') carrier.armed.set(command.event, command.at);
+        if (command.type === 'CANCEL_TIMER') carrier.armed.delete(command.event);
+        if (command.type === 'END') carrier.ended = true;
+        carrier.changed += 1;
+      }
+    },
+  };
+  const prove = async (): Promise<void> => {
+    const applied = await proving.generateProof({ tradeId, carriedOut: true });
+    observe(applied.state);
+    carrier.carryOut(applied.followUps);
+  };
+  return carrier;
 }
 
 /** The armed timer due first. */
