@@ -59,7 +59,8 @@ interface Entry {
  * bypassed, and emptied again when it is back (notices sent meanwhile are lost). An entry never
  * outlives the session's end nor `maxAgeMs`, and at most `maxEntries` are held (least recently used
  * evicted), so no client can grow it without bound. Only live sessions are held: a refusal is always
- * read from the database.
+ * read from the database. It starts listening on its first lookup (served from the database until
+ * the LISTEN connection is up).
  */
 export function createSessionCache(notifications: Notifications, options: SessionCacheOptions = {}): SessionCache {
   const maxEntries = options.maxEntries ?? SESSION_CACHE_MAX_ENTRIES;
@@ -75,22 +76,28 @@ export function createSessionCache(notifications: Notifications, options: Sessio
     epoch += 1;
     entries.clear();
   };
-  const stop = notifications.listen(SESSION_CHANGES_CHANNEL, {
-    onNotification(sessionId) {
-      epoch += 1;
-      entries.delete(sessionId);
-    },
-    onConnected() {
-      invalidateAll();
-      listening = !closed;
-    },
-    onDisconnected() {
-      listening = false;
-      invalidateAll();
-    },
-  });
+  let stop: (() => void) | undefined;
+  // Listening begins with the first lookup: a process that authenticates nobody opens no connection for it.
+  const listen = () => {
+    if (stop || closed) return;
+    stop = notifications.listen(SESSION_CHANGES_CHANNEL, {
+      onNotification(sessionId) {
+        epoch += 1;
+        entries.delete(sessionId);
+      },
+      onConnected() {
+        invalidateAll();
+        listening = !closed;
+      },
+      onDisconnected() {
+        listening = false;
+        invalidateAll();
+      },
+    });
+  };
   return {
     get(sessionId, userId) {
+      listen();
       if (!listening) return undefined;
       const entry = entries.get(sessionId);
       if (!entry) return undefined;
@@ -124,7 +131,7 @@ export function createSessionCache(notifications: Notifications, options: Sessio
       closed = true;
       listening = false;
       invalidateAll();
-      stop();
+      stop?.();
     },
   };
 }
