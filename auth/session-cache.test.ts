@@ -171,4 +171,16 @@ describe('the session cache', () => {
     await auth.authenticate(long.token);
     expect(reads()).toBe(before + 2);
   });
+
+  it('once the process closes its LISTEN connection (shutdown), serves nothing from the cache and still answers from the database', async () => {
+    const notifications = createNotifications(db.knex);
+    const cache = createSessionCache(notifications);
+    opened.push({ notifications, cache, count: () => undefined });
+    const auth = createAuthService({ config, secrets: resolveSecrets(config), knex: db.knex, sessionCache: cache });
+    const session = await signedIn(auth);
+    await notifications.close();
+    expect((await auth.authenticate(session.token)).principal.sessionId).toBe(session.sessionId);
+    expect(cache.trusted()).toBe(false);
+    expect(cache.size).toBe(0);
+  });
 });

@@ -80,21 +80,26 @@ export function createSessionCache(notifications: Notifications, options: Sessio
   // Listening begins with the first lookup: a process that authenticates nobody opens no connection for it.
   const listen = () => {
     if (stop || closed) return;
-    stop = notifications.listen(SESSION_CHANGES_CHANNEL, {
-      onNotification(sessionId) {
-        epoch += 1;
-        entries.delete(sessionId);
-      },
-      onConnected() {
-        invalidateAll();
-        listening = !closed;
-      },
-      onDisconnected() {
-        listening = false;
-        invalidateAll();
-      },
-    });
+    try {
+      stop = subscribe();
+    } catch {
+      // The process's connection is closing (shutdown): nothing is served from the cache, every session is read.
+    }
   };
+  const subscribe = () => notifications.listen(SESSION_CHANGES_CHANNEL, {
+    onNotification(sessionId) {
+      epoch += 1;
+      entries.delete(sessionId);
+    },
+    onConnected() {
+      invalidateAll();
+      listening = !closed;
+    },
+    onDisconnected() {
+      listening = false;
+      invalidateAll();
+    },
+  });
   return {
     get(sessionId, userId) {
       listen();
