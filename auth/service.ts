@@ -17,6 +17,7 @@ import type { Secrets } from '../config/secrets.ts';
 import { SignInRejected, WalletConflict } from './errors.ts';
 import { consumeProof, verifyWalletProof, type WalletProof } from './proof.ts';
 import { buildStellarChallenge, sep10Domains, type Sep10Settings } from './sep10.ts';
+import type { SessionCache } from './session-cache.ts';
 import { buildSiweMessage, type SiweSettings } from './siwe.ts';
 import { hashRefreshToken, issueAccessToken, issueRefreshToken, verifyToken, type TokenSettings, type TokenSubject } from './tokens.ts';
 
@@ -31,6 +32,11 @@ export interface AuthDeps {
   stellarAccounts?: StellarAccountReader;
   /** What SIWE messages name, read at each use; default `siweSettingsOf(config, config.PORT)`. */
   siwe?: () => SiweSettings;
+  /**
+   * This process's cache of live sessions (auth/session-cache.ts): an access token's session is then
+   * read from the database only when the cache does not hold it. Without one, every request reads it.
+   */
+  sessionCache?: SessionCache;
 }
 
 import type { Principal } from '../domain/principal.ts';
@@ -184,6 +190,8 @@ export function createAuthService(deps: AuthDeps) {
           throw error;
         }
       });
+      // The wallet's insert NOTIFYs every session of the user; the caller's next request here sees it without waiting.
+      deps.sessionCache?.forget(principal.sessionId);
       return userOrFail(principal.userId);
     },
 
@@ -197,7 +205,10 @@ export function createAuthService(deps: AuthDeps) {
       const outcome = await knex.transaction(async (trx) => {
         const rotated = await rotateRefreshToken(trx, claims.tokenId, hashRefreshToken(token));
         if (!rotated.ok) {
-          if (rotated.state === 'reused' && rotated.sessionId) await revokeSession(trx, rotated.sessionId, 'refresh token reuse');
+          if (rotated.state === 'reused' && rotated.sessionId) {
+            await revokeSession(trx, rotated.sessionId, 'refresh token reuse');
+            return { ok: false as const, state: rotated.state, revoked: rotated.sessionId };
+          }
           return { ok: false as const, state: rotated.state };
         }
         const end = rotated.sessionExpiresAt;
@@ -207,26 +218,38 @@ export function createAuthService(deps: AuthDeps) {
         await insertRefreshToken(trx, { id: refresh.id, sessionId: rotated.sessionId, tokenHash: refresh.hash, expiresAt: refresh.expiresAt });
         return { ok: true as const, pair: { access: issueAccessToken(tokens, who, rotated.sessionId, end), refresh: refresh.token } };
       });
-      // Thrown after commit, so a reuse revocation is kept.
-      if (!outcome.ok) throw new SignInRejected(REFRESH_FAILURES[outcome.state]);
+      // Thrown after commit, so a reuse revocation is kept; this process stops serving it at once (the
+      // others when they hear the revocation's notice).
+      if (!outcome.ok) {
+        if ('revoked' in outcome && outcome.revoked) deps.sessionCache?.forget(outcome.revoked);
+        throw new SignInRejected(REFRESH_FAILURES[outcome.state]);
+      }
       return outcome.pair;
     },
 
     /** Ends the caller's session: its access and refresh tokens stop working at once. */
     async logout(principal: Principal): Promise<void> {
       await revokeSession(knex, principal.sessionId, 'logout');
+      // Every process drops it when it hears the revocation's notice; this one without waiting for it.
+      deps.sessionCache?.forget(principal.sessionId);
     },
 
     /**
      * The principal behind an access token: verified by `verifyToken` (the one JWT path, the same
      * that checks refresh tokens: HS256 only, issuer, audience, expiry, `typ: access`), then its
-     * session must be live; with the token's expiry. Throws `SignInRejected` saying why not.
+     * session must be live (as the process's session cache holds it, else as the database says);
+     * with the token's expiry. Throws `SignInRejected` saying why not.
      */
     async authenticate(accessToken: string): Promise<{ principal: Principal; expiresAt: Date }> {
       const claims = verifyToken(tokens, accessToken, 'access');
-      const principal = await findLiveSessionPrincipal(knex, claims.sessionId, claims.userId);
-      if (!principal) throw new SignInRejected('session was revoked or reached its maximum age: sign in again');
-      return { principal, expiresAt: claims.expiresAt };
+      const cache = deps.sessionCache;
+      const cached = cache?.get(claims.sessionId, claims.userId);
+      if (cached) return { principal: cached, expiresAt: claims.expiresAt };
+      const ticket = cache?.begin();
+      const live = await findLiveSessionPrincipal(knex, claims.sessionId, claims.userId);
+      if (!live) throw new SignInRejected('session was revoked or reached its maximum age: sign in again');
+      if (cache && ticket !== undefined) cache.put(ticket, live.principal, live.endsAt);
+      return { principal: live.principal, expiresAt: claims.expiresAt };
     },
 
     /** The caller's user with its wallets. */

@@ -10,6 +10,11 @@ export interface ChannelListener {
    * while it was down are lost, so the listener reads what it may have missed from the tables.
    */
   onConnected(): void;
+  /**
+   * The connection dropped (or was closed): from now until the next `onConnected` nothing is heard,
+   * so a listener that trusts what it holds only while notices arrive stops trusting it.
+   */
+  onDisconnected?(): void;
 }
 
 /** One process's LISTEN connection, shared by every channel it listens on. */
@@ -53,6 +58,18 @@ export function createNotifications(knex: Knex, options: NotificationsOptions = 
     }
   };
 
+  const tellDisconnected = () => {
+    for (const listeners of channels.values()) {
+      for (const listener of listeners) {
+        try {
+          listener.onDisconnected?.();
+        } catch (error) {
+          options.onError?.(error);
+        }
+      }
+    }
+  };
+
   const connect = async () => {
     if (closed || client) return;
     const next = new pg.Client(typeof settings === 'string' ? { connectionString: settings } : settings);
@@ -69,6 +86,7 @@ export function createNotifications(knex: Knex, options: NotificationsOptions = 
       if (client !== next) return;
       client = undefined;
       connected = false;
+      tellDisconnected();
       if (error) options.onError?.(error);
       next.end().catch(() => undefined);
       if (!closed) retry = setTimeout(() => void connect(), options.reconnectDelayMs ?? 1_000);
@@ -118,6 +136,7 @@ export function createNotifications(knex: Knex, options: NotificationsOptions = 
       const last = client;
       client = undefined;
       connected = false;
+      tellDisconnected();
       await last?.end().catch(() => undefined);
     },
   };

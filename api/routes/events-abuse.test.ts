@@ -148,9 +148,11 @@ describe('event stream slots', () => {
     const token = (await loginEvm(a, newEvmAccount())).body.tokens.access;
     const auth = { authorization: `Bearer ${token}` };
     await resetAtEveryPoint('/v1/events', 'user_event_counters', auth);
-    // During the session check of requireAuth.
+    // During the session check of requireAuth: a session this process has not read yet (one it has is
+    // answered from its session cache, without a read to hold).
+    const unread = { authorization: `Bearer ${(await loginEvm(a, newEvmAccount())).body.tokens.access}` };
     await withTableLocked('sessions', async () => {
-      const clients = Array.from({ length: PER_CLIENT }, () => rawGet(a.url, '/v1/events', auth));
+      const clients = Array.from({ length: PER_CLIENT }, () => rawGet(a.url, '/v1/events', unread));
       await Promise.all(clients.map((c) => c.sent));
       await expect.poll(waitingOnLocks, { timeout: 10_000 }).toBeGreaterThanOrEqual(PER_CLIENT);
       for (const client of clients) client.reset();

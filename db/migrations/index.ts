@@ -26,6 +26,7 @@ import * as operatorControls from './20261129_4301_operator_controls.ts';
 import * as tradeDepositRequests from './20261129_4401_trade_deposit_requests.ts';
 import * as keeperOutbox from './20261129_5901_keeper_outbox.ts';
 import * as keeperOwed from './20261129_5902_keeper_owed.ts';
+import * as sessionChanges from './20261129_6101_session_changes.ts';
 
 /**
  * Every migration, in order. Listed explicitly (not read from the folder) so the same list runs
@@ -59,6 +60,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261129_4401_trade_deposit_requests': tradeDepositRequests,
   '20261129_5901_keeper_outbox': keeperOutbox,
   '20261129_5902_keeper_owed': keeperOwed,
+  '20261129_6101_session_changes': sessionChanges,
 };
 
 /**

@@ -66,29 +66,35 @@ export async function rotateRefreshToken(
   return { ok: false, state: 'expired', sessionId: state.session_id };
 }
 
-/** Revokes the session: its refresh tokens and the access tokens naming it stop working. */
+/**
+ * Revokes the session: its refresh tokens and the access tokens naming it stop working (the update
+ * NOTIFYs `session_changes`, so every api process drops it from its session cache).
+ */
 export async function revokeSession(db: Knex | Knex.Transaction, sessionId: string, reason: string): Promise<void> {
   await db('sessions').where({ id: sessionId }).whereNull('revoked_at').update({ revoked_at: db.fn.now(), revoked_reason: reason });
 }
 
-/** The caller behind a live session: its user and wallet addresses by chain kind; null when revoked, ended or unknown. */
+/**
+ * The caller behind a live session: its user and wallet addresses by chain kind, with the session's
+ * absolute end (`endsAt`); null when revoked, ended or unknown.
+ */
 export async function findLiveSessionPrincipal(
   db: Knex | Knex.Transaction,
   sessionId: string,
   userId: string,
-): Promise<{ userId: string; sessionId: string; wallets: Partial<Record<ChainKind, string>> } | null> {
-  // One query on every authenticated request: the live session with its user's wallets (a session
-  // row with no wallet gives one row of nulls; no row: not live).
+): Promise<{ principal: { userId: string; sessionId: string; wallets: Partial<Record<ChainKind, string>> }; endsAt: Date } | null> {
+  // One query per authenticated request the process's session cache does not answer: the live
+  // session with its user's wallets (a session row with no wallet gives one row of nulls; no row: not live).
   const rows = await db('sessions as s')
     .leftJoin('wallets as w', 'w.user_id', 's.user_id')
     .where({ 's.id': sessionId, 's.user_id': userId })
     .whereNull('s.revoked_at')
     .where('s.expires_at', '>', db.fn.now())
-    .select<{ chain_kind: ChainKind | null; address: string | null }[]>('w.chain_kind', 'w.address');
+    .select<{ chain_kind: ChainKind | null; address: string | null; expires_at: Date }[]>('w.chain_kind', 'w.address', 's.expires_at');
   if (rows.length === 0) return null;
   const wallets: Partial<Record<ChainKind, string>> = {};
   for (const row of rows) if (row.chain_kind && row.address) wallets[row.chain_kind] = row.address;
-  return { userId, sessionId, wallets };
+  return { principal: { userId, sessionId, wallets }, endsAt: rows[0]!.expires_at };
 }
 
 /** Which of these sessions are live (neither revoked nor past their end); unknown ids are not. */

@@ -5,6 +5,7 @@ import { PushedEventHub } from '../../api/streams/event-hub.ts';
 import { createNotifications } from '../../db/notifications.ts';
 import type { AuditReport } from '../../audit/audit.ts';
 import { createAuthPurger, type AuthPurger } from '../../auth/purge.ts';
+import { createSessionCache, type SessionCache } from '../../auth/session-cache.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
 import type { Chains } from '../../chains/chains.ts';
 import { createSigningSwitch, stoppableSigner, type SigningSwitch } from '../../operator/signing-switch.ts';
@@ -39,6 +40,8 @@ export interface ApiParts extends AppDeps, ChainReaders {
   proverPool: LazyProverPool;
   /** One run of the books audit; scheduled here only on the embedded runner (BOOKS_AUDIT_CRON). */
   runAudit(): Promise<AuditReport>;
+  /** The live sessions this process holds (auth/session-cache.ts), trusted while its LISTEN connection hears their changes. */
+  sessionCache: SessionCache;
   /** Deletes expired challenges and ended sessions every AUTH_PURGE_INTERVAL_SECONDS, once started. */
   authPurger: AuthPurger;
   /** The orchestrator driving trades, once `startOrchestrator` resolved. */
@@ -65,13 +68,14 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   role: 'api' | 'embedded'; secrets: Secrets; gateChains?: (chains: Chains) => Chains; healthDetails?: AppDeps['healthDetails'];
 }): ApiParts {
   const { role, secrets } = options;
-  // One LISTEN connection for the process: the event streams' news and the operator's switch.
+  // One LISTEN connection for the process: the event streams' news, the operator's switch, sessions' changes.
   const notifications = createNotifications(knex, {
     onError: (error) => logger.warn({ err: error }, 'LISTEN connection failed, reconnecting'),
   });
   const eventHub = new PushedEventHub(knex, logger, notifications);
   const telemetry = startTelemetry(config, role, knex, () => eventHub.size);
   const signingSwitch = createSigningSwitch(knex, logger, notifications);
+  const sessionCache = createSessionCache(notifications);
   const held = relayerSigners(config, role, secrets);
   const signers: RelayerSigners = { ...held, signer: stoppableSigner(held.signer, signingSwitch.stopped) };
   const chains = chainReaders(knex, { registry: telemetry.registry, logger, config }, options.gateChains);
@@ -95,11 +99,11 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
   const jobs = scheduledJobs(config, knex, logger, { telemetry, runAudit });
   const authPurger = createAuthPurger({ knex, logger, intervalMs: config.AUTH_PURGE_INTERVAL_SECONDS * 1000 });
   let apiPort = config.PORT;
-  const auth = once(() => authUseCase(config, secrets, knex, () => apiPort));
+  const auth = once(() => authUseCase(config, secrets, knex, () => apiPort, sessionCache));
   const ads = once(() => adsUseCase(config, knex, chains, signers));
   const webhooks = once(() => webhooksUseCase(config, knex));
   return {
-    config, logger, knex, secrets, signers, signingSwitch, ...chains, merkleStore, eventHub, authPurger, runAudit, proverPool: pool,
+    config, logger, knex, secrets, signers, signingSwitch, ...chains, merkleStore, eventHub, authPurger, sessionCache, runAudit, proverPool: pool,
     healthDetails: options.healthDetails,
     metrics: telemetry.registry,
     get auth() {
@@ -135,6 +139,7 @@ export function composeApi(config: Config, logger: Logger, knex: Knex, options: 
       await orchestrator.close();
       await pool.close();
       signingSwitch.close();
+      sessionCache.close();
       await notifications.close();
       await signers.signer.close();
       await telemetry.close();

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { createAdsService, type AdsService } from '../../ads/service.ts';
 import { createAuthService, type AuthService } from '../../auth/service.ts';
+import type { SessionCache } from '../../auth/session-cache.ts';
 import type { RelayerSigners } from '../../chains/signers.ts';
 import { createHorizonAccountReader } from '../../chains/stellar/horizon.ts';
 import { DEFAULT_ORDER_TIMING } from '../../trades/lifecycle/index.ts';
@@ -85,10 +86,13 @@ export function adsUseCase(config: Config, knex: Knex, chains: ChainReaders, sig
   });
 }
 
-/** Sign-in and sessions (auth/service.ts) over the JWT and SEP-10 secrets; SIWE messages name `apiPort()` unless SIWE_DOMAIN/SIWE_URI say. */
-export function authUseCase(config: Config, secrets: Secrets, knex: Knex, apiPort: () => number): AuthService {
+/**
+ * Sign-in and sessions (auth/service.ts) over the JWT and SEP-10 secrets; SIWE messages name `apiPort()` unless
+ * SIWE_DOMAIN/SIWE_URI say; access tokens' sessions answered from `sessionCache` when it holds them.
+ */
+export function authUseCase(config: Config, secrets: Secrets, knex: Knex, apiPort: () => number, sessionCache?: SessionCache): AuthService {
   return createAuthService({
-    config, secrets, knex,
+    config, secrets, knex, sessionCache,
     stellarAccounts: config.STELLAR_HORIZON_URL ? createHorizonAccountReader(config.STELLAR_HORIZON_URL) : undefined,
     siwe: () => siweSettingsOf(config, apiPort()),
   });

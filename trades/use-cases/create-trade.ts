@@ -59,6 +59,8 @@ interface SignedDeposit {
 /** The caller's own funding, read once on the order chain and judged again under the locks. */
 interface OwnFunding {
   funding: DepositFunding | null;
+  /** The ad's open unfunded reservations, counted by the same read as the caller's (unlocked, like the ad). */
+  adOpenReservations: number;
   own: OwnFundingRequest;
   query: { bridgerAddress: string; adId: string; orderTokenId: string };
 }
@@ -85,7 +87,10 @@ export function createTrade(ctx: TradeContext, unbackedRecheck: ReturnType<typeo
     // An ad taken by reservations whose wallets no longer hold what they promised is freed of them
     // first; at most one such re-read per ad per UNBACKED_RESERVATIONS_RECHECK_SECONDS, shared.
     const { ad, route } = terms;
-    await unbackedRecheck.releaseIfTaken({ id: ad.id, orderTokenId: ad.orderTokenId, available: available(balancesOf(ad)) }, {
+    // The ad's open reservations as counted with the caller's own (step 3): no read of them of its own.
+    await unbackedRecheck.releaseIfTaken({
+      id: ad.id, orderTokenId: ad.orderTokenId, available: available(balancesOf(ad)), openReservations: funding.adOpenReservations,
+    }, {
       adAmount: terms.adAmount, maxOpenPerAd: ctx.settings.maxOpenReservationsPerAd, orderChain: terms.orderChain,
       orderToken: route.orderToken.address, now: new Date(ctx.nowMs()),
     });
@@ -192,8 +197,9 @@ async function judgeOwnFunding(ctx: TradeContext, terms: TradeTerms): Promise<Ow
     token: `${route.orderToken.symbol} (${route.orderToken.address}) on chain ${orderChain.chainId}`,
   };
   const query = { bridgerAddress: bridger, adId: ad.id, orderTokenId: ad.orderTokenId };
-  assertOwnFunding(funding, await openReservations(ctx.knex, { ...query, now: new Date(ctx.nowMs()) }), own);
-  return { funding, own, query };
+  const open = await openReservations(ctx.knex, { ...query, now: new Date(ctx.nowMs()) });
+  assertOwnFunding(funding, open, own);
+  return { funding, own, query, adOpenReservations: open.adCount };
 }
 
 /**

@@ -102,9 +102,13 @@ export function createUnbackedReservationsRecheck(deps: UnbackedReservationsDeps
 
   return {
     /** Reservations ended by the re-read this request ran or joined; 0 when the ad is not taken or was re-read within the window. */
-    async releaseIfTaken(ad: { id: string; orderTokenId: string; available: bigint }, request: RecheckRequest): Promise<number> {
-      const open = await openReservationsOfAd(deps.knex, ad.id, request.now);
-      if (ad.available >= request.adAmount && open.length < request.maxOpenPerAd) return 0;
+    async releaseIfTaken(
+      ad: { id: string; orderTokenId: string; available: bigint; openReservations?: number }, request: RecheckRequest,
+    ): Promise<number> {
+      // The caller may have counted the ad's open reservations already (create reads them with the
+      // wallet's own, at the same instant): that count decides "taken" as a read of them here would.
+      const open = ad.openReservations ?? (await openReservationsOfAd(deps.knex, ad.id, request.now)).length;
+      if (ad.available >= request.adAmount && open < request.maxOpenPerAd) return 0;
       const now = nowMs();
       const last = recent.get(ad.id);
       if (last?.running) return last.running;
