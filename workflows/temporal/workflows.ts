@@ -157,14 +157,7 @@ async function leanLifecycle(input: TradeWorkflowInput, options: { applyDueTimer
   };
   const carrier = followUpCarrier(tradeId, proving, observe);
   const { armed, carryOut } = carrier;
-
-  carryOut(followUpsOf(start().commands, input));
-  // After the start's follow-ups: a signal sent with the start (signalWithStart) is carried out after them.
-  setHandler(followUpsSignal, ({ followUps, state }) => {
-    observe(state);
-    carryOut(followUps);
-  });
-  setHandler(stateQuery, () => seen);
+  carryOutFromTheStart(input, carrier, observe, () => seen);
 
   // The running timer: the earliest armed one. It is cancelled only when the earliest armed timer
   // is another (or none); at END it is left running, so closing records no cancellation.
@@ -226,14 +219,7 @@ async function tradeWorkflowV2(input: TradeWorkflowInput): Promise<TradeState> {
   };
   const carrier = followUpCarrier(tradeId, proving, observe);
   const { armed, carryOut } = carrier;
-
-  carryOut(followUpsOf(start().commands, input));
-  // After the start's follow-ups: a signal sent with the start (signalWithStart) is carried out after them.
-  setHandler(followUpsSignal, ({ followUps, state }) => {
-    observe(state);
-    carryOut(followUps);
-  });
-  setHandler(stateQuery, () => seen);
+  carryOutFromTheStart(input, carrier, observe, () => seen);
   setHandler(confirmUpdate, async (confirmation, order) => {
     try {
       const verified = await verifying.verifyConfirmation({ tradeId, confirmation, state: seen, order });
@@ -392,6 +378,21 @@ function followUpCarrier(tradeId: string, proving: ReturnType<typeof provingActi
     carrier.carryOut(applied.followUps);
   };
   return carrier;
+}
+
+/**
+ * Carries out the start's follow-ups, then each `followUps` signal's (a signal sent with the start,
+ * signalWithStart, after them), and answers the state query with what the workflow last saw.
+ */
+function carryOutFromTheStart(
+  input: TradeWorkflowInput, carrier: ReturnType<typeof followUpCarrier>, observe: (next: TradeState | undefined) => void, seen: () => TradeState,
+): void {
+  carrier.carryOut(followUpsOf(start().commands, input));
+  setHandler(followUpsSignal, ({ followUps, state }) => {
+    observe(state);
+    carrier.carryOut(followUps);
+  });
+  setHandler(stateQuery, seen);
 }
 
 /** The armed timer due first. */
