@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +20,30 @@ function run(command: string, args: string[]): Promise<{ code: number | null; ou
   });
 }
 
+/** Every `.rs` file under `dir` (relative to the repository root). */
+function rustFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.rs')).map((file) => join(dir, file));
+}
+
+/** The workspace members (the root Cargo.toml's `members`). */
+function workspaceMembers(): string[] {
+  const manifest = readFileSync(join(ROOT, 'Cargo.toml'), 'utf8');
+  const members = /members\s*=\s*\[([^\]]*)\]/.exec(manifest)?.[1] ?? '';
+  return [...members.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+}
+
+/** The members whose Rust tests a test file runs: this one (SOROBAN_HOST_TESTS) and prover/native/native.test.ts. */
+const MEMBERS_WITH_TESTS = ['contracts/soroban/tests', 'prover/native'];
+
 describe('the Rust workspace (contracts/soroban)', () => {
+  it('holds Rust tests only in the crates whose tests a test file runs, so none is built and never run', () => {
+    const members = workspaceMembers();
+    expect(members).toEqual(expect.arrayContaining(MEMBERS_WITH_TESTS));
+    const untested = members.filter((member) => !MEMBERS_WITH_TESTS.includes(member))
+      .flatMap((member) => rustFiles(member).filter((file) => /#\[(test|cfg\(test\))\]/.test(readFileSync(join(ROOT, file), 'utf8'))));
+    expect(untested, 'Rust tests outside contracts/soroban/tests: move them there or add their crate to SOROBAN_HOST_TESTS').toEqual([]);
+  });
+
   it(
     'passes cargo test: both contracts in the Soroban host against the committed vectors and event fixtures',
     async () => {

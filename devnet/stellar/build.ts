@@ -105,9 +105,11 @@ export const STELLAR_DEVNET_BUILD: readonly string[] = ['build', '--locked', '--
  * ceremony test runs one ignored test of the same build), in this checkout's own target directory:
  * in a `target/` shared by several checkouts another checkout's build of the same crate can look
  * fresh to cargo and run instead. One selection, so one build (features unify over it) serves both.
+ * The selection is the one crate that holds Rust tests (`relayer-soroban-tests`, which builds the
+ * contracts as its dependencies): the contract crates and the PKCS#11 signer have none, and selecting
+ * them built empty test binaries and the signer's dependencies in this profile for nothing.
  */
-export const SOROBAN_HOST_TESTS: readonly string[] = ['test', '--locked', '--workspace',
-  '--exclude', 'relayer-prover-native', '--exclude', 'relayer-stellar-devnet', '--target-dir', WASM_TARGET_DIR];
+export const SOROBAN_HOST_TESTS: readonly string[] = ['test', '--locked', '-p', 'relayer-soroban-tests', '--target-dir', WASM_TARGET_DIR];
 
 /** True when the binary and every wasm exist. */
 export function stellarDevnetBuilt(): boolean {
