@@ -154,7 +154,11 @@ describe('durable trade start on Temporal (the start outbox and its reconciler)'
     // What operators see: the failed request starts, the reconciler's starts, an empty outbox, nothing stuck.
     const apiMetrics = await (await api.request('/metrics')).text();
     expect(metricOf(apiMetrics, /relayer_trade_starts_total\{by="request",outcome="failed"\} (\d+)/)).toBe(5);
-    const workerMetrics = await (await fetch(worker.metricsUrl)).text();
+    // The gauges are a sample (every METRICS_SAMPLE_SECONDS, its reads one after another on the
+    // worker's pool): wait for one taken after the last trade expired.
+    const { metricsUrl } = worker;
+    const workerMetrics = await eventually('the worker\'s gauges sampled after the last expiry', async () => (await fetch(metricsUrl)).text(),
+      (text) => metricOf(text, /relayer_trade_start_outbox_pending (\d+)/) === 0 && /relayer_trades\{status="EXPIRED"\} 5/.test(text), 30_000);
     expect(metricOf(workerMetrics, /relayer_trade_starts_total\{by="reconciler",outcome="started"\} (\d+)/)).toBe(5);
     expect(metricOf(workerMetrics, /relayer_trade_start_outbox_pending (\d+)/)).toBe(0);
     expect(workerMetrics).toMatch(/relayer_trades_stuck\{status="PENDING"\} 0/);
