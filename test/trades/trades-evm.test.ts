@@ -155,7 +155,7 @@ describeOnEachOrchestrator('whole trades on the two-chain devnet', (orchestrator
         expect((await call(service, 'GET', `/v1/ads/${adId}`)).body).toMatchObject({ poolAmount: '1000', availableAmount: '900', lockedAmount: '0' });
         // The workflow closes at the end (no linger), its final status indexed; its first task after the
         // worker's death waits out the dead worker's sticky queue: within seconds, more on a loaded machine.
-        expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND RouteId='${routeId}' AND ExecutionStatus='Completed'`), (ids) => ids.length > 0, 60_000)).toEqual([workflowId]);
+        expect(await eventually('indexed SETTLED', () => listWorkflows(`TradeStatus='SETTLED' AND RouteId='${routeId}' AND ExecutionStatus='Completed'`), (ids) => ids.length > 0, 120_000)).toEqual([workflowId]);
         // A repeated confirm of the closed trade is a duplicate, answered 200 from the database; the deposit counted once.
         expect((await call(service, 'POST', `/v1/trades/${tradeId}/unlock/confirm`, { txHash: orderUnlockTx }, makerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
         expect((await call(service, 'POST', `/v1/trades/${tradeId}/confirm`, { txHash: depositTx }, bridgerToken)).body).toEqual({ tradeId, success: true, duplicate: true });
