@@ -38,7 +38,7 @@ const ROUNDS = Number(process.env.WALK_ROUNDS ?? 3);
 /** Each round's window with nothing asked, for what runs in the background. */
 const IDLE_MS = 2_000;
 /** The repository's own files (git ls-files): what counts; generated files nobody commits do not. */
-const TRACKED = new Set(execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0'));
+const TRACKED = new Set(execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).split('\0'));
 const WALKS = ['create', 'confirm', 'proof', 'list'] as const;
 type Walk = typeof WALKS[number];
 
